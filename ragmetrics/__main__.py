@@ -1,0 +1,5 @@
+import sys
+
+from ragmetrics.cli import main
+
+sys.exit(main())

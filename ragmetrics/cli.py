@@ -1,0 +1,49 @@
+"""The `ragmetrics` command. Exit codes: 0 ok, 1 regression found, 2 usage, input or config error."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from ragmetrics._version import __version__
+from ragmetrics.errors import ConfigError, InputError
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+
+# Subcommand modules; each defines register(subparsers) that sets `handler` via set_defaults.
+_COMMANDS = ("retrieval", "compare", "run")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragmetrics",
+        description="Retrieval and judge metrics for RAG pipelines, with significance tests.",
+    )
+    parser.add_argument("--version", action="version", version=f"ragmetrics {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in _COMMANDS:
+        module = importlib.import_module(f"ragmetrics.commands.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args)
+    except (InputError, ConfigError) as exc:
+        print(f"ragmetrics: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("ragmetrics: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

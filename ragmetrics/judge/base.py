@@ -1,0 +1,95 @@
+"""The contract every judge backend meets, and the sample it scores.
+
+A backend turns (metric, sample) into a score plus the verdicts behind it, or raises `JudgeError` with a
+cause. Orchestration (concurrency, progress, failures, the result schema) lives in `judge.evaluate` and is
+the same for every backend, so the LLM judge and the local judge are interchangeable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ragmetrics.schema import JudgeDetail, JudgeInfo
+
+JUDGE_METRICS: tuple[str, ...] = (
+    "context_precision",
+    "context_utilization",
+    "context_recall",
+    "context_relevancy",
+    "answer_relevancy",
+)
+
+# Which sample fields each metric reads (beyond question and contexts where listed).
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "context_precision": ("question", "contexts", "reference"),
+    "context_utilization": ("question", "contexts", "answer"),
+    "context_recall": ("question", "contexts", "reference"),
+    "context_relevancy": ("question", "contexts"),
+    "answer_relevancy": ("question", "answer"),
+}
+
+
+class RagSample(BaseModel):
+    """One question answered by a RAG pipeline: what it retrieved (in rank order) and what it said."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    id: str = Field(min_length=1)
+    question: str = Field(min_length=1)
+    contexts: list[str] = Field(default_factory=list)
+    context_ids: list[str] | None = None
+    answer: str | None = None
+    reference: str | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _question_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("question is blank")
+        return v
+
+    @model_validator(mode="after")
+    def _ids_match_contexts(self) -> RagSample:
+        if self.context_ids is not None and len(self.context_ids) != len(self.contexts):
+            raise ValueError(
+                f"context_ids has {len(self.context_ids)} entries but contexts has {len(self.contexts)}"
+            )
+        return self
+
+    def missing_fields(self, metric: str) -> list[str]:
+        """Fields `metric` needs that this sample lacks (empty strings and empty context lists count as missing)."""
+        missing = []
+        for name in REQUIRED_FIELDS[metric]:
+            value = getattr(self, name)
+            if value is None or (isinstance(value, str) and not value.strip()) or value == []:
+                missing.append(name)
+        return missing
+
+
+@dataclass(frozen=True)
+class MetricOutcome:
+    """A judge score in [0, 1] with the validated verdicts and reasons it came from."""
+
+    value: float
+    detail: JudgeDetail
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """A judge backend. `score` raises `ragmetrics.errors.JudgeError` (with `.cause`) when no verdict can be had."""
+
+    @property
+    def backend(self) -> str: ...
+
+    def supported_metrics(self) -> tuple[str, ...]: ...
+
+    async def score(self, metric: str, sample: RagSample) -> MetricOutcome: ...
+
+    def info(self) -> JudgeInfo:
+        """A snapshot of who judged, with cache statistics and usage so far; never a secret."""
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,253 @@
+"""The unified result schema that the retrieval core, the judge, comparisons and the nightly job all write.
+
+A `RunResult` holds one run's scores: per query and metric, aggregates, failures, judge details and metadata.
+A `Report` holds several runs scored on the same queries plus descriptive statistics and paired comparisons.
+Both are plain pydantic models, so `model_dump_json()` / `model_validate_json()` round-trip them exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ragmetrics._version import __version__
+
+SCHEMA_VERSION = "1"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+
+class SampleFailure(_Model):
+    """A score that could not be computed for one query and metric, with its cause; never a silent NaN."""
+
+    query_id: str
+    metric: str
+    cause: str = Field(description="short machine-readable cause, e.g. 'rate_limited', 'invalid_output', 'timeout'")
+    message: str
+
+
+class TokenUsage(_Model):
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_tokens: int = 0
+    retries: int = 0
+    repairs: int = 0
+    cost_usd: float | None = None
+
+
+class CacheStats(_Model):
+    hits: int = 0
+    misses: int = 0
+    writes: int = 0
+    path: str | None = None
+    enabled: bool = True
+
+
+class JudgeInfo(_Model):
+    """Who judged: enough to reproduce the verdicts, never a secret (no API key, no auth header)."""
+
+    backend: str = Field(description="'openai' for any OpenAI-compatible endpoint, 'local' for the built-in judge")
+    model: str
+    base_url: str | None = None
+    embedding_model: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    cache: CacheStats = Field(default_factory=CacheStats)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    failures: int = 0
+
+
+class JudgeDetail(_Model):
+    """The evidence behind one judge score: the validated verdicts with their reasons."""
+
+    verdicts: list[dict[str, Any]] = Field(default_factory=list)
+    reason: str | None = None
+    cached: bool = False
+
+
+class RunMetadata(_Model):
+    schema_version: str = SCHEMA_VERSION
+    ragmetrics_version: str = __version__
+    created_at: datetime = Field(default_factory=_now)
+    kind: Literal["retrieval", "judge", "mixed"] = "retrieval"
+    metrics: list[str] = Field(default_factory=list)
+    metric_settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="conventions used: query_set ('qrels' or 'intersection'), tie rule, relevance levels, ...",
+    )
+    num_queries: int = 0
+    num_qrels_queries: int | None = None
+    num_run_queries: int | None = None
+    missing_queries: list[str] = Field(
+        default_factory=list, description="queries of the qrels absent from the run (scored 0 by default)"
+    )
+    extra_queries: list[str] = Field(
+        default_factory=list, description="queries of the run absent from the qrels (left out)"
+    )
+    judge: JudgeInfo | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunResult(_Model):
+    """One run's scores. `per_query[qid][metric]` is None only where a judge failure is recorded in `failures`."""
+
+    name: str
+    per_query: dict[str, dict[str, float | None]] = Field(default_factory=dict)
+    aggregate: dict[str, float | None] = Field(
+        default_factory=dict, description="mean over the queries with a value; None only if every one failed"
+    )
+    failures: list[SampleFailure] = Field(default_factory=list)
+    details: dict[str, dict[str, JudgeDetail]] = Field(
+        default_factory=dict, description="query -> metric -> verdicts and reasons (judge metrics)"
+    )
+    metadata: RunMetadata = Field(default_factory=RunMetadata)
+
+    @field_validator("per_query")
+    @classmethod
+    def _no_nan(cls, value: dict[str, dict[str, float | None]]) -> dict[str, dict[str, float | None]]:
+        for qid, scores in value.items():
+            for metric, score in scores.items():
+                if score is not None and not math.isfinite(score):
+                    raise ValueError(f"per_query[{qid!r}][{metric!r}] is {score}; record a failure instead")
+        return value
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.metadata.metrics)
+
+    @property
+    def query_ids(self) -> list[str]:
+        return list(self.per_query)
+
+    def scores(self, metric: str, query_ids: list[str] | None = None) -> list[float | None]:
+        """Per-query values of one metric in the order of `query_ids` (default: this result's order)."""
+        ids = self.query_ids if query_ids is None else query_ids
+        return [self.per_query.get(q, {}).get(metric) for q in ids]
+
+    def failure_count(self, metric: str) -> int:
+        return sum(1 for f in self.failures if f.metric == metric)
+
+    def recompute_aggregate(self) -> None:
+        """Mean of each metric over queries with a value; failures are counted, never averaged in."""
+        agg: dict[str, float | None] = {}
+        for metric in self.metadata.metrics:
+            values = [s[metric] for s in self.per_query.values() if s.get(metric) is not None]
+            agg[metric] = math.fsum(v for v in values if v is not None) / len(values) if values else None
+        self.aggregate = agg
+
+    def merge(self, other: RunResult) -> RunResult:
+        """Join the metrics of two results for the same run (e.g. retrieval + judge) into one."""
+        if other.name != self.name:
+            raise ValueError(f"cannot merge results of different runs: {self.name!r} and {other.name!r}")
+        clash = set(self.metadata.metrics) & set(other.metadata.metrics)
+        if clash:
+            raise ValueError(f"both results define metrics {sorted(clash)}")
+        per_query: dict[str, dict[str, float | None]] = {q: dict(s) for q, s in self.per_query.items()}
+        for q, s in other.per_query.items():
+            per_query.setdefault(q, {}).update(s)
+        details = {q: dict(d) for q, d in self.details.items()}
+        for q, d in other.details.items():
+            details.setdefault(q, {}).update(d)
+        meta = self.metadata.model_copy(deep=True)
+        meta.kind = "mixed" if self.metadata.kind != other.metadata.kind else self.metadata.kind
+        meta.metrics = [*self.metadata.metrics, *other.metadata.metrics]
+        meta.metric_settings = {**self.metadata.metric_settings, **other.metadata.metric_settings}
+        meta.judge = self.metadata.judge or other.metadata.judge
+        meta.num_queries = len(per_query)
+        meta.extra = {**self.metadata.extra, **other.metadata.extra}
+        merged = RunResult(
+            name=self.name,
+            per_query=per_query,
+            failures=[*self.failures, *other.failures],
+            details=details,
+            metadata=meta,
+        )
+        merged.recompute_aggregate()
+        return merged
+
+
+class DescriptiveStats(_Model):
+    count: int
+    failures: int = 0
+    mean: float
+    std: float
+    min: float
+    q1: float
+    median: float
+    q3: float
+    max: float
+
+
+class PairComparison(_Model):
+    """Run B against run A (baseline) on one metric, paired over the shared queries."""
+
+    metric: str
+    baseline: str
+    candidate: str
+    n: int
+    mean_baseline: float
+    mean_candidate: float
+    mean_diff: float = Field(description="candidate minus baseline")
+    p_value: float
+    p_corrected: float
+    significant: bool
+    effect_size: float = Field(description="paired Cohen's d: mean difference / std of differences (0 if std is 0)")
+    ci_low: float
+    ci_high: float
+    wins: int
+    ties: int
+    losses: int
+
+
+class ComparisonSettings(_Model):
+    test: str
+    correction: str
+    alpha: float = 0.05
+    seed: int | None = None
+    permutations: int | None = None
+    bootstrap_samples: int | None = None
+    confidence: float = 0.95
+
+
+class ReportMetadata(_Model):
+    schema_version: str = SCHEMA_VERSION
+    ragmetrics_version: str = __version__
+    created_at: datetime = Field(default_factory=_now)
+    query_count: int = 0
+    missing_queries: dict[str, list[str]] = Field(
+        default_factory=dict, description="run name -> queries it lacks (scored 0 in the comparison)"
+    )
+    config: dict[str, Any] | None = None
+    dataset_fingerprint: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Report(_Model):
+    runs: list[RunResult]
+    metrics: list[str]
+    settings: ComparisonSettings
+    descriptive: dict[str, dict[str, DescriptiveStats]] = Field(
+        default_factory=dict, description="run -> metric -> statistics"
+    )
+    comparisons: list[PairComparison] = Field(default_factory=list)
+    metadata: ReportMetadata = Field(default_factory=ReportMetadata)
+
+    def run(self, name: str) -> RunResult:
+        for r in self.runs:
+            if r.name == name:
+                return r
+        raise KeyError(f"no run named {name!r}; runs: {[r.name for r in self.runs]}")

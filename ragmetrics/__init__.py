@@ -25,7 +25,20 @@ _EXPORTS: dict[str, str] = {
     "JudgeError": "ragmetrics.errors",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "JudgeError",
+    "Qrels",
+    "RagSample",
+    "Report",
+    "Run",
+    "RunResult",
+    "__version__",
+    "compare",
+    "evaluate",
+    "evaluate_rag",
+]
 
 if TYPE_CHECKING:
     from ragmetrics.compare.api import compare

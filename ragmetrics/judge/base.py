@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragmetrics.schema import JudgeDetail, JudgeInfo
@@ -93,3 +95,13 @@ class Judge(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Text -> unit-length vectors (float32, shape [n, dim]); used by answer relevancy and the local judge."""
+
+    @property
+    def name(self) -> str: ...
+
+    async def embed(self, texts: list[str]) -> NDArray[np.float32]: ...

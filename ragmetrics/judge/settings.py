@@ -1,0 +1,40 @@
+"""How a judge is chosen and configured; shared by code, configs/*.yaml and the CLI.
+
+Secrets are never settings: the API key is read from the environment variable named by `api_key_env`
+at the moment a client is built, and is never stored, hashed into cache keys, logged or written out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class JudgeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["openai", "local"] | None = Field(
+        default=None,
+        description="None: 'openai' when base_url is set or the API-key variable is non-empty, else 'local'",
+    )
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    embedding_model: str = "text-embedding-3-small"
+    temperature: float = 0.0
+    seed: int | None = 42
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    max_repairs: int = Field(default=2, ge=0)
+    cache_path: Path | None = Path(".ragmetrics-cache/verdicts.sqlite")
+    use_cache: bool = True
+    answer_in_input_language: bool = False
+    context_precision_mode: Literal["per_sample", "per_chunk"] = "per_sample"
+    answer_relevancy_questions: int = Field(default=3, ge=1, le=20)
+    noncommittal_rule: Literal["any", "all"] = "any"
+    price_per_million_tokens: dict[str, float] | None = Field(
+        default=None, description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens"
+    )

@@ -1,0 +1,137 @@
+"""One plain table model rendered four ways (terminal, Markdown, LaTeX, CSV).
+
+Reports build a `Grid` of already-formatted cells once; each renderer only lays it out, so the terminal,
+Markdown and LaTeX views of the same numbers can never disagree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Align = Literal["left", "right"]
+
+# Wide enough that rich never wraps a cell; a table only takes the width it needs.
+_CONSOLE_WIDTH = 400
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+@dataclass
+class Grid:
+    """Headers, rows of string cells, per-column alignment, and notes printed under the table."""
+
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    align: list[Align] | None = None
+    title: str | None = None
+    notes: list[str] = field(default_factory=list)
+    # Terminal-only styling per cell (same shape as rows, None = plain); other formats ignore it.
+    styles: list[list[str | None]] | None = None
+    # Row indices after which a rule is drawn (e.g. between runs), terminal and LaTeX only.
+    sections: set[int] = field(default_factory=set)
+
+    def alignment(self) -> list[Align]:
+        if self.align is None:
+            default: list[Align] = ["left"]
+            return default + ["right"] * (len(self.headers) - 1)
+        return self.align
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in text)
+
+
+def markdown_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def to_terminal(grid: Grid, *, color: bool = False) -> str:
+    """Render with rich into a string; `color=False` gives plain text without escape codes."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=_CONSOLE_WIDTH,
+        force_terminal=color,
+        color_system="standard" if color else None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )
+    table = Table(title=grid.title, show_lines=False, title_justify="left")
+    for header, align in zip(grid.headers, grid.alignment(), strict=True):
+        table.add_column(header, justify=align, no_wrap=True)
+    for index, row in enumerate(grid.rows):
+        row_styles = grid.styles[index] if grid.styles is not None else [None] * len(row)
+        cells = [Text(cell, style=style or "") for cell, style in zip(row, row_styles, strict=True)]
+        table.add_row(*cells, end_section=index in grid.sections)
+    console.print(table)
+    for note in grid.notes:
+        console.print(Text(note))
+    return buffer.getvalue()
+
+
+def to_markdown(grid: Grid) -> str:
+    lines: list[str] = []
+    if grid.title:
+        lines += [f"**{markdown_escape(grid.title)}**", ""]
+    lines.append("| " + " | ".join(markdown_escape(h) for h in grid.headers) + " |")
+    lines.append("|" + "|".join(":---" if a == "left" else "---:" for a in grid.alignment()) + "|")
+    for row in grid.rows:
+        lines.append("| " + " | ".join(markdown_escape(c) for c in row) + " |")
+    if grid.notes:
+        lines.append("")
+        lines += [markdown_escape(note) for note in grid.notes]
+    return "\n".join(lines) + "\n"
+
+
+def to_latex(grid: Grid, *, bold: Sequence[tuple[int, int]] = ()) -> str:
+    """A booktabs tabular (needs \\usepackage{booktabs}); cells listed in `bold` are set in bold."""
+    spec = "".join("l" if a == "left" else "r" for a in grid.alignment())
+    bold_cells = set(bold)
+    lines = ["\\begin{table}[t]", "\\centering"]
+    if grid.title:
+        lines.append(f"\\caption{{{latex_escape(grid.title)}}}")
+    lines += [f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
+    lines.append(" & ".join(latex_escape(h) for h in grid.headers) + " \\\\")
+    lines.append("\\midrule")
+    for r, row in enumerate(grid.rows):
+        cells = [
+            f"\\textbf{{{latex_escape(c)}}}" if (r, k) in bold_cells and c else latex_escape(c)
+            for k, c in enumerate(row)
+        ]
+        lines.append(" & ".join(cells) + " \\\\")
+        if r in grid.sections and r != len(grid.rows) - 1:
+            lines.append("\\midrule")
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    if grid.notes:
+        lines.append("\\par\\smallskip\\footnotesize " + " \\\\ ".join(latex_escape(n) for n in grid.notes))
+    lines.append("\\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    writer.writerows(rows)
+    return buffer.getvalue()

@@ -1,0 +1,388 @@
+"""The schema of `configs/*.yaml`: one validated object drives `ragmetrics run`.
+
+Every section forbids unknown keys, and every error names its key path (``judge.max_concurency: unknown key``,
+``retrieval.metrics[2]: unknown metric 'ndgc@10'``) so a typo never silently falls back to a default.
+Relative paths resolve against the folder of the config file, so a config works from any working directory.
+Secrets never live here: the judge reads its API key from the environment variable named by ``api_key_env``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.judge.base import JUDGE_METRICS
+from ragmetrics.judge.settings import JudgeSettings
+
+# The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
+DATASET_FIELDS: tuple[str, ...] = (
+    "id",
+    "question",
+    "contexts",
+    "context_ids",
+    "answer",
+    "reference",
+    "retrieved_ids",
+    "retrieved_scores",
+    "relevant_ids",
+    "relevant_grades",
+)
+
+# Built-in datasets, by the name a config uses in `dataset.builtin`.
+BUILTIN_DATASETS: tuple[str, ...] = ("pydocs",)
+
+STATISTICAL_TESTS: tuple[str, ...] = ("fisher", "t", "wilcoxon", "sign")
+CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "none")
+OutputFormat = Literal["json", "parquet", "csv", "md", "html"]
+OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("json", "parquet", "csv", "md", "html")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(_Section):
+    """Where the QA samples come from and how their columns map onto ours."""
+
+    builtin: str | None = Field(default=None, description=f"a shipped dataset: one of {BUILTIN_DATASETS}")
+    path: Path | None = Field(default=None, description="a local file or saved dataset folder, or a hub name")
+    format: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub"] = Field(
+        default="auto", description="auto: from the file extension, or 'disk' for a folder"
+    )
+    split: str = "train"
+    mapping: dict[str, str] = Field(default_factory=dict, description="user column name -> our field name")
+    on_bad_row: Literal["fail", "skip"] = "fail"
+    limit: int | None = Field(default=None, ge=1, description="use only the first N valid rows")
+    passages: Path | None = Field(
+        default=None, description="JSONL of {id, text} passages for retriever runs (builtin: the shipped ones)"
+    )
+
+    @field_validator("builtin")
+    @classmethod
+    def _known_builtin(cls, v: str | None) -> str | None:
+        if v is not None and v not in BUILTIN_DATASETS:
+            raise ValueError(f"unknown builtin dataset {v!r}; available: {', '.join(BUILTIN_DATASETS)}")
+        return v
+
+    @field_validator("mapping")
+    @classmethod
+    def _known_targets(cls, v: dict[str, str]) -> dict[str, str]:
+        seen: dict[str, str] = {}
+        for user_col, ours in v.items():
+            if ours not in DATASET_FIELDS:
+                raise ValueError(
+                    f"column {user_col!r} maps to unknown field {ours!r}; fields: {', '.join(DATASET_FIELDS)}"
+                )
+            if ours in seen:
+                raise ValueError(f"columns {seen[ours]!r} and {user_col!r} both map to {ours!r}")
+            seen[ours] = user_col
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DatasetConfig:
+        if (self.builtin is None) == (self.path is None):
+            raise ValueError("give exactly one of 'builtin' or 'path'")
+        if self.format == "hub" and self.path is None:
+            raise ValueError("format 'hub' needs 'path' (the dataset's hub name)")
+        return self
+
+
+class RetrievalConfig(_Section):
+    metrics: list[str] = Field(default_factory=list)
+    query_set: Literal["qrels", "intersection"] = "qrels"
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, v: list[str]) -> list[str]:
+        return _check_names(v, _check_retrieval_metric)
+
+
+class DatasetRunSpec(_Section):
+    """The pipeline's own ranking, from the dataset's retrieved_ids / retrieved_scores columns."""
+
+    source: Literal["dataset"]
+    name: str = Field(default="pipeline", min_length=1)
+
+
+class FileRunSpec(_Section):
+    """A ranking stored in a file (TREC run format, or JSON/JSONL as `Run.from_json` reads it)."""
+
+    source: Literal["file"]
+    path: Path
+    name: str | None = Field(default=None, min_length=1, description="default: the file's run tag or stem")
+    format: Literal["auto", "trec", "json", "jsonl"] = "auto"
+
+
+class RetrieverRunSpec(_Section):
+    """A ranking built now by one of `ragmetrics.retrievers` over the dataset's passages."""
+
+    source: Literal["retriever"]
+    retriever: str = Field(min_length=1, description="a kind of ragmetrics.retrievers.build_run, e.g. 'bm25'")
+    name: str | None = Field(default=None, min_length=1, description="default: the retriever kind")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+RunSpec = Annotated[DatasetRunSpec | FileRunSpec | RetrieverRunSpec, Field(discriminator="source")]
+
+
+class JudgeConfig(JudgeSettings):
+    """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
+
+    metrics: list[str] = Field(default_factory=list)
+    contexts_top_k: int = Field(
+        default=3, ge=1, le=100, description="contexts of a run without its own: the texts of its top-k passages"
+    )
+    runs: list[str] | None = Field(default=None, description="runs to judge (default: every run with contexts)")
+
+    @field_validator("metrics")
+    @classmethod
+    def _known_metrics(cls, v: list[str]) -> list[str]:
+        return _check_names(v, _check_judge_metric)
+
+    def settings(self) -> JudgeSettings:
+        """The backend settings alone, as `make_judge` takes them."""
+        fields = set(JudgeSettings.model_fields)
+        return JudgeSettings.model_validate(self.model_dump(include=fields))
+
+
+class CompareConfig(_Section):
+    test: Literal["fisher", "t", "wilcoxon", "sign"] = "fisher"
+    correction: Literal["holm", "bonferroni", "none"] = "holm"
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    seed: int = 42
+    permutations: int = Field(default=10_000, ge=100)
+
+
+class OutputConfig(_Section):
+    dir: Path = Path("out")
+    formats: list[OutputFormat] = Field(default_factory=lambda: list(OUTPUT_FORMATS))
+    plots: bool = True
+
+    @field_validator("formats")
+    @classmethod
+    def _json_always(cls, v: list[OutputFormat]) -> list[OutputFormat]:
+        if "json" not in v:
+            raise ValueError("'json' is required: report.json is what a later run's --baseline reads")
+        return list(dict.fromkeys(v))
+
+
+class BaselineConfig(_Section):
+    """The regression gate: a metric regresses when its mean drops by more than its threshold, significantly."""
+
+    path: Path | None = Field(default=None, description="an earlier report.json; --baseline overrides it")
+    max_drop: float = Field(default=0.0, ge=0, description="allowed absolute drop of the mean, every metric")
+    max_drop_per_metric: dict[str, float] = Field(default_factory=dict, description="metric -> allowed drop")
+    metrics: list[str] | None = Field(default=None, description="metrics the gate checks (default: all)")
+
+    @field_validator("max_drop_per_metric")
+    @classmethod
+    def _non_negative(cls, v: dict[str, float]) -> dict[str, float]:
+        for metric, drop in v.items():
+            if drop < 0:
+                raise ValueError(f"allowed drop for {metric!r} is negative ({drop})")
+        return v
+
+    def threshold(self, metric: str) -> float:
+        return self.max_drop_per_metric.get(metric, self.max_drop)
+
+
+class NightlyConfig(_Section):
+    """A whole evaluation: dataset, what to score, how to compare, where to write, what to gate on."""
+
+    name: str = Field(default="ragmetrics", min_length=1, description="title of the report")
+    dataset: DatasetConfig
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    runs: list[RunSpec] = Field(default_factory=lambda: _default_runs())
+    judge: JudgeConfig | None = None
+    compare: CompareConfig = Field(default_factory=CompareConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    progress: bool = True
+
+    @model_validator(mode="after")
+    def _consistent(self) -> NightlyConfig:
+        names: dict[str, int] = {}
+        for i, spec in enumerate(self.runs):
+            name = run_name(spec)
+            if name in names:
+                raise ValueError(f"runs[{i}]: run name {name!r} is already used by runs[{names[name]}]")
+            names[name] = i
+        if not self.runs:
+            raise ValueError("runs: at least one run is needed")
+        if self.judge is not None and self.judge.runs is not None:
+            for name in self.judge.runs:
+                if name not in names:
+                    raise ValueError(f"judge.runs: no run named {name!r}; runs: {', '.join(names)}")
+        metrics = set(self.all_metrics())
+        if not metrics:
+            raise ValueError("no metrics: set retrieval.metrics and/or judge.metrics")
+        unknown = [m for m in (*self.baseline.max_drop_per_metric, *(self.baseline.metrics or ())) if m not in metrics]
+        if unknown:
+            raise ValueError(f"baseline: {', '.join(map(repr, unknown))} not among this config's metrics")
+        return self
+
+    def all_metrics(self) -> list[str]:
+        judged = self.judge.metrics if self.judge is not None else []
+        return [*self.retrieval.metrics, *judged]
+
+
+def _default_runs() -> list[DatasetRunSpec | FileRunSpec | RetrieverRunSpec]:
+    return [DatasetRunSpec(source="dataset")]
+
+
+def run_name(spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec) -> str:
+    """The name a run spec's results carry."""
+    if spec.name is not None:
+        return spec.name
+    if isinstance(spec, FileRunSpec):
+        return spec.path.stem
+    if isinstance(spec, RetrieverRunSpec):
+        return spec.retriever
+    raise AssertionError("dataset runs always have a name")
+
+
+def _check_names(names: list[str], check: Any) -> list[str]:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ValueError(f"[{i}]: metric {name!r} is listed twice")
+        seen.add(name)
+        problem = check(name)
+        if problem is not None:
+            raise ValueError(f"[{i}]: {problem}")
+    return names
+
+
+def _check_judge_metric(name: str) -> str | None:
+    if name in JUDGE_METRICS:
+        return None
+    return f"unknown metric {name!r}; judge metrics: {', '.join(JUDGE_METRICS)}"
+
+
+def _check_retrieval_metric(name: str) -> str | None:
+    try:
+        module = importlib.import_module("ragmetrics.retrieval.metrics")
+    except ModuleNotFoundError as exc:
+        if exc.name != "ragmetrics.retrieval.metrics":
+            raise
+        return None  # a partial install without the registry: evaluate() reports the name when it runs
+    try:
+        module.parse_metric(name)
+    except InputError as exc:
+        return f"unknown metric {name!r} ({exc.what})"
+    return None
+
+
+def _resolve(path: Path | None, base: Path) -> Path | None:
+    if path is None:
+        return None
+    path = path.expanduser()
+    return path if path.is_absolute() else (base / path)
+
+
+def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
+    """Make every relative path absolute against `base` (the config file's folder)."""
+    ds = config.dataset
+    if ds.format != "hub" and ds.path is not None:
+        ds.path = _resolve(ds.path, base)
+    ds.passages = _resolve(ds.passages, base)
+    for spec in config.runs:
+        if isinstance(spec, FileRunSpec):
+            resolved = _resolve(spec.path, base)
+            assert resolved is not None
+            spec.path = resolved
+    if config.judge is not None:
+        config.judge.cache_path = _resolve(config.judge.cache_path, base)
+    out = _resolve(config.output.dir, base)
+    assert out is not None
+    config.output.dir = out
+    config.baseline.path = _resolve(config.baseline.path, base)
+    return config
+
+
+def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
+    """One line per problem, each led by the key path as the user wrote it (tags of unions left out)."""
+    lines = []
+    for err in exc.errors():
+        path, value_loc = _key_path(err["loc"], data)
+        if err["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        else:
+            message = str(err["msg"]).removeprefix("Value error, ")
+            # A validator can point below its own field: "[2]: unknown metric ..." -> "metrics[2]: ...".
+            if message.startswith("[") and "]: " in message:
+                index, message = message.split(": ", 1)
+                path += index
+            elif value_loc and err["type"] not in ("value_error", "assertion_error"):
+                message = f"{message} (got {_short(err.get('input'))})"
+        lines.append(f"{path}: {message}" if path else message)
+    return lines
+
+
+def _key_path(loc: Sequence[int | str], data: Any) -> tuple[str, bool]:
+    """Render a pydantic location against the input, skipping parts that are not keys (union tags)."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list):
+            parts.append(f"[{part}]")
+            node = node[part] if 0 <= part < len(node) else None
+        elif isinstance(node, Mapping) and part in node:
+            parts.append(f".{part}" if parts else str(part))
+            node = node[part]
+        elif isinstance(node, Mapping) and isinstance(part, str) and part in node.values():
+            continue  # a union tag such as 'file' in runs.0.file.path
+        elif isinstance(part, str) and not part.startswith(("function-", "literal[")) and isinstance(node, Mapping):
+            parts.append(f".{part}" if parts else part)
+            node = None
+    return "".join(parts), node is not None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> NightlyConfig:
+    """Validate an already-parsed config mapping; relative paths resolve against `base_dir`."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}")
+    try:
+        config = NightlyConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = format_validation_error(exc, data)
+        if len(lines) == 1:
+            raise ConfigError(f"{source}: {lines[0]}") from None
+        raise ConfigError(f"{source}: {len(lines)} problems:\n  " + "\n  ".join(lines)) from None
+    return _resolve_paths(config, base_dir.resolve())
+
+
+def load_config(path: str | Path) -> NightlyConfig:
+    """Read and validate a YAML config (`yaml.safe_load`); any problem is a ConfigError naming file and key."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a folder, not a config file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}:{where}: invalid YAML: {problem}") from None
+    if data is None:
+        raise ConfigError(f"{path}: config file is empty")
+    return parse_config(data, base_dir=path.parent, source=str(path))

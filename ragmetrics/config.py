@@ -160,7 +160,7 @@ class CompareConfig(_Section):
 
 
 class OutputConfig(_Section):
-    dir: Path = Path("out")
+    dir: Path = Path("ragmetrics-out")
     formats: list[OutputFormat] = Field(default_factory=lambda: list(OUTPUT_FORMATS))
     plots: bool = True
 

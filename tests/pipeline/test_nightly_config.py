@@ -35,7 +35,7 @@ def _error(data: dict, tmp_path: Path) -> str:
 def test_minimal_config_has_defaults_and_resolves_paths(tmp_path: Path) -> None:
     config = parse_config(_base(), base_dir=tmp_path)
     assert config.dataset.path == tmp_path.resolve() / "data/qa.jsonl"
-    assert config.output.dir == tmp_path.resolve() / "out"
+    assert config.output.dir == tmp_path.resolve() / "ragmetrics-out"
     assert config.compare.test == "fisher" and config.compare.correction == "holm"
     assert [type(r) for r in config.runs] == [DatasetRunSpec]
     assert config.all_metrics() == ["ndcg@10", "map", "context_precision"]
@@ -176,7 +176,7 @@ def test_load_config_resolves_against_file_folder(tmp_path: Path) -> None:
     sub.mkdir()
     (sub / "c.yaml").write_text("dataset:\n  builtin: pydocs\njudge:\n  metrics: [context_recall]\n")
     config = load_config(sub / "c.yaml")
-    assert config.output.dir == sub.resolve() / "out"
+    assert config.output.dir == sub.resolve() / "ragmetrics-out"
     assert config.dataset.builtin == "pydocs"
 
 

@@ -1,0 +1,83 @@
+"""Columns from nested mappings ``{query id: {document id: value}}`` (Python dicts, JSON objects)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.errors import InputError
+from ragmetrics.retrieval._build import Origin, factorize, ids_to_str
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Factorised columns ready for `_build.build`; `values` are still raw (checked by the container)."""
+
+    query_vocab: NDArray[np.str_]
+    query_codes: NDArray[np.int64]
+    doc_vocab: NDArray[np.str_]
+    doc_codes: NDArray[np.int64]
+    values: NDArray[np.generic]
+    origin: Origin
+
+
+def str_array(items: list[str]) -> NDArray[np.str_]:
+    return np.array(items, dtype=np.str_) if items else np.zeros(0, dtype="<U1")
+
+
+def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
+    """Flatten a nested mapping without a per-entry Python loop beyond two `chain`s."""
+    if not isinstance(data, Mapping):
+        raise InputError(
+            f"expected a mapping of query id -> {{document id: {value_name}}}, got {type(data).__name__}",
+            source=source,
+        )
+    raw_keys = list(data.keys())
+    query_origin = Origin(source, names=lambda i: f"query {raw_keys[i]!r}")
+    keys = ids_to_str(raw_keys, query_origin, "query id")
+    inner = list(data.values())
+    for i, mapping in enumerate(inner):
+        if not isinstance(mapping, Mapping):
+            raise query_origin.error(
+                f"expected a mapping of document id -> {value_name}, got {type(mapping).__name__}", i
+            )
+    query_vocab, key_codes = factorize(str_array(keys))
+    if query_vocab.shape[0] != len(keys):
+        same = Counter(keys).most_common(1)[0][0]
+        spelled = ", ".join(repr(r) for r, k in zip(raw_keys, keys, strict=True) if k == same)
+        raise InputError(f"query id {same!r} appears more than once (as {spelled})", source=source)
+    sizes = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+    entry_key = np.repeat(np.arange(len(inner), dtype=np.int64), sizes)
+    raw_docs = list(chain.from_iterable(inner))
+    values = list(chain.from_iterable(m.values() for m in inner))
+
+    def name(i: int) -> str:
+        return f"query {keys[int(entry_key[i])]!r}, document {raw_docs[i]!r}"
+
+    origin = Origin(source, names=name)
+    docs = ids_to_str(raw_docs, origin, "document id")
+    doc_vocab, doc_codes = factorize(str_array(docs))
+    return Columns(query_vocab, key_codes[entry_key], doc_vocab, doc_codes, value_column(values), origin)
+
+
+def value_column(values: list[object]) -> NDArray[np.generic]:
+    """A numeric array when numpy can infer one, else the original objects for the checks to name.
+
+    Numpy would turn ``[1, "a"]`` into the strings ``["1", "a"]``; keeping objects lets the error show the
+    value the user actually wrote.
+    """
+    if not values:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        array = np.array(values)
+    except (ValueError, TypeError, OverflowError):
+        array = None
+    if array is None or array.ndim != 1 or array.dtype.kind not in "iufb":
+        array = np.empty(len(values), dtype=object)
+        array[:] = values
+    return array

@@ -1,0 +1,92 @@
+"""Qrels/Run containers built from dicts: the array layout the kernels rely on, ranking order, helpers."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from ragmetrics.errors import InputError
+from ragmetrics.retrieval.qrels import Qrels
+from ragmetrics.retrieval.run import Run
+
+
+def test_qrels_layout_follows_the_contract() -> None:
+    q = Qrels.from_dict({"q2": {"d1": 2, "d0": 0, "d9": -1}, "q1": {"b": 1}})
+    assert q.query_ids == ("q1", "q2")
+    assert q.doc_vocab.tolist() == ["b", "d0", "d1", "d9"]
+    assert q.offsets.dtype == np.int64 and q.offsets.tolist() == [0, 1, 4]
+    assert q.doc_codes.dtype == np.int64 and q.doc_codes.tolist() == [0, 1, 2, 3]
+    assert q.grades.dtype == np.int64 and q.grades.tolist() == [1, 0, 2, -1]
+    assert q.source == "qrels dict"
+    assert len(q) == 2 and q.query_index("q2") == 1 and "q1" in q and "zz" not in q
+    with pytest.raises(KeyError):
+        q.query_index("zz")
+
+
+def test_run_layout_is_ranked_with_ties_by_doc_id_descending() -> None:
+    r = Run.from_dict({"q1": {"a": 0.5, "c": 0.5, "b": 0.9, "d": 0.1}}, name="bm25")
+    assert r.name == "bm25" and r.query_ids == ("q1",)
+    assert r.doc_vocab.tolist() == ["a", "b", "c", "d"]
+    assert r.doc_vocab[r.doc_codes].tolist() == ["b", "c", "a", "d"]
+    assert r.scores.dtype == np.float64 and r.scores.tolist() == [0.9, 0.5, 0.5, 0.1]
+    assert list(r.to_dict()["q1"]) == ["b", "c", "a", "d"]
+
+
+def test_ranking_never_depends_on_input_order() -> None:
+    rng = random.Random(7)
+    entries = [(f"d{i:03d}", float(rng.choice([0.1, 0.2, 0.3]))) for i in range(60)]
+    expected = sorted(entries, key=lambda e: (-e[1], tuple(-ord(c) for c in e[0])))
+    for _ in range(5):
+        rng.shuffle(entries)
+        run = Run.from_dict({"q": dict(entries)})
+        assert list(run.to_dict()["q"].items()) == expected
+
+
+def test_arrays_are_read_only() -> None:
+    r = Run.from_dict({"q": {"d": 1.0}})
+    with pytest.raises(ValueError):
+        r.scores[0] = 2.0
+    q = Qrels.from_dict({"q": {"d": 1}})
+    with pytest.raises(ValueError):
+        q.grades[0] = 2
+
+
+def test_empty_queries_are_kept() -> None:
+    r = Run.from_dict({"q1": {}, "q2": {"d": 1.0}})
+    assert r.query_ids == ("q1", "q2") and r.offsets.tolist() == [0, 0, 1]
+    assert Run.from_dict({}).query_ids == ()
+
+
+def test_dict_round_trip() -> None:
+    qd = {"q1": {"a": 1, "b": 0}, "q2": {"a": 3}}
+    assert Qrels.from_dict(qd).to_dict() == qd
+    rd = {"q1": {"a": 0.25, "b": -1.5}, "q2": {"c": 3.0}}
+    assert Run.from_dict(rd).to_dict() == rd
+
+
+def test_whole_float_grades_and_int_ids_are_accepted() -> None:
+    q = Qrels.from_dict({1: {2: 2.0}})  # type: ignore[dict-item]
+    assert q.to_dict() == {"1": {"2": 2}}
+
+
+def test_ranked_lists_default_grades_count_down_to_one() -> None:
+    q = Qrels.from_ranked_lists({"q": ["best", "next", "last"]})
+    assert q.to_dict() == {"q": {"best": 3, "next": 2, "last": 1}}
+
+
+def test_ranked_lists_with_max_grade_floor_at_one() -> None:
+    q = Qrels.from_ranked_lists({"q": ["a", "b", "c", "d"]}, max_grade=3)
+    assert q.to_dict() == {"q": {"a": 3, "b": 2, "c": 1, "d": 1}}
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_ranked_lists_reject_bad_max_grade(bad: int) -> None:
+    with pytest.raises(InputError, match="max_grade"):
+        Qrels.from_ranked_lists({"q": ["a"]}, max_grade=bad)
+
+
+def test_ranked_lists_reject_repeated_document() -> None:
+    with pytest.raises(InputError, match=r"'a' listed twice \(positions 1 and 3\)"):
+        Qrels.from_ranked_lists({"q": ["a", "b", "a"]})

@@ -1,0 +1,299 @@
+"""The built-in local judge: verdicts by sentence-embedding similarity, offline and deterministic.
+
+It answers the same questions as the LLM judge (is this chunk useful for the reference, is this
+reference statement supported by the context, is this context sentence about the question) by
+comparing MiniLM embeddings against thresholds calibrated on the labelled set in tests/data (see
+docs/local_judge.md). It is a cheap, reproducible proxy, not an LLM's reading: every result says
+backend 'local', and answer relevancy is a local variant, cosine(question, answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.errors import JudgeError
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.formulas import average_precision_of_verdicts, fraction_true
+from ragmetrics.judge.sentences import split_sentences, split_statements
+from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
+
+BACKEND = "local"
+ANSWER_RELEVANCY_VARIANT = "local_cosine"
+VerdictKind = Literal["context_precision", "context_utilization", "context_recall", "context_relevancy"]
+VERDICT_KINDS: tuple[VerdictKind, ...] = (
+    "context_precision",
+    "context_utilization",
+    "context_recall",
+    "context_relevancy",
+)
+
+
+@dataclass(frozen=True)
+class LocalThresholds:
+    """Cosine at or above which a verdict is positive, per verdict type.
+
+    Defaults were chosen to maximise balanced accuracy on tests/data/local_judge_pairs.jsonl
+    (benchmarks/calibrate_local_judge.py); docs/local_judge.md records the accuracy they reach.
+    """
+
+    context_precision: float = 0.55
+    context_utilization: float = 0.55
+    context_recall: float = 0.55
+    context_relevancy: float = 0.45
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if not -1.0 <= value <= 1.0:
+                raise ValueError(f"threshold {name} must be a cosine in [-1, 1], not {value}")
+
+    def for_kind(self, kind: VerdictKind) -> float:
+        value: float = getattr(self, kind)
+        return value
+
+
+@dataclass(frozen=True)
+class Match:
+    """The best-scoring pair of text units behind one verdict."""
+
+    cosine: float
+    left: int
+    right: int
+
+
+def units(kind: VerdictKind, side: Literal["a", "b"], text: str) -> list[str]:
+    """The text units compared for a verdict type; side 'a' is the judged item, 'b' what it is judged against.
+
+    context_precision / context_utilization: a = chunk (its sentences), b = reference / answer (its
+    sentences and, when it has several, also the whole text). context_recall: a = one reference statement,
+    b = context (its sentences). context_relevancy: a = question (whole), b = one context sentence (whole).
+    """
+    if kind in ("context_precision", "context_utilization"):
+        sentences = split_sentences(text)
+        if side == "a":
+            return sentences
+        return [*sentences, text.strip()] if len(sentences) > 1 else sentences
+    if kind == "context_recall":
+        return [text.strip()] if side == "a" else split_sentences(text)
+    if kind == "context_relevancy":
+        return [text.strip()] if text.strip() else []
+    raise ValueError(f"unknown verdict kind {kind!r}; expected one of {VERDICT_KINDS}")
+
+
+def best_match(left: NDArray[np.float32], right: NDArray[np.float32]) -> Match | None:
+    """Highest cosine between any row of `left` and any row of `right` (unit vectors); None if either is empty."""
+    if not len(left) or not len(right):
+        return None
+    sims = left @ right.T
+    flat = int(np.argmax(sims))  # first maximum in row-major order: ties resolve deterministically
+    i, j = divmod(flat, sims.shape[1])
+    return Match(cosine=float(sims[i, j]), left=i, right=j)
+
+
+async def pair_similarities(
+    embedder: Embedder, kind: VerdictKind, pairs: Sequence[tuple[str, str]]
+) -> list[float | None]:
+    """Best cosine for each (a, b) pair as the judge computes it; None where a side has no text. For calibration."""
+    split = [(units(kind, "a", a), units(kind, "b", b)) for a, b in pairs]
+    flat = [u for left, right in split for u in (*left, *right)]
+    vectors = await embedder.embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
+    out: list[float | None] = []
+    pos = 0
+    for left, right in split:
+        lv = vectors[pos : pos + len(left)]
+        pos += len(left)
+        rv = vectors[pos : pos + len(right)]
+        pos += len(right)
+        match = best_match(lv, rv)
+        out.append(None if match is None else match.cosine)
+    return out
+
+
+def _r(x: float) -> float:
+    return round(x, 4)
+
+
+class LocalJudge:
+    """Judge protocol over an embedder. The default embedder is the bundled int8 MiniLM (see ragmetrics.embeddings)."""
+
+    def __init__(self, embedder: Embedder | None = None, thresholds: LocalThresholds | None = None) -> None:
+        if embedder is None:
+            from ragmetrics.embeddings.minilm import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        self._embedder = embedder
+        self._thresholds = thresholds or LocalThresholds()
+        self._failures = 0
+
+    @property
+    def backend(self) -> str:
+        return BACKEND
+
+    @property
+    def thresholds(self) -> LocalThresholds:
+        return self._thresholds
+
+    def supported_metrics(self) -> tuple[str, ...]:
+        return JUDGE_METRICS
+
+    def info(self) -> JudgeInfo:
+        return JudgeInfo(
+            backend=BACKEND,
+            model=self._embedder.name,
+            embedding_model=self._embedder.name,
+            settings={
+                "note": "built-in local judge: verdicts by embedding similarity against calibrated "
+                "thresholds, not by an LLM",
+                "thresholds": asdict(self._thresholds),
+                "answer_relevancy": f"{ANSWER_RELEVANCY_VARIANT}: local variant, cosine(question, answer) "
+                "clipped to [0, 1]; not the generated-question method",
+                "sentence_splitter": "ragmetrics.judge.sentences",
+            },
+            cache=CacheStats(enabled=False, hits=0, misses=0, writes=0, path=None),
+            failures=self._failures,
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+    async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
+        if metric not in JUDGE_METRICS:
+            raise JudgeError(
+                f"metric {metric!r} is not a judge metric; expected one of {JUDGE_METRICS}",
+                cause="unsupported_metric",
+            )
+        missing = sample.missing_fields(metric)
+        if missing:
+            self._failures += 1
+            raise JudgeError(
+                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_input"
+            )
+        try:
+            if metric == "context_precision":
+                return await self._chunk_usefulness(sample, "context_precision", str(sample.reference))
+            if metric == "context_utilization":
+                return await self._chunk_usefulness(sample, "context_utilization", str(sample.answer))
+            if metric == "context_recall":
+                return await self._context_recall(sample)
+            if metric == "context_relevancy":
+                return await self._context_relevancy(sample)
+            return await self._answer_relevancy(sample)
+        except JudgeError:
+            self._failures += 1
+            raise
+        except Exception as exc:  # an embedder failure must become a recorded failure, not crash the run
+            self._failures += 1
+            raise JudgeError(
+                f"local judge failed on sample {sample.id!r}: {exc}", cause="embedder_error"
+            ) from exc
+
+    async def _embed_groups(self, groups: list[list[str]]) -> list[NDArray[np.float32]]:
+        flat = [t for g in groups for t in g]
+        vectors = await self._embedder.embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
+        out = []
+        pos = 0
+        for g in groups:
+            out.append(vectors[pos : pos + len(g)])
+            pos += len(g)
+        return out
+
+    async def _chunk_usefulness(self, sample: RagSample, kind: VerdictKind, target: str) -> MetricOutcome:
+        threshold = self._thresholds.for_kind(kind)
+        against = "reference" if kind == "context_precision" else "answer"
+        target_units = units(kind, "b", target)
+        chunk_units = [units(kind, "a", chunk) for chunk in sample.contexts]
+        target_vecs, *chunk_vecs = await self._embed_groups([target_units, *chunk_units])
+        verdicts: list[dict[str, Any]] = []
+        for k, vecs in enumerate(chunk_vecs):
+            match = best_match(vecs, target_vecs)
+            if match is None:
+                verdicts.append({"chunk": k, "verdict": False, "cosine": None, "reason": "empty chunk"})
+                continue
+            useful = match.cosine >= threshold
+            where = (
+                f"whole {against}"
+                if match.right == len(target_units) - 1 and len(target_units) > 1
+                else f"{against} sentence {match.right + 1}"
+            )
+            verdicts.append({
+                "chunk": k,
+                "verdict": useful,
+                "cosine": _r(match.cosine),
+                "chunk_sentence": match.left + 1,
+                "matched": where,
+                "reason": f"best cosine {match.cosine:.2f} {'>=' if useful else '<'} {threshold:.2f} "
+                f"between chunk sentence {match.left + 1} and {where}",
+            })  # fmt: skip
+        value = average_precision_of_verdicts([v["verdict"] for v in verdicts])
+        useful_count = sum(1 for v in verdicts if v["verdict"])
+        reason = f"{useful_count} of {len(verdicts)} chunks useful for the {against} (local judge, threshold {threshold:.2f})"
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
+
+    @staticmethod
+    def _context_sentences(sample: RagSample) -> list[tuple[int, int, str]]:
+        return [
+            (k, i, s) for k, chunk in enumerate(sample.contexts) for i, s in enumerate(split_sentences(chunk))
+        ]
+
+    async def _context_recall(self, sample: RagSample) -> MetricOutcome:
+        threshold = self._thresholds.context_recall
+        statements = split_statements(str(sample.reference))
+        sentences = self._context_sentences(sample)
+        stmt_vecs, sent_vecs = await self._embed_groups([statements, [s for _, _, s in sentences]])
+        verdicts: list[dict[str, Any]] = []
+        for n, statement in enumerate(statements):
+            match = best_match(stmt_vecs[n : n + 1], sent_vecs)
+            if match is None:
+                verdicts.append({"statement": statement, "verdict": False, "cosine": None,
+                                 "reason": "the context has no sentences"})  # fmt: skip
+                continue
+            chunk, index, _ = sentences[match.right]
+            attributed = match.cosine >= threshold
+            verdicts.append({
+                "statement": statement,
+                "verdict": attributed,
+                "cosine": _r(match.cosine),
+                "chunk": chunk,
+                "chunk_sentence": index + 1,
+                "reason": f"best cosine {match.cosine:.2f} {'>=' if attributed else '<'} {threshold:.2f} "
+                f"with sentence {index + 1} of chunk {chunk}",
+            })  # fmt: skip
+        value = fraction_true([v["verdict"] for v in verdicts])
+        hits = sum(1 for v in verdicts if v["verdict"])
+        reason = f"{hits} of {len(verdicts)} reference statements attributed to the context (local judge, threshold {threshold:.2f})"
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
+
+    async def _context_relevancy(self, sample: RagSample) -> MetricOutcome:
+        threshold = self._thresholds.context_relevancy
+        sentences = self._context_sentences(sample)
+        q_vec, sent_vecs = await self._embed_groups([[sample.question.strip()], [s for _, _, s in sentences]])
+        sims = (sent_vecs @ q_vec[0]) if len(sentences) else np.zeros(0, dtype=np.float32)
+        verdicts: list[dict[str, Any]] = []
+        for (chunk, index, sentence), sim in zip(sentences, sims.tolist(), strict=True):
+            relevant = sim >= threshold
+            verdicts.append({
+                "chunk": chunk,
+                "chunk_sentence": index + 1,
+                "sentence": sentence,
+                "verdict": relevant,
+                "cosine": _r(sim),
+                "reason": f"cosine with the question {sim:.2f} {'>=' if relevant else '<'} {threshold:.2f}",
+            })  # fmt: skip
+        value = fraction_true([v["verdict"] for v in verdicts])
+        hits = sum(1 for v in verdicts if v["verdict"])
+        reason = f"{hits} of {len(verdicts)} context sentences relevant to the question (local judge, threshold {threshold:.2f})"
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
+
+    async def _answer_relevancy(self, sample: RagSample) -> MetricOutcome:
+        q_vec, a_vec = await self._embed_groups([[sample.question.strip()], [str(sample.answer).strip()]])
+        cos = float(q_vec[0] @ a_vec[0])
+        value = min(1.0, max(0.0, cos))
+        verdicts = [{"variant": ANSWER_RELEVANCY_VARIANT, "cosine": _r(cos), "value": _r(value),
+                     "reason": f"cosine(question, answer) = {cos:.2f}, clipped to [0, 1]"}]  # fmt: skip
+        reason = (f"local variant of answer relevancy: cosine of question and answer = {value:.2f} "
+                  "(no generated questions, no noncommittal check)")  # fmt: skip
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))

@@ -1,0 +1,51 @@
+"""Which judge backend runs: an explicit choice wins, otherwise the configuration decides.
+
+With an endpoint (`base_url`) or a non-empty API-key variable the OpenAI-compatible LLM judge runs;
+with neither, the built-in local judge runs, so a first run works offline with no key. That fallback is
+announced with a one-line log notice so nobody mistakes embedding-similarity verdicts for an LLM's.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Literal
+
+from ragmetrics.judge.base import Judge
+from ragmetrics.judge.settings import JudgeSettings
+
+logger = logging.getLogger("ragmetrics.judge")
+
+Backend = Literal["openai", "local"]
+
+
+def resolve_backend(settings: JudgeSettings) -> tuple[Backend, str]:
+    """The backend to use and why (for logs and docs); never reads or reveals the key's value beyond emptiness."""
+    if settings.backend is not None:
+        return settings.backend, "set explicitly"
+    if settings.base_url:
+        return "openai", "base_url is set"
+    if os.environ.get(settings.api_key_env, "").strip():
+        return "openai", f"${settings.api_key_env} is set"
+    return "local", f"no base_url and ${settings.api_key_env} is unset or empty"
+
+
+def make_judge(settings: JudgeSettings | None = None) -> Judge:
+    """Build the judge the settings ask for (see `resolve_backend`)."""
+    settings = settings or JudgeSettings()
+    backend, why = resolve_backend(settings)
+    if backend == "local":
+        from ragmetrics.judge.local import LocalJudge
+
+        if settings.backend is None:
+            logger.warning(
+                "ragmetrics: using the built-in local judge (embedding similarity, not an LLM): %s; "
+                "set base_url or $%s for an LLM judge, or backend='local' to silence this notice",
+                why,
+                settings.api_key_env,
+            )
+        return LocalJudge()
+    from ragmetrics.judge.llm import LLMJudge
+
+    judge: Judge = LLMJudge(settings)
+    return judge

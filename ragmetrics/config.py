@@ -60,7 +60,8 @@ class DatasetConfig(_Section):
     on_bad_row: Literal["fail", "skip"] = "fail"
     limit: int | None = Field(default=None, ge=1, description="use only the first N valid rows")
     passages: Path | None = Field(
-        default=None, description="JSONL of {id, text} passages for retriever runs (builtin: the shipped ones)"
+        default=None,
+        description="JSONL of {id, text} passages for retriever runs (builtin: the shipped ones)",
     )
 
     @field_validator("builtin")
@@ -136,9 +137,14 @@ class JudgeConfig(JudgeSettings):
 
     metrics: list[str] = Field(default_factory=list)
     contexts_top_k: int = Field(
-        default=3, ge=1, le=100, description="contexts of a run without its own: the texts of its top-k passages"
+        default=3,
+        ge=1,
+        le=100,
+        description="contexts of a run without its own: the texts of its top-k passages",
     )
-    runs: list[str] | None = Field(default=None, description="runs to judge (default: every run with contexts)")
+    runs: list[str] | None = Field(
+        default=None, description="runs to judge (default: every run with contexts)"
+    )
 
     @field_validator("metrics")
     @classmethod
@@ -222,7 +228,11 @@ class NightlyConfig(_Section):
         metrics = set(self.all_metrics())
         if not metrics:
             raise ValueError("no metrics: set retrieval.metrics and/or judge.metrics")
-        unknown = [m for m in (*self.baseline.max_drop_per_metric, *(self.baseline.metrics or ())) if m not in metrics]
+        unknown = [
+            m
+            for m in (*self.baseline.max_drop_per_metric, *(self.baseline.metrics or ()))
+            if m not in metrics
+        ]
         if unknown:
             raise ValueError(f"baseline: {', '.join(map(repr, unknown))} not among this config's metrics")
         return self
@@ -275,7 +285,10 @@ def _check_retrieval_metric(name: str) -> str | None:
     try:
         module.parse_metric(name)
     except InputError as exc:
-        return f"unknown metric {name!r} ({exc.what})"
+        what = exc.what.removeprefix(f"metric {name!r}: ")
+        if what.startswith("unknown metric") and ";" in what:
+            return f"unknown metric {name!r};{what.split(';', 1)[1]}"
+        return f"invalid metric {name!r}: {what}"
     return None
 
 
@@ -340,7 +353,11 @@ def _key_path(loc: Sequence[int | str], data: Any) -> tuple[str, bool]:
             node = node[part]
         elif isinstance(node, Mapping) and isinstance(part, str) and part in node.values():
             continue  # a union tag such as 'file' in runs.0.file.path
-        elif isinstance(part, str) and not part.startswith(("function-", "literal[")) and isinstance(node, Mapping):
+        elif (
+            isinstance(part, str)
+            and not part.startswith(("function-", "literal["))
+            and isinstance(node, Mapping)
+        ):
             parts.append(f".{part}" if parts else part)
             node = None
     return "".join(parts), node is not None
@@ -354,7 +371,9 @@ def _short(value: Any) -> str:
 def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> NightlyConfig:
     """Validate an already-parsed config mapping; relative paths resolve against `base_dir`."""
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}")
+        raise ConfigError(
+            f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}"
+        )
     try:
         config = NightlyConfig.model_validate(data)
     except ValidationError as exc:

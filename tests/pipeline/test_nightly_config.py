@@ -66,7 +66,9 @@ def test_unknown_top_level_section(tmp_path: Path) -> None:
 
 
 def test_unknown_retrieval_metric_names_index(tmp_path: Path) -> None:
-    pytest.importorskip("ragmetrics.retrieval.metrics", reason="the retrieval metric registry is not installed")
+    pytest.importorskip(
+        "ragmetrics.retrieval.metrics", reason="the retrieval metric registry is not installed"
+    )
     data = _base()
     data["retrieval"]["metrics"] = ["ndcg@10", "map", "ndgc@10"]
     message = _error(data, tmp_path)
@@ -120,7 +122,10 @@ def test_missing_key_inside_a_run_skips_the_union_tag(tmp_path: Path) -> None:
 
 def test_duplicate_run_names(tmp_path: Path) -> None:
     data = _base()
-    data["runs"] = [{"source": "retriever", "retriever": "bm25"}, {"source": "retriever", "retriever": "bm25"}]
+    data["runs"] = [
+        {"source": "retriever", "retriever": "bm25"},
+        {"source": "retriever", "retriever": "bm25"},
+    ]
     assert "runs[1]: run name 'bm25' is already used by runs[0]" in _error(data, tmp_path)
 
 
@@ -128,7 +133,9 @@ def test_mapping_to_unknown_field(tmp_path: Path) -> None:
     data = _base()
     data["dataset"]["mapping"] = {"query": "questoin"}
     message = _error(data, tmp_path)
-    assert message.startswith("c.yaml: dataset.mapping: column 'query' maps to unknown field 'questoin'"), message
+    assert message.startswith("c.yaml: dataset.mapping: column 'query' maps to unknown field 'questoin'"), (
+        message
+    )
 
 
 def test_dataset_needs_exactly_one_source(tmp_path: Path) -> None:

@@ -1,0 +1,529 @@
+"""QA datasets through `datasets`: load, map the user's columns onto ours, validate every row.
+
+One dataset feeds three things: RagSamples for the judge, a Qrels (from relevant_ids/relevant_grades) and the
+pipeline's own Run (from retrieved_ids/retrieved_scores). A bad row is reported with its 1-based row number and
+field; with ``on_bad_row="skip"`` it is left out and listed in `QADataset.skipped`, never dropped silently.
+
+List-valued fields (contexts, ids, scores, grades) may be stored in CSV cells as JSON arrays.
+When the dataset has no id column, ids are ``row-<n>`` and `QADataset.generated_ids` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ragmetrics.config import DATASET_FIELDS, DatasetConfig
+from ragmetrics.errors import InputError
+from ragmetrics.judge.base import RagSample
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.qrels import Qrels
+    from ragmetrics.retrieval.run import Run
+
+_SUFFIX_FORMATS = {
+    ".jsonl": "json",
+    ".json": "json",
+    ".ndjson": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_LIST_FIELDS = (
+    "contexts",
+    "context_ids",
+    "retrieved_ids",
+    "retrieved_scores",
+    "relevant_ids",
+    "relevant_grades",
+)
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A row that failed validation: where (1-based row, our field, the user's column) and what was wrong."""
+
+    row: int
+    field: str
+    column: str
+    message: str
+
+    def describe(self, source: str) -> str:
+        column = f" (column {self.column!r})" if self.column != self.field else ""
+        return f"{source}, row {self.row}, field {self.field!r}{column}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    text: str
+
+
+@dataclass
+class QADataset:
+    """Validated samples plus what they imply: relevance judgments and the pipeline's own ranking."""
+
+    source: str
+    samples: list[RagSample]
+    relevance: dict[str, dict[str, int]]
+    retrieved: dict[str, dict[str, float]]
+    fingerprint: str
+    skipped: list[BadRow] = field(default_factory=list)
+    columns: dict[str, str] = field(default_factory=dict)  # our field -> the user's column
+    ignored_columns: list[str] = field(default_factory=list)
+    generated_ids: bool = False
+    passages: dict[str, Passage] | None = None
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [s.id for s in self.samples]
+
+    @property
+    def has_qrels(self) -> bool:
+        return bool(self.relevance)
+
+    @property
+    def has_run(self) -> bool:
+        return bool(self.retrieved)
+
+    def qrels(self) -> Qrels:
+        from ragmetrics.retrieval.qrels import Qrels
+
+        if not self.relevance:
+            raise InputError("has no relevance judgments (relevant_ids)", source=self.source)
+        return Qrels.from_dict(self.relevance, source=self.source)
+
+    def run(self, name: str) -> Run:
+        """The pipeline's own ranking as a Run; a sample without retrieved ids is absent from it."""
+        from ragmetrics.retrieval.run import Run
+
+        if not self.retrieved:
+            raise InputError("has no retrieved ids, so it holds no run of its own", source=self.source)
+        return Run.from_dict(self.retrieved, name=name, source=self.source)
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready description for report metadata."""
+        return {
+            "source": self.source,
+            "rows_used": len(self.samples),
+            "rows_skipped": [
+                {"row": b.row, "field": b.field, "column": b.column, "message": b.message}
+                for b in self.skipped
+            ],
+            "columns": self.columns,
+            "ignored_columns": self.ignored_columns,
+            "generated_ids": self.generated_ids,
+            "qrels_queries": len(self.relevance),
+            "run_queries": len(self.retrieved),
+            "passages": None if self.passages is None else len(self.passages),
+            "fingerprint": self.fingerprint,
+        }
+
+
+def load_dataset(config: DatasetConfig, *, progress: bool = True) -> QADataset:
+    """Load, map and validate the dataset a config describes (paths already resolved)."""
+    if config.builtin is not None:
+        return _load_builtin(config)
+    assert config.path is not None
+    source = str(config.path)
+    rows = read_rows(config.path, config.format, config.split, progress=progress)
+    dataset = validate_rows(
+        rows, source=source, mapping=config.mapping, on_bad_row=config.on_bad_row, limit=config.limit
+    )
+    if config.passages is not None:
+        dataset.passages = read_passages(config.passages)
+    return dataset
+
+
+def _load_builtin(config: DatasetConfig) -> QADataset:
+    collection = importlib.import_module("ragmetrics.collection")
+    qa = Path(collection.qa_path())
+    rows = _read_jsonl(qa)
+    dataset = validate_rows(
+        rows,
+        source=f"builtin:{config.builtin}",
+        mapping=config.mapping,
+        on_bad_row=config.on_bad_row,
+        limit=config.limit,
+    )
+    passages = config.passages if config.passages is not None else Path(collection.passages_path())
+    dataset.passages = read_passages(passages)
+    return dataset
+
+
+def detect_format(path: Path, declared: str) -> str:
+    """The `datasets` builder for a path: declared, or from the suffix; a folder is a saved dataset."""
+    if declared == "jsonl":
+        return "json"
+    if declared != "auto":
+        return declared
+    if path.is_dir():
+        return "disk"
+    fmt = _SUFFIX_FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise InputError(
+            f"cannot tell the format from the suffix {path.suffix!r}; set dataset.format "
+            f"(json, jsonl, csv, parquet, disk, hub)",
+            source=str(path),
+        )
+    return fmt
+
+
+def read_rows(
+    path: Path,
+    fmt: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub"] | str,
+    split: str,
+    *,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Rows of a local file, a saved dataset folder, or (online only) a hub dataset, via `datasets`."""
+    import datasets
+
+    if fmt == "hub":
+        with _progress_bars(progress):
+            try:
+                loaded = datasets.load_dataset(str(path), split=split)
+            except Exception as exc:  # datasets raises many types (network, missing split, ...)
+                raise InputError(f"cannot load hub dataset: {exc}", source=str(path)) from None
+        return _to_rows(loaded, str(path), split)
+    if not path.exists():
+        raise InputError("file not found", source=str(path))
+    builder = detect_format(path, fmt)
+    if builder != "disk" and not path.is_file():
+        raise InputError(f"expected a {builder} file, found a folder", source=str(path))
+    if path.is_file():
+        try:
+            with path.open("rb") as fh:
+                fh.read(1)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    with _progress_bars(progress):
+        if builder == "disk":
+            try:
+                loaded = datasets.load_from_disk(str(path))
+            except Exception as exc:
+                raise InputError(f"not a saved dataset folder: {exc}", source=str(path)) from None
+            return _to_rows(loaded, str(path), split)
+        with tempfile.TemporaryDirectory(prefix="ragmetrics-ds-") as cache:
+            try:
+                loaded = datasets.load_dataset(
+                    builder, data_files={split: str(path)}, split=split, cache_dir=cache
+                )
+            except Exception as exc:
+                raise InputError(f"cannot read as {builder}: {_root_cause(exc)}", source=str(path)) from None
+            return _to_rows(loaded, str(path), split)
+
+
+def _to_rows(loaded: Any, source: str, split: str) -> list[dict[str, Any]]:
+    import datasets
+
+    if isinstance(loaded, datasets.DatasetDict):
+        if split not in loaded:
+            raise InputError(f"no split {split!r}; splits: {', '.join(loaded)}", source=source)
+        loaded = loaded[split]
+    rows: list[dict[str, Any]] = loaded.to_list()
+    return rows
+
+
+def _root_cause(exc: BaseException) -> str:
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+@contextmanager
+def _progress_bars(enabled: bool) -> Iterator[None]:
+    from datasets.utils import logging as ds_logging
+
+    was_enabled = ds_logging.is_progress_bar_enabled()
+    if not enabled and was_enabled:
+        ds_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if not enabled and was_enabled:
+            ds_logging.enable_progress_bar()
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+    rows = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line_no) from None
+        if not isinstance(row, dict):
+            raise InputError("expected a JSON object", source=str(path), line=line_no)
+        rows.append(row)
+    return rows
+
+
+def read_passages(path: Path) -> dict[str, Passage]:
+    """A passages JSONL of {"id": ..., "text": ...}; duplicate or blank ids are input errors."""
+    passages: dict[str, Passage] = {}
+    source = str(path)
+    for line_no, row in enumerate(_read_jsonl(path), start=1):
+        pid, text = row.get("id"), row.get("text")
+        if not isinstance(pid, str) or not pid:
+            raise InputError("expected a non-empty string", source=source, line=line_no, field="id")
+        if not isinstance(text, str):
+            raise InputError("expected a string", source=source, line=line_no, field="text")
+        if pid in passages:
+            raise InputError(f"duplicate passage id {pid!r}", source=source, line=line_no, field="id")
+        passages[pid] = Passage(pid, text)
+    if not passages:
+        raise InputError("no passages", source=source)
+    return passages
+
+
+class _RowError(Exception):
+    def __init__(self, fld: str, message: str) -> None:
+        super().__init__(message)
+        self.field = fld
+        self.message = message
+
+
+def validate_rows(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    source: str,
+    mapping: Mapping[str, str] | None = None,
+    on_bad_row: Literal["fail", "skip"] = "fail",
+    limit: int | None = None,
+) -> QADataset:
+    """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking."""
+    columns = _resolve_columns(rows, source, dict(mapping or {}))
+    present = {c for row in rows for c in row}
+    ignored = sorted(present - set(columns.values()))
+    samples: list[RagSample] = []
+    relevance: dict[str, dict[str, int]] = {}
+    retrieved: dict[str, dict[str, float]] = {}
+    skipped: list[BadRow] = []
+    seen: dict[str, int] = {}
+    digest = hashlib.sha256()
+    generated = "id" not in columns
+    for row_no, row in enumerate(rows, start=1):
+        if limit is not None and len(samples) >= limit:
+            break
+        values = {ours: row.get(theirs) for ours, theirs in columns.items()}
+        if generated:
+            values["id"] = f"row-{row_no}"
+        try:
+            clean = _clean_row(values)
+            qid = clean["id"]
+            if qid in seen:
+                raise _RowError("id", f"duplicate id {qid!r} (first at row {seen[qid]})")
+            sample = _sample(clean)
+        except _RowError as err:
+            bad = BadRow(row_no, err.field, columns.get(err.field, err.field), err.message)
+            if on_bad_row == "fail":
+                raise InputError(bad.describe(source)) from None
+            skipped.append(bad)
+            continue
+        seen[qid] = row_no
+        samples.append(sample)
+        if clean.get("relevant_ids") is not None:
+            relevance[qid] = dict(zip(clean["relevant_ids"], clean["relevant_grades"], strict=True))
+        if clean.get("retrieved_ids") is not None:
+            retrieved[qid] = dict(zip(clean["retrieved_ids"], clean["retrieved_scores"], strict=True))
+        digest.update(json.dumps(clean, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    if not samples:
+        reason = (
+            f"; all {len(skipped)} rows were bad, first: {skipped[0].describe(source)}" if skipped else ""
+        )
+        raise InputError(f"no usable rows{reason}", source=source)
+    return QADataset(
+        source=source,
+        samples=samples,
+        relevance=relevance,
+        retrieved=retrieved,
+        fingerprint="sha256:" + digest.hexdigest(),
+        skipped=skipped,
+        columns=columns,
+        ignored_columns=ignored,
+        generated_ids=generated,
+    )
+
+
+def _resolve_columns(
+    rows: Sequence[Mapping[str, Any]], source: str, mapping: dict[str, str]
+) -> dict[str, str]:
+    """our field -> user column, from the mapping plus identically named columns; checks mapped columns exist."""
+    if not rows:
+        raise InputError("the dataset has no rows", source=source)
+    present: dict[str, None] = {}
+    for row in rows:
+        for col in row:
+            present.setdefault(col)
+    columns: dict[str, str] = {}
+    for theirs, ours in mapping.items():
+        if theirs not in present:
+            raise InputError(
+                f"column {theirs!r} (mapped to {ours!r}) is not in the dataset; columns: {', '.join(present)}",
+                source=source,
+                field=theirs,
+            )
+        columns[ours] = theirs
+    mapped_away = set(mapping)
+    for ours in DATASET_FIELDS:
+        if ours not in columns and ours in present and ours not in mapped_away:
+            columns[ours] = ours
+    if "question" not in columns:
+        raise InputError(
+            f"no 'question' column; map yours with dataset.mapping (columns: {', '.join(present)})",
+            source=source,
+            field="question",
+        )
+    for a, b in (("retrieved_scores", "retrieved_ids"), ("relevant_grades", "relevant_ids")):
+        if a in columns and b not in columns:
+            raise InputError(f"has {a!r} but no {b!r} column", source=source, field=b)
+    return columns
+
+
+def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": _id(values.get("id"))}
+    question = values.get("question")
+    if not isinstance(question, str):
+        raise _RowError("question", f"expected a string, got {_type(question)}")
+    if not question.strip():
+        raise _RowError("question", "is blank")
+    out["question"] = question
+    for name in ("answer", "reference"):
+        value = values.get(name)
+        if value is not None and not isinstance(value, str):
+            raise _RowError(name, f"expected a string or null, got {_type(value)}")
+        out[name] = value
+    lists = {name: _list(name, values.get(name)) for name in _LIST_FIELDS}
+    contexts = lists["contexts"]
+    out["contexts"] = [_str_item("contexts", i, v, allow_empty=True) for i, v in enumerate(contexts or [])]
+    ctx_ids = lists["context_ids"]
+    if ctx_ids is not None:
+        out["context_ids"] = [_str_item("context_ids", i, v) for i, v in enumerate(ctx_ids)]
+        if len(out["context_ids"]) != len(out["contexts"]):
+            raise _RowError(
+                "context_ids", f"has {len(ctx_ids)} ids but contexts has {len(out['contexts'])} entries"
+            )
+    else:
+        out["context_ids"] = None
+    out["retrieved_ids"], out["retrieved_scores"] = _pairs(
+        lists["retrieved_ids"], lists["retrieved_scores"], "retrieved", _score
+    )
+    out["relevant_ids"], out["relevant_grades"] = _pairs(
+        lists["relevant_ids"], lists["relevant_grades"], "relevant", _grade
+    )
+    return out
+
+
+def _pairs(ids: list[Any] | None, values: list[Any] | None, prefix: str, convert: Any) -> tuple[Any, Any]:
+    ids_field, values_field = (
+        f"{prefix}_ids",
+        "retrieved_scores" if prefix == "retrieved" else "relevant_grades",
+    )
+    if ids is None:
+        if values is not None:
+            raise _RowError(ids_field, f"is missing while {values_field} is given")
+        return None, None
+    clean_ids = [_str_item(ids_field, i, v) for i, v in enumerate(ids)]
+    dup = _first_duplicate(clean_ids)
+    if dup is not None:
+        raise _RowError(ids_field, f"document {dup!r} appears twice")
+    if values is None:
+        # No scores: the list order is the ranking; no grades: every listed document is relevant (grade 1).
+        default = [float(len(ids) - i) for i in range(len(ids))] if prefix == "retrieved" else [1] * len(ids)
+        return clean_ids, default
+    if len(values) != len(ids):
+        raise _RowError(values_field, f"has {len(values)} entries but {ids_field} has {len(ids)}")
+    return clean_ids, [convert(values_field, i, v) for i, v in enumerate(values)]
+
+
+def _first_duplicate(items: list[str]) -> str | None:
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def _id(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        raise _RowError("id", f"expected a string or integer, got {_type(value)}")
+    if isinstance(value, int):
+        return str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise _RowError("id", f"expected a non-empty string or integer, got {_type(value)}")
+    return value
+
+
+def _list(name: str, value: Any) -> list[Any] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise _RowError(
+                name, "expected a list (in CSV: a JSON array), got a string that is not JSON"
+            ) from None
+    if isinstance(value, tuple):
+        value = list(value)
+    if hasattr(value, "tolist") and not isinstance(value, list):
+        value = value.tolist()
+    if not isinstance(value, list):
+        raise _RowError(name, f"expected a list, got {_type(value)}")
+    return value
+
+
+def _str_item(name: str, index: int, value: Any, *, allow_empty: bool = False) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise _RowError(name, f"[{index}] expected a string, got {_type(value)}")
+    text = str(value)
+    if not allow_empty and not text.strip():
+        raise _RowError(name, f"[{index}] is blank")
+    return text
+
+
+def _score(name: str, index: int, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _RowError(name, f"[{index}] expected a number, got {_type(value)}")
+    score = float(value)
+    if not math.isfinite(score):
+        raise _RowError(name, f"[{index}] is {score}; scores must be finite")
+    return score
+
+
+def _grade(name: str, index: int, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _RowError(name, f"[{index}] expected an integer grade, got {_type(value)}")
+    if isinstance(value, float) and not value.is_integer():
+        raise _RowError(name, f"[{index}] grade {value} is not an integer")
+    return int(value)
+
+
+def _type(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = repr(value)
+    short = text if len(text) <= 40 else text[:37] + "..."
+    return f"{type(value).__name__} {short}"
+
+
+def _sample(clean: dict[str, Any]) -> RagSample:
+    fields = {k: clean[k] for k in ("id", "question", "contexts", "context_ids", "answer", "reference")}
+    return RagSample.model_validate(fields)

@@ -8,7 +8,7 @@ locale-dependent behaviour. The rules are plain and documented here:
   end a sentence; other line breaks are spaces.
 - Inside a paragraph a sentence ends at ".", "!", "?" or "…" (optionally followed by closing quotes or
   brackets) when whitespace and then an uppercase letter, digit, quote, bracket or backtick follow.
-- No break after common abbreviations ("e.g.", "Dr.", "approx."), single-letter initials ("J. Smith") or
+- No break after common abbreviations ("e.g.", "Dr.", "approx."), capital initials ("J. Smith") or
   inside numbers and dotted names ("3.14", "os.path.join"), since those have no whitespace after the dot.
 - A statement is a sentence, further cut at semicolons when both sides have at least
   `MIN_STATEMENT_WORDS` words: "X is fast; it uses C" is two claims, "a; b" is one.
@@ -61,10 +61,10 @@ def _is_abbreviation(before: str, dots: str) -> bool:
     match = _WORD_BEFORE.search(before)
     if match is None:
         return False
-    word = match.group(1).lstrip("\"'([«“‘").lower()
-    if len(word) == 1 and word.isalpha():  # an initial: "J. Smith"
+    word = match.group(1).lstrip("\"'([«“‘")
+    if len(word) == 1 and word.isupper():  # an initial: "J. Smith"
         return True
-    return word in _ABBREVIATIONS
+    return word.lower() in _ABBREVIATIONS
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,0 +1,222 @@
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from ragmetrics.errors import JudgeError
+from ragmetrics.judge.base import JUDGE_METRICS, Judge, RagSample
+from ragmetrics.judge.local import LocalJudge, LocalThresholds, pair_similarities, units
+from ragmetrics.judge.select import make_judge, resolve_backend
+from ragmetrics.judge.settings import JudgeSettings
+
+
+def _unit(angle_deg: float) -> list[float]:
+    a = math.radians(angle_deg)
+    return [math.cos(a), math.sin(a)]
+
+
+class TableEmbedder:
+    """Each text maps to a chosen 2-d unit vector, so cosines (and verdicts) are known exactly."""
+
+    def __init__(self, table: dict[str, list[float]]) -> None:
+        self.table = table
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return "table"
+
+    async def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        self.calls += 1
+        return np.asarray([self.table[t] for t in texts], dtype=np.float32).reshape(len(texts), 2)
+
+
+T = LocalThresholds(context_precision=0.8, context_utilization=0.8, context_recall=0.8, context_relevancy=0.8)
+
+
+def run(judge: LocalJudge, metric: str, sample: RagSample):  # type: ignore[no-untyped-def]
+    return asyncio.run(judge.score(metric, sample))
+
+
+def test_context_precision_verdicts_and_formula() -> None:
+    # cos(0) = 1, cos(60) = 0.5: chunks 2 and 3 match the reference, chunk 1 does not.
+    emb = TableEmbedder({"Ref.": _unit(0), "Far.": _unit(60), "Near.": _unit(10), "Same.": _unit(0)})
+    judge = LocalJudge(emb, T)
+    sample = RagSample(id="q", question="?", contexts=["Far.", "Near.", "Same."], reference="Ref.")
+    out = run(judge, "context_precision", sample)
+    assert [v["verdict"] for v in out.detail.verdicts] == [False, True, True]
+    assert out.value == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert out.detail.verdicts[1]["reason"] == (
+        "best cosine 0.98 >= 0.80 between chunk sentence 1 and reference sentence 1"
+    )
+    assert "local judge" in (out.detail.reason or "")
+    assert emb.calls == 1  # one batched embedding call per sample and metric
+
+
+def test_context_precision_matches_whole_multi_sentence_reference() -> None:
+    emb = TableEmbedder(
+        {"A one.": _unit(40), "B two.": _unit(-40), "A one. B two.": _unit(0), "C.": _unit(5)}
+    )
+    out = run(LocalJudge(emb, T), "context_precision",
+              RagSample(id="q", question="?", contexts=["C."], reference="A one. B two."))  # fmt: skip
+    assert out.detail.verdicts[0]["matched"] == "whole reference"
+    assert out.value == 1.0
+
+
+def test_context_utilization_uses_the_answer() -> None:
+    emb = TableEmbedder({"Ans.": _unit(0), "Chunk.": _unit(90)})
+    out = run(LocalJudge(emb, T), "context_utilization",
+              RagSample(id="q", question="?", contexts=["Chunk."], answer="Ans."))  # fmt: skip
+    assert out.value == 0.0
+    assert out.detail.verdicts[0]["reason"].endswith("answer sentence 1")
+
+
+def test_empty_chunk_is_not_useful() -> None:
+    emb = TableEmbedder({"Ref.": _unit(0), "Ref copy.": _unit(0)})
+    out = run(LocalJudge(emb, T), "context_precision",
+              RagSample(id="q", question="?", contexts=["  ", "Ref copy."], reference="Ref."))  # fmt: skip
+    assert out.detail.verdicts[0] == {"chunk": 0, "verdict": False, "cosine": None, "reason": "empty chunk"}
+    assert out.value == pytest.approx(0.5)
+
+
+def test_context_recall_attributes_statements() -> None:
+    emb = TableEmbedder({
+        "Stmt one is here": _unit(0), "stmt two is here.": _unit(90),
+        "Ctx a.": _unit(5), "Ctx b.": _unit(-30),
+    })  # fmt: skip
+    sample = RagSample(id="q", question="?", contexts=["Ctx a.", "Ctx b."],
+                       reference="Stmt one is here; stmt two is here.")  # fmt: skip
+    out = run(LocalJudge(emb, T), "context_recall", sample)
+    assert [v["verdict"] for v in out.detail.verdicts] == [True, False]
+    assert out.detail.verdicts[0]["chunk"] == 0 and out.detail.verdicts[0]["chunk_sentence"] == 1
+    assert out.value == 0.5
+
+
+def test_context_relevancy_counts_sentences() -> None:
+    emb = TableEmbedder({"Q?": _unit(0), "Yes a.": _unit(10), "No b.": _unit(80), "Yes c.": _unit(-20)})
+    sample = RagSample(id="q", question="Q?", contexts=["Yes a. No b.", "Yes c."])
+    out = run(LocalJudge(emb, T), "context_relevancy", sample)
+    assert [(v["chunk"], v["chunk_sentence"], v["verdict"]) for v in out.detail.verdicts] == [
+        (0, 1, True), (0, 2, False), (1, 1, True),
+    ]  # fmt: skip
+    assert out.value == pytest.approx(2 / 3)
+
+
+def test_answer_relevancy_local_variant_clipped() -> None:
+    emb = TableEmbedder({"Q?": _unit(0), "Opposite.": _unit(180), "Close.": _unit(30)})
+    judge = LocalJudge(emb, T)
+    neg = run(judge, "answer_relevancy", RagSample(id="q", question="Q?", answer="Opposite."))
+    pos = run(judge, "answer_relevancy", RagSample(id="q", question="Q?", answer="Close."))
+    assert neg.value == 0.0
+    assert pos.value == pytest.approx(math.cos(math.radians(30)), abs=1e-6)
+    assert pos.detail.verdicts[0]["variant"] == "local_cosine"
+    assert "local variant" in (pos.detail.reason or "")
+
+
+def test_missing_fields_and_unknown_metric_are_judge_errors() -> None:
+    judge = LocalJudge(TableEmbedder({}), T)
+    with pytest.raises(JudgeError, match="lacks reference") as info:
+        run(judge, "context_recall", RagSample(id="s1", question="Q?", contexts=["x"]))
+    assert info.value.cause == "missing_input"
+    with pytest.raises(JudgeError, match="not a judge metric"):
+        run(judge, "faithfulness", RagSample(id="s1", question="Q?"))
+    assert judge.info().failures == 1
+
+
+def test_embedder_failure_becomes_judge_error() -> None:
+    judge = LocalJudge(TableEmbedder({}), T)  # every lookup raises KeyError
+    with pytest.raises(JudgeError) as info:
+        run(judge, "answer_relevancy", RagSample(id="s1", question="Q?", answer="A."))
+    assert info.value.cause == "embedder_error"
+
+
+def test_info_says_local_and_not_llm() -> None:
+    judge = LocalJudge(TableEmbedder({}), T)
+    assert isinstance(judge, Judge)
+    assert judge.supported_metrics() == JUDGE_METRICS
+    info = judge.info()
+    assert info.backend == "local" and judge.backend == "local"
+    assert "not by an LLM" in info.settings["note"]
+    assert info.settings["thresholds"]["context_recall"] == 0.8
+    assert "local variant" in info.settings["answer_relevancy"]
+    assert info.cache.enabled is False
+
+
+def test_thresholds_validated() -> None:
+    with pytest.raises(ValueError, match="context_recall"):
+        LocalThresholds(context_recall=1.5)
+
+
+def test_units_per_kind() -> None:
+    assert units("context_precision", "b", "One. Two.") == ["One.", "Two.", "One. Two."]
+    assert units("context_precision", "b", "One.") == ["One."]
+    assert units("context_recall", "a", " A claim. ") == ["A claim."]
+    assert units("context_relevancy", "b", "  ") == []
+    with pytest.raises(ValueError):
+        units("faithfulness", "a", "x")  # type: ignore[arg-type]
+
+
+def test_pair_similarities_matches_judge_and_handles_blank() -> None:
+    emb = TableEmbedder({"Q?": _unit(0), "S.": _unit(60)})
+    sims = asyncio.run(pair_similarities(emb, "context_relevancy", [("Q?", "S."), ("Q?", " ")]))
+    assert sims[0] == pytest.approx(0.5, abs=1e-6)
+    assert sims[1] is None
+
+
+def test_real_model_end_to_end_is_deterministic(embedder) -> None:  # type: ignore[no-untyped-def]
+    judge = LocalJudge(embedder)
+    sample = RagSample(
+        id="s",
+        question="How do I parse a JSON string in Python?",
+        contexts=[
+            "The json.loads() function parses a JSON document held in a str and returns Python objects.",
+            "The csv module reads and writes comma-separated values files.",
+        ],
+        answer="Call json.loads() on the string to get Python objects.",
+        reference="Use json.loads() to turn a JSON string into Python objects.",
+    )
+    first = {m: run(judge, m, sample) for m in JUDGE_METRICS}
+    second = {m: run(LocalJudge(embedder), m, sample) for m in JUDGE_METRICS}
+    for m in JUDGE_METRICS:
+        assert first[m] == second[m]
+        assert 0.0 <= first[m].value <= 1.0
+    assert first["context_precision"].value == 1.0  # the json chunk ranks first and is useful
+    assert [v["verdict"] for v in first["context_precision"].detail.verdicts] == [True, False]
+    assert first["context_recall"].value == 1.0
+    assert first["answer_relevancy"].value > 0.5
+
+
+def test_resolve_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RM_TEST_KEY", raising=False)
+    assert resolve_backend(JudgeSettings(api_key_env="RM_TEST_KEY"))[0] == "local"
+    monkeypatch.setenv("RM_TEST_KEY", "  ")
+    assert resolve_backend(JudgeSettings(api_key_env="RM_TEST_KEY"))[0] == "local"
+    monkeypatch.setenv("RM_TEST_KEY", "sk-secret")
+    backend, why = resolve_backend(JudgeSettings(api_key_env="RM_TEST_KEY"))
+    assert backend == "openai" and "sk-secret" not in why
+    assert resolve_backend(JudgeSettings(api_key_env="RM_TEST_KEY", backend="local"))[0] == "local"
+    monkeypatch.delenv("RM_TEST_KEY")
+    assert (
+        resolve_backend(JudgeSettings(api_key_env="RM_TEST_KEY", base_url="http://127.0.0.1:9/v1"))[0]
+        == "openai"
+    )
+
+
+def test_make_judge_local_with_one_line_notice(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("RM_TEST_KEY", raising=False)
+    with caplog.at_level(logging.INFO, logger="ragmetrics.judge"):
+        judge = make_judge(JudgeSettings(api_key_env="RM_TEST_KEY"))
+    assert judge.backend == "local"
+    notices = [r.getMessage() for r in caplog.records if r.name == "ragmetrics.judge"]
+    assert len(notices) == 1 and "\n" not in notices[0] and "local judge" in notices[0]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="ragmetrics.judge"):
+        assert make_judge(JudgeSettings(backend="local")).backend == "local"
+    assert not [r for r in caplog.records if r.name == "ragmetrics.judge"]

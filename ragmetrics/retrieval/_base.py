@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from numpy.typing import NDArray
+
+from ragmetrics.retrieval._build import readonly
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -52,3 +55,41 @@ class CsrBase:
             qid: dict(zip(docs[bounds[i] : bounds[i + 1]], vals[bounds[i] : bounds[i + 1]], strict=True))
             for i, qid in enumerate(self.query_ids)
         }
+
+    def _values(self) -> NDArray[Any]:
+        raise NotImplementedError
+
+    def _entry_ids(self) -> tuple[list[str], list[str]]:
+        """Per-entry query id and document id, in stored order (the writers' columns)."""
+        counts = np.diff(self.offsets)
+        qids = np.repeat(np.array(self.query_ids, dtype=object), counts).tolist()
+        return qids, self.doc_vocab[self.doc_codes].tolist()
+
+    def _keep(self, entries: NDArray[np.bool_], queries: NDArray[np.bool_]) -> dict[str, Any]:
+        """New CSR arrays holding only the chosen entries of the chosen queries (order preserved)."""
+        counts = np.diff(self.offsets)
+        entries = entries & np.repeat(queries, counts)
+        kept = np.bincount(
+            np.repeat(np.arange(len(self.query_ids)), counts)[entries], minlength=len(self.query_ids)
+        )[queries]
+        offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+        np.cumsum(kept, out=offsets[1:])
+        chosen = np.flatnonzero(queries).tolist()
+        return {
+            "query_ids": tuple(self.query_ids[i] for i in chosen),
+            "offsets": readonly(offsets),
+            "doc_codes": readonly(self.doc_codes[entries]),
+            "values": readonly(self._values()[entries]),
+        }
+
+    def select(self, query_ids: Iterable[str]) -> Self:
+        """The same container restricted to the given queries; ids it does not hold are ignored."""
+        wanted = set(query_ids)
+        queries = np.fromiter(
+            (q in wanted for q in self.query_ids), dtype=np.bool_, count=len(self.query_ids)
+        )
+        parts = self._keep(np.ones(self.doc_codes.shape[0], dtype=np.bool_), queries)
+        return self._rebuild(parts)
+
+    def _rebuild(self, parts: dict[str, Any]) -> Self:
+        raise NotImplementedError

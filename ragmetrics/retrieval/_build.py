@@ -64,6 +64,22 @@ class Built:
     values: NDArray[np.int64] | NDArray[np.float64]
 
 
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """Factorised columns ready for `_build.build`; `values` are still raw (checked by the container)."""
+
+    query_vocab: NDArray[np.str_]
+    query_codes: NDArray[np.int64]
+    doc_vocab: NDArray[np.str_]
+    doc_codes: NDArray[np.int64]
+    values: NDArray[np.generic]
+    origin: Origin
+
+
+def str_array(items: list[str]) -> NDArray[np.str_]:
+    return np.array(items, dtype=np.str_) if items else np.zeros(0, dtype="<U1")
+
+
 def factorize(values: NDArray[_G]) -> tuple[NDArray[_G], NDArray[np.int64]]:
     """Sorted unique values and, per element, its index into them.
 
@@ -97,7 +113,7 @@ def check_grades(values: NDArray[np.generic], origin: Origin, label: str) -> NDA
             bad = ~np.isfinite(values) | (np.floor(values) != values) | (np.abs(values) > 2**53)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise origin.error(f"{label} {values[i]!r} is not an integer grade", i, field=label)
+            raise origin.error(f"{label} {values[i].item()!r} is not an integer grade", i, field=label)
         return values.astype(np.int64)
     for i, v in enumerate(values.tolist()):
         if not _is_number(v) or not float(v).is_integer():
@@ -118,7 +134,7 @@ def check_scores(values: NDArray[np.generic], origin: Origin, label: str) -> NDA
     finite = np.isfinite(scores)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise origin.error(f"{label} {scores[i]!r} is not a finite number", i, field=label)
+        raise origin.error(f"{label} {scores[i].item()!r} is not a finite number", i, field=label)
     return scores
 
 
@@ -169,8 +185,8 @@ def build(
     same = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
     if same.size:
         first, second = int(by_key[same[0]]), int(by_key[same[0] + 1])
-        q = query_vocab[query_codes[first]]
-        d = doc_vocab[doc_codes[first]]
+        q = str(query_vocab[query_codes[first]])
+        d = str(doc_vocab[doc_codes[first]])
         earlier = origin.describe(first)
         also = f" (first at {earlier})" if earlier else ""
         raise origin.error(f"duplicate document {d!r} for query {q!r}{also}", second)

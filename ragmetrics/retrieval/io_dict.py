@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from itertools import chain
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval._build import Origin, factorize, ids_to_str
-
-
-@dataclass(frozen=True, slots=True)
-class Columns:
-    """Factorised columns ready for `_build.build`; `values` are still raw (checked by the container)."""
-
-    query_vocab: NDArray[np.str_]
-    query_codes: NDArray[np.int64]
-    doc_vocab: NDArray[np.str_]
-    doc_codes: NDArray[np.int64]
-    values: NDArray[np.generic]
-    origin: Origin
-
-
-def str_array(items: list[str]) -> NDArray[np.str_]:
-    return np.array(items, dtype=np.str_) if items else np.zeros(0, dtype="<U1")
+from ragmetrics.retrieval._build import Columns, Origin, factorize, ids_to_str, str_array
 
 
 def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
@@ -81,3 +64,16 @@ def value_column(values: list[object]) -> NDArray[np.generic]:
         array = np.empty(len(values), dtype=object)
         array[:] = values
     return array
+
+
+def columns_from_flat(
+    qids: Sequence[object],
+    docs: Sequence[object],
+    values: list[object],
+    origin: Origin,
+    labels: tuple[str, str] = ("query id", "document id"),
+) -> Columns:
+    """Columns from three aligned lists (JSON Lines, DataFrame columns already turned into lists)."""
+    query_vocab, query_codes = factorize(str_array(ids_to_str(qids, origin, labels[0])))
+    doc_vocab, doc_codes = factorize(str_array(ids_to_str(docs, origin, labels[1])))
+    return Columns(query_vocab, query_codes, doc_vocab, doc_codes, value_column(values), origin)

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
+from ragmetrics.retrieval import io_frames, io_json, io_trec
 from ragmetrics.retrieval._base import CsrBase
-from ragmetrics.retrieval._build import build, check_scores
-from ragmetrics.retrieval.io_dict import Columns, columns_from_nested
+from ragmetrics.retrieval._build import Columns, build, check_scores
+from ragmetrics.retrieval.io_dict import columns_from_nested
 
 DEFAULT_NAME = "run"
+Q_COL = "query_id"
+DOC_COL = "doc_id"
+SCORE_COL = "score"
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -30,8 +36,89 @@ class Run(CsrBase):
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {len(self)} queries, {self.num_entries} entries, source={self.source!r})"
 
+    # -- readers -------------------------------------------------------------------------------------
+
     @classmethod
-    def _from_columns(cls, columns: Columns, name: str) -> Run:
+    def from_dict(
+        cls, run: Mapping[str, Mapping[str, float]], name: str | None = None, *, source: str = "run dict"
+    ) -> Run:
+        """From ``{query id: {document id: score}}``; a query mapped to ``{}`` is kept with no entries."""
+        return cls._from_columns(columns_from_nested(run, source, "score"), name)
+
+    @classmethod
+    def from_trec(cls, path: str | Path, name: str | None = None, *, strict: bool = False) -> Run:
+        """From a TREC run file, ``qid Q0 docid rank score tag`` per line.
+
+        The name defaults to the first line's tag. The rank field is ignored (ranking is by score, as in
+        trec_eval). Fields after the tag are ignored like trec_eval does, or rejected with `strict`.
+        """
+        columns, tag = io_trec.run_columns(path, strict=strict)
+        return cls._from_columns(columns, name or tag)
+
+    @classmethod
+    def from_json(cls, path: str | Path, name: str | None = None) -> Run:
+        """From a JSON file holding ``{query id: {document id: score}}``."""
+        return cls._from_columns(io_json.json_columns(path, "score"), name)
+
+    @classmethod
+    def from_jsonl(
+        cls,
+        path: str | Path,
+        name: str | None = None,
+        *,
+        q_key: str = Q_COL,
+        doc_key: str = DOC_COL,
+        score_key: str = SCORE_COL,
+    ) -> Run:
+        """From JSON Lines, one ``{"query_id": ..., "doc_id": ..., "score": ...}`` per line."""
+        return cls._from_columns(io_json.jsonl_columns(path, (q_key, doc_key, score_key)), name)
+
+    @classmethod
+    def read(cls, path: str | Path, name: str | None = None) -> Run:
+        """By file name: ``.json`` -> `from_json`, ``.jsonl``/``.ndjson`` -> `from_jsonl`, else `from_trec`.
+
+        JSON inputs carry no tag, so their name defaults to the file's stem.
+        """
+        suffix = Path(path).suffix.lower()
+        if suffix == ".json":
+            return cls.from_json(path, name or Path(path).stem)
+        if suffix in (".jsonl", ".ndjson"):
+            return cls.from_jsonl(path, name or Path(path).stem)
+        return cls.from_trec(path, name)
+
+    @classmethod
+    def from_df(
+        cls,
+        df: Any,
+        name: str | None = None,
+        *,
+        q_col: str = Q_COL,
+        doc_col: str = DOC_COL,
+        score_col: str = SCORE_COL,
+        source: str = "DataFrame",
+    ) -> Run:
+        """From a pandas DataFrame with one row per retrieved document; ids may be str or int columns."""
+        return cls._from_columns(io_frames.frame_columns(df, (q_col, doc_col, score_col), source), name)
+
+    @classmethod
+    def from_hf(
+        cls,
+        dataset: Any,
+        name: str | None = None,
+        *,
+        q_col: str = Q_COL,
+        doc_col: str = DOC_COL,
+        score_col: str = SCORE_COL,
+        source: str = "datasets.Dataset",
+    ) -> Run:
+        """From a `datasets.Dataset` split; only the three named columns are read."""
+        return cls._from_columns(
+            io_frames.dataset_columns(dataset, (q_col, doc_col, score_col), source), name
+        )
+
+    @classmethod
+    def _from_columns(cls, columns: Columns, name: str | None) -> Run:
+        name = DEFAULT_NAME if name is None else name
         if not isinstance(name, str) or not name:
             raise InputError(
                 f"run name must be a non-empty string, got {name!r}", source=columns.origin.source
@@ -56,13 +143,75 @@ class Run(CsrBase):
             name=name,
         )
 
-    @classmethod
-    def from_dict(
-        cls, run: Mapping[str, Mapping[str, float]], name: str | None = None, *, source: str = "run dict"
-    ) -> Run:
-        """From ``{query id: {document id: score}}``; a query mapped to ``{}`` is kept with no entries."""
-        return cls._from_columns(columns_from_nested(run, source, "score"), name or DEFAULT_NAME)
+    # -- views ---------------------------------------------------------------------------------------
+
+    def top_k(self, k: int) -> Run:
+        """Each ranking cut after its first `k` documents (queries keep their place, even if emptied)."""
+        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+            raise InputError(f"k must be an integer >= 1, got {k!r}", source=self.source)
+        counts = np.diff(self.offsets)
+        position = np.arange(self.doc_codes.shape[0]) - np.repeat(self.offsets[:-1], counts)
+        return self._rebuild(self._keep(position < k, np.ones(len(self.query_ids), dtype=np.bool_)))
+
+    def renamed(self, name: str) -> Run:
+        """The same run under another name (arrays are shared, not copied)."""
+        if not isinstance(name, str) or not name:
+            raise InputError(f"run name must be a non-empty string, got {name!r}", source=self.source)
+        return Run(
+            query_ids=self.query_ids,
+            doc_vocab=self.doc_vocab,
+            offsets=self.offsets,
+            doc_codes=self.doc_codes,
+            source=self.source,
+            scores=self.scores,
+            name=name,
+        )
+
+    # -- writers -------------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{query id: {document id: score}}``; each inner dict iterates in ranking order."""
         return self._nested(self.scores)
+
+    def to_trec(self, path: str | Path) -> None:
+        """Write ``qid Q0 docid rank score name`` lines, rank = 1-based position in the stored ranking.
+
+        Scores are written in Python's shortest round-trip form, so reading the file back is exact.
+        """
+        target = str(path)
+        io_trec.check_writable(self.query_ids, "query id", target, leads_line=True)
+        io_trec.check_writable(self.doc_vocab.tolist(), "document id", target, leads_line=False)
+        io_trec.check_writable([self.name], "run name", target, leads_line=False)
+        qids, docs = self._entry_ids()
+        counts = np.diff(self.offsets)
+        ranks = (np.arange(self.doc_codes.shape[0]) - np.repeat(self.offsets[:-1], counts) + 1).tolist()
+        tag = self.name
+        lines = [
+            f"{q} Q0 {d} {r} {s!r} {tag}"
+            for q, d, r, s in zip(qids, docs, ranks, self.scores.tolist(), strict=True)
+        ]
+        io_trec.write_lines(path, lines)
+
+    def to_json(self, path: str | Path) -> None:
+        """Write ``{query id: {document id: score}}`` as one JSON object, documents in ranking order."""
+        io_json.write_json(path, self.to_dict())  # type: ignore[arg-type]
+
+    def to_jsonl(
+        self, path: str | Path, *, q_key: str = Q_COL, doc_key: str = DOC_COL, score_key: str = SCORE_COL
+    ) -> None:
+        """Write one JSON object per entry in ranking order, the layout `from_jsonl` reads."""
+        qids, docs = self._entry_ids()
+        rows: list[dict[str, object]] = [
+            {q_key: q, doc_key: d, score_key: s}
+            for q, d, s in zip(qids, docs, self.scores.tolist(), strict=True)
+        ]
+        io_json.write_jsonl(path, rows)
+
+    # -- CsrBase hooks ---------------------------------------------------------------------------------
+
+    def _values(self) -> NDArray[Any]:
+        return self.scores
+
+    def _rebuild(self, parts: dict[str, Any]) -> Run:
+        scores = parts.pop("values")
+        return Run(doc_vocab=self.doc_vocab, source=self.source, scores=scores, name=self.name, **parts)

@@ -1,0 +1,90 @@
+"""JSON readers: one object ``{query id: {document id: value}}``, or JSON Lines with one entry per line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ragmetrics.errors import InputError
+from ragmetrics.retrieval._build import Columns, Origin
+from ragmetrics.retrieval.io_dict import columns_from_flat, columns_from_nested
+from ragmetrics.retrieval.io_trec import read_bytes
+
+
+def _text(path: str | Path) -> str:
+    source = str(path)
+    data = read_bytes(path)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not valid UTF-8 text ({exc.reason})", source=source, line=line) from None
+    if not text.strip():
+        raise InputError("empty file: no entries", source=source)
+    return text
+
+
+def json_columns(path: str | Path, value_name: str) -> Columns:
+    """Columns from a file holding one JSON object of objects."""
+    source = str(path)
+    try:
+        data = json.loads(_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", source=source, line=exc.lineno
+        ) from None
+    columns = columns_from_nested(data, source, value_name)
+    if columns.doc_codes.shape[0] == 0:
+        raise InputError("no entries", source=source)
+    return columns
+
+
+def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
+    """Columns from JSON Lines, one ``{q_key: ..., doc_key: ..., value_key: ...}`` object per line.
+
+    Blank lines are skipped; other keys in an object are ignored (a line may carry a passage's text).
+    """
+    source = str(path)
+    qids: list[object] = []
+    docs: list[object] = []
+    values: list[object] = []
+    lines: list[int] = []
+    for number, line in enumerate(_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})", source=source, line=number
+            ) from None
+        if not isinstance(entry, dict):
+            raise InputError(
+                f"expected a JSON object, got {type(entry).__name__}", source=source, line=number
+            )
+        for key in keys:
+            if key not in entry:
+                raise InputError(f"missing key {key!r}", source=source, line=number, field=key)
+        qids.append(entry[keys[0]])
+        docs.append(entry[keys[1]])
+        values.append(entry[keys[2]])
+        lines.append(number)
+    labels = (keys[0], keys[1])
+    return columns_from_flat(
+        qids, docs, values, Origin(source, positions=np.array(lines, dtype=np.int64)), labels
+    )
+
+
+def write_json(path: str | Path, nested: dict[str, dict[str, object]]) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(nested, handle, ensure_ascii=False, indent=None)
+        handle.write("\n")
+
+
+def write_jsonl(path: str | Path, rows: list[dict[str, object]]) -> None:
+    with open(path, "w", encoding="utf-8", newline="\n") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False))
+            handle.write("\n")

@@ -1,0 +1,231 @@
+"""Score one run against qrels: `evaluate` gives a `RunResult`, `score_matrix` the raw [queries x metrics] array.
+
+`score_matrix` is the vectorised entry point for callers that loop over runs (compare): no per-query dicts.
+Both take the query set from the qrels by default (a query the run lacks scores 0, trec_eval -c) or, with
+``query_set="intersection"``, from the queries both share (trec_eval's default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, cast
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.errors import InputError
+from ragmetrics.retrieval.metrics import MetricRequest, parse_metrics
+from ragmetrics.schema import RunMetadata, RunResult
+
+QuerySet = Literal["qrels", "intersection"]
+QUERY_SETS: tuple[str, ...] = ("qrels", "intersection")
+TIE_RULE = "score descending, then document id descending"
+
+
+class QrelsArrays(Protocol):
+    """The array view of `ragmetrics.Qrels` that the kernels read."""
+
+    @property
+    def query_ids(self) -> tuple[str, ...]: ...
+    @property
+    def doc_vocab(self) -> NDArray[Any]: ...
+    @property
+    def offsets(self) -> NDArray[np.int64]: ...
+    @property
+    def doc_codes(self) -> NDArray[np.int64]: ...
+    @property
+    def grades(self) -> NDArray[np.int64]: ...
+
+
+class RunArrays(Protocol):
+    """The array view of `ragmetrics.Run`: entries of each query already in rank order."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def query_ids(self) -> tuple[str, ...]: ...
+    @property
+    def doc_vocab(self) -> NDArray[Any]: ...
+    @property
+    def offsets(self) -> NDArray[np.int64]: ...
+    @property
+    def doc_codes(self) -> NDArray[np.int64]: ...
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Per-query scores of one run: `values[i, j]` is metric `metrics[j]` on query `query_ids[i]`."""
+
+    name: str
+    query_ids: tuple[str, ...]
+    metrics: tuple[str, ...]
+    requests: tuple[MetricRequest, ...]
+    values: NDArray[np.float64]
+    query_set: QuerySet
+    missing_queries: tuple[str, ...]
+    extra_queries: tuple[str, ...]
+    num_qrels_queries: int
+    num_run_queries: int
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def column(self, metric: str) -> NDArray[np.float64]:
+        """The per-query values of one metric (by the spelling used in the request)."""
+        try:
+            j = self.metrics.index(metric)
+        except ValueError:
+            raise KeyError(f"no metric {metric!r}; scored: {list(self.metrics)}") from None
+        return self.values[:, j]
+
+    def means(self) -> dict[str, float]:
+        """Mean of each metric over the scored queries."""
+        means = self.values.mean(axis=0) if len(self.query_ids) else np.zeros(len(self.metrics))
+        return dict(zip(self.metrics, means.tolist(), strict=True))
+
+    def to_result(self) -> RunResult:
+        """The unified-schema result (per query, aggregate, metadata)."""
+        rows = self.values.tolist()
+        per_query: dict[str, dict[str, float | None]] = {
+            qid: dict(zip(self.metrics, row, strict=True))
+            for qid, row in zip(self.query_ids, rows, strict=True)
+        }
+        aggregate: dict[str, float | None] = dict(self.means())
+        metadata = RunMetadata(
+            kind="retrieval",
+            metrics=list(self.metrics),
+            metric_settings=dict(self.settings),
+            num_queries=len(self.query_ids),
+            num_qrels_queries=self.num_qrels_queries,
+            num_run_queries=self.num_run_queries,
+            missing_queries=list(self.missing_queries),
+            extra_queries=list(self.extra_queries),
+        )
+        return RunResult(name=self.name, per_query=per_query, aggregate=aggregate, metadata=metadata)
+
+
+def _as_qrels(qrels: QrelsArrays | Mapping[str, Mapping[str, int]]) -> QrelsArrays:
+    if isinstance(qrels, Mapping):
+        from ragmetrics.retrieval.qrels import Qrels
+
+        return Qrels.from_dict(qrels)
+    return qrels
+
+
+def _as_run(run: RunArrays | Mapping[str, Mapping[str, float]], name: str | None) -> RunArrays:
+    if isinstance(run, Mapping):
+        from ragmetrics.retrieval.run import Run
+
+        return Run.from_dict(run, name=name or "run")
+    return run
+
+
+def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArray[np.int64]:
+    """For each run vocabulary entry, its code in the qrels vocabulary, or -1 (both vocabularies sorted)."""
+    if qrels_vocab is run_vocab:
+        return np.arange(len(run_vocab), dtype=np.int64)
+    if len(qrels_vocab) == 0 or len(run_vocab) == 0:
+        return np.full(len(run_vocab), -1, dtype=np.int64)
+    at = np.searchsorted(qrels_vocab, run_vocab).astype(np.int64)
+    clipped = np.minimum(at, len(qrels_vocab) - 1)
+    found = qrels_vocab[clipped] == run_vocab
+    return np.where(found, clipped, -1).astype(np.int64)
+
+
+def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[str, Any]:
+    return {
+        "query_set": query_set,
+        "tie_rule": TIE_RULE,
+        "relevance_level": {r.spelling: r.level for r in requests},
+        "metrics": {r.spelling: r.settings() for r in requests},
+    }
+
+
+def score_matrix(
+    qrels: QrelsArrays | Mapping[str, Mapping[str, int]],
+    run: RunArrays | Mapping[str, Mapping[str, float]],
+    metrics: Iterable[str] | str,
+    *,
+    query_set: QuerySet | str = "qrels",
+    name: str | None = None,
+) -> ScoreMatrix:
+    """Score `run` on every requested metric; rows follow the qrels' (sorted) query order."""
+    from ragmetrics.retrieval.kernels import score_queries
+
+    requests = parse_metrics(metrics)
+    if query_set not in QUERY_SETS:
+        raise InputError(
+            f"unknown query set {query_set!r}; choose 'qrels' (trec_eval -c) or 'intersection'",
+            field="query_set",
+        )
+    q = _as_qrels(qrels)
+    r = _as_run(run, name)
+    run_name = name or r.name
+    if len(q.query_ids) == 0:
+        raise InputError("the qrels hold no query; nothing to evaluate", field="qrels")
+
+    run_rows = {qid: i for i, qid in enumerate(r.query_ids)}
+    qrels_ids = set(q.query_ids)
+    missing = tuple(qid for qid in q.query_ids if qid not in run_rows)
+    extra = tuple(qid for qid in r.query_ids if qid not in qrels_ids)
+    if query_set == "qrels":
+        rows = list(range(len(q.query_ids)))
+    else:
+        rows = [i for i, qid in enumerate(q.query_ids) if qid in run_rows]
+        if not rows:
+            raise InputError(
+                f"run {run_name!r} shares no query with the qrels; nothing to average over "
+                "(query_set='qrels' scores the missing queries 0)",
+                field="query_set",
+            )
+    query_ids = tuple(q.query_ids[i] for i in rows)
+    qrels_rows = np.asarray(rows, dtype=np.int64)
+    run_index = np.asarray([run_rows.get(qid, -1) for qid in query_ids], dtype=np.int64)
+
+    doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
+    run_codes = doc_map[r.doc_codes] if len(r.doc_codes) else np.zeros(0, dtype=np.int64)
+    values = score_queries(
+        np.ascontiguousarray(q.offsets, dtype=np.int64),
+        np.ascontiguousarray(q.doc_codes, dtype=np.int64),
+        np.ascontiguousarray(q.grades, dtype=np.int64),
+        np.ascontiguousarray(r.offsets, dtype=np.int64),
+        np.ascontiguousarray(run_codes, dtype=np.int64),
+        qrels_rows,
+        run_index,
+        np.asarray([int(x.spec.kind) for x in requests], dtype=np.int64),
+        np.asarray([x.cutoff for x in requests], dtype=np.int64),
+        np.asarray([x.level for x in requests], dtype=np.int64),
+        np.asarray([x.persistence for x in requests], dtype=np.float64),
+    )
+    if not np.isfinite(values).all():
+        raise RuntimeError("internal error: a retrieval kernel produced a non-finite score")
+    return ScoreMatrix(
+        name=run_name,
+        query_ids=query_ids,
+        metrics=tuple(x.spelling for x in requests),
+        requests=requests,
+        values=values,
+        query_set=cast(QuerySet, query_set),
+        missing_queries=missing,
+        extra_queries=extra,
+        num_qrels_queries=len(q.query_ids),
+        num_run_queries=len(r.query_ids),
+        settings=_settings(requests, cast(QuerySet, query_set)),
+    )
+
+
+def evaluate(
+    qrels: QrelsArrays | Mapping[str, Mapping[str, int]],
+    run: RunArrays | Mapping[str, Mapping[str, float]],
+    metrics: Iterable[str] | str,
+    *,
+    query_set: QuerySet | str = "qrels",
+    name: str | None = None,
+) -> RunResult:
+    """Score one run: `RunResult` with per-query values keyed by the metric spelling used, and their means.
+
+    `qrels` and `run` are `Qrels`/`Run` (or plain nested dicts, converted with `from_dict`). By default the
+    mean is over every qrels query and a query the run lacks scores 0 (trec_eval -c); ``"intersection"``
+    averages over the queries both have. Queries only the run has are listed in `metadata.extra_queries`.
+    Unknown metrics and bad cutoffs raise `InputError`.
+    """
+    return score_matrix(qrels, run, metrics, query_set=query_set, name=name).to_result()

@@ -1,0 +1,429 @@
+"""The registry of retrieval metrics: one declarative spec per metric, and the parser of metric strings.
+
+Everything else (the kernels' metric codes, the CLI help, `docs/metrics.md`) is derived from `REGISTRY`, so
+each metric is described in exactly one place. A metric string reads ``name[@k][-lN]`` (``rbp.P`` carries the
+persistence 0.P); trec_eval's spellings (``P_10``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``, ``success_5``,
+``map_cut_10``, ``recall_100``, ``num_rel_ret``, ``set_F``, ...) and ir_measures-style ones (``P@10``, ``AP``,
+``RR``, ``nDCG@10``) are accepted as aliases. Run ``python -m ragmetrics.retrieval.metrics`` to print the
+metric reference in Markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from ragmetrics.errors import InputError
+
+
+class Kind(IntEnum):
+    """Metric codes shared with the numba kernels (plain integers there)."""
+
+    HITS = 0
+    HIT_RATE = 1
+    PRECISION = 2
+    RECALL = 3
+    F1 = 4
+    R_PRECISION = 5
+    BPREF = 6
+    RBP = 7
+    MRR = 8
+    MAP = 9
+    DCG = 10
+    NDCG = 11
+    DCG_BURGES = 12
+    NDCG_BURGES = 13
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """What a metric is, how it may be parameterised and what others call it."""
+
+    name: str
+    kind: Kind
+    description: str
+    formula: str
+    citation: str
+    cutoff: bool = True
+    persistence: bool = False
+    aliases: tuple[str, ...] = ()
+    trec_eval: str | None = None
+    ranx: str | None = None
+    notes: str = ""
+
+
+_JARVELIN = (
+    "Järvelin and Kekäläinen, 'Cumulated gain-based evaluation of IR techniques', ACM TOIS 20(4), 2002"
+)
+_BURGES = "Burges et al., 'Learning to rank using gradient descent', ICML 2005"
+
+REGISTRY: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        name="hits",
+        kind=Kind.HITS,
+        description="Number of relevant documents retrieved (in the top k).",
+        formula="hits@k = |{i <= k : rel_i}|",
+        citation="-",
+        aliases=("num_rel_ret",),
+        trec_eval="num_rel_ret (no cutoff)",
+        ranx="hits",
+        notes="The aggregate is the mean over queries; trec_eval's num_rel_ret prints the sum.",
+    ),
+    MetricSpec(
+        name="hit_rate",
+        kind=Kind.HIT_RATE,
+        description="1 if at least one relevant document is retrieved (in the top k), else 0.",
+        formula="hit_rate@k = [hits@k > 0]",
+        citation="-",
+        aliases=("success", "hit-rate", "hitrate"),
+        trec_eval="success_k",
+        ranx="hit_rate",
+    ),
+    MetricSpec(
+        name="precision",
+        kind=Kind.PRECISION,
+        description="Fraction of the retrieved documents (the top k) that are relevant.",
+        formula="precision@k = hits@k / k; without a cutoff hits / n (n = documents retrieved)",
+        citation="-",
+        aliases=("p", "set_p"),
+        trec_eval="P_k (set_P without a cutoff)",
+        ranx="precision",
+        notes="With a cutoff the denominator is k even when fewer than k documents were retrieved.",
+    ),
+    MetricSpec(
+        name="recall",
+        kind=Kind.RECALL,
+        description="Fraction of the relevant documents that are retrieved (in the top k).",
+        formula="recall@k = hits@k / R (R = relevant documents in the qrels; 0 when R = 0)",
+        citation="-",
+        aliases=("r", "set_recall"),
+        trec_eval="recall_k (set_recall without a cutoff)",
+        ranx="recall",
+    ),
+    MetricSpec(
+        name="f1",
+        kind=Kind.F1,
+        description="Harmonic mean of precision and recall (at k).",
+        formula="f1@k = 2 P R / (P + R), 0 when P + R = 0",
+        citation="van Rijsbergen, 'Information Retrieval', 2nd ed., Butterworths 1979",
+        aliases=("f", "set_f"),
+        trec_eval="set_F (without a cutoff; beta = 1)",
+        ranx="f1",
+    ),
+    MetricSpec(
+        name="r-precision",
+        kind=Kind.R_PRECISION,
+        description="Precision at rank R, the number of relevant documents of the query.",
+        formula="r-precision = hits@R / R (0 when R = 0)",
+        citation="Buckley and Voorhees, 'Retrieval System Evaluation', in TREC, MIT Press 2005",
+        cutoff=False,
+        aliases=("rprec", "r_precision", "rprecision"),
+        trec_eval="Rprec",
+        ranx="r-precision",
+    ),
+    MetricSpec(
+        name="bpref",
+        kind=Kind.BPREF,
+        description="Binary preference: how often judged relevant documents rank above judged non-relevant ones.",
+        formula="bpref = 1/R sum_{relevant retrieved r} (1 - min(nonrel above r, R) / min(R, N)); "
+        "N = judged non-relevant documents; unjudged documents are skipped",
+        citation="Buckley and Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004",
+        cutoff=False,
+        trec_eval="bpref",
+        ranx="bpref",
+        notes="Documents absent from the qrels and documents with a negative grade are unjudged. "
+        "When N = 0 every retrieved relevant document counts 1 (trec_eval); ranx divides by zero there.",
+    ),
+    MetricSpec(
+        name="rbp",
+        kind=Kind.RBP,
+        description="Rank-biased precision with persistence p: expected utility of a user who continues with probability p.",
+        formula="rbp.P = (1 - p) sum_i gain_i p^(i-1); gain_i = grade_i / g_max when g_max > 1, else grade_i "
+        "(g_max = highest grade of the query); grades below the relevance level gain 0",
+        citation="Moffat and Zobel, 'Rank-biased precision for measurement of retrieval effectiveness', ACM TOIS 27(1), 2008",
+        persistence=True,
+        trec_eval="rbp (-m rbp.p=0.P; bare 'rbp' is p = 0.9)",
+        ranx="rbp.P",
+        notes="Gains are normalised to [0, 1] as in trec_eval; ranx uses the raw grade as gain, so the two "
+        "agree on binary qrels only. trec_eval ignores -l for rbp; here -lN zeroes the gain below N.",
+    ),
+    MetricSpec(
+        name="mrr",
+        kind=Kind.MRR,
+        description="Reciprocal rank of the first relevant document (within the top k).",
+        formula="mrr@k = 1 / rank of the first relevant document in the top k, 0 if none",
+        citation="Voorhees, 'The TREC-8 question answering track report', TREC 1999",
+        aliases=("recip_rank", "rr", "reciprocal_rank"),
+        trec_eval="recip_rank",
+        ranx="mrr",
+    ),
+    MetricSpec(
+        name="map",
+        kind=Kind.MAP,
+        description="Average precision: mean of the precision at the rank of each relevant document.",
+        formula="map@k = 1/R sum_{i <= k, rel_i} hits@i / i (R counts every relevant document, retrieved or not)",
+        citation="Harman, 'Overview of the first TREC conference', TREC 1992",
+        aliases=("ap", "average_precision", "map_cut"),
+        trec_eval="map (map_cut_k with a cutoff)",
+        ranx="map",
+    ),
+    MetricSpec(
+        name="dcg",
+        kind=Kind.DCG,
+        description="Discounted cumulative gain with the grade as gain.",
+        formula="dcg@k = sum_{i <= k} grade_i / log2(i + 1)",
+        citation=_JARVELIN,
+        trec_eval="dcg (needs -m dcg; no cutoff form)",
+        ranx="dcg",
+        notes="Grades below the relevance level gain 0; negative grades gain 0.",
+    ),
+    MetricSpec(
+        name="ndcg",
+        kind=Kind.NDCG,
+        description="DCG normalised by the DCG of the ideal ranking of the qrels (cut at k too).",
+        formula="ndcg@k = dcg@k / idcg@k; idcg sorts the query's qualifying grades descending; 0 when idcg = 0",
+        citation=_JARVELIN,
+        aliases=("ndcg_cut",),
+        trec_eval="ndcg (ndcg_cut_k with a cutoff)",
+        ranx="ndcg",
+        notes="The ideal ranking comes from the qrels, not from the retrieved documents. trec_eval ignores -l "
+        "for ndcg; here -lN zeroes the gain of grades below N in both the ranking and the ideal.",
+    ),
+    MetricSpec(
+        name="dcg_burges",
+        kind=Kind.DCG_BURGES,
+        description="Discounted cumulative gain with exponential gain 2^grade - 1.",
+        formula="dcg_burges@k = sum_{i <= k} (2^grade_i - 1) / log2(i + 1)",
+        citation=_BURGES,
+        ranx="dcg_burges",
+    ),
+    MetricSpec(
+        name="ndcg_burges",
+        kind=Kind.NDCG_BURGES,
+        description="dcg_burges normalised by its value on the ideal ranking of the qrels (cut at k too).",
+        formula="ndcg_burges@k = dcg_burges@k / ideal dcg_burges@k; 0 when the ideal is 0",
+        citation=_BURGES,
+        ranx="ndcg_burges",
+    ),
+)
+
+_BY_NAME: dict[str, MetricSpec] = {}
+for _spec in REGISTRY:
+    for _alias in (_spec.name, *_spec.aliases):
+        if _alias in _BY_NAME:
+            raise RuntimeError(f"metric alias {_alias!r} registered twice")
+        _BY_NAME[_alias] = _spec
+
+# trec_eval names that carry the cutoff after an underscore: P_10, recall_100, ndcg_cut_10, map_cut_5, success_1.
+_TREC_CUTOFF: dict[str, str] = {
+    "p": "precision",
+    "recall": "recall",
+    "ndcg_cut": "ndcg",
+    "map_cut": "map",
+    "success": "hit_rate",
+}
+_TREC_CUTOFF_RE = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)_(\d+)$")
+_LEVEL_RE = re.compile(r"^(?P<base>.+)-l(?P<level>[^-]*)$")
+_RBP_RE = re.compile(r"^rbp(?:\.(?P<digits>[^@]*))?$")
+_DEFAULT_RBP_DIGITS = "9"
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """One parsed metric string: the spec plus its cutoff (0 = none), relevance level and persistence."""
+
+    spelling: str
+    spec: MetricSpec
+    cutoff: int = 0
+    level: int = 1
+    persistence: float = 0.0
+    persistence_digits: str = ""
+
+    @property
+    def canonical(self) -> str:
+        """The ranx-style spelling, e.g. ``ndcg@10``, ``precision@5-l2``, ``rbp.80``."""
+        text = self.spec.name
+        if self.spec.persistence:
+            text += f".{self.persistence_digits}"
+        if self.cutoff:
+            text += f"@{self.cutoff}"
+        if self.level != 1:
+            text += f"-l{self.level}"
+        return text
+
+    def settings(self) -> dict[str, object]:
+        """What the result metadata records for this metric."""
+        out: dict[str, object] = {
+            "canonical": self.canonical,
+            "metric": self.spec.name,
+            "cutoff": self.cutoff or None,
+            "relevance_level": self.level,
+        }
+        if self.spec.persistence:
+            out["persistence"] = self.persistence
+        return out
+
+
+def _bad(spelling: str, what: str) -> InputError:
+    return InputError(f"metric {spelling!r}: {what}", field="metrics")
+
+
+def _parse_int(spelling: str, text: str, what: str, minimum: int) -> int:
+    if not re.fullmatch(r"\d+", text):
+        raise _bad(spelling, f"{what} must be an integer >= {minimum}, got {text!r}")
+    value = int(text)
+    if value < minimum:
+        raise _bad(spelling, f"{what} must be an integer >= {minimum}, got {value}")
+    return value
+
+
+def _known() -> str:
+    return ", ".join(spec.name for spec in REGISTRY)
+
+
+def parse_metric(spelling: str) -> MetricRequest:
+    """Parse ``name[@k][-lN]`` (or an alias); raise `InputError` naming the string for anything unknown or bad."""
+    if not isinstance(spelling, str):
+        raise InputError(f"metric names must be strings, got {spelling!r}", field="metrics")
+    text = spelling.strip()
+    if not text:
+        raise _bad(spelling, "empty metric name")
+    level = 1
+    match = _LEVEL_RE.match(text)
+    if match:
+        text = match["base"]
+        level = _parse_int(spelling, match["level"], "relevance level (-lN)", 1)
+    cutoff = 0
+    if "@" in text:
+        text, _, k_text = text.partition("@")
+        cutoff = _parse_int(spelling, k_text, "cutoff (@k)", 1)
+    base = text.lower()
+
+    rbp = _RBP_RE.match(base)
+    if rbp:
+        digits = rbp["digits"]
+        if digits is None:
+            digits = _DEFAULT_RBP_DIGITS
+        if not re.fullmatch(r"\d+", digits) or int(digits) == 0:
+            raise _bad(
+                spelling, f"rbp needs a persistence 0 < p < 1 written as rbp.P (e.g. rbp.80), got {digits!r}"
+            )
+        spec = _BY_NAME["rbp"]
+        return MetricRequest(spelling, spec, cutoff, level, float(f"0.{digits}"), digits)
+
+    trec = _TREC_CUTOFF_RE.match(base)
+    if trec:
+        if cutoff:
+            raise _bad(spelling, "the cutoff is given twice (trec_eval suffix and @k)")
+        spec = _BY_NAME[_TREC_CUTOFF[trec[1]]]
+        cutoff = _parse_int(spelling, trec[2], "cutoff", 1)
+        return MetricRequest(spelling, spec, cutoff, level)
+
+    found = _BY_NAME.get(base)
+    if found is None:
+        raise _bad(spelling, f"unknown metric {text!r}; known metrics: {_known()} (and trec_eval spellings)")
+    if cutoff and not found.cutoff:
+        raise _bad(spelling, f"{found.name} takes no cutoff")
+    return MetricRequest(spelling, found, cutoff, level)
+
+
+def parse_metrics(spellings: Iterable[str] | str) -> tuple[MetricRequest, ...]:
+    """Parse a list of metric strings, keeping the first of identical spellings; at least one is required."""
+    if isinstance(spellings, str):
+        spellings = [spellings]
+    requests: dict[str, MetricRequest] = {}
+    for spelling in spellings:
+        if spelling not in requests:
+            requests[spelling] = parse_metric(spelling)
+    if not requests:
+        raise InputError("no metric requested", field="metrics")
+    return tuple(requests.values())
+
+
+def metric_help() -> str:
+    """One line per metric for the CLI's help text."""
+    return "\n".join(f"  {spec.name:<12} {spec.description}" for spec in REGISTRY)
+
+
+def _cell(text: str | None) -> str:
+    return "-" if not text else text.replace("|", "\\|")
+
+
+def render_reference() -> str:
+    """The Markdown metric reference (docs/metrics.md), generated from the registry."""
+    lines = [
+        "# Retrieval metric reference",
+        "",
+        "Generated from `ragmetrics/retrieval/metrics.py` by `python -m ragmetrics.retrieval.metrics`; edit the "
+        "registry, not this file.",
+        "",
+        "## Syntax",
+        "",
+        "A metric string reads `name[@k][-lN]`: `@k` cuts the ranking at rank k, `-lN` makes grade >= N relevant "
+        "(default 1). Rank-biased precision is `rbp.P` with persistence 0.P (`rbp.80` is p = 0.8). Names are "
+        "case-insensitive. trec_eval spellings with the cutoff after an underscore (`P_10`, `recall_100`, "
+        "`ndcg_cut_10`, `map_cut_10`, `success_5`) and the aliases listed below are accepted; results are keyed "
+        "by the spelling you used, and `metadata.metric_settings['metrics']` records the canonical form.",
+        "",
+        "## Conventions",
+        "",
+        "- Ranking: score descending, ties broken by document id descending (as trec_eval), so a result never "
+        "depends on input order.",
+        "- R is the number of documents of the query with grade >= the relevance level; N the number with "
+        "0 <= grade < level (judged non-relevant). Negative grades mean judged-but-unassessed: unjudged for bpref, "
+        "non-relevant (gain 0) everywhere else. Documents absent from the qrels are non-relevant and unjudged.",
+        "- Query set: by default the mean is over every query of the qrels, and a qrels query absent from the "
+        "run scores 0 on every metric (trec_eval -c). `query_set='intersection'` (CLI `--intersection`) gives "
+        "trec_eval's default: the mean over queries both have. Run queries missing from the qrels are reported "
+        "in `metadata.extra_queries` and left out.",
+        "- Queries whose qrels hold no relevant document are evaluated, as trec_eval does: every metric is 0 "
+        "for them (recall, map, ndcg, r-precision and bpref define 0/0 as 0) and they count in the mean.",
+        "- An empty ranking scores 0 on every metric (precision without cutoff defines 0/0 as 0).",
+        "",
+        "## Differences from trec_eval and ranx",
+        "",
+        "- `hits` is averaged over queries; trec_eval's `num_rel_ret` is summed over queries.",
+        "- `precision` without a cutoff is hits / retrieved (trec_eval `set_P`, ranx `precision`); trec_eval's "
+        "`P` always has a cutoff.",
+        "- `ndcg`/`dcg` with -lN: trec_eval ignores -l for ndcg and rbp (gain = grade always); here grades "
+        "below N gain 0, as in ranx.",
+        "- `rbp`: gains normalised to [0, 1] by the query's highest grade as in trec_eval; ranx uses the raw grade.",
+        "- `bpref` with no judged non-relevant document: trec_eval (and ragmetrics) count each retrieved relevant "
+        "document as 1; ranx produces NaN.",
+        "- Tied scores: ranx's order for ties is not specified; ragmetrics and trec_eval break ties by document "
+        "id descending.",
+        "- Query set: ranx averages over the run's and qrels' common queries and raises on mismatches; "
+        "ragmetrics scores missing queries 0 by default and reports both kinds of mismatch.",
+        "",
+        "## Metrics",
+        "",
+        "| metric | description | cutoff | trec_eval | ranx | aliases |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for spec in REGISTRY:
+        aliases = ", ".join(f"`{a}`" for a in spec.aliases)
+        name = f"`{spec.name}.P`" if spec.persistence else f"`{spec.name}`"
+        lines.append(
+            f"| {name} | {_cell(spec.description)} | {'yes' if spec.cutoff else 'no'} | "
+            f"{_cell(spec.trec_eval)} | {_cell(spec.ranx)} | {_cell(aliases)} |"
+        )
+    for spec in REGISTRY:
+        lines += ["", f"### {spec.name}", "", spec.description, "", f"- Formula: `{spec.formula}`"]
+        lines.append(f"- Cutoff `@k`: {'accepted' if spec.cutoff else 'not accepted'}; `-lN`: accepted")
+        if spec.persistence:
+            lines.append(
+                "- Persistence: required, written `rbp.P` (bare `rbp` means p = 0.9, trec_eval's default)"
+            )
+        lines.append(f"- trec_eval: {spec.trec_eval or 'not defined'}; ranx: {spec.ranx or 'not defined'}")
+        if spec.aliases:
+            lines.append(f"- Aliases: {', '.join(f'`{a}`' for a in spec.aliases)}")
+        if spec.notes:
+            lines.append(f"- Notes: {spec.notes}")
+        lines.append(f"- Reference: {spec.citation}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render_reference(), end="")

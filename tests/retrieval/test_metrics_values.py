@@ -1,0 +1,216 @@
+"""Metric values on small hand-checked cases: conventions, edge cases, query sets and result metadata."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ragmetrics.errors import InputError
+from ragmetrics.retrieval import kernels
+from ragmetrics.retrieval.evaluate import evaluate, score_matrix, translate_docs
+from ragmetrics.retrieval.metrics import REGISTRY
+from ragmetrics.retrieval.qrels import Qrels
+from ragmetrics.retrieval.run import Run
+from ragmetrics.schema import RunResult
+
+ALL_METRICS = [
+    "hits", "hit_rate", "precision", "recall", "f1", "r-precision", "bpref", "rbp.80", "mrr", "map",
+    "dcg", "ndcg", "dcg_burges", "ndcg_burges", "precision@10", "ndcg@5-l2", "map@3", "mrr@2",
+]  # fmt: skip
+
+
+def one(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], metric: str, qid: str = "q"
+) -> float:
+    value = evaluate(qrels, run, [metric]).per_query[qid][metric]
+    assert value is not None
+    return value
+
+
+def test_every_metric_is_zero_for_an_empty_run() -> None:
+    qrels = Qrels.from_dict({"q1": {"a": 1, "b": 2}, "q2": {"c": 1}})
+    for run in (Run.from_dict({}), Run.from_dict({"q1": {}, "q2": {}})):
+        result = evaluate(qrels, run, ALL_METRICS)
+        assert set(result.per_query) == {"q1", "q2"}
+        for scores in result.per_query.values():
+            assert scores == dict.fromkeys(ALL_METRICS, 0.0)
+        assert result.aggregate == dict.fromkeys(ALL_METRICS, 0.0)
+
+
+def test_a_query_without_relevant_documents_scores_zero_and_counts_in_the_mean() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 0, "c": -1}}
+    run = {"q1": {"a": 1.0}, "q2": {"b": 1.0, "c": 0.5}}
+    result = evaluate(qrels, run, ALL_METRICS)
+    assert all(v == 0.0 for v in result.per_query["q2"].values())
+    assert result.aggregate["ndcg"] == 0.5
+    assert result.aggregate["map"] == 0.5
+    assert result.metadata.num_queries == 2
+
+
+def test_ties_are_broken_by_document_id_descending_whatever_the_input_order() -> None:
+    qrels = {"q": {"a": 1}}
+    assert one(qrels, {"q": {"a": 1.0, "b": 1.0}}, "mrr") == 0.5
+    assert one(qrels, {"q": {"b": 1.0, "a": 1.0}}, "mrr") == 0.5
+    assert one(qrels, {"q": {"a": 1.0, "b": 0.5}}, "mrr") == 1.0
+    # id order is string order: "a10" < "a9", so a9 ranks first among tied documents
+    assert one({"q": {"a10": 1}}, {"q": {"a10": 2.0, "a9": 2.0}}, "mrr") == 0.5
+
+
+def test_precision_at_k_divides_by_k_and_without_cutoff_by_the_number_retrieved() -> None:
+    qrels = {"q": {"a": 1, "b": 1, "c": 0}}
+    run = {"q": {"a": 3.0, "c": 2.0, "b": 1.0}}
+    assert one(qrels, run, "precision@10") == pytest.approx(2 / 10)
+    assert one(qrels, run, "precision@2") == pytest.approx(1 / 2)
+    assert one(qrels, run, "precision") == pytest.approx(2 / 3)
+    assert one(qrels, run, "hits@2") == 1.0
+    assert one(qrels, run, "f1@2") == pytest.approx(2 * 0.5 * 0.5 / (0.5 + 0.5))
+
+
+def test_map_at_k_divides_by_all_relevant_documents() -> None:
+    qrels = {"q": {"a": 1, "b": 1, "c": 1, "d": 1}}
+    run = {"q": {"a": 4.0, "x": 3.0, "b": 2.0, "c": 1.0}}
+    assert one(qrels, run, "map@3") == pytest.approx((1 + 2 / 3) / 4)
+    assert one(qrels, run, "map") == pytest.approx((1 + 2 / 3 + 3 / 4) / 4)
+    assert one(qrels, run, "r-precision") == pytest.approx(3 / 4)
+    assert one(qrels, run, "recall@2") == pytest.approx(1 / 4)
+
+
+def test_graded_ndcg_uses_the_grade_and_an_ideal_cut_at_k() -> None:
+    qrels = {"q": {"a": 3, "b": 2, "c": 1}}
+    run = {"q": {"c": 3.0, "x": 2.0, "a": 1.0}}
+    dcg = 1 / math.log2(2) + 3 / math.log2(4)
+    assert one(qrels, run, "dcg") == pytest.approx(dcg)
+    assert one(qrels, run, "ndcg") == pytest.approx(dcg / (3 + 2 / math.log2(3) + 1 / 2))
+    assert one(qrels, run, "ndcg@1") == pytest.approx(1 / 3)
+    burges = 1 + 7 / 2
+    assert one(qrels, run, "dcg_burges") == pytest.approx(burges)
+    assert one(qrels, run, "ndcg_burges") == pytest.approx(burges / (7 + 3 / math.log2(3) + 1 / 2))
+    # -l2: grade 1 gains nothing, in the ranking and in the ideal
+    assert one(qrels, run, "ndcg-l2") == pytest.approx((3 / 2) / (3 + 2 / math.log2(3)))
+
+
+def test_relevance_level_applies_to_binary_metrics() -> None:
+    qrels = {"q": {"a": 1, "b": 2}}
+    run = {"q": {"a": 2.0, "b": 1.0}}
+    assert one(qrels, run, "mrr") == 1.0
+    assert one(qrels, run, "mrr-l2") == 0.5
+    assert one(qrels, run, "recall@1-l2") == 0.0
+    assert one(qrels, run, "P_2-l2") == 0.5
+
+
+def test_rbp_gains_are_normalised_by_the_highest_grade() -> None:
+    p = 0.8
+    assert one({"q": {"a": 1, "b": 1}}, {"q": {"x": 2.0, "a": 1.0}}, "rbp.8") == pytest.approx((1 - p) * p)
+    graded = {"q": {"a": 3, "b": 1}}
+    run = {"q": {"b": 2.0, "a": 1.0}}
+    assert one(graded, run, "rbp.8") == pytest.approx((1 - p) * (1 / 3 + p))
+    assert one(graded, run, "rbp.8-l2") == pytest.approx((1 - p) * p)
+    assert one(graded, run, "rbp.8@1") == pytest.approx((1 - p) / 3)
+
+
+def test_bpref_skips_unjudged_and_negative_grades() -> None:
+    qrels = {"q": {"r1": 1, "r2": 1, "n1": 0, "u": -1}}
+    run = {"q": {"u": 5.0, "x": 4.0, "r1": 3.0, "n1": 2.0, "r2": 1.0}}
+    # N = 1: r1 has no judged non-relevant above it, r2 has one: 1 - min(1, 2) / min(2, 1) = 0
+    assert one(qrels, run, "bpref") == pytest.approx(0.5)
+    # negative grades are not relevant elsewhere either
+    assert one(qrels, run, "precision@1") == 0.0
+    # without any judged non-relevant document each retrieved relevant one counts fully
+    assert one({"q": {"a": 1, "b": 1}}, {"q": {"z": 2.0, "a": 1.0}}, "bpref") == 0.5
+
+
+def test_query_sets_missing_and_extra_queries() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"q1": {"a": 1.0}, "q3": {"c": 1.0}}
+    default = evaluate(qrels, run, ["mrr"])
+    assert default.per_query == {"q1": {"mrr": 1.0}, "q2": {"mrr": 0.0}}
+    assert default.aggregate == {"mrr": 0.5}
+    assert default.metadata.missing_queries == ["q2"]
+    assert default.metadata.extra_queries == ["q3"]
+    assert (default.metadata.num_queries, default.metadata.num_qrels_queries) == (2, 2)
+    assert default.metadata.num_run_queries == 2
+    inter = evaluate(qrels, run, ["mrr"], query_set="intersection")
+    assert inter.per_query == {"q1": {"mrr": 1.0}}
+    assert inter.aggregate == {"mrr": 1.0}
+    assert inter.metadata.missing_queries == ["q2"]
+    assert inter.metadata.metric_settings["query_set"] == "intersection"
+
+
+def test_bad_query_set_and_disjoint_intersection_raise() -> None:
+    with pytest.raises(InputError, match="unknown query set"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["map"], query_set="all")
+    with pytest.raises(InputError, match="shares no query"):
+        evaluate({"q": {"a": 1}}, {"other": {"a": 1.0}}, ["map"], query_set="intersection")
+    with pytest.raises(InputError, match="unknown metric"):
+        evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["ndcg@10", "bogus@5"])
+
+
+def test_result_is_keyed_by_the_spelling_used_and_records_the_canonical_form() -> None:
+    result = evaluate(
+        {"q": {"a": 1}}, {"q": {"b": 2.0, "a": 1.0}}, ["P_2", "precision@2", "recip_rank"], name="bm25"
+    )
+    assert result.name == "bm25"
+    assert result.metrics == ["P_2", "precision@2", "recip_rank"]
+    assert result.per_query["q"] == {"P_2": 0.5, "precision@2": 0.5, "recip_rank": 0.5}
+    settings = result.metadata.metric_settings
+    assert settings["metrics"]["P_2"] == {
+        "canonical": "precision@2", "metric": "precision", "cutoff": 2, "relevance_level": 1,
+    }  # fmt: skip
+    assert settings["relevance_level"] == {"P_2": 1, "precision@2": 1, "recip_rank": 1}
+    assert settings["tie_rule"].startswith("score descending")
+    assert result.metadata.kind == "retrieval"
+    assert RunResult.model_validate_json(result.model_dump_json()) == result
+
+
+def test_run_name_defaults_to_the_run() -> None:
+    run = Run.from_dict({"q": {"a": 1.0}}, name="dense")
+    assert evaluate(Qrels.from_dict({"q": {"a": 1}}), run, "map").name == "dense"
+
+
+def test_score_matrix_rows_follow_the_qrels_and_columns_the_metrics() -> None:
+    qrels = {"q2": {"a": 1}, "q1": {"a": 1, "b": 1}}
+    matrix = score_matrix(qrels, {"q1": {"a": 2.0, "b": 1.0}, "q2": {"b": 1.0}}, ["recall", "hits"])
+    assert matrix.query_ids == ("q1", "q2")
+    assert matrix.metrics == ("recall", "hits")
+    np.testing.assert_array_equal(matrix.values, [[1.0, 2.0], [0.0, 0.0]])
+    np.testing.assert_array_equal(matrix.column("hits"), [2.0, 0.0])
+    assert matrix.means() == {"recall": 0.5, "hits": 1.0}
+    with pytest.raises(KeyError):
+        matrix.column("map")
+
+
+def test_translate_docs_maps_run_vocabulary_to_qrels_codes() -> None:
+    qrels_vocab = np.array(["a", "c", "e"])
+    np.testing.assert_array_equal(translate_docs(qrels_vocab, np.array(["a", "b", "e", "z"])), [0, -1, 2, -1])
+    np.testing.assert_array_equal(translate_docs(np.array([], dtype=str), np.array(["a"])), [-1])
+
+
+def test_serial_and_parallel_kernels_agree() -> None:
+    rng = np.random.default_rng(7)
+    n_q, n_docs = 40, 60
+    qrels = {
+        f"q{i}": {f"d{j}": int(rng.integers(-1, 4)) for j in rng.choice(n_docs, 15, replace=False)}
+        for i in range(n_q)
+    }
+    run = {
+        f"q{i}": {f"d{j}": float(rng.integers(0, 5)) for j in rng.choice(n_docs, 30, replace=False)}
+        for i in range(n_q)
+    }
+    q, r = Qrels.from_dict(qrels), Run.from_dict(run)
+    metrics = [spec.name if not spec.persistence else "rbp.9" for spec in REGISTRY] + ["ndcg@5-l2", "map@10"]
+    matrix = score_matrix(q, r, metrics)
+    codes = translate_docs(q.doc_vocab, r.doc_vocab)[r.doc_codes]
+    args = (
+        q.offsets, q.doc_codes, q.grades, r.offsets, codes,
+        np.arange(n_q, dtype=np.int64), np.arange(n_q, dtype=np.int64),
+        np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
+        np.array([x.cutoff for x in matrix.requests], dtype=np.int64),
+        np.array([x.level for x in matrix.requests], dtype=np.int64),
+        np.array([x.persistence for x in matrix.requests], dtype=np.float64),
+    )  # fmt: skip
+    serial = kernels.score_queries_serial(*args)
+    parallel = kernels.score_queries_parallel(*args)
+    np.testing.assert_array_equal(serial, parallel)
+    np.testing.assert_array_equal(serial, matrix.values)

@@ -30,7 +30,9 @@ def results() -> list[RunResult]:
     metrics = ["ndcg@10", "map"]
     return [
         _result("bm25", {"q1": {"ndcg@10": 0.5, "map": 0.25}, "q2": {"ndcg@10": 1.0, "map": 0.75}}, metrics),
-        _result("dense_x", {"q1": {"ndcg@10": 0.125, "map": None}, "q2": {"ndcg@10": 0.0, "map": 1.0}}, metrics),
+        _result(
+            "dense_x", {"q1": {"ndcg@10": 0.125, "map": None}, "q2": {"ndcg@10": 0.0, "map": 1.0}}, metrics
+        ),
     ]
 
 

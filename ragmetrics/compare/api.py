@@ -1,0 +1,429 @@
+"""Compare runs: every pair of runs on every metric, with a paired test, a correction and a bootstrap CI.
+
+Conventions (also written into each report's metadata.notes):
+- Pairs: every (i, j) with i < j in the given order; the earlier run is the baseline, differences are
+  candidate minus baseline.
+- Alignment: the union of the runs' query ids (or their intersection with `align="intersection"`). A run
+  lacking a query scores 0 there, and the query is listed in `metadata.missing_queries[run]`.
+- Failures: a score of None (a judge failure) is never replaced. Each pair is compared over the queries
+  where both runs have a value, and `n` says how many that is; descriptive statistics count failures.
+- Corrections apply within a family: by default one family per metric (all its pairs), or every pair x
+  metric together with `correction_scope="all"`. A result is significant when p_corrected <= alpha.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.compare.corrections import Correction, adjust, check_correction
+from ragmetrics.compare.descriptive import describe
+from ragmetrics.errors import InputError
+from ragmetrics.schema import (
+    ComparisonSettings,
+    DescriptiveStats,
+    PairComparison,
+    Report,
+    ReportMetadata,
+    RunResult,
+)
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.qrels import Qrels
+    from ragmetrics.retrieval.run import Run
+
+Test = Literal["fisher", "t", "wilcoxon", "sign"]
+TESTS: tuple[str, ...] = get_args(Test)
+CorrectionScope = Literal["metric", "all"]
+Align = Literal["union", "intersection"]
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One pair x metric: where its differences sit and which queries it pairs over."""
+
+    metric: str
+    baseline: int
+    candidate: int
+    valid: NDArray[np.bool_]
+
+
+def check_test(name: str) -> Test:
+    if name not in TESTS:
+        raise InputError(f"unknown test {name!r}; choose one of {', '.join(TESTS)}", field="test")
+    return name  # type: ignore[return-value]
+
+
+def _check_settings(
+    results: Sequence[RunResult],
+    test: str,
+    correction: str,
+    alpha: float,
+    permutations: int,
+    bootstrap_samples: int,
+    confidence: float,
+    correction_scope: str,
+    align: str,
+) -> None:
+    if len(results) < 2:
+        raise InputError(f"comparing needs at least two runs, got {len(results)}", field="runs")
+    check_test(test)
+    check_correction(correction)
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"alpha must be in (0, 1), got {alpha}", field="alpha")
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must be in (0, 1), got {confidence}", field="confidence")
+    if permutations < 1:
+        raise InputError(f"permutations must be >= 1, got {permutations}", field="permutations")
+    if bootstrap_samples < 1:
+        raise InputError(
+            f"bootstrap_samples must be >= 1, got {bootstrap_samples}", field="bootstrap_samples"
+        )
+    if correction_scope not in get_args(CorrectionScope):
+        raise InputError(
+            f"unknown correction scope {correction_scope!r}; choose one of metric, all",
+            field="correction_scope",
+        )
+    if align not in get_args(Align):
+        raise InputError(f"unknown alignment {align!r}; choose one of union, intersection", field="align")
+    names = [r.name for r in results]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(f"run names must be unique to be compared; repeated: {duplicates}", field="name")
+
+
+def _resolve_metrics(results: Sequence[RunResult], metrics: Sequence[str] | None) -> list[str]:
+    if metrics:
+        wanted = list(dict.fromkeys(metrics))
+    else:
+        wanted = [m for m in (results[0].metadata.metrics or list(results[0].aggregate))]
+        if not wanted:
+            raise InputError(
+                f"run {results[0].name!r} lists no metrics; pass metrics explicitly", field="metrics"
+            )
+    for result in results:
+        known = set(result.metadata.metrics) | set(result.aggregate)
+        if not known:
+            known = {m for scores in result.per_query.values() for m in scores}
+        absent = [m for m in wanted if m not in known]
+        if absent:
+            raise InputError(
+                f"run {result.name!r} has no scores for {absent}; it has {sorted(known)}", field="metrics"
+            )
+    return wanted
+
+
+def _query_ids(results: Sequence[RunResult], align: Align) -> list[str]:
+    if align == "union":
+        return list(dict.fromkeys(q for r in results for q in r.per_query))
+    shared = set(results[0].per_query).intersection(*(r.per_query for r in results[1:]))
+    return [q for q in results[0].per_query if q in shared]
+
+
+def _score_matrix(
+    result: RunResult, metrics: list[str], query_ids: list[str]
+) -> tuple[NDArray[np.float64], list[str]]:
+    """queries x metrics with 0 where the run lacks the query and NaN (internal mask only) where it failed."""
+    values = np.zeros((len(query_ids), len(metrics)))
+    missing: list[str] = []
+    for row, qid in enumerate(query_ids):
+        scores = result.per_query.get(qid)
+        if scores is None:
+            missing.append(qid)
+            continue
+        for col, metric in enumerate(metrics):
+            if metric not in scores:
+                raise InputError(
+                    f"run {result.name!r}, query {qid!r} has no entry for {metric!r} "
+                    "(a failed score must be recorded as None with a failure)",
+                    field="per_query",
+                )
+            score = scores[metric]
+            values[row, col] = np.nan if score is None else score
+    return values, missing
+
+
+def _p_values(
+    test: Test,
+    diffs: NDArray[np.float64],
+    columns: list[_Column],
+    names: list[str],
+    permutations: int,
+    seed: int,
+) -> list[float]:
+    """p-value of every column of `diffs` (failed pairs zeroed: a zero never moves a randomization sum)."""
+    if test == "fisher":
+        from ragmetrics.compare.fisher import fisher_p_values
+
+        return [float(p) for p in fisher_p_values(diffs, permutations=permutations, seed=seed)]
+    from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
+
+    function = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test}[test]
+    out = []
+    for index, column in enumerate(columns):
+        try:
+            out.append(function(diffs[column.valid, index]))
+        except InputError as exc:
+            raise InputError(
+                f"{names[column.candidate]} vs {names[column.baseline]} on {column.metric}: {exc}"
+            ) from exc
+    return out
+
+
+def _intervals(
+    scores: list[NDArray[np.float64]],
+    diffs: NDArray[np.float64],
+    columns: list[_Column],
+    metrics: list[str],
+    samples: int,
+    seed: int,
+    confidence: float,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Bootstrap CI of every column's mean difference.
+
+    Columns pairing over every query share one resampling of the per-run score columns (the difference
+    of resampled means is the resampled mean of differences, at half the work for several runs); a
+    column with failures is resampled over its own valid queries, grouped with any column of the same mask.
+    """
+    from ragmetrics.compare.bootstrap import bootstrap_means, percentile_interval
+
+    low = np.empty(len(columns))
+    high = np.empty(len(columns))
+    full = [k for k, c in enumerate(columns) if c.valid.all()]
+    if full:
+        needed = sorted(
+            {
+                (r, metrics.index(columns[k].metric))
+                for k in full
+                for r in (columns[k].baseline, columns[k].candidate)
+            }
+        )
+        position = {key: i for i, key in enumerate(needed)}
+        matrix = np.column_stack([scores[r][:, m] for r, m in needed])
+        means = bootstrap_means(matrix, samples=samples, seed=seed)
+        sample_diffs = np.column_stack(
+            [
+                means[:, position[(columns[k].candidate, metrics.index(columns[k].metric))]]
+                - means[:, position[(columns[k].baseline, metrics.index(columns[k].metric))]]
+                for k in full
+            ]
+        )
+        lo, hi = percentile_interval(sample_diffs, confidence)
+        low[full], high[full] = lo, hi
+    groups: dict[bytes, list[int]] = {}
+    for k, column in enumerate(columns):
+        if not column.valid.all():
+            groups.setdefault(
+                np.packbits(column.valid).tobytes() + bytes([column.valid.size % 8]), []
+            ).append(k)
+    for members in groups.values():
+        valid = columns[members[0]].valid
+        if not valid.any():
+            continue
+        means = bootstrap_means(diffs[valid][:, members], samples=samples, seed=seed)
+        lo, hi = percentile_interval(means, confidence)
+        low[members], high[members] = lo, hi
+    return low, high
+
+
+def _effect_size(d: NDArray[np.float64]) -> float:
+    if d.size < 2:
+        return 0.0
+    std = float(np.std(d, ddof=1))
+    return 0.0 if std == 0.0 else float(np.mean(d)) / std
+
+
+def compare_results(
+    results: Sequence[RunResult],
+    metrics: Sequence[str] | None = None,
+    *,
+    test: Test | str = "fisher",
+    correction: Correction | str = "holm",
+    seed: int = 42,
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    bootstrap_samples: int = 10_000,
+    confidence: float = 0.95,
+    correction_scope: CorrectionScope | str = "metric",
+    align: Align | str = "union",
+) -> Report:
+    """Compare runs that are already scored (retrieval or judge metrics) and return a `Report`.
+
+    `metrics` defaults to the first run's metrics. See the module docstring for pairing, alignment,
+    failure and correction conventions. Raises InputError for fewer than two runs, duplicate names, an
+    unknown test / correction, a metric a run lacks, or a pair with no query both runs scored.
+    """
+    _check_settings(
+        results, test, correction, alpha, permutations, bootstrap_samples, confidence, correction_scope, align
+    )
+    test_name = check_test(test)
+    correction_name = check_correction(correction)
+    metric_list = _resolve_metrics(results, metrics)
+    query_ids = _query_ids(results, align)  # type: ignore[arg-type]
+    if not query_ids:
+        raise InputError("the runs share no query to compare on", field="per_query")
+    names = [r.name for r in results]
+
+    scores: list[NDArray[np.float64]] = []
+    missing_queries: dict[str, list[str]] = {}
+    for result in results:
+        matrix, missing = _score_matrix(result, metric_list, query_ids)
+        scores.append(matrix)
+        declared = [q for q in result.metadata.missing_queries if q in set(query_ids)]
+        absent = list(dict.fromkeys([*declared, *missing]))
+        if absent:
+            missing_queries[result.name] = absent
+
+    descriptive: dict[str, dict[str, DescriptiveStats]] = {}
+    notes: list[str] = []
+    for result, matrix in zip(results, scores, strict=True):
+        per_metric: dict[str, DescriptiveStats] = {}
+        for m, metric in enumerate(metric_list):
+            stats = describe([None if np.isnan(v) else float(v) for v in matrix[:, m]])
+            if stats is None:
+                notes.append(f"{result.name}: every {metric} score failed; no descriptive statistics")
+            else:
+                per_metric[metric] = stats
+        descriptive[result.name] = per_metric
+
+    columns: list[_Column] = []
+    diff_list: list[NDArray[np.float64]] = []
+    for m, metric in enumerate(metric_list):
+        for i in range(len(results)):
+            for j in range(i + 1, len(results)):
+                a, b = scores[i][:, m], scores[j][:, m]
+                valid = ~(np.isnan(a) | np.isnan(b))
+                if not valid.any():
+                    raise InputError(
+                        f"{names[j]} vs {names[i]} on {metric}: no query where both runs have a score",
+                        field="per_query",
+                    )
+                columns.append(_Column(metric, i, j, valid))
+                diff_list.append(np.where(valid, b - a, 0.0))
+    diffs = np.column_stack(diff_list)
+
+    p_values = _p_values(test_name, diffs, columns, names, permutations, seed)
+    low, high = _intervals(scores, diffs, columns, metric_list, bootstrap_samples, seed, confidence)
+
+    corrected = [0.0] * len(columns)
+    families: dict[str, list[int]] = {}
+    for k, column in enumerate(columns):
+        families.setdefault(column.metric if correction_scope == "metric" else "all", []).append(k)
+    for members in families.values():
+        for k, p in zip(members, adjust([p_values[k] for k in members], correction_name), strict=True):
+            corrected[k] = p
+
+    comparisons = []
+    for k, column in enumerate(columns):
+        m = metric_list.index(column.metric)
+        a = scores[column.baseline][column.valid, m]
+        b = scores[column.candidate][column.valid, m]
+        d = diffs[column.valid, k]
+        comparisons.append(
+            PairComparison(
+                metric=column.metric,
+                baseline=names[column.baseline],
+                candidate=names[column.candidate],
+                n=int(column.valid.sum()),
+                mean_baseline=float(np.mean(a)),
+                mean_candidate=float(np.mean(b)),
+                mean_diff=float(np.mean(d)),
+                p_value=p_values[k],
+                p_corrected=corrected[k],
+                significant=corrected[k] <= alpha,
+                effect_size=_effect_size(d),
+                ci_low=float(low[k]),
+                ci_high=float(high[k]),
+                wins=int(np.count_nonzero(d > 0)),
+                ties=int(np.count_nonzero(d == 0)),
+                losses=int(np.count_nonzero(d < 0)),
+            )
+        )
+
+    notes += _convention_notes(align, correction_scope, any(not c.valid.all() for c in columns))
+    metadata = ReportMetadata(
+        query_count=len(query_ids),
+        missing_queries=missing_queries,
+        notes=notes,
+        extra={"correction_scope": correction_scope, "align": align},
+    )
+    settings = ComparisonSettings(
+        test=test_name,
+        correction=correction_name,
+        alpha=alpha,
+        seed=seed,
+        permutations=permutations if test_name == "fisher" else None,
+        bootstrap_samples=bootstrap_samples,
+        confidence=confidence,
+    )
+    return Report(
+        runs=list(results),
+        metrics=metric_list,
+        settings=settings,
+        descriptive=descriptive,
+        comparisons=comparisons,
+        metadata=metadata,
+    )
+
+
+def _convention_notes(align: str, scope: str, any_failures: bool) -> list[str]:
+    notes = [
+        "pairs: every run against each earlier run (the baseline); differences are candidate minus baseline",
+        (
+            "queries: the union of the runs' queries; a run lacking a query scores 0 there"
+            if align == "union"
+            else "queries: only those every run has"
+        ),
+        (
+            "correction: within each metric's family of pairs"
+            if scope == "metric"
+            else "correction: over every pair and metric together"
+        ),
+    ]
+    if any_failures:
+        notes.append("failed scores: each pair is compared over the queries both runs scored (see n)")
+    return notes
+
+
+def compare(
+    qrels: Qrels,
+    runs: Sequence[Run],
+    metrics: Sequence[str],
+    test: Test | str = "fisher",
+    correction: Correction | str = "holm",
+    seed: int = 42,
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    bootstrap_samples: int = 10_000,
+    query_set: str = "qrels",
+    **options: Any,
+) -> Report:
+    """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
+
+    `query_set` is passed to `evaluate`: "qrels" (the default) averages over the qrels' queries with a
+    missing query scored 0; "intersection" compares over the queries every run has. `options` go to
+    `compare_results` (confidence, correction_scope).
+    """
+    if len(runs) < 2:
+        raise InputError(f"comparing needs at least two runs, got {len(runs)}", field="runs")
+    check_test(test)
+    check_correction(correction)
+    from ragmetrics.retrieval.evaluate import evaluate
+
+    results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
+    return compare_results(
+        results,
+        list(metrics),
+        test=test,
+        correction=correction,
+        seed=seed,
+        alpha=alpha,
+        permutations=permutations,
+        bootstrap_samples=bootstrap_samples,
+        align="intersection" if query_set == "intersection" else "union",
+        **options,
+    )

@@ -1,0 +1,230 @@
+"""Score RAG samples with a judge into the unified `RunResult`, for any backend.
+
+This module talks to the `Judge` protocol only. It owns what is the same for every backend: validating the
+samples, scheduling (sample, metric) units with bounded concurrency, turning every failure into a recorded
+`SampleFailure` with its cause (never a NaN, never a dropped sample), the progress bar, and the result
+metadata. It runs async inside; `evaluate_rag` also works when called from code that already runs an event
+loop (a notebook, an async web handler) by running its own loop in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmetrics.errors import ConfigError, InputError, JudgeError
+from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
+from ragmetrics.schema import JudgeDetail, RunMetadata, RunResult, SampleFailure
+
+logger = logging.getLogger("ragmetrics.judge")
+
+DEFAULT_MAX_CONCURRENCY = 64
+
+
+def _samples(samples: Iterable[RagSample | dict[str, Any]]) -> list[RagSample]:
+    out: list[RagSample] = []
+    seen: dict[str, int] = {}
+    for position, item in enumerate(samples, start=1):
+        if isinstance(item, RagSample):
+            sample = item
+        elif isinstance(item, dict):
+            try:
+                sample = RagSample.model_validate(item)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"]) or None
+                raise InputError(err["msg"], source="samples", line=position, field=field) from exc
+        else:
+            raise InputError(
+                f"expected a RagSample or a dict, got {type(item).__name__}", source="samples", line=position
+            )
+        if sample.id in seen:
+            raise InputError(
+                f"duplicate sample id {sample.id!r} (first at position {seen[sample.id]})",
+                source="samples",
+                line=position,
+                field="id",
+            )
+        seen[sample.id] = position
+        out.append(sample)
+    return out
+
+
+def _check_metrics(metrics: Sequence[str], judge: Judge) -> list[str]:
+    if isinstance(metrics, str):
+        raise ConfigError(f"metrics must be a list of names, not the string {metrics!r}")
+    supported = judge.supported_metrics()
+    unknown = [m for m in metrics if m not in supported]
+    if unknown:
+        raise ConfigError(
+            f"unknown judge metric(s) {unknown}; the {judge.backend} judge supports {list(supported)}"
+        )
+    if not metrics:
+        raise ConfigError("no judge metric requested")
+    if len(set(metrics)) != len(metrics):
+        raise ConfigError(
+            f"judge metrics listed twice: {sorted({m for m in metrics if list(metrics).count(m) > 1})}"
+        )
+    return list(metrics)
+
+
+def _progress(enabled: bool, total: int) -> tuple[AbstractContextManager[Any], Any]:
+    """A rich progress bar on an interactive stderr, else a no-op; returns (context, advance callback)."""
+    if not enabled or not sys.stderr.isatty():
+        return nullcontext(), lambda: None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    bar = Progress(
+        TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
+    )
+    task = bar.add_task("judge", total=total)
+    return bar, lambda: bar.advance(task)
+
+
+async def _score_one(judge: Judge, metric: str, sample: RagSample) -> MetricOutcome | SampleFailure:
+    missing = sample.missing_fields(metric)
+    if missing:
+        return SampleFailure(
+            query_id=sample.id,
+            metric=metric,
+            cause="missing_field",
+            message=f"{metric} needs {', '.join(missing)}, which the sample lacks",
+        )
+    try:
+        outcome = await judge.score(metric, sample)
+    except JudgeError as exc:
+        return SampleFailure(query_id=sample.id, metric=metric, cause=exc.cause, message=str(exc))
+    except Exception as exc:  # one faulty unit must not cost the run its other, possibly paid-for, scores
+        logger.exception("judge %s failed on sample %r, metric %s", judge.backend, sample.id, metric)
+        return SampleFailure(
+            query_id=sample.id, metric=metric, cause="internal_error", message=f"{type(exc).__name__}: {exc}"
+        )
+    if not isinstance(outcome.value, float | int) or not math.isfinite(outcome.value):
+        return SampleFailure(
+            query_id=sample.id,
+            metric=metric,
+            cause="invalid_value",
+            message=f"the judge returned {outcome.value!r}, not a finite number",
+        )
+    return outcome
+
+
+async def aevaluate_rag(
+    samples: Iterable[RagSample | dict[str, Any]],
+    metrics: Sequence[str],
+    judge: Judge | None = None,
+    *,
+    name: str = "rag",
+    max_concurrency: int | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """The coroutine behind `evaluate_rag`; use it directly from async code."""
+    items = _samples(samples)
+    owned = judge is None
+    if judge is None:
+        from ragmetrics.judge.select import make_judge
+
+        judge = make_judge()
+    try:
+        metric_list = _check_metrics(metrics, judge)
+        limit = DEFAULT_MAX_CONCURRENCY if max_concurrency is None else max_concurrency
+        if limit < 1:
+            raise ConfigError(f"max_concurrency must be at least 1, not {limit}")
+        units = [(s, m) for s in items for m in metric_list]
+        results: dict[tuple[str, str], MetricOutcome | SampleFailure] = {}
+        queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
+        for unit in units:
+            queue.put_nowait(unit)
+        context, advance = _progress(progress, len(units))
+
+        async def worker(j: Judge) -> None:
+            while True:
+                try:
+                    sample, metric = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                results[(sample.id, metric)] = await _score_one(j, metric, sample)
+                advance()
+
+        with context:
+            await asyncio.gather(*(worker(judge) for _ in range(min(limit, max(1, len(units))))))
+        return _result(name, items, metric_list, results, judge)
+    finally:
+        if owned:
+            await judge.aclose()
+
+
+def _result(
+    name: str,
+    items: list[RagSample],
+    metrics: list[str],
+    results: dict[tuple[str, str], MetricOutcome | SampleFailure],
+    judge: Judge,
+) -> RunResult:
+    per_query: dict[str, dict[str, float | None]] = {}
+    details: dict[str, dict[str, JudgeDetail]] = {}
+    failures: list[SampleFailure] = []
+    for sample in items:
+        scores: dict[str, float | None] = {}
+        for metric in metrics:
+            outcome = results[(sample.id, metric)]
+            if isinstance(outcome, SampleFailure):
+                scores[metric] = None
+                failures.append(outcome)
+            else:
+                scores[metric] = float(outcome.value)
+                details.setdefault(sample.id, {})[metric] = outcome.detail
+        per_query[sample.id] = scores
+    info = judge.info()
+    info.failures = len(failures)
+    result = RunResult(
+        name=name,
+        per_query=per_query,
+        failures=failures,
+        details=details,
+        metadata=RunMetadata(
+            kind="judge",
+            metrics=metrics,
+            num_queries=len(items),
+            judge=info,
+            metric_settings={"backend": info.backend, **info.settings},
+        ),
+    )
+    result.recompute_aggregate()
+    return result
+
+
+def evaluate_rag(
+    samples: Iterable[RagSample | dict[str, Any]],
+    metrics: Sequence[str],
+    judge: Judge | None = None,
+    *,
+    name: str = "rag",
+    max_concurrency: int | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """Score `samples` on judge `metrics` (see `ragmetrics.judge.base.JUDGE_METRICS`).
+
+    `judge` defaults to `ragmetrics.judge.select.make_judge()`: the LLM judge when an endpoint or API key is
+    configured, else the built-in local judge. A judge passed in stays open (the caller owns it); one made here
+    is closed at the end. `max_concurrency` bounds the (sample, metric) units in flight (default 64); the LLM
+    judge bounds its HTTP requests separately (`JudgeSettings.max_concurrency`). Every unit ends with a value
+    or a `SampleFailure` with its cause; aggregates are means over the values, failures counted apart.
+    """
+    coro = aevaluate_rag(
+        samples, metrics, judge, name=name, max_concurrency=max_concurrency, progress=progress
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmetrics-judge") as pool:
+        return pool.submit(asyncio.run, coro).result()

@@ -1,0 +1,267 @@
+"""The LLM judge: RAGAS-style context and answer metrics over any OpenAI-compatible endpoint.
+
+Every verdict comes from a prompt file, is validated against its pydantic model, and is cached under a key of
+everything that determines it before it is used, so an interrupted run resumes where it stopped and a repeated
+run makes no calls. Scores come from the formulas shared with the local judge (`judge.formulas`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from ragmetrics.errors import JudgeError
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.cache import VerdictCache, cache_key
+from ragmetrics.judge.client import JudgeClient, RetryPolicy, dump_verdict, public_url
+from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
+from ragmetrics.judge.formulas import answer_relevancy, average_precision_of_verdicts, fraction_true
+from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
+from ragmetrics.judge.sentences import split_sentences
+from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.verdicts import (
+    ChunkVerdicts,
+    GeneratedQuestions,
+    SentenceVerdicts,
+    SingleChunkVerdict,
+    StatementVerdicts,
+    Verdict,
+)
+from ragmetrics.schema import JudgeDetail, JudgeInfo
+
+BACKEND = "openai"
+
+
+class LLMJudge:
+    """Judge protocol over an OpenAI-compatible chat endpoint (plus `/v1/embeddings` for answer relevancy)."""
+
+    def __init__(
+        self,
+        settings: JudgeSettings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        prompts: PromptLibrary | None = None,
+        retry: RetryPolicy | None = None,
+        cache: VerdictCache | None = None,
+    ) -> None:
+        self.settings = settings or JudgeSettings()
+        self.prompts = prompts or default_library()
+        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry)
+        self.cache = cache or VerdictCache(self.settings.cache_path, enabled=self.settings.use_cache)
+        self.embedder: Embedder = embedder or OpenAIEmbedder(self.client, cache=self.cache)
+        self._failures = 0
+
+    @property
+    def backend(self) -> str:
+        return BACKEND
+
+    def supported_metrics(self) -> tuple[str, ...]:
+        return JUDGE_METRICS
+
+    def info(self) -> JudgeInfo:
+        s = self.settings
+        return JudgeInfo(
+            backend=BACKEND,
+            model=s.model,
+            base_url=public_url(s.base_url),
+            embedding_model=self.embedder.name,
+            temperature=s.temperature,
+            seed=s.seed,
+            prompt_versions=self.prompts.versions(),
+            settings={
+                "context_precision_mode": s.context_precision_mode,
+                "answer_relevancy_questions": s.answer_relevancy_questions,
+                "noncommittal_rule": s.noncommittal_rule,
+                "answer_in_input_language": s.answer_in_input_language,
+                "response_mode": self.client.response_mode,
+                "max_concurrency": s.max_concurrency,
+                "timeout_s": s.timeout_s,
+                "max_retries": s.max_retries,
+                "max_repairs": s.max_repairs,
+            },
+            cache=self.cache.stats(),
+            usage=self.client.token_usage(),
+            failures=self._failures,
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+        self.cache.close()
+
+    # -- verdicts --------------------------------------------------------------------------------------------
+
+    def _key(self, prompt_name: str, values: Mapping[str, InputValue]) -> str:
+        prompt = self.prompts.get(prompt_name)
+        return cache_key(
+            {
+                "backend": BACKEND,
+                "kind": "verdict",
+                "model": self.settings.model,
+                "prompt": prompt_name,
+                "prompt_version": prompt.version,
+                "shared_version": self.prompts.shared.version,
+                "sampling": {"temperature": self.settings.temperature, "seed": self.settings.seed},
+                "answer_in_input_language": self.settings.answer_in_input_language,
+                "inputs": {k: list(v) if isinstance(v, list | tuple) else v for k, v in values.items()},
+            }
+        )
+
+    async def verdict(self, prompt_name: str, values: Mapping[str, InputValue]) -> tuple[Verdict, bool]:
+        """The validated verdict of one prompt on `values` and whether it came from the cache."""
+        prompt = self.prompts.get(prompt_name)
+        key = self._key(prompt_name, values)
+        cached = self.cache.get(key)
+        if cached is not None:
+            try:
+                verdict = prompt.model.model_validate(cached.value, context=prompt.validation_context(values))
+            except ValidationError:
+                self.cache.discard_hit()
+            else:
+                return verdict, True
+        completion = await self.client.complete(
+            prompt, values, answer_in_input_language=self.settings.answer_in_input_language
+        )
+        self.cache.put(key, prompt_name, dump_verdict(completion.verdict), completion.usage.as_dict())
+        return completion.verdict, False
+
+    # -- metrics ---------------------------------------------------------------------------------------------
+
+    async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
+        if metric not in JUDGE_METRICS:
+            raise JudgeError(
+                f"{metric!r} is not a judge metric; known: {JUDGE_METRICS}", cause="unsupported_metric"
+            )
+        missing = sample.missing_fields(metric)
+        if missing:
+            self._failures += 1
+            raise JudgeError(
+                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
+            )
+        try:
+            if metric in ("context_precision", "context_utilization"):
+                return await self._chunk_usefulness(metric, sample)
+            if metric == "context_recall":
+                return await self._context_recall(sample)
+            if metric == "context_relevancy":
+                return await self._context_relevancy(sample)
+            return await self._answer_relevancy(sample)
+        except JudgeError:
+            self._failures += 1
+            raise
+
+    async def _chunk_usefulness(self, metric: str, sample: RagSample) -> MetricOutcome:
+        target_field = "reference" if metric == "context_precision" else "answer"
+        target = str(getattr(sample, target_field))
+        judgements: list[tuple[bool, str]]
+        if self.settings.context_precision_mode == "per_sample":
+            values: dict[str, InputValue] = {
+                "question": sample.question,
+                target_field: target,
+                "chunks": sample.contexts,
+            }
+            verdict, cached = await self.verdict(metric, values)
+            assert isinstance(verdict, ChunkVerdicts)
+            judgements = [(v.useful, v.reason) for v in verdict.ordered()]
+        else:
+            results = await asyncio.gather(
+                *(
+                    self.verdict(
+                        f"{metric}_chunk", {"question": sample.question, target_field: target, "chunk": chunk}
+                    )
+                    for chunk in sample.contexts
+                )
+            )
+            judgements = []
+            for single, _ in results:
+                assert isinstance(single, SingleChunkVerdict)
+                judgements.append((single.useful, single.reason))
+            cached = all(c for _, c in results)
+        verdicts: list[dict[str, Any]] = [
+            {"chunk": k, "verdict": useful, "reason": reason} for k, (useful, reason) in enumerate(judgements)
+        ]
+        useful_count = sum(1 for useful, _ in judgements if useful)
+        return MetricOutcome(
+            value=average_precision_of_verdicts([useful for useful, _ in judgements]),
+            detail=JudgeDetail(
+                verdicts=verdicts,
+                reason=f"{useful_count} of {len(judgements)} chunks useful for the {target_field}",
+                cached=cached,
+            ),
+        )
+
+    async def _context_recall(self, sample: RagSample) -> MetricOutcome:
+        values: dict[str, InputValue] = {
+            "question": sample.question,
+            "chunks": sample.contexts,
+            "reference": str(sample.reference),
+        }
+        verdict, cached = await self.verdict("context_recall", values)
+        assert isinstance(verdict, StatementVerdicts)
+        verdicts: list[dict[str, Any]] = [
+            {"statement": s.statement, "verdict": s.attributed, "reason": s.reason}
+            for s in verdict.statements
+        ]
+        hits = sum(1 for s in verdict.statements if s.attributed)
+        return MetricOutcome(
+            value=fraction_true([s.attributed for s in verdict.statements]),
+            detail=JudgeDetail(
+                verdicts=verdicts,
+                reason=f"{hits} of {len(verdicts)} reference statements attributed to the contexts",
+                cached=cached,
+            ),
+        )
+
+    async def _context_relevancy(self, sample: RagSample) -> MetricOutcome:
+        located = [(k, s) for k, ctx in enumerate(sample.contexts) for s in split_sentences(ctx)]
+        if not located:
+            raise JudgeError(
+                f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field"
+            )
+        values: dict[str, InputValue] = {"question": sample.question, "sentences": [s for _, s in located]}
+        verdict, cached = await self.verdict("context_relevancy", values)
+        assert isinstance(verdict, SentenceVerdicts)
+        ordered = verdict.ordered()
+        verdicts: list[dict[str, Any]] = [
+            {"chunk": k, "sentence": s, "verdict": v.relevant, "reason": v.reason}
+            for (k, s), v in zip(located, ordered, strict=True)
+        ]
+        hits = sum(1 for v in ordered if v.relevant)
+        return MetricOutcome(
+            value=fraction_true([v.relevant for v in ordered]),
+            detail=JudgeDetail(
+                verdicts=verdicts,
+                reason=f"{hits} of {len(verdicts)} context sentences relevant to the question",
+                cached=cached,
+            ),
+        )
+
+    async def _answer_relevancy(self, sample: RagSample) -> MetricOutcome:
+        n = self.settings.answer_relevancy_questions
+        verdict, cached = await self.verdict(
+            "answer_relevancy", {"answer": str(sample.answer), "n_questions": n}
+        )
+        assert isinstance(verdict, GeneratedQuestions)
+        texts = [sample.question, *(q.question for q in verdict.questions)]
+        vectors = await self.embedder.embed(texts)
+        q_vec, gen_vecs = vectors[0], vectors[1:]
+        sims = (gen_vecs @ q_vec).astype(np.float64).tolist()
+        flags = [q.noncommittal for q in verdict.questions]
+        rule = self.settings.noncommittal_rule
+        raw = answer_relevancy(q_vec.tolist(), gen_vecs.tolist(), flags, rule=rule)
+        # A negative mean cosine (questions unrelated to the asked one) counts as 0, keeping scores in [0, 1].
+        value = min(1.0, max(0.0, raw))
+        verdicts: list[dict[str, Any]] = [
+            {"question": q.question, "noncommittal": q.noncommittal, "cosine": round(sim, 6)}
+            for q, sim in zip(verdict.questions, sims, strict=True)
+        ]
+        noncommittal = any(flags) if rule == "any" else all(flags)
+        reason = (
+            f"answer judged noncommittal (rule '{rule}'): score 0"
+            if noncommittal
+            else f"mean cosine of the question with {len(verdicts)} generated questions"
+        )
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))

@@ -1,0 +1,257 @@
+"""Judge prompts, loaded from the YAML files in `prompts/` and versioned by a hash of their content.
+
+A prompt file holds the system instruction (its first line is ``# <name>``, which also lets a test server tell
+prompts apart), an input template with ``{placeholders}``, templates for list inputs (each item rendered with
+``{n}`` and ``{text}``; ``{<list>_count}`` is filled in automatically), few-shot examples given as inputs and the
+JSON they should produce, and the name of the verdict model the answer must validate against. `_shared.yaml`
+holds the texts every prompt shares (answer-language rule, JSON instructions, repair request). No prompt text
+lives in Python, so editing a file changes its version and therefore every cache key that depends on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ragmetrics.errors import ConfigError
+from ragmetrics.judge.verdicts import Verdict, strict_json_schema, verdict_model
+
+Message = dict[str, str]
+InputValue = str | int | Sequence[str]
+
+SHARED_FILE = "_shared.yaml"
+_VERSION_CHARS = 12
+
+
+def _fields(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _version(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:_VERSION_CHARS]
+
+
+@dataclass(frozen=True)
+class SharedTexts:
+    language: str
+    json_instructions: str
+    repair: str
+    version: str
+
+
+@dataclass(frozen=True)
+class Example:
+    values: Mapping[str, InputValue]
+    output: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One judge prompt; `version` is the first 12 hex digits of the SHA-256 of its file."""
+
+    name: str
+    schema_name: str
+    system: str
+    input_template: str
+    list_templates: Mapping[str, str]
+    examples: tuple[Example, ...]
+    count_of: str | None
+    version: str
+    source: str
+
+    @property
+    def model(self) -> type[Verdict]:
+        return verdict_model(self.schema_name)
+
+    @property
+    def inputs(self) -> set[str]:
+        counts = {f"{name}_count" for name in self.list_templates}
+        return _fields(self.input_template) - counts
+
+    def validation_context(self, values: Mapping[str, InputValue]) -> dict[str, int]:
+        """The counts the answer must match (one verdict per chunk, N questions, ...)."""
+        if self.count_of is None:
+            return {}
+        value = values[self.count_of]
+        return {"count": value if isinstance(value, int) else len(value)}
+
+    def render_input(self, values: Mapping[str, InputValue]) -> str:
+        missing = self.inputs - set(values)
+        if missing:
+            raise ValueError(f"prompt {self.name!r} needs inputs {sorted(missing)}")
+        rendered: dict[str, str] = {}
+        for key, value in values.items():
+            if key in self.list_templates:
+                if isinstance(value, str | int):
+                    raise TypeError(f"prompt {self.name!r}: input {key!r} must be a list of strings")
+                item = self.list_templates[key]
+                rendered[key] = "\n".join(item.format(n=i, text=t) for i, t in enumerate(value, start=1))
+                rendered[f"{key}_count"] = str(len(value))
+            elif isinstance(value, str | int):
+                rendered[key] = str(value)
+            else:
+                raise TypeError(f"prompt {self.name!r}: input {key!r} must be a string")
+        return self.input_template.format_map(rendered).rstrip("\n")
+
+    def messages(
+        self,
+        values: Mapping[str, InputValue],
+        shared: SharedTexts,
+        *,
+        answer_in_input_language: bool = False,
+        with_schema: bool = False,
+    ) -> list[Message]:
+        """System message, few-shot pairs, then the input; `with_schema` spells the schema out (no json_schema mode)."""
+        system = self.system.rstrip("\n")
+        if answer_in_input_language:
+            system += "\n\n" + shared.language.rstrip("\n")
+        if with_schema:
+            schema = json.dumps(strict_json_schema(self.model), ensure_ascii=False)
+            system += "\n\n" + shared.json_instructions.format(schema=schema).rstrip("\n")
+        msgs: list[Message] = [{"role": "system", "content": system}]
+        for ex in self.examples:
+            msgs.append({"role": "user", "content": self.render_input(ex.values)})
+            msgs.append({"role": "assistant", "content": json.dumps(ex.output, ensure_ascii=False)})
+        msgs.append({"role": "user", "content": self.render_input(values)})
+        return msgs
+
+
+def repair_message(shared: SharedTexts, error: str) -> Message:
+    return {"role": "user", "content": shared.repair.format(error=error).rstrip("\n")}
+
+
+def _require_str(data: Mapping[str, Any], key: str, source: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{source}: key {key!r} must be a non-empty string")
+    return value
+
+
+def _parse_prompt(raw: bytes, source: str) -> Prompt:
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    known = {"name", "schema", "system", "input", "lists", "examples", "count_of"}
+    unknown = set(data) - known
+    if unknown:
+        raise ConfigError(f"{source}: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
+    name = _require_str(data, "name", source)
+    system = _require_str(data, "system", source)
+    if system.splitlines()[0].strip() != f"# {name}":
+        raise ConfigError(f"{source}: the system text must start with the marker line '# {name}'")
+    lists = data.get("lists") or {}
+    if not isinstance(lists, dict) or not all(isinstance(v, str) for v in lists.values()):
+        raise ConfigError(f"{source}: 'lists' must map list inputs to item templates")
+    for key, tmpl in lists.items():
+        if not _fields(tmpl) <= {"n", "text"}:
+            raise ConfigError(f"{source}: lists.{key} may only use {{n}} and {{text}}")
+    count_of = data.get("count_of")
+    if count_of is not None and not isinstance(count_of, str):
+        raise ConfigError(f"{source}: 'count_of' must name an input")
+    raw_examples = data.get("examples") or []
+    if not isinstance(raw_examples, list):
+        raise ConfigError(f"{source}: 'examples' must be a list")
+    examples = []
+    for i, ex in enumerate(raw_examples, start=1):
+        if not isinstance(ex, dict) or set(ex) != {"input", "output"}:
+            raise ConfigError(f"{source}: examples[{i}] must have exactly the keys 'input' and 'output'")
+        examples.append(Example(values=ex["input"], output=ex["output"]))
+    try:
+        schema_name = _require_str(data, "schema", source)
+        verdict_model(schema_name)
+    except KeyError as exc:
+        raise ConfigError(f"{source}: {exc.args[0]}") from None
+    prompt = Prompt(
+        name=name,
+        schema_name=schema_name,
+        system=system,
+        input_template=_require_str(data, "input", source),
+        list_templates=lists,
+        examples=tuple(examples),
+        count_of=count_of,
+        version=_version(raw),
+        source=source,
+    )
+    if count_of is not None and count_of not in prompt.inputs:
+        raise ConfigError(f"{source}: count_of {count_of!r} is not an input of the template")
+    for i, ex in enumerate(prompt.examples, start=1):
+        try:
+            prompt.render_input(ex.values)
+            prompt.model.model_validate(ex.output, context=prompt.validation_context(ex.values))
+        except (ValueError, TypeError, KeyError) as exc:
+            detail = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise ConfigError(f"{source}: examples[{i}] is invalid: {detail}") from exc
+    return prompt
+
+
+def _parse_shared(raw: bytes, source: str) -> SharedTexts:
+    data = yaml.safe_load(raw)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    texts = {k: _require_str(data, k, source) for k in ("language", "json_instructions", "repair")}
+    if "{schema}" not in texts["json_instructions"] or "{error}" not in texts["repair"]:
+        raise ConfigError(f"{source}: json_instructions needs {{schema}} and repair needs {{error}}")
+    return SharedTexts(version=_version(raw), **texts)
+
+
+class PromptLibrary:
+    """All prompts of one directory (default: the packaged `ragmetrics/prompts`)."""
+
+    def __init__(self, prompts: Mapping[str, Prompt], shared: SharedTexts, location: str) -> None:
+        self._prompts = dict(prompts)
+        self.shared = shared
+        self.location = location
+
+    @classmethod
+    def load(cls, directory: Path | None = None) -> PromptLibrary:
+        root: Traversable = (
+            resources.files("ragmetrics").joinpath("prompts") if directory is None else directory
+        )
+        prompts: dict[str, Prompt] = {}
+        shared: SharedTexts | None = None
+        for entry in sorted(root.iterdir(), key=lambda e: e.name):
+            if not entry.name.endswith(".yaml"):
+                continue
+            source = f"{root}/{entry.name}"
+            raw = entry.read_bytes()
+            if entry.name == SHARED_FILE:
+                shared = _parse_shared(raw, source)
+                continue
+            prompt = _parse_prompt(raw, source)
+            if f"{prompt.name}.yaml" != entry.name:
+                raise ConfigError(f"{source}: prompt name {prompt.name!r} does not match the file name")
+            prompts[prompt.name] = prompt
+        if shared is None:
+            raise ConfigError(f"{root}: {SHARED_FILE} is missing")
+        return cls(prompts, shared, str(root))
+
+    def get(self, name: str) -> Prompt:
+        try:
+            return self._prompts[name]
+        except KeyError:
+            raise ConfigError(
+                f"no prompt {name!r} in {self.location}; have {sorted(self._prompts)}"
+            ) from None
+
+    def versions(self) -> dict[str, str]:
+        """Prompt name -> version, plus `_shared`; recorded in every judge result."""
+        return {"_shared": self.shared.version, **{n: p.version for n, p in sorted(self._prompts.items())}}
+
+
+@lru_cache(maxsize=1)
+def default_library() -> PromptLibrary:
+    return PromptLibrary.load()

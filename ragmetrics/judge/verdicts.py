@@ -1,0 +1,159 @@
+"""The shapes a judge's answer must take, as pydantic models.
+
+Each prompt file names one of these models. The client asks the server for JSON that follows the model's
+schema and validates every answer against it; counts that depend on the input (one verdict per chunk, one per
+numbered sentence, N questions) are checked through the validation context, so a wrong count is invalid output
+and triggers a repair, never a silently shortened verdict list.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+
+
+class Verdict(BaseModel):
+    """Base of every verdict model: unknown keys are rejected so a schema drift shows up as invalid output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _expected(info: ValidationInfo, key: str) -> int | None:
+    context = info.context if isinstance(info.context, dict) else {}
+    value = context.get(key)
+    return int(value) if value is not None else None
+
+
+def _check_numbering(numbers: list[int], expected: int | None, what: str) -> None:
+    if expected is None:
+        return
+    if len(numbers) != expected:
+        raise ValueError(f"expected exactly {expected} {what} verdicts (one per {what}), got {len(numbers)}")
+    if sorted(numbers) != list(range(1, expected + 1)):
+        raise ValueError(f"{what} numbers must be 1..{expected}, each exactly once; got {numbers}")
+
+
+class ChunkJudgement(Verdict):
+    chunk: int
+    reason: str
+    useful: bool
+
+
+class ChunkVerdicts(Verdict):
+    """Context precision / utilization, all chunks in one call: one judgement per chunk, numbered from 1."""
+
+    verdicts: list[ChunkJudgement]
+
+    @model_validator(mode="after")
+    def _one_per_chunk(self, info: ValidationInfo) -> ChunkVerdicts:
+        _check_numbering([v.chunk for v in self.verdicts], _expected(info, "count"), "chunk")
+        return self
+
+    def ordered(self) -> list[ChunkJudgement]:
+        return sorted(self.verdicts, key=lambda v: v.chunk)
+
+
+class SingleChunkVerdict(Verdict):
+    """Context precision / utilization one chunk at a time (RAGAS's way)."""
+
+    reason: str
+    useful: bool
+
+
+class StatementJudgement(Verdict):
+    statement: str
+    reason: str
+    attributed: bool
+
+
+class StatementVerdicts(Verdict):
+    """Context recall: the reference split into statements, each attributed to the contexts or not."""
+
+    statements: list[StatementJudgement]
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> StatementVerdicts:
+        if not self.statements:
+            raise ValueError("the reference must yield at least one statement")
+        return self
+
+
+class SentenceJudgement(Verdict):
+    sentence: int
+    reason: str
+    relevant: bool
+
+
+class SentenceVerdicts(Verdict):
+    """Context relevancy: one judgement per numbered context sentence (the numbering is ours, not the model's)."""
+
+    sentences: list[SentenceJudgement]
+
+    @model_validator(mode="after")
+    def _one_per_sentence(self, info: ValidationInfo) -> SentenceVerdicts:
+        _check_numbering([s.sentence for s in self.sentences], _expected(info, "count"), "sentence")
+        return self
+
+    def ordered(self) -> list[SentenceJudgement]:
+        return sorted(self.sentences, key=lambda s: s.sentence)
+
+
+class GeneratedQuestion(Verdict):
+    question: str
+    noncommittal: bool
+
+
+class GeneratedQuestions(Verdict):
+    """Answer relevancy: N questions the answer would answer, each flagged when the answer is noncommittal."""
+
+    questions: list[GeneratedQuestion]
+
+    @model_validator(mode="after")
+    def _n_questions(self, info: ValidationInfo) -> GeneratedQuestions:
+        expected = _expected(info, "count")
+        if expected is not None and len(self.questions) != expected:
+            raise ValueError(f"expected exactly {expected} questions, got {len(self.questions)}")
+        if any(not q.question.strip() for q in self.questions):
+            raise ValueError("a generated question is empty")
+        return self
+
+
+VERDICT_MODELS: dict[str, type[Verdict]] = {
+    m.__name__: m
+    for m in (ChunkVerdicts, SingleChunkVerdict, StatementVerdicts, SentenceVerdicts, GeneratedQuestions)
+}
+
+
+def verdict_model(name: str) -> type[Verdict]:
+    try:
+        return VERDICT_MODELS[name]
+    except KeyError:
+        raise KeyError(f"unknown verdict schema {name!r}; known: {sorted(VERDICT_MODELS)}") from None
+
+
+def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the form OpenAI's strict structured output accepts.
+
+    Strict mode wants every property required and no extra properties at every object level. Titles and
+    descriptions (our docstrings) are dropped: they add tokens, and what to answer is the prompt files' job.
+    """
+
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            for key in ("title", "description"):
+                if isinstance(node.get(key), str):
+                    del node[key]
+            if node.get("type") == "object" and "properties" in node:
+                node["required"] = list(node["properties"])
+                node["additionalProperties"] = False
+            for value in node.values():
+                fix(value)
+        elif isinstance(node, list):
+            for value in node:
+                fix(value)
+        return node
+
+    schema: dict[str, Any] = fix(copy.deepcopy(model.model_json_schema()))
+    return schema

@@ -1,0 +1,111 @@
+"""`ragmetrics retrieval QRELS RUN [RUN ...] -m METRIC [...]`: score runs against qrels, one row per run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragmetrics.retrieval.metrics import metric_help
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.run import Run
+    from ragmetrics.schema import RunResult
+
+FORMATS = ("table", "json", "markdown", "latex", "csv")
+
+_EPILOG = f"""metrics (name[@k][-lN], rbp.P; trec_eval spellings such as P_10, ndcg_cut_10, recip_rank accepted):
+{metric_help()}
+
+By default the mean is over every qrels query and a query a run lacks scores 0 (trec_eval -c);
+--intersection averages over the queries both have (trec_eval's default). Files ending in .json or
+.jsonl are read as JSON / JSON Lines, anything else as TREC text. --format json prints the unified result
+schema: one object for one run, a list for several."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "retrieval",
+        help="score runs against qrels (ndcg, map, mrr, precision, recall, ...)",
+        description="Score one or more runs against qrels with retrieval metrics.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("qrels", metavar="QRELS", help="relevance judgements (TREC qrels, .json or .jsonl)")
+    parser.add_argument("runs", metavar="RUN", nargs="+", help="ranked results (TREC run, .json or .jsonl)")
+    parser.add_argument(
+        "-m",
+        "--metrics",
+        metavar="METRIC",
+        nargs="+",
+        action="extend",
+        required=True,
+        help="metrics to compute, e.g. ndcg@10 map mrr precision@5-l2 rbp.80",
+    )
+    parser.add_argument("--per-query", action="store_true", help="also print one row per query")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--intersection",
+        action="store_true",
+        help="average over the queries both qrels and run have (trec_eval's default) instead of all qrels queries",
+    )
+    parser.set_defaults(handler=run_command)
+
+
+def _load_runs(paths: list[str]) -> list[Run]:
+    """Read every run; when two runs share a name, each of those is named after its file instead."""
+    from ragmetrics.retrieval.run import Run
+
+    runs = [Run.read(path) for path in paths]
+    counts = Counter(run.name for run in runs)
+    if all(n == 1 for n in counts.values()):
+        return runs
+    return [
+        run.renamed(str(Path(path))) if counts[run.name] > 1 else run
+        for path, run in zip(paths, runs, strict=True)
+    ]
+
+
+def score_files(
+    qrels_path: str, run_paths: list[str], metrics: list[str], *, intersection: bool = False
+) -> list[RunResult]:
+    """Score every run file against the qrels file; the CLI's work, reusable from Python."""
+    from ragmetrics.retrieval.evaluate import evaluate
+    from ragmetrics.retrieval.metrics import parse_metrics
+    from ragmetrics.retrieval.qrels import Qrels
+
+    parse_metrics(metrics)  # reject a bad metric before reading large files
+    qrels = Qrels.read(qrels_path)
+    query_set = "intersection" if intersection else "qrels"
+    return [evaluate(qrels, run, metrics, query_set=query_set) for run in _load_runs(run_paths)]
+
+
+def render(results: list[RunResult], metrics: list[str], fmt: str, per_query: bool) -> str:
+    if fmt == "json":
+        if len(results) == 1:
+            return results[0].model_dump_json(indent=2) + "\n"
+        return json.dumps([r.model_dump(mode="json") for r in results], indent=2) + "\n"
+    from ragmetrics.compare.report import format_results
+
+    return format_results(results, metrics, fmt, per_query)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    metrics = list(dict.fromkeys(args.metrics))
+    results = score_files(args.qrels, args.runs, metrics, intersection=args.intersection)
+    text = render(results, metrics, args.format, args.per_query)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    for result in results:
+        missing, extra = result.metadata.missing_queries, result.metadata.extra_queries
+        if missing:
+            scored = "left out" if args.intersection else "scored 0"
+            print(f"note: run {result.name!r} lacks {len(missing)} qrels queries ({scored})", file=sys.stderr)
+        if extra:
+            print(
+                f"note: run {result.name!r} has {len(extra)} queries the qrels lack (left out)",
+                file=sys.stderr,
+            )
+    return 0

@@ -41,10 +41,10 @@ class LocalThresholds:
     (benchmarks/calibrate_local_judge.py); docs/local_judge.md records the accuracy they reach.
     """
 
-    context_precision: float = 0.55
-    context_utilization: float = 0.55
-    context_recall: float = 0.55
-    context_relevancy: float = 0.45
+    context_precision: float = 0.54
+    context_utilization: float = 0.49
+    context_recall: float = 0.45
+    context_relevancy: float = 0.42
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():

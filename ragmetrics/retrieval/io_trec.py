@@ -31,9 +31,9 @@ _WHITESPACE = re.compile(r"\s")
 
 @dataclass(frozen=True, slots=True)
 class Table:
-    """Selected fields of every data line: one object array of bytes per field, plus 1-based line numbers."""
+    """Selected fields of every data line: one bytes array per field, plus 1-based line numbers."""
 
-    fields: list[NDArray[np.object_]]
+    fields: list[NDArray[np.bytes_]]
     lines: NDArray[np.int64]
 
 
@@ -68,7 +68,12 @@ def check_text(data: bytes, source: str) -> None:
 def tokenize(
     data: bytes, source: str, names: tuple[str, ...], *, keep: tuple[int, ...], allow_extra: bool
 ) -> Table:
-    """Split into lines of `len(names)` fields (more when `allow_extra`) and keep the fields in `keep`."""
+    """Split into lines of `len(names)` fields (more when `allow_extra`) and keep the fields in `keep`.
+
+    Per-line field counts come from a `searchsorted` of line starts among token starts, so lines are never
+    split one by one; the common regular file (every line exactly `len(names)` fields) then takes its
+    columns straight from `bytes.split()` by slicing.
+    """
     check_text(data, source)
     expected = len(names)
     if not data.strip():
@@ -77,49 +82,46 @@ def tokenize(
     space = _SPACE[buf]
     is_start = ~space
     is_start[1:] &= space[:-1]
-    starts = np.flatnonzero(is_start)
-    newlines = np.flatnonzero(buf == _NEWLINE)
-    token_line = np.searchsorted(newlines, starts).astype(np.int64)  # 0-based line of each token
-    tokens = np.array(data.split(), dtype=object)
-    if tokens.shape[0] != starts.shape[0]:  # pragma: no cover - both split on the same six bytes
-        raise AssertionError("tokeniser disagreement")
-    first = np.ones(starts.shape[0], dtype=np.bool_)
-    first[1:] = token_line[1:] != token_line[:-1]
-    first_idx = np.flatnonzero(first)
-    lines_with_tokens = token_line[first_idx]
-    counts = np.diff(np.append(first_idx, starts.shape[0]))
-    data_line = buf[starts[first_idx]] != _HASH
-    first_idx, lines_with_tokens, counts = (
-        first_idx[data_line],
-        lines_with_tokens[data_line],
-        counts[data_line],
-    )
-    if first_idx.shape[0] == 0:
+    line_starts = np.flatnonzero(buf == _NEWLINE) + 1
+    line_starts = np.concatenate(([0], line_starts[line_starts < buf.shape[0]]))
+    token_pos = np.flatnonzero(is_start)
+    first_token = np.searchsorted(token_pos, line_starts).astype(np.int64)
+    counts = np.diff(np.append(first_token, token_pos.shape[0]))
+    tokens = data.split()
+    data_line = counts > 0
+    if b"#" in data:
+        heads = token_pos[first_token[data_line]]
+        data_line[np.flatnonzero(data_line)[buf[heads] == _HASH]] = False
+    line_index = np.flatnonzero(data_line)
+    if line_index.shape[0] == 0:
         raise InputError("no entries (only comments and blank lines)", source=source)
+    counts = counts[line_index]
     bad = counts < expected if allow_extra else counts != expected
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        found = int(counts[i])
         layout = " ".join(n.replace(" ", "_") for n in names)
         more = " or more" if allow_extra else ""
         raise InputError(
-            f"expected {expected}{more} whitespace-separated fields ({layout}), found {found}",
+            f"expected {expected}{more} whitespace-separated fields ({layout}), found {int(counts[i])}",
             source=source,
-            line=int(lines_with_tokens[i]) + 1,
+            line=int(line_index[i]) + 1,
         )
-    fields = [tokens[first_idx + k] for k in keep]
-    return Table(fields=fields, lines=lines_with_tokens + 1)
+    if len(tokens) == expected * line_index.shape[0]:
+        # Regular file: data lines hold exactly `expected` fields each and nothing else has tokens.
+        fields = [np.array(tokens[k::expected], dtype=np.bytes_) for k in keep]
+    else:
+        objects = np.array(tokens, dtype=object)
+        heads = first_token[line_index]
+        fields = [objects[heads + k].astype(np.bytes_) for k in keep]
+    return Table(fields=fields, lines=line_index + 1)
 
 
-def factorize_ids(
-    column: NDArray[np.object_], *, grouped: bool
-) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
+def factorize_ids(raw: NDArray[np.bytes_], *, grouped: bool) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
     """Sorted decoded vocabulary and per-entry codes of a bytes id column.
 
     With `grouped`, consecutive equal ids (TREC files list a query's lines together) are collapsed
     first, so only one id per block is sorted.
     """
-    raw = column.astype(np.bytes_)
     if grouped and raw.shape[0]:
         head = np.ones(raw.shape[0], dtype=np.bool_)
         np.not_equal(raw[1:], raw[:-1], out=head[1:])
@@ -131,9 +133,8 @@ def factorize_ids(
     return decoded, codes
 
 
-def parse_ints(column: NDArray[np.object_], origin: Origin, label: str) -> NDArray[np.int64]:
+def parse_ints(raw: NDArray[np.bytes_], origin: Origin, label: str) -> NDArray[np.int64]:
     """Integer literals only: "2" and "-1" pass; "2.0", "2.5", "1_0" and "two" are errors."""
-    raw = column.astype(np.bytes_)
     try:
         values = raw.astype(np.int64)
     except (ValueError, OverflowError):
@@ -146,9 +147,8 @@ def parse_ints(column: NDArray[np.object_], origin: Origin, label: str) -> NDArr
     return values
 
 
-def parse_floats(column: NDArray[np.object_], origin: Origin, label: str) -> NDArray[np.float64]:
+def parse_floats(raw: NDArray[np.bytes_], origin: Origin, label: str) -> NDArray[np.float64]:
     """Finite decimal numbers: "nan", "inf", "1e999" (overflow) and "1_0" are errors."""
-    raw = column.astype(np.bytes_)
     try:
         values = raw.astype(np.float64)
     except ValueError:

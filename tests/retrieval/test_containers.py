@@ -90,3 +90,13 @@ def test_ranked_lists_reject_bad_max_grade(bad: int) -> None:
 def test_ranked_lists_reject_repeated_document() -> None:
     with pytest.raises(InputError, match=r"'a' listed twice \(positions 1 and 3\)"):
         Qrels.from_ranked_lists({"q": ["a", "b", "a"]})
+
+
+def test_ties_between_prefix_ids_rank_the_longer_id_first() -> None:
+    run = Run.from_dict({"q": {"a": 1.0, "ab": 1.0, "b": 1.0, "B": 1.0}})
+    assert list(run.to_dict()["q"]) == ["b", "ab", "a", "B"]
+
+
+def test_signed_zero_scores_tie() -> None:
+    run = Run.from_dict({"q": {"a": -0.0, "b": 0.0}})
+    assert list(run.to_dict()["q"]) == ["b", "a"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import math
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -242,14 +243,19 @@ def _root_cause(exc: BaseException) -> str:
 
 @contextmanager
 def _progress_bars(enabled: bool) -> Iterator[None]:
+    """Progress bars on or off, and `datasets`' own error logs muted: we raise one InputError instead."""
     from datasets.utils import logging as ds_logging
 
     was_enabled = ds_logging.is_progress_bar_enabled()
+    logger = logging.getLogger("datasets")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
     if not enabled and was_enabled:
         ds_logging.disable_progress_bar()
     try:
         yield
     finally:
+        logger.setLevel(level)
         if not enabled and was_enabled:
             ds_logging.enable_progress_bar()
 

@@ -1,0 +1,167 @@
+"""The artifacts of one evaluation, in a dated folder: report.json, per-query Parquet/CSV, report.md, report.html.
+
+The folder is written under a hidden temporary name and renamed when complete, so an interrupted or killed run
+never leaves a half-written report where a later `--baseline` could pick it up. `latest` (a symlink, or a
+one-line text file where symlinks are unavailable) then points at the newest folder.
+Before anything is written, the payloads are scanned for the judge's API key; a match is replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmetrics.regression import GateResult
+from ragmetrics.schema import Report
+
+REDACTED = "[redacted]"
+_STAMP = "%Y-%m-%dT%H%M%SZ"
+
+
+def dated_folder(root: Path, now: datetime | None = None) -> Path:
+    """root/<UTC stamp>, with -2, -3, ... appended when that name is taken."""
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime(_STAMP)
+    candidate = root / stamp
+    n = 2
+    while candidate.exists():
+        candidate = root / f"{stamp}-{n}"
+        n += 1
+    return candidate
+
+
+def per_query_frame(report: Report) -> Any:
+    """One row per (run, query), one column per metric; a failed score is empty (its cause is in report.json)."""
+    import pandas as pd
+
+    metrics: list[str] = list(report.metrics)
+    for run in report.runs:
+        metrics.extend(m for m in run.metrics if m not in metrics)
+    rows = []
+    for run in report.runs:
+        for qid, scores in run.per_query.items():
+            rows.append({"run": run.name, "query_id": qid, **{m: scores.get(m) for m in metrics}})
+    frame = pd.DataFrame(rows, columns=["run", "query_id", *metrics])
+    for metric in metrics:
+        frame[metric] = frame[metric].astype("Float64")
+    return frame
+
+
+def markdown_report(report: Report, gate: GateResult | None) -> str:
+    from ragmetrics.compare.report import format_report
+
+    meta = report.metadata
+    name = meta.extra.get("name") or "ragmetrics report"
+    lines = [
+        f"# {name}",
+        "",
+        f"- created: {meta.created_at.strftime('%Y-%m-%d %H:%M:%S UTC')}",
+        f"- dataset fingerprint: `{meta.dataset_fingerprint}`",
+        f"- queries: {meta.query_count}; runs: {', '.join(r.name for r in report.runs)}",
+        f"- versions: {', '.join(f'{k} {v}' for k, v in meta.versions.items())}",
+        "",
+        "## Summary",
+        "",
+        format_report(report, "markdown").rstrip(),
+        "",
+    ]
+    if gate is not None:
+        lines += ["## Regression gate", "", "```", gate.describe(), "```", ""]
+    if meta.notes:
+        lines += ["## Notes", "", *(f"- {n}" for n in meta.notes), ""]
+    return "\n".join(lines)
+
+
+def secrets_from_env(report: Report) -> list[str]:
+    """Values of the API-key variable the config names (and OPENAI_API_KEY), to keep out of every artifact."""
+    names = {"OPENAI_API_KEY"}
+    config = report.metadata.config or {}
+    judge = config.get("judge")
+    if isinstance(judge, dict) and isinstance(judge.get("api_key_env"), str):
+        names.add(judge["api_key_env"])
+    values = [os.environ.get(n, "").strip() for n in sorted(names)]
+    return [v for v in values if len(v) >= 6]
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def write_artifacts(
+    report: Report,
+    root: Path,
+    *,
+    formats: Sequence[str] = ("json", "parquet", "csv", "md", "html"),
+    plots: bool = True,
+    gate: GateResult | None = None,
+    progress: bool = False,
+    now: datetime | None = None,
+) -> tuple[Path, dict[str, Path]]:
+    """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""
+    root.mkdir(parents=True, exist_ok=True)
+    final = dated_folder(root, now)
+    partial = root / f".{final.name}.partial"
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir()
+    secrets = secrets_from_env(report)
+    written: dict[str, Path] = {}
+    try:
+        texts: dict[str, str] = {}
+        if "html" in formats:
+            from ragmetrics.report_html import render_html, report_plots
+
+            images: list[tuple[str, bytes]] = []
+            if plots:
+                images, note = report_plots(report)
+                if note:
+                    report.metadata.notes.append(note)
+            texts["report.html"] = render_html(report, gate=gate, plots=images)
+        if "md" in formats:
+            texts["report.md"] = markdown_report(report, gate)
+        texts["report.json"] = report.model_dump_json(indent=2)
+        for filename, text in texts.items():
+            clean = redact(text, secrets)
+            (partial / filename).write_text(clean, encoding="utf-8")
+            written[filename] = final / filename
+        if "parquet" in formats or "csv" in formats:
+            frame = per_query_frame(report)
+            if "parquet" in formats:
+                frame.to_parquet(partial / "per_query.parquet", index=False)
+                written["per_query.parquet"] = final / "per_query.parquet"
+            if "csv" in formats:
+                csv = redact(frame.to_csv(index=False), secrets)
+                (partial / "per_query.csv").write_text(csv, encoding="utf-8")
+                written["per_query.csv"] = final / "per_query.csv"
+        os.replace(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    point_latest(root, final)
+    return final, written
+
+
+def point_latest(root: Path, folder: Path) -> Path:
+    """Make root/latest refer to `folder`: a relative symlink, replaced atomically; else a text file."""
+    link = root / "latest"
+    temp = root / f".latest.{os.getpid()}"
+    try:
+        if temp.is_symlink() or temp.exists():
+            temp.unlink()
+        temp.symlink_to(folder.name, target_is_directory=True)
+        if link.is_dir() and not link.is_symlink():
+            raise OSError(f"{link} is a real folder; not replacing it")
+        os.replace(temp, link)
+    except OSError:
+        if temp.is_symlink():
+            temp.unlink()
+        if not (link.is_dir() and not link.is_symlink()):
+            if link.is_symlink():
+                link.unlink()
+            link.write_text(folder.name + "\n", encoding="utf-8")
+    return link

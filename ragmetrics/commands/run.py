@@ -1,0 +1,53 @@
+"""`ragmetrics run CONFIG`: the nightly evaluation. Exit codes: 0 ok, 1 regression, 2 usage/input/config error."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run an evaluation config (dataset, runs, metrics, comparison, artifacts, regression gate)",
+        description=(
+            "Score every run of a config, compare them, write the artifacts into a dated folder and, with a "
+            "baseline, fail on a significant drop. Exit codes: 0 ok, 1 regression, 2 usage, input or config "
+            "error, 130 interrupted (rerun to resume: cached verdicts are not asked again)."
+        ),
+    )
+    parser.add_argument(
+        "config", type=Path, metavar="CONFIG", help="a YAML config, e.g. configs/nightly.yaml"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="PATH",
+        help="an earlier report.json to gate on (overrides the config)",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="where the dated artifact folder goes (overrides output.dir)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ragmetrics.compare.report import format_report
+    from ragmetrics.pipeline import run_pipeline
+
+    outcome = run_pipeline(
+        args.config,
+        baseline=args.baseline,
+        output_dir=args.output,
+        progress=False if args.no_progress else None,
+    )
+    print(format_report(outcome.report, "table").rstrip())
+    if outcome.folder is not None:
+        print(f"artifacts: {outcome.folder}")
+    if outcome.gate is not None:
+        print(outcome.gate.describe())
+    return outcome.exit_code

@@ -1,0 +1,456 @@
+"""A config in, a Report and its artifacts out: the nightly job, callable from Python and from `ragmetrics run`.
+
+Steps: load and validate the dataset; build every run (the dataset's own ranking, run files, retrievers);
+score retrieval metrics where the dataset has judgments and judge metrics where samples have the fields;
+merge each run's scores into one RunResult; compare the runs into one Report; check the baseline; write the
+artifacts. Nothing is skipped silently: every metric left out of a run is named in the report's notes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ragmetrics.config import (
+    DatasetRunSpec,
+    FileRunSpec,
+    NightlyConfig,
+    RetrieverRunSpec,
+    load_config,
+    run_name,
+)
+from ragmetrics.data import QADataset, load_dataset
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
+from ragmetrics.regression import GateResult, check_regressions, load_baseline
+from ragmetrics.schema import ComparisonSettings, JudgeInfo, Report, ReportMetadata, RunResult
+
+if TYPE_CHECKING:
+    from ragmetrics.judge.base import Judge
+    from ragmetrics.retrieval.run import Run
+
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+
+_VERSIONED = ("numpy", "numba", "scipy", "pydantic", "datasets", "pyarrow", "openai", "onnxruntime", "rich")
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class PipelineOutcome:
+    """What a pipeline run produced; `exit_code` is what `ragmetrics run` returns."""
+
+    report: Report
+    gate: GateResult | None = None
+    folder: Path | None = None
+    artifacts: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_REGRESSION if self.gate is not None and self.gate.failed else EXIT_OK
+
+
+def run_pipeline(
+    config: NightlyConfig | str | Path,
+    *,
+    baseline: Path | None = None,
+    output_dir: Path | None = None,
+    progress: bool | None = None,
+    write: bool = True,
+    log: Log | None = None,
+) -> PipelineOutcome:
+    """Run a whole evaluation. `baseline` and `output_dir` override the config; `write=False` skips artifacts."""
+    if not isinstance(config, NightlyConfig):
+        config = load_config(config)
+    show = config.progress if progress is None else progress
+    say: Log = log or (lambda message: print(message, file=sys.stderr))
+    notes: list[str] = []
+    timings: dict[str, float] = {}
+
+    with _timed(timings, "dataset"):
+        dataset = load_dataset(config.dataset, progress=show)
+    for bad in dataset.skipped:
+        notes.append(f"skipped {bad.describe(dataset.source)}")
+    if dataset.skipped:
+        say(
+            f"ragmetrics: skipped {len(dataset.skipped)} bad rows of {dataset.source} (listed in report.json)"
+        )
+
+    with _timed(timings, "runs"):
+        runs = build_runs(config, dataset, progress=show)
+    results: dict[str, RunResult] = {}
+    with _timed(timings, "retrieval"):
+        for name, result in score_retrieval(config, dataset, runs, notes, progress=show).items():
+            results[name] = result
+    judge_info: JudgeInfo | None = None
+    with _timed(timings, "judge"):
+        judged, judge_info = score_judge(config, dataset, runs, notes, progress=show)
+    for name, result in judged.items():
+        results[name] = results[name].merge(result) if name in results else result
+    ordered = [results[n] for n in runs if n in results]
+    if not ordered:
+        raise ConfigError("no run produced any score; check the notes above and the config's metrics")
+
+    with _timed(timings, "compare"):
+        report = compare_runs(config, ordered, notes)
+    report.metadata.config = config_snapshot(config)
+    report.metadata.dataset_fingerprint = dataset.fingerprint
+    report.metadata.versions = versions()
+    report.metadata.notes = [*report.metadata.notes, *notes]
+    report.metadata.extra.update(
+        {
+            "name": config.name,
+            "dataset": dataset.summary(),
+            "judge": None if judge_info is None else judge_info.model_dump(mode="json"),
+            "failures": {r.name: _failure_counts(r) for r in ordered},
+            "samples": {
+                s.id: {"question": s.question, "answer": s.answer, "reference": s.reference}
+                for s in dataset.samples
+            },
+            "timings_s": timings,
+        }
+    )
+
+    gate = None
+    baseline_path = baseline if baseline is not None else config.baseline.path
+    if baseline_path is not None:
+        gate = check_regressions(
+            report,
+            load_baseline(baseline_path),
+            baseline_source=str(baseline_path),
+            thresholds=config.baseline.threshold,
+            metrics=config.baseline.metrics,
+            test=config.compare.test,
+            correction=config.compare.correction,
+            alpha=config.compare.alpha,
+            seed=config.compare.seed,
+            permutations=config.compare.permutations,
+        )
+        report.metadata.extra["regression"] = gate.model_dump(mode="json")
+
+    outcome = PipelineOutcome(report=report, gate=gate, notes=notes)
+    if write:
+        from ragmetrics.artifacts import write_artifacts
+
+        folder, written = write_artifacts(
+            report,
+            output_dir if output_dir is not None else config.output.dir,
+            formats=config.output.formats,
+            plots=config.output.plots,
+            gate=gate,
+            progress=show,
+        )
+        outcome.folder, outcome.artifacts = folder, written
+    return outcome
+
+
+@contextmanager
+def _timed(timings: dict[str, float], step: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[step] = round(time.perf_counter() - start, 3)
+
+
+@contextmanager
+def _steps(description: str, total: int, enabled: bool) -> Iterator[Callable[[], None]]:
+    """A progress bar for a multi-step stage (stderr, only on a terminal)."""
+    if not enabled or total < 1 or not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    ) as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda: bar.advance(task)
+
+
+def build_runs(config: NightlyConfig, dataset: QADataset, *, progress: bool = False) -> dict[str, Run]:
+    """Every run the config lists, by name, in config order."""
+    runs: dict[str, Run] = {}
+    with _steps("building runs", len(config.runs), progress) as advance:
+        for i, spec in enumerate(config.runs):
+            name = run_name(spec)
+            runs[name] = _build_run(spec, name, i, dataset)
+            advance()
+    return runs
+
+
+def _build_run(
+    spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec, name: str, index: int, dataset: QADataset
+) -> Run:
+    if isinstance(spec, DatasetRunSpec):
+        if not dataset.has_run:
+            raise ConfigError(
+                f"runs[{index}]: source 'dataset' needs retrieved_ids in the dataset ({dataset.source}); "
+                "map the column with dataset.mapping or drop this run"
+            )
+        return dataset.run(name)
+    if isinstance(spec, FileRunSpec):
+        return _read_run_file(spec.path, spec.format, name)
+    if dataset.passages is None:
+        raise ConfigError(
+            f"runs[{index}]: retriever {spec.retriever!r} needs passages: set dataset.passages "
+            "(a JSONL of {id, text})"
+        )
+    retrievers = importlib.import_module("ragmetrics.retrievers")
+    passages = [{"id": p.id, "text": p.text} for p in dataset.passages.values()]
+    queries = [(s.id, s.question) for s in dataset.samples]
+    try:
+        run: Run = retrievers.build_run(spec.retriever, dict(spec.params), passages, queries, name)
+    except (InputError, ConfigError) as exc:
+        raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
+    return run
+
+
+def _read_run_file(path: Path, fmt: str, name: str) -> Run:
+    from ragmetrics.retrieval.run import Run
+
+    if not path.is_file():
+        raise InputError("run file not found", source=str(path))
+    readers = {"auto": Run.read, "trec": Run.from_trec, "json": Run.from_json, "jsonl": Run.from_jsonl}
+    run: Run = readers[fmt](path, name)
+    return run
+
+
+def score_retrieval(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run],
+    notes: list[str],
+    *,
+    progress: bool = False,
+) -> dict[str, RunResult]:
+    """Retrieval metrics for every run, where the dataset has relevance judgments."""
+    metrics = config.retrieval.metrics
+    if not metrics:
+        return {}
+    if not dataset.has_qrels:
+        notes.append(
+            f"retrieval metrics not computed: {dataset.source} has no relevant_ids (relevance judgments)"
+        )
+        return {}
+    from ragmetrics.retrieval.evaluate import evaluate
+
+    qrels = dataset.qrels()
+    out: dict[str, RunResult] = {}
+    with _steps("retrieval metrics", len(runs), progress) as advance:
+        for name, run in runs.items():
+            out[name] = evaluate(qrels, run, metrics, query_set=config.retrieval.query_set, name=name)
+            advance()
+    return out
+
+
+def judge_plan(
+    config: NightlyConfig, dataset: QADataset, runs: dict[str, Run], notes: list[str]
+) -> dict[str, tuple[list[RagSample], list[str]]]:
+    """Per run: the samples to judge and the metrics that apply to them (the rest named in `notes`)."""
+    if config.judge is None or not config.judge.metrics:
+        return {}
+    wanted = config.judge.runs if config.judge.runs is not None else list(runs)
+    own = {run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)}
+    plan: dict[str, tuple[list[RagSample], list[str]]] = {}
+    for name in wanted:
+        if name in own:
+            samples = dataset.samples
+        elif dataset.passages is not None:
+            samples = contexts_from_run(runs[name], dataset, config.judge.contexts_top_k)
+        else:
+            message = f"judge metrics not computed for run {name!r}: no passages to build its contexts from"
+            if config.judge.runs is not None:
+                raise ConfigError(f"judge.runs: {message} (set dataset.passages)")
+            notes.append(message)
+            continue
+        metrics = []
+        for metric in config.judge.metrics:
+            if any(not s.missing_fields(metric) for s in samples):
+                metrics.append(metric)
+            else:
+                needed = ", ".join(REQUIRED_FIELDS[metric])
+                notes.append(f"{metric} not computed for run {name!r}: no sample has all of {needed}")
+        if metrics:
+            plan[name] = (samples, metrics)
+    return plan
+
+
+def contexts_from_run(run: Run, dataset: QADataset, top_k: int) -> list[RagSample]:
+    """Samples whose contexts are the texts of the run's top-k passages; no answer (it is not this run's)."""
+    assert dataset.passages is not None
+    ranking = run.to_dict()
+    samples = []
+    for sample in dataset.samples:
+        doc_ids = list(ranking.get(sample.id, {}))[:top_k]
+        unknown = [d for d in doc_ids if d not in dataset.passages]
+        if unknown:
+            raise InputError(
+                f"run {run.name!r} retrieved {unknown[0]!r} for query {sample.id!r}, which is not a passage "
+                "of the dataset, so its context text is unknown",
+                source=run.source,
+            )
+        samples.append(
+            RagSample(
+                id=sample.id,
+                question=sample.question,
+                contexts=[dataset.passages[d].text for d in doc_ids],
+                context_ids=doc_ids,
+                answer=None,
+                reference=sample.reference,
+            )
+        )
+    return samples
+
+
+def score_judge(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run],
+    notes: list[str],
+    *,
+    progress: bool = False,
+) -> tuple[dict[str, RunResult], JudgeInfo | None]:
+    """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info."""
+    plan = judge_plan(config, dataset, runs, notes)
+    if not plan:
+        return {}, None
+    assert config.judge is not None
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.select import make_judge
+
+    judge = make_judge(config.judge.settings())
+    out: dict[str, RunResult] = {}
+    try:
+        for name, (samples, metrics) in plan.items():
+            out[name] = evaluate_rag(
+                samples,
+                metrics,
+                judge,
+                name=name,
+                max_concurrency=config.judge.max_concurrency,
+                progress=progress,
+            )
+        info = judge.info()
+    finally:
+        _close(judge)
+    return out, info
+
+
+def _close(judge: Judge) -> None:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(judge.aclose())
+        return
+    # Called from inside an event loop (e.g. a notebook): close on a private loop in a worker thread.
+    import threading
+
+    worker = threading.Thread(target=lambda: asyncio.run(judge.aclose()))
+    worker.start()
+    worker.join()
+
+
+def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[str]) -> Report:
+    """One Report over every run; metrics that not every run has are described but not tested."""
+    from ragmetrics.compare.descriptive import describe
+
+    everywhere = [m for m in config.all_metrics() if all(m in r.metrics for r in results)]
+    partial = [
+        m for m in config.all_metrics() if m not in everywhere and any(m in r.metrics for r in results)
+    ]
+    c = config.compare
+    if len(results) >= 2 and everywhere:
+        from ragmetrics.compare.api import compare_results
+
+        report = compare_results(
+            results,
+            everywhere,
+            test=c.test,
+            correction=c.correction,
+            seed=c.seed,
+            alpha=c.alpha,
+            permutations=c.permutations,
+        )
+    else:
+        if len(results) < 2:
+            notes.append("one run only: descriptive statistics, no significance tests")
+        report = Report(
+            runs=results,
+            metrics=everywhere,
+            settings=ComparisonSettings(
+                test=c.test,
+                correction=c.correction,
+                alpha=c.alpha,
+                seed=c.seed,
+                permutations=c.permutations if c.test == "fisher" else None,
+            ),
+            metadata=ReportMetadata(query_count=len({q for r in results for q in r.per_query})),
+        )
+    for metric in partial:
+        have = [r.name for r in results if metric in r.metrics]
+        notes.append(f"{metric}: only for {', '.join(have)}; described, not compared")
+    for result in results:
+        stats = report.descriptive.setdefault(result.name, {})
+        for metric in result.metrics:
+            if metric not in stats:
+                described = describe(result.scores(metric))
+                if described is not None:
+                    stats[metric] = described
+    return report
+
+
+def config_snapshot(config: NightlyConfig) -> dict[str, Any]:
+    """The config as run, for report.json; credentials embedded in a base_url are removed."""
+    data = config.model_dump(mode="json")
+    judge = data.get("judge")
+    if isinstance(judge, dict) and judge.get("base_url"):
+        judge["base_url"] = strip_credentials(judge["base_url"])
+    return data
+
+
+def strip_credentials(url: str) -> str:
+    """A URL without user:password@ and without a query string (where tokens tend to hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def versions() -> dict[str, str]:
+    """Versions that can change a score: Python, ragmetrics and the libraries it computes with."""
+    from ragmetrics._version import __version__
+
+    found = {"python": platform.python_version(), "ragmetrics": __version__}
+    for package in _VERSIONED:
+        try:
+            found[package] = importlib_metadata.version(package)
+        except importlib_metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _failure_counts(result: RunResult) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for failure in result.failures:
+        counts[failure.metric] = counts.get(failure.metric, 0) + 1
+    return counts

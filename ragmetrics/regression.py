@@ -1,0 +1,228 @@
+"""The regression gate: did a metric drop for real since the baseline report?
+
+A (run, metric) regresses when, over the queries both reports scored, the mean drops by more than its allowed
+absolute drop AND a paired test (the config's test) says the drop is significant after the config's correction
+across every (run, metric) checked. Requiring both keeps the gate quiet on noise and on tiny but consistent
+drops nobody cares about. Queries with a failed score (None) on either side are left out of that pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragmetrics.errors import InputError
+from ragmetrics.schema import Report, RunResult
+
+WORST_QUERIES = 5
+
+
+class QueryDrop(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str
+    baseline: float
+    current: float
+    diff: float = Field(description="current minus baseline")
+
+
+class MetricCheck(BaseModel):
+    """One (run, metric) compared with the baseline over the shared queries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: str
+    metric: str
+    n: int
+    mean_baseline: float
+    mean_current: float
+    drop: float = Field(description="mean_baseline - mean_current; positive means worse")
+    threshold: float
+    p_value: float
+    p_corrected: float
+    significant: bool
+    regressed: bool
+    worst_queries: list[QueryDrop] = Field(default_factory=list)
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    baseline: str
+    test: str
+    correction: str
+    alpha: float
+    checks: list[MetricCheck] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[MetricCheck]:
+        return [c for c in self.checks if c.regressed]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions)
+
+    def describe(self) -> str:
+        """Human-readable verdict: which metrics regressed and the queries that drove each drop."""
+        lines: list[str] = []
+        if not self.failed:
+            lines.append(
+                f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
+            )
+        else:
+            lines.append(f"regression gate: FAILED against {self.baseline}")
+            for c in self.regressions:
+                lines.append(
+                    f"  {c.run} / {c.metric}: mean {c.mean_baseline:.4f} -> {c.mean_current:.4f} "
+                    f"(drop {c.drop:.4f} > allowed {c.threshold:.4f}; {self.test} p={c.p_value:.4g}, "
+                    f"{self.correction}-corrected p={c.p_corrected:.4g}, n={c.n})"
+                )
+                worst = ", ".join(f"{q.query_id} ({q.diff:+.3f})" for q in c.worst_queries)
+                if worst:
+                    lines.append(f"    largest drops: {worst}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def load_baseline(path: Path) -> Report:
+    """An earlier report.json; any problem is an InputError naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("baseline report not found", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read baseline report: {exc}", source=str(path)) from None
+    try:
+        return Report.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(
+            f"not a ragmetrics report.json ({exc.error_count()} problems; first: {where}: {first['msg']})",
+            source=str(path),
+        ) from None
+
+
+def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations: int) -> float:
+    """Two-sided p-value of the paired differences with one of the comparison tests."""
+    from ragmetrics.compare.fisher import fisher_test
+    from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
+
+    d = np.asarray(diffs, dtype=np.float64)
+    if not d.size or not np.any(d):
+        return 1.0
+    tests: dict[str, Callable[[np.ndarray], float]] = {
+        "fisher": lambda x: fisher_test(x, permutations=permutations, seed=seed),
+        "t": paired_t_test,
+        "wilcoxon": wilcoxon_test,
+        "sign": sign_test,
+    }
+    if test not in tests:
+        raise InputError(f"unknown test {test!r}; tests: {', '.join(tests)}")
+    p = float(tests[test](d))
+    return 1.0 if math.isnan(p) else p
+
+
+def check_regressions(
+    current: Report,
+    baseline: Report,
+    *,
+    baseline_source: str,
+    thresholds: Callable[[str], float],
+    metrics: Sequence[str] | None = None,
+    test: str = "fisher",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    seed: int = 42,
+    permutations: int = 10_000,
+) -> GateResult:
+    """Compare every run/metric the two reports share; see the module docstring for the rule."""
+    from ragmetrics.compare.corrections import adjust
+
+    gate = GateResult(baseline=baseline_source, test=test, correction=correction, alpha=alpha)
+    base_runs = {r.name: r for r in baseline.runs}
+    pending: list[tuple[RunResult, RunResult, str, list[str]]] = []
+    for run in current.runs:
+        old = base_runs.get(run.name)
+        if old is None:
+            gate.notes.append(f"run {run.name!r} is not in the baseline (runs there: {', '.join(base_runs)})")
+            continue
+        wanted = list(metrics) if metrics is not None else run.metrics
+        for metric in wanted:
+            if metric not in run.metrics:
+                continue
+            if metric not in old.metrics:
+                gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")
+                continue
+            shared = [
+                q
+                for q in run.per_query
+                if run.per_query[q].get(metric) is not None
+                and old.per_query.get(q, {}).get(metric) is not None
+            ]
+            if not shared:
+                gate.notes.append(f"{run.name} / {metric}: no query scored in both reports, not checked")
+                continue
+            pending.append((run, old, metric, shared))
+    for name in base_runs:
+        if all(r.name != name for r in current.runs):
+            gate.notes.append(f"baseline run {name!r} is absent from this report")
+    if not pending:
+        raise InputError(
+            "the baseline shares no scored run, metric and query with this report; "
+            "is it a report of the same dataset and runs?",
+            source=baseline_source,
+        )
+    raw: list[tuple[RunResult, RunResult, str, list[str], list[float], float]] = []
+    for run, old, metric, shared in pending:
+        cur_vals = [_value(run, q, metric) for q in shared]
+        old_vals = [_value(old, q, metric) for q in shared]
+        diffs = [c - b for c, b in zip(cur_vals, old_vals, strict=True)]
+        p = paired_p_value(test, diffs, seed=seed, permutations=permutations)
+        raw.append((run, old, metric, shared, diffs, p))
+    corrected = adjust([r[5] for r in raw], correction)
+    for (run, old, metric, shared, diffs, p), p_adj in zip(raw, corrected, strict=True):
+        mean_old = math.fsum(_value(old, q, metric) for q in shared) / len(shared)
+        mean_cur = math.fsum(_value(run, q, metric) for q in shared) / len(shared)
+        drop = mean_old - mean_cur
+        threshold = thresholds(metric)
+        significant = p_adj < alpha
+        order = sorted(range(len(shared)), key=lambda i: (diffs[i], shared[i]))
+        worst = [
+            QueryDrop(
+                query_id=shared[i],
+                baseline=_value(old, shared[i], metric),
+                current=_value(run, shared[i], metric),
+                diff=diffs[i],
+            )
+            for i in order[:WORST_QUERIES]
+            if diffs[i] < 0
+        ]
+        gate.checks.append(
+            MetricCheck(
+                run=run.name,
+                metric=metric,
+                n=len(shared),
+                mean_baseline=mean_old,
+                mean_current=mean_cur,
+                drop=drop,
+                threshold=threshold,
+                p_value=p,
+                p_corrected=float(p_adj),
+                significant=significant,
+                regressed=drop > threshold and significant,
+                worst_queries=worst,
+            )
+        )
+    return gate
+
+
+def _value(result: RunResult, query_id: str, metric: str) -> float:
+    value = result.per_query[query_id][metric]
+    assert value is not None
+    return value

@@ -344,6 +344,11 @@ def compare_results(
             )
         )
 
+    for result in results:
+        if result.metadata.extra_queries:
+            notes.append(
+                f"{result.name}: {len(result.metadata.extra_queries)} queries absent from the qrels were left out"
+            )
     notes += _convention_notes(align, correction_scope, any(not c.valid.all() for c in columns))
     metadata = ReportMetadata(
         query_count=len(query_ids),

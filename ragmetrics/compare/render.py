@@ -28,6 +28,8 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "≤": r"$\le$",
 }
 
 
@@ -44,12 +46,22 @@ class Grid:
     styles: list[list[str | None]] | None = None
     # Row indices after which a rule is drawn (e.g. between runs), terminal and LaTeX only.
     sections: set[int] = field(default_factory=set)
+    # Cells given as ready LaTeX (row, column) -> source, used instead of escaping the plain cell.
+    latex_cells: dict[tuple[int, int], str] = field(default_factory=dict)
+    # Cells to emphasise (e.g. the best mean of a metric) in every format.
+    bold: set[tuple[int, int]] = field(default_factory=set)
 
     def alignment(self) -> list[Align]:
         if self.align is None:
             default: list[Align] = ["left"]
             return default + ["right"] * (len(self.headers) - 1)
         return self.align
+
+
+def aligned(left: int, right: int) -> list[Align]:
+    """`left` left-aligned (label) columns followed by `right` right-aligned (number) columns."""
+    out: list[Align] = ["left"] * left
+    return out + ["right"] * right
 
 
 def latex_escape(text: str) -> str:
@@ -82,7 +94,10 @@ def to_terminal(grid: Grid, *, color: bool = False) -> str:
         table.add_column(header, justify=align, no_wrap=True)
     for index, row in enumerate(grid.rows):
         row_styles = grid.styles[index] if grid.styles is not None else [None] * len(row)
-        cells = [Text(cell, style=style or "") for cell, style in zip(row, row_styles, strict=True)]
+        cells = [
+            Text(cell, style=" ".join(filter(None, [style, "bold" if (index, k) in grid.bold else None])))
+            for k, (cell, style) in enumerate(zip(row, row_styles, strict=True))
+        ]
         table.add_row(*cells, end_section=index in grid.sections)
     console.print(table)
     for note in grid.notes:
@@ -96,18 +111,22 @@ def to_markdown(grid: Grid) -> str:
         lines += [f"**{markdown_escape(grid.title)}**", ""]
     lines.append("| " + " | ".join(markdown_escape(h) for h in grid.headers) + " |")
     lines.append("|" + "|".join(":---" if a == "left" else "---:" for a in grid.alignment()) + "|")
-    for row in grid.rows:
-        lines.append("| " + " | ".join(markdown_escape(c) for c in row) + " |")
+    for r, row in enumerate(grid.rows):
+        cells = [
+            f"**{markdown_escape(c)}**" if (r, k) in grid.bold and c else markdown_escape(c)
+            for k, c in enumerate(row)
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
     if grid.notes:
         lines.append("")
         lines += [markdown_escape(note) for note in grid.notes]
     return "\n".join(lines) + "\n"
 
 
-def to_latex(grid: Grid, *, bold: Sequence[tuple[int, int]] = ()) -> str:
-    """A booktabs tabular (needs \\usepackage{booktabs}); cells listed in `bold` are set in bold."""
+def to_latex(grid: Grid) -> str:
+    """A booktabs tabular inside a table float (needs \\usepackage{booktabs})."""
     spec = "".join("l" if a == "left" else "r" for a in grid.alignment())
-    bold_cells = set(bold)
+    bold_cells = grid.bold
     lines = ["\\begin{table}[t]", "\\centering"]
     if grid.title:
         lines.append(f"\\caption{{{latex_escape(grid.title)}}}")
@@ -115,10 +134,10 @@ def to_latex(grid: Grid, *, bold: Sequence[tuple[int, int]] = ()) -> str:
     lines.append(" & ".join(latex_escape(h) for h in grid.headers) + " \\\\")
     lines.append("\\midrule")
     for r, row in enumerate(grid.rows):
-        cells = [
-            f"\\textbf{{{latex_escape(c)}}}" if (r, k) in bold_cells and c else latex_escape(c)
-            for k, c in enumerate(row)
-        ]
+        cells = []
+        for k, c in enumerate(row):
+            cell = grid.latex_cells.get((r, k), latex_escape(c))
+            cells.append(f"\\textbf{{{cell}}}" if (r, k) in bold_cells and c else cell)
         lines.append(" & ".join(cells) + " \\\\")
         if r in grid.sections and r != len(grid.rows) - 1:
             lines.append("\\midrule")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Literal, get_args
 
-from ragmetrics.compare.render import Align, Grid, to_csv, to_latex, to_markdown, to_terminal
+from ragmetrics.compare.render import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
 from ragmetrics.errors import InputError
-from ragmetrics.schema import RunResult
+from ragmetrics.schema import Report, RunResult
 
 Format = Literal["table", "markdown", "latex", "json", "csv"]
 FORMATS: tuple[str, ...] = get_args(Format)
@@ -112,10 +112,195 @@ def format_results(
     headers, rows, sections = _results_rows(results, metrics, per_query, str, digits)
     grid = Grid(headers=headers, rows=rows, sections=sections, notes=_failure_notes(results, metrics))
     if per_query:
-        right: list[Align] = ["right"] * len(metrics)
-        grid.align = ["left", "left", *right]
+        grid.align = aligned(2, len(metrics))
     if fmt == "markdown":
         return to_markdown(grid)
     if fmt == "latex":
         return to_latex(grid)
     return to_terminal(grid, color=color)
+
+
+# --- comparisons -------------------------------------------------------------------------------------
+
+_SIGNIFICANT = "*"
+
+
+def run_labels(names: list[str]) -> dict[str, str]:
+    """Short labels a, b, ..., z, aa, ab, ... used as significance markers."""
+    labels = {}
+    for index, name in enumerate(names):
+        label, k = "", index
+        while True:
+            label = chr(ord("a") + k % 26) + label
+            k = k // 26 - 1
+            if k < 0:
+                break
+        labels[name] = label
+    return labels
+
+
+def fmt_p(value: float) -> str:
+    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
+
+
+def _beats(report: Report) -> dict[tuple[str, str], list[str]]:
+    """(run, metric) -> runs it is significantly better than, in run order."""
+    order = {r.name: i for i, r in enumerate(report.runs)}
+    out: dict[tuple[str, str], list[str]] = {}
+    for c in report.comparisons:
+        if not c.significant or c.mean_diff == 0:
+            continue
+        winner, loser = (c.candidate, c.baseline) if c.mean_diff > 0 else (c.baseline, c.candidate)
+        out.setdefault((winner, c.metric), []).append(loser)
+    return {key: sorted(value, key=order.__getitem__) for key, value in out.items()}
+
+
+def _summary_grid(report: Report, digits: int) -> Grid:
+    names = [r.name for r in report.runs]
+    labels = run_labels(names)
+    beats = _beats(report)
+    means = {
+        (name, metric): (stats.mean if (stats := report.descriptive.get(name, {}).get(metric)) else None)
+        for name in names
+        for metric in report.metrics
+    }
+    grid = Grid(headers=["", "run", *report.metrics], align=aligned(2, len(report.metrics)))
+    grid.title = "Mean per run"
+    for r, name in enumerate(names):
+        row = [labels[name], name]
+        for k, metric in enumerate(report.metrics):
+            mean = means[(name, metric)]
+            marks = [labels[loser] for loser in beats.get((name, metric), [])]
+            text = fmt_float(mean, digits)
+            row.append(f"{text} [{','.join(marks)}]" if marks else text)
+            if marks:
+                grid.latex_cells[(r, k + 2)] = f"{text}$^{{{','.join(marks)}}}$"
+        grid.rows.append(row)
+    for k, metric in enumerate(report.metrics):
+        values = [(v, r) for r, n in enumerate(names) if (v := means[(n, metric)]) is not None]
+        if values:
+            best = max(v for v, _ in values)
+            grid.bold |= {(r, k + 2) for v, r in values if v == best}
+    return grid
+
+
+def _pairs_grid(report: Report, digits: int) -> Grid:
+    correction = report.settings.correction
+    headers = ["metric", "baseline", "candidate", "n", "Δ mean", f"{report.settings.confidence:.0%} CI"]
+    headers += ["p", "p (none)" if correction == "none" else f"p ({correction})", "sig", "d", "W/T/L"]
+    grid = Grid(headers=headers, align=aligned(3, len(headers) - 3))
+    grid.title = "Paired comparisons (candidate minus baseline)"
+    grid.styles = []
+    previous = None
+    for c in report.comparisons:
+        if previous is not None and c.metric != previous:
+            grid.sections.add(len(grid.rows) - 1)
+        previous = c.metric
+        grid.rows.append(
+            [
+                c.metric,
+                c.baseline,
+                c.candidate,
+                str(c.n),
+                f"{c.mean_diff:+.{digits}f}",
+                f"[{c.ci_low:+.{digits}f}, {c.ci_high:+.{digits}f}]",
+                fmt_p(c.p_value),
+                fmt_p(c.p_corrected),
+                _SIGNIFICANT if c.significant else "",
+                f"{c.effect_size:+.2f}",
+                f"{c.wins}/{c.ties}/{c.losses}",
+            ]
+        )
+        style = ("green" if c.mean_diff > 0 else "red") if c.significant else None
+        grid.styles.append([style] * len(headers))
+    return grid
+
+
+def _descriptive_grid(report: Report, digits: int) -> Grid:
+    headers = ["run", "metric", "count", "failures", "mean", "std", "min", "q1", "median", "q3", "max"]
+    grid = Grid(headers=headers, align=aligned(2, len(headers) - 2))
+    grid.title = "Descriptive statistics per run (std: sample, ddof=1)"
+    for run in report.runs:
+        for metric in report.metrics:
+            stats = report.descriptive.get(run.name, {}).get(metric)
+            if stats is None:
+                grid.rows.append([run.name, metric, "0", "all", *([MISSING] * 7)])
+                continue
+            numbers = [stats.mean, stats.std, stats.min, stats.q1, stats.median, stats.q3, stats.max]
+            grid.rows.append(
+                [
+                    run.name,
+                    metric,
+                    str(stats.count),
+                    str(stats.failures),
+                    *(fmt_float(v, digits) for v in numbers),
+                ]
+            )
+        grid.sections.add(len(grid.rows) - 1)
+    return grid
+
+
+def _legend(report: Report) -> list[str]:
+    s = report.settings
+    labels = run_labels([r.name for r in report.runs])
+    test = s.test + (f" ({s.permutations} permutations)" if s.permutations else "")
+    scope = report.metadata.extra.get("correction_scope", "metric")
+    family = "within each metric" if scope == "metric" else "over all pairs and metrics"
+    lines = [
+        f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})",
+        f"{_SIGNIFICANT} significant: corrected p <= {s.alpha:g}; test: {test}; correction: {s.correction} {family}; "
+        f"seed {s.seed}",
+        f"CI: {s.confidence:.0%} percentile bootstrap of the mean difference ({s.bootstrap_samples} samples); "
+        "d: paired Cohen's d; W/T/L: queries where the candidate wins / ties / loses",
+    ]
+    for name, queries in report.metadata.missing_queries.items():
+        shown = ", ".join(queries[:5]) + (", ..." if len(queries) > 5 else "")
+        lines.append(
+            f"{name} lacks {len(queries)} of {report.metadata.query_count} queries, scored 0: {shown}"
+        )
+    lines += [f"note: {n}" for n in report.metadata.notes]
+    return lines
+
+
+def _report_csv(report: Report) -> str:
+    """Per-query scores in long form: run, query, metric, score, status (ok / failed / missing)."""
+    if report.metadata.extra.get("align") == "intersection":
+        shared = set(report.runs[0].per_query).intersection(*(r.per_query for r in report.runs[1:]))
+        query_ids = [q for q in report.runs[0].per_query if q in shared]
+    else:
+        query_ids = list(dict.fromkeys(q for r in report.runs for q in r.per_query))
+    rows = []
+    for run in report.runs:
+        declared = set(report.metadata.missing_queries.get(run.name, []))
+        for qid in query_ids:
+            scores = run.per_query.get(qid)
+            for metric in report.metrics:
+                if scores is None:
+                    rows.append([run.name, qid, metric, "0.0", "missing"])
+                    continue
+                value = scores.get(metric)
+                status = "failed" if value is None else ("missing" if qid in declared else "ok")
+                rows.append([run.name, qid, metric, _exact(value), status])
+    return to_csv(["run", "query", "metric", "score", "status"], rows)
+
+
+def format_report(
+    report: Report, fmt: Format | str = "table", *, digits: int = 4, color: bool = False
+) -> str:
+    """A comparison for people (table, markdown, latex) or machines (json: the schema; csv: per-query scores).
+
+    The human formats hold three tables, means with significance markers, the paired comparisons and the
+    descriptive statistics, followed by a legend that states test, correction, alpha and seed.
+    """
+    fmt = check_format(fmt)
+    if fmt == "json":
+        return report.model_dump_json(indent=2) + "\n"
+    if fmt == "csv":
+        return _report_csv(report)
+    grids = [_summary_grid(report, digits), _pairs_grid(report, digits), _descriptive_grid(report, digits)]
+    grids[-1].notes = _legend(report)
+    if fmt == "markdown":
+        return "\n".join(to_markdown(g) for g in grids)
+    if fmt == "latex":
+        return "\n".join(to_latex(g) for g in grids)
+    return "\n".join(to_terminal(g, color=color) for g in grids)

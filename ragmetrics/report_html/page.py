@@ -52,6 +52,7 @@ document.getElementById('filter').addEventListener('input', function (e) {
   });
   document.getElementById('shown').textContent = shown;
 });
+document.documentElement.setAttribute('data-ready', '1');
 """
 
 
@@ -126,10 +127,11 @@ def _meta_block(report: Report) -> str:
         rows.append(f"judge {_e(judge.get('backend'))}:{_e(judge.get('model'))}")
         cache = judge.get("cache") or {}
         usage = judge.get("usage") or {}
-        rows.append(
-            f"cache {cache.get('hits', 0)} hits / {cache.get('misses', 0)} misses; "
-            f"{usage.get('calls', 0)} calls, {usage.get('prompt_tokens', 0) + usage.get('completion_tokens', 0)} tokens"
-        )
+        if cache.get("enabled") and (cache.get("hits") or cache.get("misses")):
+            rows.append(f"cache {cache.get('hits', 0)} hits / {cache.get('misses', 0)} misses")
+        if usage.get("calls"):
+            tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+            rows.append(f"{usage['calls']} judge calls, {tokens} tokens")
     s = report.settings
     rows.append(f"test {_e(s.test)}, correction {_e(s.correction)}, &alpha; = {s.alpha:g}")
     return "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
@@ -295,7 +297,8 @@ def _queries_block(report: Report) -> str:
     return (
         f"<h2>Per query</h2><p><input id='filter' type='search' placeholder='filter by id or question'> "
         f"<span class='legend'><span id='shown'>{len(query_ids)}</span> of {len(query_ids)} shown; "
-        f"click a query for its scores and the judge's reasons</span></p>{''.join(blocks)}"
+        f"scores in run order ({_e(' / '.join(r.name for r in report.runs))}); "
+        f"click a query for all its scores and the judge's reasons</span></p>{''.join(blocks)}"
     )
 
 

@@ -116,7 +116,7 @@ class FileRunSpec(_Section):
 
     source: Literal["file"]
     path: Path
-    name: str | None = Field(default=None, min_length=1, description="default: the file's run tag or stem")
+    name: str | None = Field(default=None, min_length=1, description="default: the file's stem")
     format: Literal["auto", "trec", "json", "jsonl"] = "auto"
 
 

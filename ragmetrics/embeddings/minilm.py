@@ -92,6 +92,8 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
+        # One inference at a time: each run already uses every core, and concurrent runs only thrash them.
+        self._run_lock = threading.Lock()
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -157,7 +159,8 @@ class MiniLMEmbedder:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
             feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
-            (hidden,) = session.run(["last_hidden_state"], feeds)
+            with self._run_lock:
+                (hidden,) = session.run(["last_hidden_state"], feeds)
             result[batch] = _mean_pool_normalise(np.asarray(hidden, dtype=np.float32), mask)
         return result
 

@@ -170,7 +170,7 @@ class LocalJudge:
         if missing:
             self._failures += 1
             raise JudgeError(
-                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_input"
+                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
             )
         try:
             if metric == "context_precision":
@@ -270,8 +270,10 @@ class LocalJudge:
     async def _context_relevancy(self, sample: RagSample) -> MetricOutcome:
         threshold = self._thresholds.context_relevancy
         sentences = self._context_sentences(sample)
+        if not sentences:
+            raise JudgeError(f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field")
         q_vec, sent_vecs = await self._embed_groups([[sample.question.strip()], [s for _, _, s in sentences]])
-        sims = (sent_vecs @ q_vec[0]) if len(sentences) else np.zeros(0, dtype=np.float32)
+        sims = sent_vecs @ q_vec[0]
         verdicts: list[dict[str, Any]] = []
         for (chunk, index, sentence), sim in zip(sentences, sims.tolist(), strict=True):
             relevant = sim >= threshold

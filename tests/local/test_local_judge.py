@@ -122,10 +122,13 @@ def test_missing_fields_and_unknown_metric_are_judge_errors() -> None:
     judge = LocalJudge(TableEmbedder({}), T)
     with pytest.raises(JudgeError, match="lacks reference") as info:
         run(judge, "context_recall", RagSample(id="s1", question="Q?", contexts=["x"]))
-    assert info.value.cause == "missing_input"
+    assert info.value.cause == "missing_field"
+    with pytest.raises(JudgeError, match="contain no sentences") as info:
+        run(judge, "context_relevancy", RagSample(id="s1", question="Q?", contexts=[" ", "\n"]))
+    assert info.value.cause == "missing_field"
     with pytest.raises(JudgeError, match="not a judge metric"):
         run(judge, "faithfulness", RagSample(id="s1", question="Q?"))
-    assert judge.info().failures == 1
+    assert judge.info().failures == 2
 
 
 def test_embedder_failure_becomes_judge_error() -> None:

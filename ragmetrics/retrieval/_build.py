@@ -106,6 +106,9 @@ def check_grades(values: NDArray[np.generic], origin: Origin, label: str) -> NDA
     a JSON "2.0"); a whole number is still a grade, but 2.5 or NaN would only become one by truncation.
     """
     kind = values.dtype.kind
+    if kind == "u" and values.shape[0] and int(values.max()) >= 2**63:
+        i = int(np.argmax(values))
+        raise origin.error(f"{label} {values[i].item()!r} does not fit a 64-bit integer", i, field=label)
     if kind in "iu":
         return values.astype(np.int64, copy=False)
     if kind == "f":
@@ -115,10 +118,13 @@ def check_grades(values: NDArray[np.generic], origin: Origin, label: str) -> NDA
             i = int(np.flatnonzero(bad)[0])
             raise origin.error(f"{label} {values[i].item()!r} is not an integer grade", i, field=label)
         return values.astype(np.int64)
-    for i, v in enumerate(values.tolist()):
-        if not _is_number(v) or not float(v).is_integer():
+    items = values.tolist()
+    for i, v in enumerate(items):
+        if not _is_number(v) or not _whole(v):
             raise origin.error(f"{label} {v!r} is not an integer grade", i, field=label)
-    return np.array([int(v) for v in values.tolist()], dtype=np.int64)
+        if not -(2**63) <= int(v) < 2**63:
+            raise origin.error(f"{label} {v!r} does not fit a 64-bit integer", i, field=label)
+    return np.array([int(v) for v in items], dtype=np.int64)
 
 
 def check_scores(values: NDArray[np.generic], origin: Origin, label: str) -> NDArray[np.float64]:
@@ -130,12 +136,18 @@ def check_scores(values: NDArray[np.generic], origin: Origin, label: str) -> NDA
         for i, v in enumerate(items):
             if not _is_number(v):
                 raise origin.error(f"{label} {v!r} is not a number", i, field=label)
+            if isinstance(v, int) and abs(v) >= 2**1023:  # float() would overflow
+                raise origin.error(f"{label} {v!r} is not a finite number", i, field=label)
         scores = np.array(items, dtype=np.float64)
     finite = np.isfinite(scores)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
         raise origin.error(f"{label} {scores[i].item()!r} is not a finite number", i, field=label)
     return scores
+
+
+def _whole(v: float) -> bool:
+    return isinstance(v, int | np.integer) or float(v).is_integer()
 
 
 def _is_number(v: object) -> bool:

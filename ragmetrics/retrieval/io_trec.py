@@ -35,6 +35,7 @@ class Table:
 
     fields: list[NDArray[np.bytes_]]
     lines: NDArray[np.int64]
+    head: list[bytes]  # every field of the first data line (a run's tag comes from here)
 
 
 def read_bytes(path: str | Path) -> bytes:
@@ -113,7 +114,9 @@ def tokenize(
         objects = np.array(tokens, dtype=object)
         heads = first_token[line_index]
         fields = [objects[heads + k].astype(np.bytes_) for k in keep]
-    return Table(fields=fields, lines=line_index + 1)
+    start = int(first_token[line_index[0]])
+    head = tokens[start : start + int(counts[0])]
+    return Table(fields=fields, lines=line_index + 1, head=head)
 
 
 def factorize_ids(raw: NDArray[np.bytes_], *, grouped: bool) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
@@ -129,7 +132,10 @@ def factorize_ids(raw: NDArray[np.bytes_], *, grouped: bool) -> tuple[NDArray[np
         codes = head_codes[np.cumsum(head, dtype=np.int64) - 1]
     else:
         vocab, codes = factorize(raw)
-    decoded = np.array([b.decode("utf-8") for b in vocab.tolist()], dtype=np.str_)
+    if vocab.shape[0] == 0:
+        return np.zeros(0, dtype="<U1"), codes
+    # One decode of the joined vocabulary instead of one per id; ids never contain a newline.
+    decoded = np.array(b"\n".join(vocab.tolist()).decode("utf-8").split("\n"), dtype=np.str_)
     return decoded, codes
 
 
@@ -197,12 +203,12 @@ def run_columns(path: str | Path, *, strict: bool) -> tuple[Columns, str]:
     ignored too unless `strict`, matching trec_eval, which reads six fields per line.
     """
     source = str(path)
-    table = tokenize(read_bytes(path), source, RUN_FIELDS, keep=(0, 2, 4, 5), allow_extra=not strict)
+    table = tokenize(read_bytes(path), source, RUN_FIELDS, keep=(0, 2, 4), allow_extra=not strict)
     origin = Origin(source, positions=table.lines)
     qvocab, qcodes = factorize_ids(table.fields[0], grouped=True)
     dvocab, dcodes = factorize_ids(table.fields[1], grouped=False)
     scores = parse_floats(table.fields[2], origin, "score")
-    tag = bytes(table.fields[3][0]).decode("utf-8")
+    tag = table.head[5].decode("utf-8")
     return Columns(qvocab, qcodes, dvocab, dcodes, scores, origin), tag
 
 

@@ -266,3 +266,11 @@ def test_bad_top_k(k: object) -> None:
 def test_messages_read_as_one_line() -> None:
     err = fails(Qrels.from_dict, {"q": {"d": 2.5}})
     assert str(err) == "qrels dict, field 'grade': query 'q', document 'd': grade 2.5 is not an integer grade"
+
+
+def test_grades_and_scores_out_of_range() -> None:
+    err = fails(Qrels.from_dict, {"q": {"d": 2**64}})
+    assert "does not fit a 64-bit integer" in err.what
+    df = pd.DataFrame({"query_id": ["q"], "doc_id": ["d"], "relevance": pd.Series([2**63], dtype="uint64")})
+    assert "row 0: grade 9223372036854775808 does not fit a 64-bit integer" in fails(Qrels.from_df, df).what
+    assert "is not a finite number" in fails(Run.from_dict, {"q": {"d": 10**400}}).what

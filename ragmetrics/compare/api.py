@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics.compare.align import Align, aligned_query_ids, score_matrix
 from ragmetrics.compare.corrections import Correction, adjust, check_correction
 from ragmetrics.compare.descriptive import describe
 from ragmetrics.errors import InputError
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 Test = Literal["fisher", "t", "wilcoxon", "sign"]
 TESTS: tuple[str, ...] = get_args(Test)
 CorrectionScope = Literal["metric", "all"]
-Align = Literal["union", "intersection"]
 
 
 @dataclass(frozen=True)
@@ -115,36 +115,6 @@ def _resolve_metrics(results: Sequence[RunResult], metrics: Sequence[str] | None
                 f"run {result.name!r} has no scores for {absent}; it has {sorted(known)}", field="metrics"
             )
     return wanted
-
-
-def _query_ids(results: Sequence[RunResult], align: Align) -> list[str]:
-    if align == "union":
-        return list(dict.fromkeys(q for r in results for q in r.per_query))
-    shared = set(results[0].per_query).intersection(*(r.per_query for r in results[1:]))
-    return [q for q in results[0].per_query if q in shared]
-
-
-def _score_matrix(
-    result: RunResult, metrics: list[str], query_ids: list[str]
-) -> tuple[NDArray[np.float64], list[str]]:
-    """queries x metrics with 0 where the run lacks the query and NaN (internal mask only) where it failed."""
-    values = np.zeros((len(query_ids), len(metrics)))
-    missing: list[str] = []
-    for row, qid in enumerate(query_ids):
-        scores = result.per_query.get(qid)
-        if scores is None:
-            missing.append(qid)
-            continue
-        for col, metric in enumerate(metrics):
-            if metric not in scores:
-                raise InputError(
-                    f"run {result.name!r}, query {qid!r} has no entry for {metric!r} "
-                    "(a failed score must be recorded as None with a failure)",
-                    field="per_query",
-                )
-            score = scores[metric]
-            values[row, col] = np.nan if score is None else score
-    return values, missing
 
 
 def _p_values(
@@ -263,7 +233,7 @@ def compare_results(
     test_name = check_test(test)
     correction_name = check_correction(correction)
     metric_list = _resolve_metrics(results, metrics)
-    query_ids = _query_ids(results, align)  # type: ignore[arg-type]
+    query_ids = aligned_query_ids(results, align)
     if not query_ids:
         raise InputError("the runs share no query to compare on", field="per_query")
     names = [r.name for r in results]
@@ -271,7 +241,7 @@ def compare_results(
     scores: list[NDArray[np.float64]] = []
     missing_queries: dict[str, list[str]] = {}
     for result in results:
-        matrix, missing = _score_matrix(result, metric_list, query_ids)
+        matrix, missing = score_matrix(result, metric_list, query_ids)
         scores.append(matrix)
         declared = [q for q in result.metadata.missing_queries if q in set(query_ids)]
         absent = list(dict.fromkeys([*declared, *missing]))

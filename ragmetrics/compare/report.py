@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Literal, get_args
 
+from ragmetrics.compare.align import aligned_query_ids
 from ragmetrics.compare.render import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
 from ragmetrics.errors import InputError
 from ragmetrics.schema import Report, RunResult
@@ -264,11 +265,7 @@ def _legend(report: Report) -> list[str]:
 
 def _report_csv(report: Report) -> str:
     """Per-query scores in long form: run, query, metric, score, status (ok / failed / missing)."""
-    if report.metadata.extra.get("align") == "intersection":
-        shared = set(report.runs[0].per_query).intersection(*(r.per_query for r in report.runs[1:]))
-        query_ids = [q for q in report.runs[0].per_query if q in shared]
-    else:
-        query_ids = list(dict.fromkeys(q for r in report.runs for q in r.per_query))
+    query_ids = aligned_query_ids(report.runs, str(report.metadata.extra.get("align", "union")))
     rows = []
     for run in report.runs:
         declared = set(report.metadata.missing_queries.get(run.name, []))

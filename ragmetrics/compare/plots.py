@@ -1,0 +1,130 @@
+"""PNG plots of a comparison (needs the `plots` extra: matplotlib).
+
+Two views: a box plot per metric across runs (spread, not just means), and for each pair the per-query
+differences sorted, so one can see whether a gain is broad or carried by a few queries. Figures are
+drawn with matplotlib's object API and the Agg canvas, never pyplot, so no global backend or state is
+touched and plotting is safe in servers and tests.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmetrics.compare.align import aligned_query_ids, score_matrix
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.schema import PairComparison, Report
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+# Above this many queries, the sorted differences are drawn as a filled step curve instead of bars.
+_MAX_BARS = 300
+_GAIN, _LOSS = "#2a9d55", "#d1495b"
+
+
+def _figure(width: float, height: float) -> Any:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ConfigError(
+            "plots need matplotlib, which is not installed: pip install 'ragmetrics[plots]'"
+        ) from exc
+    figure = Figure(figsize=(width, height), dpi=110, layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9@._+-]+", "_", text).strip("_") or "x"
+
+
+def _scores(report: Report, metric: str) -> dict[str, NDArray[np.float64]]:
+    """Aligned per-query scores of every run (NaN where a score failed), as the comparison used them."""
+    if metric not in report.metrics:
+        raise InputError(f"the report has no metric {metric!r}; it has {report.metrics}", field="metric")
+    query_ids = aligned_query_ids(report.runs, str(report.metadata.extra.get("align", "union")))
+    return {run.name: score_matrix(run, [metric], query_ids)[0][:, 0] for run in report.runs}
+
+
+def box_plot(report: Report, metric: str) -> Any:
+    """One box per run (median, quartiles, 1.5 IQR whiskers) with the mean as a marker; failures left out."""
+    scores = _scores(report, metric)
+    names = list(scores)
+    data = [values[~np.isnan(values)] for values in scores.values()]
+    figure = _figure(max(4.0, 1.1 * len(names) + 1.5), 4.0)
+    ax = figure.add_subplot()
+    ax.boxplot(data, showmeans=True, meanprops={"marker": "D", "markerfacecolor": "white", "markersize": 5})
+    ax.set_xticks(
+        range(1, len(names) + 1),
+        names,
+        rotation=20 if len(names) > 4 else 0,
+        ha="right" if len(names) > 4 else "center",
+    )
+    ax.set_ylabel(metric)
+    ax.set_title(f"{metric} per query ({len(next(iter(scores.values())))} queries; diamond = mean)")
+    ax.grid(axis="y", alpha=0.3)
+    return figure
+
+
+def difference_plot(report: Report, comparison: PairComparison) -> Any:
+    """Per-query differences (candidate minus baseline) sorted, with the mean and its bootstrap CI."""
+    scores = _scores(report, comparison.metric)
+    a, b = scores[comparison.baseline], scores[comparison.candidate]
+    valid = ~(np.isnan(a) | np.isnan(b))
+    diffs = np.sort((b - a)[valid])[::-1]
+    x = np.arange(diffs.size)
+    figure = _figure(7.0, 3.6)
+    ax = figure.add_subplot()
+    colours = np.where(diffs >= 0, _GAIN, _LOSS)
+    if diffs.size <= _MAX_BARS:
+        ax.bar(x, diffs, width=0.9, color=colours, linewidth=0)
+    else:
+        ax.fill_between(x, diffs, 0, where=diffs >= 0, step="mid", color=_GAIN, linewidth=0)
+        ax.fill_between(x, diffs, 0, where=diffs < 0, step="mid", color=_LOSS, linewidth=0)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.axhline(
+        comparison.mean_diff,
+        color="#264653",
+        linestyle="--",
+        linewidth=1,
+        label=f"mean {comparison.mean_diff:+.4f}",
+    )
+    ax.axhspan(
+        comparison.ci_low, comparison.ci_high, color="#264653", alpha=0.12, label="bootstrap CI of the mean"
+    )
+    verdict = "significant" if comparison.significant else "not significant"
+    ax.set_title(
+        f"{comparison.metric}: {comparison.candidate} - {comparison.baseline} "
+        f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, p corr. {comparison.p_corrected:.3g}, {verdict})",
+        fontsize=9,
+    )
+    ax.set_xlabel("queries, sorted by difference")
+    ax.set_ylabel(f"Δ {comparison.metric}")
+    ax.set_xlim(-0.5, max(diffs.size, 1) - 0.5)
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    return figure
+
+
+def save_plots(report: Report, directory: str | Path) -> list[Path]:
+    """Write box_<metric>.png per metric and diff_<metric>_<candidate>_vs_<baseline>.png per pair."""
+    out = Path(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the plot directory: {exc}", source=str(out)) from exc
+    written = []
+    for metric in report.metrics:
+        path = out / f"box_{_safe(metric)}.png"
+        box_plot(report, metric).savefig(path)
+        written.append(path)
+    for c in report.comparisons:
+        path = out / f"diff_{_safe(c.metric)}_{_safe(c.candidate)}_vs_{_safe(c.baseline)}.png"
+        difference_plot(report, c).savefig(path)
+        written.append(path)
+    return written

@@ -1,0 +1,74 @@
+"""PNG plots: files are written, readable images; a missing matplotlib gives a clear error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmetrics.compare.api import compare_results
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.schema import Report
+
+from .conftest import make_result, random_results
+
+pytest.importorskip("matplotlib", reason="plots need the 'plots' extra (matplotlib)")
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return compare_results(
+        random_results(3, 40, ["ndcg@10", "p/5"], [0.0, 0.1, 0.2]), test="t", bootstrap_samples=200
+    )
+
+
+def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Report, tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    from ragmetrics.compare.plots import save_plots
+
+    written = save_plots(report, tmp_path / "plots")
+    names = sorted(p.name for p in written)
+    assert names == sorted(
+        ["box_ndcg@10.png", "box_p_5.png"]
+        + [
+            f"diff_{m}_{b}_vs_{a}.png"
+            for m in ("ndcg@10", "p_5")
+            for a, b in [("run0", "run1"), ("run0", "run2"), ("run1", "run2")]
+        ]
+    )
+    image = imread(written[0])
+    assert image.ndim == 3 and image.shape[0] > 200 and image.shape[1] > 200
+    assert float(np.std(image)) > 0.01  # not a blank canvas
+
+
+def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
+    from ragmetrics.compare.plots import difference_plot
+
+    a = make_result("a", {"q1": {"m": 0.1}, "q2": {"m": None}, "q3": {"m": 0.5}}, ["m"])
+    b = make_result("b", {"q1": {"m": 0.4}, "q2": {"m": 0.2}, "q3": {"m": 0.3}}, ["m"])
+    report = compare_results([a, b], test="sign", bootstrap_samples=50)
+    figure = difference_plot(report, report.comparisons[0])
+    heights = sorted(
+        round(patch.get_height(), 6) for patch in figure.axes[0].patches if patch.get_width() < 1
+    )
+    assert heights == [-0.2, 0.3]
+
+
+def test_unknown_metric(report: Report) -> None:
+    from ragmetrics.compare.plots import box_plot
+
+    with pytest.raises(InputError, match="no metric 'mrr'"):
+        box_plot(report, "mrr")
+
+
+def test_missing_matplotlib_is_a_clear_error(report: Report, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmetrics.compare.plots import box_plot
+
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ConfigError, match=r"pip install 'ragmetrics\[plots\]'"):
+        box_plot(report, "ndcg@10")

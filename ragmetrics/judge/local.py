@@ -223,10 +223,10 @@ class LocalJudge:
                 "chunk": k,
                 "verdict": useful,
                 "cosine": _r(match.cosine),
-                "chunk_sentence": match.left + 1,
+                "sentence_index": match.left,
                 "matched": where,
                 "reason": f"best cosine {match.cosine:.2f} {'>=' if useful else '<'} {threshold:.2f} "
-                f"between chunk sentence {match.left + 1} and {where}",
+                f"between sentence {match.left + 1} of chunk {k + 1} and {where}",
             })  # fmt: skip
         value = average_precision_of_verdicts([v["verdict"] for v in verdicts])
         useful_count = sum(1 for v in verdicts if v["verdict"])
@@ -258,9 +258,9 @@ class LocalJudge:
                 "verdict": attributed,
                 "cosine": _r(match.cosine),
                 "chunk": chunk,
-                "chunk_sentence": index + 1,
+                "sentence_index": index,
                 "reason": f"best cosine {match.cosine:.2f} {'>=' if attributed else '<'} {threshold:.2f} "
-                f"with sentence {index + 1} of chunk {chunk}",
+                f"with sentence {index + 1} of chunk {chunk + 1}",
             })  # fmt: skip
         value = fraction_true([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])
@@ -271,7 +271,9 @@ class LocalJudge:
         threshold = self._thresholds.context_relevancy
         sentences = self._context_sentences(sample)
         if not sentences:
-            raise JudgeError(f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field")
+            raise JudgeError(
+                f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field"
+            )
         q_vec, sent_vecs = await self._embed_groups([[sample.question.strip()], [s for _, _, s in sentences]])
         sims = sent_vecs @ q_vec[0]
         verdicts: list[dict[str, Any]] = []
@@ -279,11 +281,11 @@ class LocalJudge:
             relevant = sim >= threshold
             verdicts.append({
                 "chunk": chunk,
-                "chunk_sentence": index + 1,
+                "sentence_index": index,
                 "sentence": sentence,
                 "verdict": relevant,
                 "cosine": _r(sim),
-                "reason": f"cosine with the question {sim:.2f} {'>=' if relevant else '<'} {threshold:.2f}",
+                "reason": f"sentence {index + 1} of chunk {chunk + 1}: cosine with the question {sim:.2f} {'>=' if relevant else '<'} {threshold:.2f}",
             })  # fmt: skip
         value = fraction_true([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])

@@ -52,7 +52,7 @@ def test_context_precision_verdicts_and_formula() -> None:
     assert [v["verdict"] for v in out.detail.verdicts] == [False, True, True]
     assert out.value == pytest.approx((1 / 2 + 2 / 3) / 2)
     assert out.detail.verdicts[1]["reason"] == (
-        "best cosine 0.98 >= 0.80 between chunk sentence 1 and reference sentence 1"
+        "best cosine 0.98 >= 0.80 between sentence 1 of chunk 2 and reference sentence 1"
     )
     assert "local judge" in (out.detail.reason or "")
     assert emb.calls == 1  # one batched embedding call per sample and metric
@@ -93,7 +93,8 @@ def test_context_recall_attributes_statements() -> None:
                        reference="Stmt one is here; stmt two is here.")  # fmt: skip
     out = run(LocalJudge(emb, T), "context_recall", sample)
     assert [v["verdict"] for v in out.detail.verdicts] == [True, False]
-    assert out.detail.verdicts[0]["chunk"] == 0 and out.detail.verdicts[0]["chunk_sentence"] == 1
+    assert out.detail.verdicts[0]["chunk"] == 0 and out.detail.verdicts[0]["sentence_index"] == 0
+    assert out.detail.verdicts[0]["reason"] == "best cosine 1.00 >= 0.80 with sentence 1 of chunk 1"
     assert out.value == 0.5
 
 
@@ -101,8 +102,8 @@ def test_context_relevancy_counts_sentences() -> None:
     emb = TableEmbedder({"Q?": _unit(0), "Yes a.": _unit(10), "No b.": _unit(80), "Yes c.": _unit(-20)})
     sample = RagSample(id="q", question="Q?", contexts=["Yes a. No b.", "Yes c."])
     out = run(LocalJudge(emb, T), "context_relevancy", sample)
-    assert [(v["chunk"], v["chunk_sentence"], v["verdict"]) for v in out.detail.verdicts] == [
-        (0, 1, True), (0, 2, False), (1, 1, True),
+    assert [(v["chunk"], v["sentence_index"], v["verdict"]) for v in out.detail.verdicts] == [
+        (0, 0, True), (0, 1, False), (1, 0, True),
     ]  # fmt: skip
     assert out.value == pytest.approx(2 / 3)
 

@@ -1,0 +1,186 @@
+"""`ragmetrics compare`: are the differences between runs real or noise?
+
+Two ways in: score runs against qrels (`ragmetrics compare QRELS RUN RUN [...] -m ...`), or compare
+results scored earlier, retrieval or judge metrics alike (`ragmetrics compare --results a.json b.json`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragmetrics.errors import InputError
+from ragmetrics.schema import Report, RunResult
+
+FORMATS = ("table", "markdown", "latex", "json", "csv")
+TESTS = ("fisher", "t", "wilcoxon", "sign")
+CORRECTIONS = ("holm", "bonferroni", "none")
+
+_EPILOG = """examples:
+  ragmetrics compare qrels.txt bm25.run dense.run hybrid.run -m ndcg@10 recall@100 --test wilcoxon
+  ragmetrics compare --results yesterday/report.json today/report.json -m context_recall --format markdown
+
+Pairs: every run against each earlier run (the baseline). Runs are aligned on the union of their
+queries; a run lacking a query scores 0 there and is reported (--intersection: shared queries only).
+A failed judge score (null) is never filled in: each pair is compared over the queries both runs scored.
+Holm/Bonferroni correct within each metric's family of pairs (--correction-scope all: every pair and
+metric together). --results accepts a RunResult JSON, a list of them (ragmetrics retrieval --format json),
+or a Report JSON (its runs are taken); runs that share a name are renamed FILE:NAME."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired significance tests between runs (Fisher, t, Wilcoxon, sign) with corrections",
+        description="Compare runs pairwise: mean difference, p-value, corrected p, effect size, bootstrap CI.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "inputs", metavar="QRELS RUN RUN", nargs="*", help="qrels file, then two or more run files"
+    )
+    parser.add_argument(
+        "--results",
+        metavar="JSON",
+        nargs="+",
+        action="extend",
+        help="compare already-scored results (unified-schema JSON) instead of scoring runs",
+    )
+    parser.add_argument(
+        "-m",
+        "--metrics",
+        metavar="METRIC",
+        nargs="+",
+        action="extend",
+        help="metrics to compare (required with runs; default with --results: the first run's metrics)",
+    )
+    parser.add_argument("--test", choices=TESTS, default="fisher", help="paired test (default: fisher)")
+    parser.add_argument(
+        "--correction", choices=CORRECTIONS, default="holm", help="multiple-testing correction"
+    )
+    parser.add_argument(
+        "--correction-scope",
+        choices=("metric", "all"),
+        default="metric",
+        help="correction family (default: metric)",
+    )
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    parser.add_argument("--seed", type=int, default=42, help="seed of the randomization test and bootstrap")
+    parser.add_argument(
+        "--permutations", type=int, default=10_000, help="Fisher permutations (default: 10000)"
+    )
+    parser.add_argument(
+        "--bootstrap-samples", type=int, default=10_000, help="bootstrap samples (default: 10000)"
+    )
+    parser.add_argument("--intersection", action="store_true", help="compare over the queries every run has")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument(
+        "--per-query-csv", metavar="PATH", type=Path, help="also write per-query scores as CSV"
+    )
+    parser.add_argument(
+        "--plots", metavar="DIR", type=Path, help="also write PNG plots (needs the plots extra)"
+    )
+    parser.set_defaults(handler=run_command)
+
+
+def _as_results(data: Any, source: str) -> list[RunResult]:
+    """A Report (its runs), one RunResult, or a list of RunResults, validated against the schema."""
+    try:
+        if isinstance(data, dict) and "comparisons" in data and "runs" in data:
+            return list(Report.model_validate(data).runs)
+        if isinstance(data, dict):
+            return [RunResult.model_validate(data)]
+        if isinstance(data, list):
+            return [RunResult.model_validate(item) for item in data]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(
+            f"not a ragmetrics result: {first['msg']}", source=source, field=where or None
+        ) from exc
+    raise InputError(
+        f"expected a RunResult or Report object or a list of RunResults, got {type(data).__name__}",
+        source=source,
+    )
+
+
+def load_results(paths: list[str]) -> list[RunResult]:
+    """Read result files; when runs from different files share a name, each is renamed FILE:NAME."""
+    loaded: list[tuple[str, RunResult]] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from exc
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}", source=path, line=exc.lineno) from exc
+        loaded += [(path, result) for result in _as_results(data, path)]
+    counts = Counter(result.name for _, result in loaded)
+    return [
+        result.model_copy(update={"name": f"{path}:{result.name}"}) if counts[result.name] > 1 else result
+        for path, result in loaded
+    ]
+
+
+def _score_runs(args: argparse.Namespace) -> list[RunResult]:
+    if len(args.inputs) < 3:
+        raise InputError(
+            f"give QRELS and at least two RUN files (got {len(args.inputs)} path(s)), or --results JSON JSON",
+            field="inputs",
+        )
+    if not args.metrics:
+        raise InputError("-m/--metrics is required when scoring runs", field="metrics")
+    from ragmetrics.commands.retrieval import score_files
+
+    return score_files(
+        args.inputs[0], args.inputs[1:], list(dict.fromkeys(args.metrics)), intersection=args.intersection
+    )
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=str(path)) from exc
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from ragmetrics.compare.api import compare_results
+    from ragmetrics.compare.report import format_report
+
+    if args.results and args.inputs:
+        raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
+    results = load_results(args.results) if args.results else _score_runs(args)
+    report = compare_results(
+        results,
+        list(dict.fromkeys(args.metrics)) if args.metrics else None,
+        test=args.test,
+        correction=args.correction,
+        seed=args.seed,
+        alpha=args.alpha,
+        permutations=args.permutations,
+        bootstrap_samples=args.bootstrap_samples,
+        correction_scope=args.correction_scope,
+        align="intersection" if args.intersection else "union",
+    )
+    color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    sys.stdout.write(format_report(report, args.format, color=color))
+    if args.per_query_csv is not None:
+        _write(args.per_query_csv, format_report(report, "csv"))
+        print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
+    if args.plots is not None:
+        from ragmetrics.compare.plots import save_plots
+
+        written = save_plots(report, args.plots)
+        print(f"plots: {len(written)} PNG files in {args.plots}", file=sys.stderr)
+    return 0

@@ -126,7 +126,11 @@ async def aevaluate_rag(
     max_concurrency: int | None = None,
     progress: bool = True,
 ) -> RunResult:
-    """The coroutine behind `evaluate_rag`; use it directly from async code."""
+    """The coroutine behind `evaluate_rag`; use it directly from async code.
+
+    A judge passed in stays open (the caller owns it and closes it with `await judge.aclose()`); one made
+    here is closed at the end.
+    """
     items = _samples(samples)
     owned = judge is None
     if judge is None:
@@ -214,17 +218,28 @@ def evaluate_rag(
     """Score `samples` on judge `metrics` (see `ragmetrics.judge.base.JUDGE_METRICS`).
 
     `judge` defaults to `ragmetrics.judge.select.make_judge()`: the LLM judge when an endpoint or API key is
-    configured, else the built-in local judge. A judge passed in stays open (the caller owns it); one made here
-    is closed at the end. `max_concurrency` bounds the (sample, metric) units in flight (default 64); the LLM
-    judge bounds its HTTP requests separately (`JudgeSettings.max_concurrency`). Every unit ends with a value
-    or a `SampleFailure` with its cause; aggregates are means over the values, failures counted apart.
+    configured, else the built-in local judge. `max_concurrency` bounds the (sample, metric) units in flight
+    (default 64); the LLM judge bounds its HTTP requests separately (`JudgeSettings.max_concurrency`). Every unit
+    ends with a value or a `SampleFailure` with its cause; aggregates are means over the values, failures
+    counted apart.
+
+    This synchronous entry point runs its own event loop (in a worker thread when the caller already runs
+    one) and calls `judge.aclose()` before that loop ends, because connections cannot outlive their loop; a
+    judge reopens them on its next use, so the same judge object can be passed to several calls.
     """
-    coro = aevaluate_rag(
-        samples, metrics, judge, name=name, max_concurrency=max_concurrency, progress=progress
-    )
+
+    async def run() -> RunResult:
+        try:
+            return await aevaluate_rag(
+                samples, metrics, judge, name=name, max_concurrency=max_concurrency, progress=progress
+            )
+        finally:
+            if judge is not None:
+                await judge.aclose()
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(run())
     with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmetrics-judge") as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(asyncio.run, run()).result()

@@ -1,0 +1,424 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 that answers judge prompts with scripted verdicts.
+
+It speaks POST /v1/chat/completions and POST /v1/embeddings with the response JSON the `openai` client
+expects, recognises which prompt it got from the marker line (`# <name>`) that starts every system prompt,
+and answers deterministically from markers in the test data:
+
+- a chunk containing ``[useful]`` is useful (context precision / utilization, both modes);
+- a reference sentence containing ``[attr]`` is attributed (context recall; the server splits at ". ");
+- a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
+- an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
+  generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash.
+
+Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
+Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = (
+    "rate_limit",  # 429 with Retry-After
+    "server_error",  # 500
+    "stall",  # answer only after `stall_s` (past the client's timeout)
+    "malformed",  # content that is not JSON
+    "schema_violation",  # JSON that violates the verdict schema
+    "wrong_count",  # one verdict / question / statement too few
+    "refuse_json_schema",  # 400 when response_format is json_schema
+    "refuse_json_object",  # 400 when response_format is json_object
+)
+REPAIR_PREFIX = "Your previous answer could not be used"
+
+
+@dataclass
+class Rule:
+    kind: str
+    times: int | None
+    prompt: str | None = None
+    match: str | None = None
+    path: str = "/v1/chat/completions"
+
+
+@dataclass
+class Record:
+    path: str
+    prompt: str | None
+    status: int
+    fault: str | None
+    repair: bool
+    mode: str | None
+    digest: str
+    user: str
+    at: float
+
+
+@dataclass
+class State:
+    latency_s: float = 0.0
+    stall_s: float = 2.0
+    retry_after: str = "0"
+    rules: list[Rule] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    vectors: dict[str, list[float]] = field(default_factory=dict)
+    in_flight: int = 0
+    peak_in_flight: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _hash_vector(text: str, dim: int = 16) -> list[float]:
+    digest = hashlib.sha256(text.encode()).digest()
+    return [b / 255.0 + 0.1 for b in digest[:dim]]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=\.)\s+", text.strip()) if s.strip()]
+
+
+def _section(text: str, tag: str) -> str:
+    m = re.search(rf"<{tag}[^>]*>\n(.*?)\n</{tag}>", text, re.S)
+    if m is None:
+        raise ValueError(f"no <{tag}> in the request")
+    return m.group(1)
+
+
+def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
+    """The correct answer to `prompt` for the input message `user`, by the markers in the module docstring."""
+    if prompt in ("context_precision", "context_utilization"):
+        chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
+        return {
+            "verdicts": [
+                {"chunk": int(n), "reason": f"scripted verdict for chunk {n}", "useful": "[useful]" in t}
+                for n, t in chunks
+            ]
+        }
+    if prompt in ("context_precision_chunk", "context_utilization_chunk"):
+        chunk = _section(user, "chunk")
+        return {"reason": "scripted verdict for one chunk", "useful": "[useful]" in chunk}
+    if prompt == "context_recall":
+        reference = _section(user, "reference_answer")
+        return {
+            "statements": [
+                {"statement": s, "reason": "scripted attribution", "attributed": "[attr]" in s}
+                for s in _sentences(reference)
+            ]
+        }
+    if prompt == "context_relevancy":
+        sentences = re.findall(r'<sentence id="(\d+)">(.*?)</sentence>', user, re.S)
+        return {
+            "sentences": [
+                {"sentence": int(n), "reason": "scripted relevance", "relevant": "[rel]" in t}
+                for n, t in sentences
+            ]
+        }
+    if prompt == "answer_relevancy":
+        answer = _section(user, "answer")
+        m = re.search(r"Number of questions to write: (\d+)", user)
+        n = int(m.group(1)) if m else 3
+        return {
+            "questions": [
+                {
+                    "question": f"{answer} #{i}",
+                    "noncommittal": "[nc]" in answer or ("[nc1]" in answer and i == 1),
+                }
+                for i in range(1, n + 1)
+            ]
+        }
+    raise ValueError(f"unknown prompt {prompt!r}")
+
+
+def _break(verdict: dict[str, Any], kind: str) -> Any:
+    if kind == "schema_violation":
+        return {"unexpected": "shape", "useful": "maybe"}
+    lists = [k for k, v in verdict.items() if isinstance(v, list)]
+    if lists:
+        broken = dict(verdict)
+        broken[lists[0]] = verdict[lists[0]][:-1]
+        return broken
+    return {k: v for k, v in verdict.items() if k != "reason"}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        return
+
+    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        self._send(status, {"error": {"message": message, "type": "test_fault", "code": None}}, headers)
+
+    def do_POST(self) -> None:
+        state = self.server.state
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        try:
+            if state.latency_s:
+                time.sleep(state.latency_s)
+            if self.path.endswith("/chat/completions"):
+                self._chat(state, body)
+            elif self.path.endswith("/embeddings"):
+                self._embeddings(state, body)
+            else:
+                self._error(404, f"no route {self.path}")
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _take_fault(
+        self, state: State, path: str, prompt: str | None, text: str, mode: str | None
+    ) -> str | None:
+        with state.lock:
+            for rule in state.rules:
+                if rule.path != path or (rule.times is not None and rule.times <= 0):
+                    continue
+                if rule.prompt is not None and rule.prompt != prompt:
+                    continue
+                if rule.match is not None and rule.match not in text:
+                    continue
+                if rule.kind == "refuse_json_schema" and mode != "json_schema":
+                    continue
+                if rule.kind == "refuse_json_object" and mode != "json_object":
+                    continue
+                if rule.times is not None:
+                    rule.times -= 1
+                return rule.kind
+        return None
+
+    def _record(self, state: State, **kw: Any) -> None:
+        with state.lock:
+            state.records.append(Record(at=time.time(), **kw))
+
+    def _transport_fault(self, state: State, fault: str | None) -> bool:
+        if fault == "rate_limit":
+            self._error(429, "rate limited (test fault)", {"Retry-After": state.retry_after})
+            return True
+        if fault == "server_error":
+            self._error(500, "internal error (test fault)")
+            return True
+        if fault == "stall":
+            time.sleep(state.stall_s)
+        return False
+
+    def _chat(self, state: State, body: dict[str, Any]) -> None:
+        messages = body.get("messages", [])
+        system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+        first = system.splitlines()[0] if system else ""
+        prompt = first[2:].strip() if first.startswith("# ") else None
+        users = [m["content"] for m in messages if m["role"] == "user"]
+        repair = bool(users) and users[-1].startswith(REPAIR_PREFIX)
+        inputs = [u for u in users if not u.startswith(REPAIR_PREFIX)]
+        user = inputs[-1] if inputs else ""
+        fmt = body.get("response_format") or {}
+        mode = fmt.get("type") if fmt else None
+        digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
+        fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
+        status = 200
+        if fault in ("refuse_json_schema", "refuse_json_object"):
+            status = 400
+            self._error(400, f"response_format {mode} is not supported by this server")
+        elif self._transport_fault(state, fault):
+            status = 429 if fault == "rate_limit" else 500
+        else:
+            if prompt is None:
+                status = 400
+                self._error(400, "no prompt marker in the system message")
+            else:
+                verdict = scripted_verdict(prompt, user)
+                if fault == "malformed":
+                    content = '{"verdicts": [ this is not json'
+                elif fault in ("schema_violation", "wrong_count"):
+                    content = json.dumps(_break(verdict, fault))
+                elif mode is None:
+                    content = "Here is my judgement.\n```json\n" + json.dumps(verdict) + "\n```"
+                else:
+                    content = json.dumps(verdict)
+                prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
+                completion_tokens = max(1, len(content) // 4)
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{digest}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", "test-model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_tokens,
+                            "completion_tokens": completion_tokens,
+                            "total_tokens": prompt_tokens + completion_tokens,
+                        },
+                    },
+                )
+        self._record(
+            state,
+            path="/v1/chat/completions",
+            prompt=prompt,
+            status=status,
+            fault=fault,
+            repair=repair,
+            mode=mode,
+            digest=digest,
+            user=user,
+        )
+
+    def _embeddings(self, state: State, body: dict[str, Any]) -> None:
+        texts = body.get("input", [])
+        if isinstance(texts, str):
+            texts = [texts]
+        joined = "\n".join(texts)
+        digest = hashlib.sha256(joined.encode()).hexdigest()[:16]
+        fault = self._take_fault(state, "/v1/embeddings", None, joined, None)
+        status = 200
+        if self._transport_fault(state, fault):
+            status = 429 if fault == "rate_limit" else 500
+        else:
+            data = [
+                {"object": "embedding", "index": i, "embedding": state.vectors.get(t) or _hash_vector(t)}
+                for i, t in enumerate(texts)
+            ]
+            tokens = sum(len(t) for t in texts) // 4
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model", "test-embedding"),
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
+        self._record(
+            state,
+            path="/v1/embeddings",
+            prompt=None,
+            status=status,
+            fault=fault,
+            repair=False,
+            mode=None,
+            digest=digest,
+            user=joined,
+        )
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, state: State) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+class LoopbackServer:
+    """Start with `start()`; `url` is the base_url to give the judge (ends in /v1)."""
+
+    def __init__(self, *, latency_s: float = 0.0, stall_s: float = 2.0, retry_after: str = "0") -> None:
+        self.state = State(latency_s=latency_s, stall_s=stall_s, retry_after=retry_after)
+        self._server = _Server(self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def inject(
+        self,
+        kind: str,
+        *,
+        times: int | None = 1,
+        prompt: str | None = None,
+        match: str | None = None,
+        path: str = "/v1/chat/completions",
+    ) -> None:
+        if kind not in FAULTS:
+            raise ValueError(f"unknown fault {kind!r}; known: {FAULTS}")
+        with self.state.lock:
+            self.state.rules.append(Rule(kind, times, prompt, match, path))
+
+    def clear_faults(self) -> None:
+        with self.state.lock:
+            self.state.rules.clear()
+
+    @property
+    def records(self) -> list[Record]:
+        with self.state.lock:
+            return list(self.state.records)
+
+    def count(self, *, path: str | None = None, prompt: str | None = None, status: int | None = None) -> int:
+        return sum(
+            1
+            for r in self.records
+            if (path is None or r.path == path)
+            and (prompt is None or r.prompt == prompt)
+            and (status is None or r.status == status)
+        )
+
+    def wait_idle(self, timeout_s: float = 10.0) -> None:
+        """Block until no request is being handled (stalled requests finish late and are recorded then)."""
+        deadline = time.monotonic() + timeout_s
+        while self.state.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if self.state.in_flight:
+            raise TimeoutError(f"{self.state.in_flight} requests still in flight")
+
+    def reset_records(self) -> None:
+        """Forget the requests seen so far (after waiting for the ones still being handled)."""
+        self.wait_idle()
+        with self.state.lock:
+            self.state.records.clear()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every response")
+    args = parser.parse_args()
+    server = LoopbackServer(latency_s=args.latency).start()
+    print(server.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,215 @@
+"""The judge client against the loopback server: structured output, fallbacks, repairs, retries, accounting."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import socket
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+
+from ragmetrics.errors import ConfigError, JudgeError
+from ragmetrics.judge.client import RetryPolicy, extract_json, public_url, retry_after_seconds
+from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.judge.llm import LLMJudge
+from ragmetrics.judge.settings import JudgeSettings
+
+from .conftest import KEY_ENV, JudgeFactory, sample
+from .loopback import LoopbackServer
+
+CHAT = "/v1/chat/completions"
+
+
+def _score(judge: LLMJudge, metric: str = "context_precision", **fields: object) -> float:
+    outcome = asyncio.run(_ascore(judge, metric, **fields))
+    return outcome
+
+
+async def _ascore(judge: LLMJudge, metric: str, **fields: object) -> float:
+    from ragmetrics.judge.base import RagSample
+
+    try:
+        out = await judge.score(metric, RagSample.model_validate(sample("s", **fields)))
+        return out.value
+    finally:
+        await judge.aclose()
+
+
+def test_requests_json_schema_from_the_verdict_model(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    assert _score(make_judge(use_cache=False)) == 1.0
+    (record,) = server.records
+    assert record.mode == "json_schema" and record.prompt == "context_precision"
+
+
+def test_falls_back_to_json_object_and_remembers(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("refuse_json_schema", times=None)
+    judge = make_judge(use_cache=False)
+    samples = [sample(f"s{i}") for i in range(5)]
+    res = evaluate_rag(
+        samples, ["context_precision", "context_recall"], judge, progress=False, max_concurrency=1
+    )
+    assert not res.failures
+    statuses = [(r.mode, r.status) for r in server.records]
+    assert statuses[0] == ("json_schema", 400)
+    assert statuses[1:] == [("json_object", 200)] * 10  # remembered: json_schema never tried again
+    assert res.metadata.judge is not None and res.metadata.judge.settings["response_mode"] == "json_object"
+
+
+def test_falls_back_to_plain_text_with_extraction(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("refuse_json_schema", times=None)
+    server.inject("refuse_json_object", times=None)
+    judge = make_judge(use_cache=False)
+    res = evaluate_rag(
+        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_concurrency=1
+    )
+    assert res.per_query["a"]["context_recall"] == 0.5 and not res.failures
+    modes = [r.mode for r in server.records]
+    assert modes == ["json_schema", "json_object", None, None]
+    # without json_schema the prompt itself spells out the schema
+    assert judge.client.response_mode == "text"
+
+
+def test_extract_json_from_prose_and_fences() -> None:
+    assert extract_json('Sure!\n```json\n{"a": {"b": 1}}\n```\nDone.') == '{"a": {"b": 1}}'
+    assert extract_json("no json here") == "no json here"
+
+
+@pytest.mark.parametrize("fault", ["malformed", "schema_violation", "wrong_count"])
+def test_invalid_output_is_repaired(make_judge: JudgeFactory, server: LoopbackServer, fault: str) -> None:
+    server.inject(fault, times=1)
+    judge = make_judge(use_cache=False)
+    assert _score(judge, contexts=["A [useful].", "B.", "C [useful]."]) == pytest.approx((1 + 2 / 3) / 2)
+    first, second = server.records
+    assert first.fault == fault and not first.repair
+    assert second.repair and second.fault is None
+    usage = judge.info().usage
+    assert usage.repairs == 1 and usage.calls == 2 and usage.prompt_tokens > 0 and usage.completion_tokens > 0
+
+
+def test_repairs_are_bounded(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("malformed", times=None)
+    judge = make_judge(use_cache=False, max_repairs=2)
+    with pytest.raises(JudgeError) as err:
+        _score(judge)
+    assert err.value.cause == "invalid_output"
+    assert server.count(path=CHAT) == 3  # the first answer and two repairs
+
+
+def test_rate_limit_is_retried_honouring_retry_after(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.state.retry_after = "0.01"
+    server.inject("rate_limit", times=2)
+    judge = make_judge(use_cache=False)
+    assert _score(judge) == 1.0
+    assert [r.status for r in server.records] == [429, 429, 200]
+    assert judge.info().usage.retries == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "cause"), [("rate_limit", "rate_limited"), ("server_error", "server_error")]
+)
+def test_retries_are_bounded(
+    make_judge: JudgeFactory, server: LoopbackServer, fault: str, cause: str
+) -> None:
+    server.inject(fault, times=None)
+    with pytest.raises(JudgeError) as err:
+        _score(make_judge(use_cache=False, max_retries=3))
+    assert err.value.cause == cause
+    assert server.count(path=CHAT) == 4
+
+
+def test_stall_past_timeout_is_retried(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("stall", times=1)
+    judge = make_judge(use_cache=False, timeout_s=0.2)
+    assert _score(judge) == 1.0
+    assert judge.info().usage.retries == 1
+
+
+def test_persistent_stall_is_a_timeout(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("stall", times=None)
+    with pytest.raises(JudgeError) as err:
+        _score(make_judge(use_cache=False, timeout_s=0.1, max_retries=1))
+    assert err.value.cause == "timeout"
+
+
+def test_connection_refused_is_a_connection_failure(make_judge: JudgeFactory) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends: nothing listens there
+    judge = make_judge(use_cache=False, base_url=f"http://127.0.0.1:{port}/v1", max_retries=1)
+    with pytest.raises(JudgeError) as err:
+        _score(judge)
+    assert err.value.cause == "connection"
+
+
+def test_embedding_faults_are_retried(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.inject("server_error", times=1, path="/v1/embeddings")
+    judge = make_judge(use_cache=False)
+    assert 0.0 < _score(judge, "answer_relevancy") <= 1.0
+    assert [r.status for r in server.records if r.path == "/v1/embeddings"] == [500, 200]
+
+
+def test_retry_after_parsing() -> None:
+    assert retry_after_seconds({"Retry-After": "3"}) == 3.0
+    assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert retry_after_seconds({}) is None
+    assert retry_after_seconds({"Retry-After": "soon"}) is None
+    date = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= (retry_after_seconds({"Retry-After": date}) or 0) <= 30
+
+
+def test_backoff_is_exponential_capped_and_jittered() -> None:
+    policy = RetryPolicy(base_delay_s=1.0, max_delay_s=8.0, max_retry_after_s=20.0)
+    rng = random.Random(0)
+    for attempt in range(8):
+        ceiling = min(8.0, 2.0**attempt)
+        delays = [policy.delay(attempt, None, rng) for _ in range(50)]
+        assert all(ceiling / 2 <= d <= ceiling for d in delays)
+        assert len(set(delays)) > 1
+    assert policy.delay(0, 5.0, rng) == 5.0  # Retry-After wins over backoff
+    assert policy.delay(0, 600.0, rng) == 20.0  # but is capped
+
+
+def test_public_url_drops_credentials() -> None:
+    assert (
+        public_url("https://user:secret@example.com:8443/v1?api-key=abc#x") == "https://example.com:8443/v1"
+    )
+    assert public_url(None) is None
+
+
+def test_no_key_and_no_base_url_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with pytest.raises(ConfigError, match=KEY_ENV):
+        LLMJudge(JudgeSettings(backend="openai", api_key_env=KEY_ENV, use_cache=False))
+
+
+def test_base_url_without_key_uses_a_placeholder(
+    monkeypatch: pytest.MonkeyPatch, server: LoopbackServer
+) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    judge = LLMJudge(
+        JudgeSettings(backend="openai", api_key_env=KEY_ENV, base_url=server.url, use_cache=False)
+    )
+    assert _score(judge) == 1.0
+
+
+def test_price_table_turns_tokens_into_cost(make_judge: JudgeFactory) -> None:
+    judge = make_judge(use_cache=False, price_per_million_tokens={"prompt": 1.0, "completion": 2.0})
+    _score(judge)
+    usage = judge.info().usage
+    assert usage.cost_usd == pytest.approx((usage.prompt_tokens * 1.0 + usage.completion_tokens * 2.0) / 1e6)
+    assert make_judge(use_cache=False).info().usage.cost_usd is None
+
+
+def test_concurrency_is_bounded(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    server.state.latency_s = 0.05
+    judge = make_judge(use_cache=False, max_concurrency=3)
+    samples = [sample(f"s{i}") for i in range(12)]
+    evaluate_rag(samples, ["context_recall"], judge, progress=False)
+    assert len(server.records) == 12
+    assert 1 < server.state.peak_in_flight <= 3

@@ -1,0 +1,136 @@
+"""An interrupted run (SIGINT, SIGKILL) restarted finishes with the same report and asks the judge nothing twice.
+
+The judge is the real LLM judge over the real openai client, talking to the loopback OpenAI-compatible server
+on 127.0.0.1; `ragmetrics run` runs in a subprocess so it can be interrupted like a cron job would be.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.pipeline import run_pipeline
+from ragmetrics.schema import Report
+
+from .conftest import ConfigWriter
+
+KEY_ENV = "RAGMETRICS_RESUME_TEST_KEY"
+CHAT = "/v1/chat/completions"
+CONCURRENCY = 2
+
+
+def _config(write_config: ConfigWriter, server: Any, cache: str, name: str) -> Path:
+    return write_config(
+        name,
+        runs=[
+            {"source": "dataset", "name": "pipeline"},
+            {"source": "file", "path": "weaker.trec", "name": "weaker"},
+        ],
+        judge={
+            "metrics": ["context_precision", "context_recall", "context_relevancy"],
+            "base_url": server.url,
+            "api_key_env": KEY_ENV,
+            "model": "test-model",
+            "cache_path": cache,
+            "max_concurrency": CONCURRENCY,
+            "timeout_s": 10,
+        },
+        retrieval={"metrics": []},
+        compare={"test": "t"},
+    )
+
+
+def _wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def _scores(report: Report) -> dict[str, Any]:
+    return {r.name: (r.per_query, r.aggregate, [f.model_dump() for f in r.failures]) for r in report.runs}
+
+
+def _interrupt(command: list[str], cwd: Path, env: dict[str, str], server: Any, sig: int) -> tuple[int, str]:
+    """Start `ragmetrics run`, send `sig` once it has made 20 more judge calls; its exit code and stderr."""
+    start = server.count(path=CHAT)
+    proc = subprocess.Popen(
+        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for(lambda: server.count(path=CHAT) >= start + 20, 120, "judge calls")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, err
+
+
+def _cached(path: Path) -> int:
+    cache = VerdictCache(path)
+    try:
+        return len(cache)
+    finally:
+        cache.close()
+
+
+def test_interrupted_run_resumes_without_repeating_judge_calls(
+    qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-resume-test-fake")
+    loopback.state.latency_s = 0.03  # slow enough that the interruptions land mid-judging
+
+    reference_config = _config(write_config, loopback, "reference-cache/v.sqlite", "reference.yaml")
+    reference = run_pipeline(reference_config, progress=False, write=False).report
+    total = loopback.count(path=CHAT, status=200)
+    # Two runs x 16 queries x 3 metrics, less the verdicts both runs share (same question and contexts).
+    assert 48 <= total < 96
+    loopback.reset_records()
+
+    config = _config(write_config, loopback, "cache/v.sqlite", "nightly.yaml")
+    cache = qa_dir / "cache" / "v.sqlite"
+    command = [sys.executable, "-m", "ragmetrics", "run", str(config), "--no-progress"]
+    env = {**os.environ, KEY_ENV: "sk-resume-test-fake"}
+    out = qa_dir / "out"
+
+    # 1. SIGINT (Ctrl-C): a clean exit 130, nothing half-written, every verdict received so far kept.
+    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGINT)
+    assert code == 130, err
+    assert "ragmetrics: interrupted" in err and "Traceback" not in err, err
+    asked = loopback.count(path=CHAT, status=200)
+    kept = _cached(cache)
+    assert asked < total, "the run finished before it could be interrupted"
+    assert asked - CONCURRENCY <= kept <= asked  # only calls in flight at the signal can be lost
+    assert not out.exists() or [p.name for p in out.iterdir()] == []
+
+    # 2. Restarted, then SIGKILL (no chance to clean up): it asked nothing that was already stored.
+    loopback.reset_records()
+    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGKILL)
+    assert code == -signal.SIGKILL, err
+    asked = loopback.count(path=CHAT, status=200)
+    kept_before, kept = kept, _cached(cache)
+    assert kept_before + asked < total, "the run finished before it could be killed"
+    assert kept - kept_before >= asked - CONCURRENCY
+    assert not out.exists() or [p for p in out.iterdir() if not p.name.startswith(".")] == []
+
+    # 3. Restarted again: it finishes, asks only what is not stored, and reports what a clean run reports.
+    loopback.reset_records()
+    done = subprocess.run(command, cwd=qa_dir, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert loopback.count(path=CHAT, status=200) == total - kept
+    folders = [p for p in out.iterdir() if p.name != "latest" and not p.name.startswith(".")]
+    assert len(folders) == 1
+    resumed = Report.model_validate_json((folders[0] / "report.json").read_text())
+    assert _scores(resumed) == _scores(reference)
+    assert [c.model_dump() for c in resumed.comparisons] == [c.model_dump() for c in reference.comparisons]

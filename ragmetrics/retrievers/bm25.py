@@ -1,0 +1,113 @@
+"""BM25 over passages with `bm25s` (the `examples` extra), deterministic down to ties.
+
+Tokens are lowercased words of two or more characters with bm25s's English stop words removed; stemming
+is used only when asked for and PyStemmer is installed, so results never depend silently on what
+happens to be installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ragmetrics.errors import ConfigError
+from ragmetrics.retrievers._inputs import Corpus
+from ragmetrics.retrievers._ranking import id_order, top_k
+
+Ranking = list[tuple[str, float]]
+
+
+def _bm25s() -> Any:
+    try:
+        import bm25s
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ConfigError(
+            "the bm25 retrievers need the 'examples' extra: pip install 'ragmetrics[examples]' (installs bm25s)"
+        ) from exc
+    return bm25s
+
+
+def _stemmer(stem: bool) -> Any:
+    if not stem:
+        return None
+    try:
+        import Stemmer
+    except ImportError as exc:
+        raise ConfigError("bm25 option stem: true needs PyStemmer: pip install PyStemmer") from exc
+    return Stemmer.Stemmer("english")
+
+
+class BM25Index:
+    """An in-memory BM25 index of one corpus; `search` scores every passage and keeps the best `top_k`."""
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        k1: float = 1.5,
+        b: float = 0.75,
+        method: str = "lucene",
+        stem: bool = False,
+        stopwords: str | None = "en",
+    ) -> None:
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ConfigError(f"bm25: need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        if method not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
+            raise ConfigError(f"bm25: unknown method {method!r} (lucene, robertson, atire, bm25l, bm25+)")
+        bm25s = _bm25s()
+        self._bm25s = bm25s
+        self._corpus = corpus
+        self._stemmer = _stemmer(stem)
+        self._stopwords = stopwords
+        tokens = bm25s.tokenize(
+            list(corpus.texts), stopwords=stopwords, stemmer=self._stemmer, show_progress=False
+        )
+        self._model = bm25s.BM25(k1=k1, b=b, method=method)
+        self._model.index(tokens, show_progress=False)
+        self._id_ranks = id_order(corpus.ids)
+
+    @property
+    def corpus(self) -> Corpus:
+        return self._corpus
+
+    def search(self, queries: Mapping[str, str], top_k_docs: int) -> dict[str, Ranking]:
+        """Query id -> [(passage id, score)] in rank order; a query matching nothing gets an empty list."""
+        if top_k_docs < 1:
+            raise ConfigError(f"bm25: top_k must be >= 1, got {top_k_docs}")
+        qids = list(queries)
+        tokenized = self._bm25s.tokenize(
+            [queries[q] for q in qids],
+            stopwords=self._stopwords,
+            stemmer=self._stemmer,
+            return_ids=False,
+            show_progress=False,
+        )
+        out: dict[str, Ranking] = {}
+        for qid, tokens in zip(qids, tokenized, strict=True):
+            known = [t for t in tokens if t in self._model.vocab_dict]
+            if not known:
+                out[qid] = []
+                continue
+            scores = np.asarray(self._model.get_scores(known), dtype=np.float64)
+            best = top_k(scores, self._id_ranks, top_k_docs, positive_only=True)
+            out[qid] = [(self._corpus.ids[i], float(scores[i])) for i in best]
+        return out
+
+
+def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:
+    """Build an index from `params` (k1, b, method, stem, stopwords, top_k) and search every query."""
+    known = {"k1", "b", "method", "stem", "stopwords", "top_k"}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(known)}")
+    index = BM25Index(
+        corpus,
+        k1=float(params.get("k1", 1.5)),
+        b=float(params.get("b", 0.75)),
+        method=str(params.get("method", "lucene")),
+        stem=bool(params.get("stem", False)),
+        stopwords=params.get("stopwords", "en"),
+    )
+    return index.search(queries, int(params.get("top_k", 100)))

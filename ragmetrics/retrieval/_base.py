@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Self
 
 import numpy as np
@@ -93,3 +93,9 @@ class CsrBase:
 
     def _rebuild(self, parts: dict[str, Any]) -> Self:
         raise NotImplementedError
+
+
+def restore_state(self: CsrBase, state: list[Any]) -> None:
+    """Unpickling hook: numpy drops the read-only flag when it unpickles, so set it again."""
+    for spec, value in zip(fields(self), state, strict=True):
+        object.__setattr__(self, spec.name, readonly(value) if isinstance(value, np.ndarray) else value)

@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval import io_frames, io_json, io_trec
-from ragmetrics.retrieval._base import CsrBase
+from ragmetrics.retrieval._base import CsrBase, restore_state
 from ragmetrics.retrieval._build import Columns, build, check_grades
 from ragmetrics.retrieval.io_dict import columns_from_nested
 
@@ -30,6 +30,10 @@ class Qrels(CsrBase):
     """
 
     grades: NDArray[np.int64]
+
+    # Keep arrays read-only across pickling (multiprocessing, caches); dataclass(slots) would otherwise
+    # install its own hook.
+    __setstate__ = restore_state
 
     def __repr__(self) -> str:
         return f"Qrels({len(self)} queries, {self.num_entries} judgements, source={self.source!r})"

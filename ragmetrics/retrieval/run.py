@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval import io_frames, io_json, io_trec
-from ragmetrics.retrieval._base import CsrBase
+from ragmetrics.retrieval._base import CsrBase, restore_state
 from ragmetrics.retrieval._build import Columns, build, check_scores
 from ragmetrics.retrieval.io_dict import columns_from_nested
 
@@ -32,6 +32,10 @@ class Run(CsrBase):
 
     scores: NDArray[np.float64]
     name: str = DEFAULT_NAME
+
+    # Keep arrays read-only across pickling (multiprocessing, caches); dataclass(slots) would otherwise
+    # install its own hook.
+    __setstate__ = restore_state
 
     def __repr__(self) -> str:
         return f"Run({self.name!r}, {len(self)} queries, {self.num_entries} entries, source={self.source!r})"

@@ -100,3 +100,13 @@ def test_ties_between_prefix_ids_rank_the_longer_id_first() -> None:
 def test_signed_zero_scores_tie() -> None:
     run = Run.from_dict({"q": {"a": -0.0, "b": 0.0}})
     assert list(run.to_dict()["q"]) == ["b", "a"]
+
+
+def test_pickled_containers_stay_read_only() -> None:
+    import pickle
+
+    run = pickle.loads(pickle.dumps(Run.from_dict({"q": {"a": 1.0, "b": 2.0}}, name="x")))
+    assert run.name == "x" and run.to_dict() == {"q": {"b": 2.0, "a": 1.0}}
+    assert not run.scores.flags.writeable and not run.doc_codes.flags.writeable
+    qrels = pickle.loads(pickle.dumps(Qrels.from_dict({"q": {"a": 1}})))
+    assert qrels.to_dict() == {"q": {"a": 1}} and not qrels.grades.flags.writeable

@@ -46,6 +46,8 @@ def dataset_columns(dataset: Any, names: tuple[str, str, str], source: str) -> C
 
 def _id_column(values: NDArray[Any], origin: Origin, name: str) -> NDArray[np.str_]:
     kind = values.dtype.kind
+    if values.shape[0] == 0:  # an empty frame's columns default to float64
+        return np.zeros(0, dtype="<U1")
     if kind == "U":
         return values
     if kind in "iu":

@@ -252,3 +252,11 @@ def test_random_runs_round_trip_through_trec_and_rank_like_trec_eval(
         back = Run.from_trec(tmp_path / "r")
         assert back.to_dict() == {q: d for q, d in run.to_dict().items() if d}
         assert np.array_equal(back.scores, run.scores)
+
+
+def test_empty_in_memory_run_is_allowed_but_empty_qrels_are_not() -> None:
+    empty = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
+    run = Run.from_df(empty)
+    assert len(run) == 0 and run.offsets.tolist() == [0] and run.to_dict() == {}
+    with pytest.raises(InputError, match="no queries"):
+        Qrels.from_df(empty.rename(columns={"score": "relevance"}))

@@ -86,8 +86,12 @@ def bench_compare_results(repeat: int) -> dict[str, float]:
         "fisher_full_s": _median_time(full("fisher"), repeat),
         "t_full_s": _median_time(full("t"), repeat),
         "wilcoxon_full_s": _median_time(full("wilcoxon"), repeat),
-        "fisher_kernel_50_columns_s": _median_time(lambda: fisher_p_values(diffs, permutations=PERMUTATIONS), repeat),
-        "bootstrap_kernel_25_columns_s": _median_time(lambda: bootstrap_means(scores, samples=SAMPLES), repeat),
+        "fisher_kernel_50_columns_s": _median_time(
+            lambda: fisher_p_values(diffs, permutations=PERMUTATIONS), repeat
+        ),
+        "bootstrap_kernel_25_columns_s": _median_time(
+            lambda: bootstrap_means(scores, samples=SAMPLES), repeat
+        ),
     }
 
 
@@ -96,17 +100,24 @@ def bench_compare_from_runs(repeat: int) -> dict[str, float]:
 
     rng = np.random.default_rng(2)
     qrels = Qrels.from_dict(
-        {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(200, 8, replace=False)} for i in range(QUERIES)}
+        {
+            f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in rng.choice(200, 8, replace=False)}
+            for i in range(QUERIES)
+        }
     )
     runs = []
     for r in range(RUNS):
-        ranking = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(rng.random(100))} for i in range(QUERIES)}
+        ranking = {
+            f"q{i}": {f"d{j}": float(s) for j, s in enumerate(rng.random(100))} for i in range(QUERIES)
+        }
         runs.append(Run.from_dict(ranking, name=f"run{r}"))
     metrics = ["ndcg@10", "map", "mrr", "recall@100", "precision@5"]
     compare(qrels, runs[:2], metrics, permutations=10, bootstrap_samples=10)
     return {
         "compare_from_runs_s": _median_time(
-            lambda: compare(qrels, runs, metrics, test="fisher", permutations=PERMUTATIONS, bootstrap_samples=SAMPLES),
+            lambda: compare(
+                qrels, runs, metrics, test="fisher", permutations=PERMUTATIONS, bootstrap_samples=SAMPLES
+            ),
             repeat,
         )
     }
@@ -124,7 +135,9 @@ def thread_invariance() -> dict[str, Any]:
     out = {}
     for threads in (1, 2):
         env = {**os.environ, "NUMBA_NUM_THREADS": str(threads), "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, check=True
+        )
         out[threads] = json.loads(done.stdout)
     return {"fisher_identical_1_vs_2_threads": out[1] == out[2], "columns": len(out[1])}
 
@@ -158,12 +171,17 @@ def ranx_reference() -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--skip-ranx", action="store_true")
     args = parser.parse_args()
-    figures: dict[str, Any] = {"cpus": os.cpu_count(), "shape": f"{RUNS} runs x {QUERIES} queries x {METRICS} metrics"}
+    figures: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "shape": f"{RUNS} runs x {QUERIES} queries x {METRICS} metrics",
+    }
     figures.update(bench_compare_results(args.repeat))
     figures.update(bench_compare_from_runs(args.repeat))
     figures.update(thread_invariance())

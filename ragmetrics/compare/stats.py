@@ -23,6 +23,9 @@ WilcoxonMethod = Literal["auto", "exact", "approx"]
 # approximation with tie correction.
 EXACT_MAX_N = 50
 ENUMERATE_MAX_N = 13
+# method="exact" on request: the subset-sum table grows as n^3; beyond this the normal approximation is
+# accurate to far below any alpha anyone uses.
+EXACT_LIMIT = 1000
 
 
 def _as_diffs(diffs: NDArray[np.float64] | list[float], test: str) -> NDArray[np.float64]:
@@ -130,6 +133,11 @@ def wilcoxon_test(diffs: NDArray[np.float64] | list[float], method: WilcoxonMeth
         else:
             method = "approx"
     if method == "exact":
+        if count > EXACT_LIMIT:
+            raise InputError(
+                f"exact Wilcoxon distribution is limited to {EXACT_LIMIT} non-zero differences, got {count}; "
+                "use method='approx' (or 'auto')"
+            )
         doubled = np.rint(2.0 * ranks).astype(np.int64)
         return _exact_two_sided(r_plus, doubled)
     mean = count * (count + 1) / 4.0

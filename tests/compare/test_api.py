@@ -180,3 +180,17 @@ def test_many_runs_many_metrics_shapes() -> None:
     report = compare_results(runs, test="fisher", **FAST)
     assert len(report.comparisons) == 10 * 3
     assert set(report.descriptive) == {f"run{i}" for i in range(5)}
+
+
+@pytest.mark.parametrize("test", ["fisher", "t", "wilcoxon", "sign"])
+def test_swapping_the_runs_mirrors_the_comparison(three_runs: list[RunResult], test: str) -> None:
+    forward = compare_results(three_runs[:2], ["map"], test=test, **FAST).comparisons[0]
+    backward = compare_results(three_runs[1::-1], ["map"], test=test, **FAST).comparisons[0]
+    assert backward.baseline == forward.candidate
+    assert backward.mean_diff == pytest.approx(-forward.mean_diff, abs=1e-15)
+    assert backward.p_value == pytest.approx(forward.p_value, abs=1e-12)
+    assert (backward.wins, backward.losses) == (forward.losses, forward.wins)
+    assert backward.effect_size == pytest.approx(-forward.effect_size)
+    assert (backward.ci_low, backward.ci_high) == pytest.approx(
+        (-forward.ci_high, -forward.ci_low), abs=1e-12
+    )

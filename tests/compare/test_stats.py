@@ -106,5 +106,7 @@ def test_bad_input_is_rejected() -> None:
         paired_t_test([0.5])
     with pytest.raises(InputError, match="NaN"):
         wilcoxon_test([0.1, float("nan")])
+    with pytest.raises(InputError, match="limited to 1000"):
+        wilcoxon_test(np.arange(1.0, 1200.0), "exact")
     with pytest.raises(InputError, match="auto, exact, approx"):
         wilcoxon_test([0.1, 0.2], "permutation")  # type: ignore[arg-type]

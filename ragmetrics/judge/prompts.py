@@ -15,7 +15,7 @@ import json
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -119,11 +119,19 @@ class Prompt:
         if with_schema:
             schema = json.dumps(strict_json_schema(self.model), ensure_ascii=False)
             system += "\n\n" + shared.json_instructions.format(schema=schema).rstrip("\n")
-        msgs: list[Message] = [{"role": "system", "content": system}]
+        return [
+            {"role": "system", "content": system},
+            *self._example_messages,
+            {"role": "user", "content": self.render_input(values)},
+        ]
+
+    @cached_property
+    def _example_messages(self) -> list[Message]:
+        """The few-shot pairs, rendered once per prompt (callers copy the list, never mutate it)."""
+        msgs: list[Message] = []
         for ex in self.examples:
             msgs.append({"role": "user", "content": self.render_input(ex.values)})
             msgs.append({"role": "assistant", "content": json.dumps(ex.output, ensure_ascii=False)})
-        msgs.append({"role": "user", "content": self.render_input(values)})
         return msgs
 
 

@@ -9,6 +9,7 @@ and triggers a repair, never a silently shortened verdict list.
 from __future__ import annotations
 
 import copy
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
@@ -133,8 +134,9 @@ def verdict_model(name: str) -> type[Verdict]:
         raise KeyError(f"unknown verdict schema {name!r}; known: {sorted(VERDICT_MODELS)}") from None
 
 
+@lru_cache(maxsize=64)
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the form OpenAI's strict structured output accepts.
+    """The model's JSON schema in the form OpenAI's strict structured output accepts (cached: do not mutate).
 
     Strict mode wants every property required and no extra properties at every object level. Titles and
     descriptions (our docstrings) are dropped: they add tokens, and what to answer is the prompt files' job.

@@ -1,0 +1,135 @@
+"""Judge throughput against an OpenAI-compatible endpoint with a fixed latency, and calls per sample vs RAGAS.
+
+A loopback server (tests/judge/loopback.py, in its own process so it does not share our GIL) answers every
+request after a fixed latency. With C requests in flight and latency L, no client can exceed C / L requests per
+second; the judge should come within 90 % of that bound. Run: `python benchmarks/bench_judge.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+METRICS = ["context_precision", "context_recall", "context_relevancy", "answer_relevancy"]
+
+
+def ragas_requests(metric: str, chunks: int) -> tuple[int, int]:
+    """(LLM calls, embedding requests) RAGAS makes for one sample, from its metric implementations.
+
+    context_precision: one LLM call per retrieved chunk. context_recall: one call. context_relevancy: one
+    call (ragas 0.1 ContextRelevancy; ragas 0.2's ContextRelevance makes two). answer_relevancy
+    (ResponseRelevancy, strictness 3): one question-generation call per generated question, then embed_query
+    for the question and embed_documents for the generated questions.
+    """
+    return {
+        "context_precision": (chunks, 0),
+        "context_recall": (1, 0),
+        "context_relevancy": (1, 0),
+        "answer_relevancy": (3, 2),
+    }[metric]
+
+
+def make_samples(n: int, chunks: int) -> list[dict[str, object]]:
+    return [
+        {
+            "id": f"q{i}",
+            "question": f"What is fact number {i}?",
+            "contexts": [
+                f"Fact {i} is stated here [useful]. It matters [rel].",
+                *(f"Unrelated passage {k} for {i}." for k in range(1, chunks)),
+            ],
+            "answer": f"Fact {i} is the answer.",
+            "reference": f"Fact {i} is stated [attr]. It has a second part.",
+        }
+        for i in range(n)
+    ]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=500)
+    parser.add_argument("--chunks", type=int, default=3, help="retrieved chunks per sample")
+    parser.add_argument("--latency", type=float, default=0.2, help="server latency per request, seconds")
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+
+    load_before = os.getloadavg()[0]
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.llm import LLMJudge
+    from ragmetrics.judge.settings import JudgeSettings
+
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "judge" / "loopback.py"), "--latency", str(args.latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = JudgeSettings(
+                backend="openai",
+                model="bench-model",
+                embedding_model="bench-embedding",
+                base_url=url,
+                cache_path=Path(tmp) / "verdicts.sqlite",
+                max_concurrency=args.concurrency,
+                timeout_s=30,
+            )
+            judge = LLMJudge(settings)
+            samples = make_samples(args.samples, args.chunks)
+            start, cpu_start = time.perf_counter(), time.process_time()
+            result = evaluate_rag(
+                samples, METRICS, judge, max_concurrency=4 * args.concurrency, progress=False
+            )
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    finally:
+        server.terminate()
+        server.wait(10)
+
+    info = result.metadata.judge
+    assert info is not None
+    requests = info.usage.calls
+    bound = args.concurrency / args.latency
+    throughput = requests / elapsed
+    ratio = throughput / bound
+    print(
+        f"{args.samples} samples x {len(METRICS)} metrics, {args.chunks} chunks each, latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}"
+    )
+    print(f"failures: {len(result.failures)}; requests: {requests} in {elapsed:.2f} s")
+    print(
+        f"throughput: {throughput:.1f} requests/s; bound concurrency/latency = {bound:.1f}/s; ratio {ratio:.1%}"
+    )
+    print(
+        f"client CPU: {cpu * 1000 / requests:.2f} ms per request (one free core sustains {requests / cpu:.0f}/s); "
+        f"load average before/after: {load_before:.1f}/{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print()
+    print(f"{'metric':<20} {'ragmetrics LLM':>14} {'+embeddings':>12} {'RAGAS LLM':>10} {'+embeddings':>12}")
+    ours = {
+        "context_precision": (1, 0),
+        "context_recall": (1, 0),
+        "context_relevancy": (1, 0),
+        "answer_relevancy": (1, 1),
+    }
+    totals = [0, 0, 0, 0]
+    for metric in METRICS:
+        o, r = ours[metric], ragas_requests(metric, args.chunks)
+        totals = [totals[0] + o[0], totals[1] + o[1], totals[2] + r[0], totals[3] + r[1]]
+        print(f"{metric:<20} {o[0]:>14} {o[1]:>12} {r[0]:>10} {r[1]:>12}")
+    print(f"{'per sample':<20} {totals[0]:>14} {totals[1]:>12} {totals[2]:>10} {totals[3]:>12}")
+    measured = requests / args.samples
+    print(f"measured requests per sample (chat + embeddings): {measured:.2f}")
+    ok = ratio >= 0.9 and not result.failures and measured == totals[0] + totals[1]
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

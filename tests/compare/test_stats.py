@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats as ss
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
 from ragmetrics.errors import InputError
@@ -110,3 +112,15 @@ def test_bad_input_is_rejected() -> None:
         wilcoxon_test(np.arange(1.0, 1200.0), "exact")
     with pytest.raises(InputError, match="auto, exact, approx"):
         wilcoxon_test([0.1, 0.2], "permutation")  # type: ignore[arg-type]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(-6, 6).map(lambda v: v / 4), min_size=2, max_size=60))
+def test_property_agrees_with_scipy_on_tied_grids(values: list[float]) -> None:
+    d = np.asarray(values)
+    if not np.any(d):
+        return
+    assert wilcoxon_test(d) == pytest.approx(ss.wilcoxon(d).pvalue, abs=TOL)
+    assert wilcoxon_test(d, "approx") == pytest.approx(ss.wilcoxon(d, method="asymptotic").pvalue, abs=TOL)
+    if np.var(d) > 0:
+        assert paired_t_test(d) == pytest.approx(ss.ttest_1samp(d, 0.0).pvalue, abs=TOL)

@@ -206,7 +206,7 @@ class JudgeClient:
         self._openai: openai.AsyncOpenAI | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._mode_index = 0
-        self._mode_confirmed = False
+        self._confirmed_modes: set[ResponseMode] = set()
         self.usage = CallUsage()
 
     def __repr__(self) -> str:
@@ -262,7 +262,7 @@ class JudgeClient:
         if status in (400, 422):
             # Our requests are otherwise well-formed: a 4xx before this mode ever worked means the server
             # does not support it; after it worked, only a message about the format counts.
-            return mentions or not self._mode_confirmed
+            return mentions or mode not in self._confirmed_modes
         return status >= 500 and mentions
 
     async def _with_retries(
@@ -286,7 +286,9 @@ class JudgeClient:
                 retry_after = retry_after_seconds(exc.response.headers)
                 detail = f"HTTP {exc.status_code}"
             except openai.APIResponseValidationError as exc:
-                raise JudgeError(f"{what}: unreadable response: {exc.message}", cause="invalid_output") from exc
+                raise JudgeError(
+                    f"{what}: unreadable response: {exc.message}", cause="invalid_output"
+                ) from exc
             except openai.APITimeoutError:
                 cause, detail = "timeout", f"no response within {self.settings.timeout_s:g} s"
             except openai.APIConnectionError as exc:
@@ -317,8 +319,9 @@ class JudgeClient:
     async def _chat(
         self, call: _Call, prompt: Prompt, base: Callable[[bool], list[Message]], tail: list[Message]
     ) -> str:
+        index = self._mode_index
         while True:
-            mode = self.response_mode
+            mode = _MODES[index]
             messages = base(mode != "json_schema") + tail
             response_format = self._response_format(mode, prompt.model)
             payload: dict[str, Any] = {
@@ -340,18 +343,19 @@ class JudgeClient:
             try:
                 response = await self._with_retries(call, f"{prompt.name} ({self.settings.model})", op, mode)
             except _FormatRefused as refusal:
-                if self.response_mode == refusal.mode and self._mode_index < len(_MODES) - 1:
-                    self._mode_index += 1
-                    self._mode_confirmed = False
-                    logger.warning(
-                        "the server refused response_format=%s (%s); using %s from now on",
-                        refusal.mode,
-                        refusal,
-                        self.response_mode,
-                    )
+                # Try the next mode for this request; the client only remembers the step down once the
+                # lower mode has worked, so one oversized request cannot degrade a whole run.
+                logger.info("%s: the server refused response_format=%s (%s)", prompt.name, mode, refusal)
+                index += 1
                 continue
-            if mode == self.response_mode:
-                self._mode_confirmed = True
+            self._confirmed_modes.add(mode)
+            if index > self._mode_index:
+                logger.warning(
+                    "the server does not accept response_format=%s; using %s from now on",
+                    self.response_mode,
+                    mode,
+                )
+                self._mode_index = index
             usage = getattr(response, "usage", None)
             if usage is not None:
                 call.usage.prompt_tokens += usage.prompt_tokens or 0

@@ -35,6 +35,7 @@ FAULTS = (
     "wrong_count",  # one verdict / question / statement too few
     "refuse_json_schema",  # 400 when response_format is json_schema
     "refuse_json_object",  # 400 when response_format is json_object
+    "bad_request",  # 400 unrelated to the response format (e.g. a context too long)
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -241,6 +242,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault in ("refuse_json_schema", "refuse_json_object"):
             status = 400
             self._error(400, f"response_format {mode} is not supported by this server")
+        elif fault == "bad_request":
+            status = 400
+            self._error(400, "this model's maximum context length is 8192 tokens (test fault)")
         elif self._transport_fault(state, fault):
             status = 429 if fault == "rate_limit" else 500
         else:

@@ -213,3 +213,59 @@ def test_concurrency_is_bounded(make_judge: JudgeFactory, server: LoopbackServer
     evaluate_rag(samples, ["context_recall"], judge, progress=False)
     assert len(server.records) == 12
     assert 1 < server.state.peak_in_flight <= 3
+
+
+def test_an_unrelated_400_does_not_degrade_the_client(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("bad_request", times=None, match="[too long]")
+    judge = make_judge(use_cache=False)
+    samples = [sample("a", question="A question [too long]?"), sample("b"), sample("c")]
+    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_concurrency=1)
+    assert [(f.query_id, f.cause) for f in res.failures] == [("a", "bad_request")]
+    # the long sample tried every mode once, then the client went on with json_schema
+    assert [r.mode for r in server.records] == [
+        "json_schema",
+        "json_object",
+        None,
+        "json_schema",
+        "json_schema",
+    ]
+    assert judge.client.response_mode == "json_schema"
+
+
+def test_after_json_schema_worked_a_400_is_not_a_refusal(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    judge = make_judge(use_cache=False)
+    server.inject("bad_request", times=None, match="[too long]")
+    samples = [sample("b"), sample("a", question="A question [too long]?")]
+    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_concurrency=1)
+    assert [(f.query_id, f.cause) for f in res.failures] == [("a", "bad_request")]
+    assert [r.mode for r in server.records] == ["json_schema", "json_schema"]
+
+
+def test_embedder_batches_deduplicates_caches_and_normalises(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    import numpy as np
+
+    from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
+
+    judge = make_judge()
+    embedder = OpenAIEmbedder(judge.client, batch_size=4, cache=judge.cache)
+    texts = [f"text {i}" for i in range(10)] + ["text 0", "text 1"]
+
+    async def run() -> np.ndarray:
+        try:
+            return await embedder.embed(texts)
+        finally:
+            await judge.aclose()
+
+    vectors = asyncio.run(run())
+    assert vectors.shape == (12, 16) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    assert np.array_equal(vectors[10], vectors[0])
+    assert [r.user.count("\n") + 1 for r in server.records] == [4, 4, 2]  # 10 distinct texts in 3 batches
+    again = asyncio.run(run())
+    assert np.array_equal(again, vectors) and len(server.records) == 3  # all from the cache

@@ -238,3 +238,12 @@ def test_no_secret_in_cache_results_or_logs(
     for text in texts:
         assert FAKE_KEY not in text
         assert "FAKE-KEY" not in text
+
+
+def test_without_a_judge_the_configured_default_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint and no key: make_judge() picks the built-in local judge, made and closed by evaluate_rag."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    res = evaluate_rag([sample("a")], ["context_recall"], progress=False)
+    assert res.metadata.judge is not None and res.metadata.judge.backend == "local"
+    value = res.per_query["a"]["context_recall"]
+    assert value is not None and 0.0 <= value <= 1.0

@@ -6,7 +6,8 @@ Conventions (also written into each report's metadata.notes):
 - Alignment: the union of the runs' query ids (or their intersection with `align="intersection"`). A run
   lacking a query scores 0 there, and the query is listed in `metadata.missing_queries[run]`.
 - Failures: a score of None (a judge failure) is never replaced. Each pair is compared over the queries
-  where both runs have a value, and `n` says how many that is; descriptive statistics count failures.
+  where both runs have a value, and `n` says how many that is; descriptive statistics (over the aligned
+  queries, so a missing query counts as 0 there too) count failures apart.
 - Corrections apply within a family: by default one family per metric (all its pairs), or every pair x
   metric together with `correction_scope="all"`. A result is significant when p_corrected <= alpha.
 """
@@ -207,6 +208,76 @@ def _effect_size(d: NDArray[np.float64]) -> float:
     return 0.0 if std == 0.0 else float(np.mean(d)) / std
 
 
+def _aligned_scores(
+    results: Sequence[RunResult], metrics: list[str], query_ids: list[str]
+) -> tuple[list[NDArray[np.float64]], dict[str, list[str]]]:
+    """Each run's queries x metrics matrix, and per run the queries it lacks (declared or absent)."""
+    scores: list[NDArray[np.float64]] = []
+    missing_queries: dict[str, list[str]] = {}
+    wanted = set(query_ids)
+    for result in results:
+        matrix, missing = score_matrix(result, metrics, query_ids)
+        scores.append(matrix)
+        declared = [q for q in result.metadata.missing_queries if q in wanted]
+        absent = list(dict.fromkeys([*declared, *missing]))
+        if absent:
+            missing_queries[result.name] = absent
+    return scores, missing_queries
+
+
+def _describe_all(
+    results: Sequence[RunResult], scores: list[NDArray[np.float64]], metrics: list[str]
+) -> tuple[dict[str, dict[str, DescriptiveStats]], list[str]]:
+    """Descriptive statistics over the aligned queries; a metric whose every score failed gets a note."""
+    descriptive: dict[str, dict[str, DescriptiveStats]] = {}
+    notes: list[str] = []
+    for result, matrix in zip(results, scores, strict=True):
+        per_metric: dict[str, DescriptiveStats] = {}
+        for m, metric in enumerate(metrics):
+            stats = describe([None if np.isnan(v) else float(v) for v in matrix[:, m]])
+            if stats is None:
+                notes.append(f"{result.name}: every {metric} score failed; no descriptive statistics")
+            else:
+                per_metric[metric] = stats
+        descriptive[result.name] = per_metric
+    return descriptive, notes
+
+
+def _pair_columns(
+    scores: list[NDArray[np.float64]], metrics: list[str], names: list[str]
+) -> tuple[list[_Column], NDArray[np.float64]]:
+    """Every metric x pair (i < j) and the queries x columns matrix of differences (0 where unpaired)."""
+    columns: list[_Column] = []
+    diff_list: list[NDArray[np.float64]] = []
+    for m, metric in enumerate(metrics):
+        for i in range(len(scores)):
+            for j in range(i + 1, len(scores)):
+                a, b = scores[i][:, m], scores[j][:, m]
+                valid = ~(np.isnan(a) | np.isnan(b))
+                if not valid.any():
+                    raise InputError(
+                        f"{names[j]} vs {names[i]} on {metric}: no query where both runs have a score",
+                        field="per_query",
+                    )
+                columns.append(_Column(metric, i, j, valid))
+                diff_list.append(np.where(valid, b - a, 0.0))
+    return columns, np.column_stack(diff_list)
+
+
+def _correct(
+    p_values: list[float], columns: list[_Column], correction: Correction, scope: str
+) -> list[float]:
+    """Adjusted p-values, each family (one metric's pairs, or everything) corrected on its own."""
+    corrected = [0.0] * len(columns)
+    families: dict[str, list[int]] = {}
+    for k, column in enumerate(columns):
+        families.setdefault(column.metric if scope == "metric" else "", []).append(k)
+    for members in families.values():
+        for k, p in zip(members, adjust([p_values[k] for k in members], correction), strict=True):
+            corrected[k] = p
+    return corrected
+
+
 def compare_results(
     results: Sequence[RunResult],
     metrics: Sequence[str] | None = None,
@@ -238,54 +309,14 @@ def compare_results(
         raise InputError("the runs share no query to compare on", field="per_query")
     names = [r.name for r in results]
 
-    scores: list[NDArray[np.float64]] = []
-    missing_queries: dict[str, list[str]] = {}
-    for result in results:
-        matrix, missing = score_matrix(result, metric_list, query_ids)
-        scores.append(matrix)
-        declared = [q for q in result.metadata.missing_queries if q in set(query_ids)]
-        absent = list(dict.fromkeys([*declared, *missing]))
-        if absent:
-            missing_queries[result.name] = absent
-
-    descriptive: dict[str, dict[str, DescriptiveStats]] = {}
-    notes: list[str] = []
-    for result, matrix in zip(results, scores, strict=True):
-        per_metric: dict[str, DescriptiveStats] = {}
-        for m, metric in enumerate(metric_list):
-            stats = describe([None if np.isnan(v) else float(v) for v in matrix[:, m]])
-            if stats is None:
-                notes.append(f"{result.name}: every {metric} score failed; no descriptive statistics")
-            else:
-                per_metric[metric] = stats
-        descriptive[result.name] = per_metric
-
-    columns: list[_Column] = []
-    diff_list: list[NDArray[np.float64]] = []
-    for m, metric in enumerate(metric_list):
-        for i in range(len(results)):
-            for j in range(i + 1, len(results)):
-                a, b = scores[i][:, m], scores[j][:, m]
-                valid = ~(np.isnan(a) | np.isnan(b))
-                if not valid.any():
-                    raise InputError(
-                        f"{names[j]} vs {names[i]} on {metric}: no query where both runs have a score",
-                        field="per_query",
-                    )
-                columns.append(_Column(metric, i, j, valid))
-                diff_list.append(np.where(valid, b - a, 0.0))
-    diffs = np.column_stack(diff_list)
+    scores, missing_queries = _aligned_scores(results, metric_list, query_ids)
+    descriptive, notes = _describe_all(results, scores, metric_list)
+    columns, diffs = _pair_columns(scores, metric_list, names)
 
     p_values = _p_values(test_name, diffs, columns, names, permutations, seed)
     low, high = _intervals(scores, diffs, columns, metric_list, bootstrap_samples, seed, confidence)
 
-    corrected = [0.0] * len(columns)
-    families: dict[str, list[int]] = {}
-    for k, column in enumerate(columns):
-        families.setdefault(column.metric if correction_scope == "metric" else "all", []).append(k)
-    for members in families.values():
-        for k, p in zip(members, adjust([p_values[k] for k in members], correction_name), strict=True):
-            corrected[k] = p
+    corrected = _correct(p_values, columns, correction_name, correction_scope)
 
     comparisons = []
     for k, column in enumerate(columns):

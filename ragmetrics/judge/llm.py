@@ -167,19 +167,26 @@ class LLMJudge:
             assert isinstance(verdict, ChunkVerdicts)
             judgements = [(v.useful, v.reason) for v in verdict.ordered()]
         else:
-            results = await asyncio.gather(
+            # Every chunk runs to its end even when one fails, so each verdict that can be had is cached
+            # and a rerun asks only for the chunks that failed.
+            outcomes = await asyncio.gather(
                 *(
                     self.verdict(
                         f"{metric}_chunk", {"question": sample.question, target_field: target, "chunk": chunk}
                     )
                     for chunk in sample.contexts
-                )
+                ),
+                return_exceptions=True,
             )
             judgements = []
-            for single, _ in results:
+            cached = True
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                single, was_cached = outcome
                 assert isinstance(single, SingleChunkVerdict)
                 judgements.append((single.useful, single.reason))
-            cached = all(c for _, c in results)
+                cached = cached and was_cached
         verdicts: list[dict[str, Any]] = [
             {"chunk": k, "verdict": useful, "reason": reason} for k, (useful, reason) in enumerate(judgements)
         ]

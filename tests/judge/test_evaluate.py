@@ -247,3 +247,21 @@ def test_without_a_judge_the_configured_default_is_used(monkeypatch: pytest.Monk
     assert res.metadata.judge is not None and res.metadata.judge.backend == "local"
     value = res.per_query["a"]["context_recall"]
     assert value is not None and 0.0 <= value <= 1.0
+
+
+def test_per_chunk_failure_keeps_the_other_chunks_verdicts(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("server_error", times=None, match="Chunk B")
+    s = sample("a", contexts=["Chunk A [useful].", "Chunk B.", "Chunk C [useful]."])
+    res = evaluate_rag(
+        [s], ["context_precision"], make_judge(context_precision_mode="per_chunk"), progress=False
+    )
+    assert [(f.query_id, f.cause) for f in res.failures] == [("a", "server_error")]
+    server.clear_faults()
+    server.reset_records()
+    again = evaluate_rag(
+        [s], ["context_precision"], make_judge(context_precision_mode="per_chunk"), progress=False
+    )
+    assert again.per_query["a"]["context_precision"] == pytest.approx((1 + 2 / 3) / 2)
+    assert len(server.records) == 1 and "Chunk B." in server.records[0].user

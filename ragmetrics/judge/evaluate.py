@@ -80,10 +80,15 @@ def _progress(enabled: bool, total: int) -> tuple[AbstractContextManager[Any], A
     """A rich progress bar on an interactive stderr, else a no-op; returns (context, advance callback)."""
     if not enabled or not sys.stderr.isatty():
         return nullcontext(), lambda: None
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     bar = Progress(
-        TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=False
+        TextColumn("judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
     )
     task = bar.add_task("judge", total=total)
     return bar, lambda: bar.advance(task)

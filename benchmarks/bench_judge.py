@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,8 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait(10)
+    server_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+    server_cpu_s = server_cpu.ru_utime + server_cpu.ru_stime
 
     info = result.metadata.judge
     assert info is not None
@@ -108,8 +111,9 @@ def main() -> int:
     )
     print(
         f"client CPU: {cpu * 1000 / requests:.2f} ms per request (one free core sustains {requests / cpu:.0f}/s); "
-        f"load average before/after: {load_before:.1f}/{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        f"server CPU: {server_cpu_s * 1000 / requests:.2f} ms per request"
     )
+    print(f"load average before/after: {load_before:.1f}/{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print()
     print(f"{'metric':<20} {'ragmetrics LLM':>14} {'+embeddings':>12} {'RAGAS LLM':>10} {'+embeddings':>12}")
     ours = {

@@ -214,7 +214,7 @@ class JudgeClient:
 
     @property
     def response_mode(self) -> ResponseMode:
-        """The structured-output mode requests use now (it only ever steps down, once per refusal)."""
+        """The structured-output mode requests start with; it steps down once a lower mode has worked after a refusal."""
         return _MODES[self._mode_index]
 
     def _api(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:

@@ -68,12 +68,12 @@ def _failure_notes(results: list[RunResult], metrics: list[str]) -> list[str]:
 
 
 def _results_rows(
-    results: list[RunResult], metrics: list[str], per_query: bool, cell: type[str] | None, digits: int
+    results: list[RunResult], metrics: list[str], per_query: bool, digits: int | None
 ) -> tuple[list[str], list[list[str]], set[int]]:
-    """Header and rows shared by every format: run [, query], metrics...; `cell=None` keeps full precision."""
+    """Header and rows shared by every format: run [, query], metrics...; `digits=None` keeps full precision."""
 
     def show(value: float | None) -> str:
-        return _exact(value) if cell is None else fmt_float(value, digits)
+        return _exact(value) if digits is None else fmt_float(value, digits)
 
     headers = ["run", *(["query"] if per_query else []), *metrics]
     rows: list[list[str]] = []
@@ -108,9 +108,9 @@ def format_results(
         return json.dumps([r.model_dump(mode="json") for r in results], indent=2) + "\n"
     metrics = _resolve_metrics(results, metrics)
     if fmt == "csv":
-        headers, rows, _ = _results_rows(results, metrics, per_query, None, digits)
+        headers, rows, _ = _results_rows(results, metrics, per_query, None)
         return to_csv(headers, rows)
-    headers, rows, sections = _results_rows(results, metrics, per_query, str, digits)
+    headers, rows, sections = _results_rows(results, metrics, per_query, digits)
     grid = Grid(headers=headers, rows=rows, sections=sections, notes=_failure_notes(results, metrics))
     if per_query:
         grid.align = aligned(2, len(metrics))

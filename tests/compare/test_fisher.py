@@ -62,9 +62,13 @@ def test_zero_difference_rows_do_not_change_p() -> None:
 _CHILD = """
 import json, sys
 import numpy as np
+from ragmetrics.compare.bootstrap import bootstrap_means
 from ragmetrics.compare.fisher import fisher_p_values
 rng = np.random.default_rng(5)
-print(json.dumps(fisher_p_values(rng.normal(0.02, 1, (1000, 6)), permutations=4000, seed=9).tolist()))
+d = rng.normal(0.02, 1, (1000, 6))
+p = fisher_p_values(d, permutations=4000, seed=9).tolist()
+ci = bootstrap_means(d, samples=500, seed=9).ravel().tolist()
+print(json.dumps(p + ci))
 """
 
 
@@ -78,6 +82,7 @@ def _p_values_with_threads(threads: int) -> list[float]:
 
 
 def test_identical_across_thread_counts() -> None:
+    # Fisher p-values and bootstrap means, each from a fresh process with 1 and with 2 numba threads.
     one, two = _p_values_with_threads(1), _p_values_with_threads(2)
     assert one == two
     assert len(set(one)) > 1

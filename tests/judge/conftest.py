@@ -21,7 +21,7 @@ FAST_RETRY = RetryPolicy(base_delay_s=0.005, max_delay_s=0.02, max_retry_after_s
 
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
-    srv = LoopbackServer(stall_s=1.0).start()
+    srv = LoopbackServer(stall_s=2.0).start()
     yield srv
     srv.stop()
 
@@ -48,7 +48,7 @@ def make_judge(server: LoopbackServer, tmp_path: Path, fake_key: str) -> Iterato
             "base_url": server.url,
             "api_key_env": KEY_ENV,
             "cache_path": tmp_path / "cache" / "verdicts.sqlite",
-            "timeout_s": 0.3,
+            "timeout_s": 10.0,  # generous: only the stall tests set a short one
             "max_retries": 3,
             "max_repairs": 2,
             "max_concurrency": 8,

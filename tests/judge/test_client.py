@@ -125,7 +125,7 @@ def test_retries_are_bounded(
 
 def test_stall_past_timeout_is_retried(make_judge: JudgeFactory, server: LoopbackServer) -> None:
     server.inject("stall", times=1)
-    judge = make_judge(use_cache=False, timeout_s=0.2)
+    judge = make_judge(use_cache=False, timeout_s=0.5)
     assert _score(judge) == 1.0
     assert judge.info().usage.retries == 1
 
@@ -133,7 +133,7 @@ def test_stall_past_timeout_is_retried(make_judge: JudgeFactory, server: Loopbac
 def test_persistent_stall_is_a_timeout(make_judge: JudgeFactory, server: LoopbackServer) -> None:
     server.inject("stall", times=None)
     with pytest.raises(JudgeError) as err:
-        _score(make_judge(use_cache=False, timeout_s=0.1, max_retries=1))
+        _score(make_judge(use_cache=False, timeout_s=0.5, max_retries=1))
     assert err.value.cause == "timeout"
 
 

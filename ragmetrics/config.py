@@ -9,6 +9,7 @@ Secrets never live here: the judge reads its API key from the environment variab
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -296,7 +297,7 @@ def _resolve(path: Path | None, base: Path) -> Path | None:
     if path is None:
         return None
     path = path.expanduser()
-    return path if path.is_absolute() else (base / path)
+    return Path(os.path.normpath(path if path.is_absolute() else base / path))
 
 
 def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:

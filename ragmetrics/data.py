@@ -66,6 +66,14 @@ class BadRow:
 class Passage:
     id: str
     text: str
+    title: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        """The form `ragmetrics.retrievers.build_run` takes."""
+        out = {"id": self.id, "text": self.text}
+        if self.title is not None:
+            out["title"] = self.title
+        return out
 
 
 @dataclass
@@ -280,7 +288,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def read_passages(path: Path) -> dict[str, Passage]:
-    """A passages JSONL of {"id": ..., "text": ...}; duplicate or blank ids are input errors."""
+    """A passages JSONL of {"id", "text", optional "title"}; duplicate or blank ids are input errors."""
     passages: dict[str, Passage] = {}
     source = str(path)
     for line_no, row in enumerate(_read_jsonl(path), start=1):
@@ -289,9 +297,12 @@ def read_passages(path: Path) -> dict[str, Passage]:
             raise InputError("expected a non-empty string", source=source, line=line_no, field="id")
         if not isinstance(text, str):
             raise InputError("expected a string", source=source, line=line_no, field="text")
+        title = row.get("title")
+        if title is not None and not isinstance(title, str):
+            raise InputError("expected a string or null", source=source, line=line_no, field="title")
         if pid in passages:
             raise InputError(f"duplicate passage id {pid!r}", source=source, line=line_no, field="id")
-        passages[pid] = Passage(pid, text)
+        passages[pid] = Passage(pid, text, title)
     if not passages:
         raise InputError("no passages", source=source)
     return passages

@@ -215,7 +215,7 @@ def _build_run(
             "(a JSONL of {id, text})"
         )
     retrievers = importlib.import_module("ragmetrics.retrievers")
-    passages = [{"id": p.id, "text": p.text} for p in dataset.passages.values()]
+    passages = [p.as_dict() for p in dataset.passages.values()]
     queries = [(s.id, s.question) for s in dataset.samples]
     try:
         run: Run = retrievers.build_run(spec.retriever, dict(spec.params), passages, queries, name)

@@ -32,7 +32,8 @@ tr:nth-child(even) td{background:#fbfcfd}
 .sig{background:#eef6ee}.gate{padding:10px 14px;border-radius:6px;margin:14px 0;border:1px solid}
 .gate.ok{border-color:#9cc9a8;background:#f0f8f2}.gate.fail{border-color:#e3a29c;background:#fdf1f0}
 .gate h3{margin:0 0 6px;font-size:15px}.legend{color:var(--muted);font-size:12.5px;margin:4px 0}
-img.plot{max-width:100%;border:1px solid var(--line);border-radius:4px;margin:6px 0}
+.plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(360px,1fr));gap:10px}
+.plots figure{margin:0}img.plot{width:100%;border:1px solid var(--line);border-radius:4px}
 details{border:1px solid var(--line);border-radius:4px;margin:4px 0;background:#fff}
 summary{cursor:pointer;padding:6px 10px;list-style-position:inside}
 summary .qid{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--accent);margin-right:8px}
@@ -78,13 +79,14 @@ def render_html(
     parts.append(_summary_block(report))
     parts.append(_comparisons_block(report))
     if plots:
-        parts.append("<h2>Plots</h2>")
+        parts.append("<h2>Plots</h2><div class='plots'>")
         for caption, png in plots:
             data = base64.b64encode(png).decode("ascii")
             parts.append(
                 f'<figure><img class="plot" alt="{_e(caption)}" src="data:image/png;base64,{data}">'
                 f'<figcaption class="legend">{_e(caption)}</figcaption></figure>'
             )
+        parts.append("</div>")
     parts.append(_queries_block(report))
     notes = report.metadata.notes
     if notes:

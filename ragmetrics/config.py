@@ -9,7 +9,9 @@ Secrets never live here: the judge reads its API key from the environment variab
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -56,13 +58,18 @@ class DatasetConfig(_Section):
     format: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub"] = Field(
         default="auto", description="auto: from the file extension, or 'disk' for a folder"
     )
-    split: str = "train"
+    split: str = Field(
+        default="train", description="the split to read (local files: the name given to the file)"
+    )
     mapping: dict[str, str] = Field(default_factory=dict, description="user column name -> our field name")
-    on_bad_row: Literal["fail", "skip"] = "fail"
+    on_bad_row: Literal["fail", "skip"] = Field(
+        default="fail",
+        description="a row failing validation stops the run, or is skipped and listed in the report",
+    )
     limit: int | None = Field(default=None, ge=1, description="use only the first N valid rows")
     passages: Path | None = Field(
         default=None,
-        description="JSONL of {id, text} passages for retriever runs (builtin: the shipped ones)",
+        description="JSONL of {id, text, title?} passages for retriever runs (builtin: the shipped ones)",
     )
 
     @field_validator("builtin")
@@ -96,8 +103,13 @@ class DatasetConfig(_Section):
 
 
 class RetrievalConfig(_Section):
-    metrics: list[str] = Field(default_factory=list)
-    query_set: Literal["qrels", "intersection"] = "qrels"
+    metrics: list[str] = Field(
+        default_factory=list, description="retrieval metrics, e.g. ndcg@10, map, recall@100"
+    )
+    query_set: Literal["qrels", "intersection"] = Field(
+        default="qrels",
+        description="qrels: mean over judged queries, a query the run lacks scores 0; intersection: trec_eval's default",
+    )
 
     @field_validator("metrics")
     @classmethod
@@ -108,26 +120,28 @@ class RetrievalConfig(_Section):
 class DatasetRunSpec(_Section):
     """The pipeline's own ranking, from the dataset's retrieved_ids / retrieved_scores columns."""
 
-    source: Literal["dataset"]
-    name: str = Field(default="pipeline", min_length=1)
+    source: Literal["dataset"] = Field(description="the dataset's retrieved_ids / retrieved_scores")
+    name: str = Field(default="pipeline", min_length=1, description="the run's name in the report")
 
 
 class FileRunSpec(_Section):
     """A ranking stored in a file (TREC run format, or JSON/JSONL as `Run.from_json` reads it)."""
 
-    source: Literal["file"]
-    path: Path
+    source: Literal["file"] = Field(description="a run file")
+    path: Path = Field(description="TREC run file, or JSON / JSONL as Run.from_json / from_jsonl read them")
     name: str | None = Field(default=None, min_length=1, description="default: the file's stem")
-    format: Literal["auto", "trec", "json", "jsonl"] = "auto"
+    format: Literal["auto", "trec", "json", "jsonl"] = Field(
+        default="auto", description="auto: from the suffix"
+    )
 
 
 class RetrieverRunSpec(_Section):
     """A ranking built now by one of `ragmetrics.retrievers` over the dataset's passages."""
 
-    source: Literal["retriever"]
+    source: Literal["retriever"] = Field(description="a retriever run now over the dataset's passages")
     retriever: str = Field(min_length=1, description="a kind of ragmetrics.retrievers.build_run, e.g. 'bm25'")
     name: str | None = Field(default=None, min_length=1, description="default: the retriever kind")
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = Field(default_factory=dict, description="the retriever's parameters, e.g. top_k")
 
 
 RunSpec = Annotated[DatasetRunSpec | FileRunSpec | RetrieverRunSpec, Field(discriminator="source")]
@@ -136,7 +150,7 @@ RunSpec = Annotated[DatasetRunSpec | FileRunSpec | RetrieverRunSpec, Field(discr
 class JudgeConfig(JudgeSettings):
     """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
 
-    metrics: list[str] = Field(default_factory=list)
+    metrics: list[str] = Field(default_factory=list, description=f"judge metrics: {', '.join(JUDGE_METRICS)}")
     contexts_top_k: int = Field(
         default=3,
         ge=1,
@@ -159,17 +173,23 @@ class JudgeConfig(JudgeSettings):
 
 
 class CompareConfig(_Section):
-    test: Literal["fisher", "t", "wilcoxon", "sign"] = "fisher"
-    correction: Literal["holm", "bonferroni", "none"] = "holm"
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    seed: int = 42
-    permutations: int = Field(default=10_000, ge=100)
+    test: Literal["fisher", "t", "wilcoxon", "sign"] = Field(
+        default="fisher", description="paired test for comparisons and the regression gate"
+    )
+    correction: Literal["holm", "bonferroni", "none"] = Field(
+        default="holm", description="multiple-testing correction"
+    )
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level after correction")
+    seed: int = Field(default=42, description="seed of the randomisation test and the bootstrap")
+    permutations: int = Field(default=10_000, ge=100, description="permutations of the fisher test")
 
 
 class OutputConfig(_Section):
-    dir: Path = Path("ragmetrics-out")
-    formats: list[OutputFormat] = Field(default_factory=lambda: list(OUTPUT_FORMATS))
-    plots: bool = True
+    dir: Path = Field(default=Path("ragmetrics-out"), description="each run writes a dated folder here")
+    formats: list[OutputFormat] = Field(
+        default_factory=lambda: list(OUTPUT_FORMATS), description="artifacts to write; json is required"
+    )
+    plots: bool = Field(default=True, description="embed plots in report.html (needs matplotlib)")
 
     @field_validator("formats")
     @classmethod
@@ -210,7 +230,9 @@ class NightlyConfig(_Section):
     compare: CompareConfig = Field(default_factory=CompareConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
-    progress: bool = True
+    progress: bool = Field(
+        default=True, description="progress bars on a terminal (--no-progress turns them off)"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> NightlyConfig:
@@ -406,3 +428,79 @@ def load_config(path: str | Path) -> NightlyConfig:
     if data is None:
         raise ConfigError(f"{path}: config file is empty")
     return parse_config(data, base_dir=path.parent, source=str(path))
+
+
+# What the judge keys inherited from JudgeSettings mean, for the generated reference (where the field has no
+# description of its own).
+_JUDGE_KEY_HELP: dict[str, str] = {
+    "model": "chat model of the LLM judge",
+    "base_url": "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1",
+    "api_key_env": "name of the environment variable holding the API key (the key itself is never in a config)",
+    "embedding_model": "embedding model (answer relevancy)",
+    "temperature": "sampling temperature of the judge",
+    "seed": "sampling seed sent to the endpoint",
+    "max_concurrency": "requests in flight at once",
+    "timeout_s": "per-request timeout, seconds",
+    "max_retries": "retries on 429, 5xx, timeouts and connection errors",
+    "max_repairs": "repair rounds on invalid output",
+    "cache_path": "SQLite verdict cache; reruns and resumed runs reuse its verdicts",
+    "use_cache": "false bypasses the cache",
+    "answer_in_input_language": "ask the judge to write its reasons in the inputs' language",
+    "context_precision_mode": "one call for all chunks, or one call per chunk (RAGAS's way)",
+    "answer_relevancy_questions": "questions generated per answer",
+    "noncommittal_rule": "any: one noncommittal generated question zeroes the score; all: every one must be",
+}
+
+_SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
+    ("dataset", DatasetConfig, "where the QA samples come from (give builtin or path)"),
+    ("retrieval", RetrievalConfig, "retrieval metrics, scored where the dataset has relevance judgments"),
+    ("runs[] (source: dataset)", DatasetRunSpec, "the pipeline's own ranking, from the dataset"),
+    ("runs[] (source: file)", FileRunSpec, "a ranking from a file"),
+    ("runs[] (source: retriever)", RetrieverRunSpec, "a ranking built now by ragmetrics.retrievers"),
+    ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
+    ("compare", CompareConfig, "how runs are compared (and how the regression gate tests)"),
+    ("output", OutputConfig, "where and what to write"),
+    ("baseline", BaselineConfig, "the regression gate"),
+)
+
+
+def _type_name(annotation: Any) -> str:
+    text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
+    text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
+    optional = re.fullmatch(r"Optional\[(.*)\]", text)
+    if optional:
+        text = f"{optional.group(1)} | None"
+    text = text.replace("Literal[", "one of [").replace("PosixPath", "path").replace("Path", "path")
+    return re.sub(r"\bNone(Type)?\b", "null", text).replace("dict[", "mapping[")
+
+
+def _default_text(field: Any) -> str:
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    if isinstance(value, Path):
+        return f"`{value}`"
+    return f"`{json.dumps(value, default=str)}`"
+
+
+def render_reference() -> str:
+    """The config reference of docs/nightly.md, generated from the models so it cannot drift from them."""
+    lines = [
+        'Top level: `name` (title of the report, default `"ragmetrics"`), `progress` (default `true`), and the '
+        "sections below. Unknown keys are errors.",
+        "",
+    ]
+    for title, model, purpose in _SECTIONS:
+        lines += [f"**{title}**: {purpose}", "", "| key | type | default | meaning |", "|---|---|---|---|"]
+        for key, field in model.model_fields.items():
+            help_text = field.description or _JUDGE_KEY_HELP.get(key, "")
+            type_text = _type_name(field.annotation).replace("|", "\\|")
+            lines.append(
+                f"| `{key}` | {type_text} | {_default_text(field)} | {help_text.replace('|', '/')} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render_reference())

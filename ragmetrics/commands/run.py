@@ -1,9 +1,14 @@
-"""`ragmetrics run CONFIG`: the nightly evaluation. Exit codes: 0 ok, 1 regression, 2 usage/input/config error."""
+"""`ragmetrics run CONFIG`: the nightly evaluation. Exit: 0 ok, 1 regression, 2 usage/input/config error, 130 stop."""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Score every run of a config, compare them, write the artifacts into a dated folder and, with a "
             "baseline, fail on a significant drop. Exit codes: 0 ok, 1 regression, 2 usage, input or config "
-            "error, 130 interrupted (rerun to resume: cached verdicts are not asked again)."
+            "error, 130 interrupted by SIGINT or SIGTERM (rerun to resume: stored verdicts are not asked again)."
         ),
     )
     parser.add_argument(
@@ -39,15 +44,33 @@ def _run(args: argparse.Namespace) -> int:
     from ragmetrics.compare.report import format_report
     from ragmetrics.pipeline import run_pipeline
 
-    outcome = run_pipeline(
-        args.config,
-        baseline=args.baseline,
-        output_dir=args.output,
-        progress=False if args.no_progress else None,
-    )
+    with _terminate_as_interrupt():
+        outcome = run_pipeline(
+            args.config,
+            baseline=args.baseline,
+            output_dir=args.output,
+            progress=False if args.no_progress else None,
+        )
     print(format_report(outcome.report, "table").rstrip())
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:
         print(outcome.gate.describe())
     return outcome.exit_code
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (what cron, CI and container runtimes send on a timeout) stops a run as cleanly as Ctrl-C."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

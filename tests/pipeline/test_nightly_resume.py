@@ -1,4 +1,4 @@
-"""An interrupted run (SIGINT, SIGKILL) restarted finishes with the same report and asks the judge nothing twice.
+"""An interrupted run (SIGINT, SIGTERM, SIGKILL) restarted finishes with the same report and asks the judge nothing twice.
 
 The judge is the real LLM judge over the real openai client, talking to the loopback OpenAI-compatible server
 on 127.0.0.1; `ragmetrics run` runs in a subprocess so it can be interrupted like a cron job would be.
@@ -114,7 +114,17 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     assert asked - CONCURRENCY <= kept <= asked  # only calls in flight at the signal can be lost
     assert not out.exists() or [p.name for p in out.iterdir()] == []
 
-    # 2. Restarted, then SIGKILL (no chance to clean up): it asked nothing that was already stored.
+    # 2. Restarted, then SIGTERM (a CI timeout): the same clean stop, and nothing stored was asked again.
+    loopback.reset_records()
+    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGTERM)
+    assert code == 130, err
+    assert "ragmetrics: interrupted" in err and "Traceback" not in err, err
+    asked = loopback.count(path=CHAT, status=200)
+    kept_before, kept = kept, _cached(cache)
+    assert kept_before + asked < total, "the run finished before it could be stopped"
+    assert kept - kept_before >= asked - CONCURRENCY
+
+    # 3. Restarted, then SIGKILL (no chance to clean up): it asked nothing that was already stored.
     loopback.reset_records()
     code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGKILL)
     assert code == -signal.SIGKILL, err
@@ -124,7 +134,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     assert kept - kept_before >= asked - CONCURRENCY
     assert not out.exists() or [p for p in out.iterdir() if not p.name.startswith(".")] == []
 
-    # 3. Restarted again: it finishes, asks only what is not stored, and reports what a clean run reports.
+    # 4. Restarted again: it finishes, asks only what is not stored, and reports what a clean run reports.
     loopback.reset_records()
     done = subprocess.run(command, cwd=qa_dir, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr

@@ -44,7 +44,9 @@ T = TypeVar("T")
 ResponseMode = Literal["json_schema", "json_object", "text"]
 _MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object", "text")
 _NO_KEY_PLACEHOLDER = "not-needed"
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|structured output|schema", re.IGNORECASE)
+_FORMAT_WORDS = re.compile(
+    r"response_format|json_schema|json_object|structured output|schema|grammar", re.IGNORECASE
+)
 
 
 def public_url(url: str | None) -> str | None:
@@ -254,16 +256,21 @@ class JudgeClient:
 
     # -- transport -------------------------------------------------------------------------------------------
 
-    def _is_format_refusal(self, exc: openai.APIStatusError, mode: ResponseMode) -> bool:
+    def _is_format_refusal(self, exc: openai.APIStatusError, mode: ResponseMode, attempt: int) -> bool:
         if mode == "text":
             return False
         status = exc.status_code
         mentions = bool(_FORMAT_WORDS.search(f"{exc.message} {exc.body}"))
+        untried = mode not in self._confirmed_modes
         if status in (400, 422):
             # Our requests are otherwise well-formed: a 4xx before this mode ever worked means the server
             # does not support it; after it worked, only a message about the format counts.
-            return mentions or mode not in self._confirmed_modes
-        return status >= 500 and mentions
+            return mentions or untried
+        if status >= 500:
+            # Some servers crash on a schema they cannot compile: a 5xx naming the format, or a 5xx repeated
+            # on a mode that has never worked, is a refusal (a single 5xx is first retried as transient).
+            return mentions or (untried and attempt >= 1)
+        return False
 
     async def _with_retries(
         self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]], mode: ResponseMode
@@ -278,7 +285,7 @@ class JudgeClient:
                     self.usage.calls += 1
                     return await op(api)
             except openai.APIStatusError as exc:
-                if self._is_format_refusal(exc, mode):
+                if self._is_format_refusal(exc, mode, attempt):
                     raise _FormatRefused(mode, exc.message) from exc
                 cause = _status_cause(exc.status_code)
                 if cause not in ("rate_limited", "server_error", "timeout"):

@@ -36,6 +36,7 @@ FAULTS = (
     "refuse_json_schema",  # 400 when response_format is json_schema
     "refuse_json_object",  # 400 when response_format is json_object
     "bad_request",  # 400 unrelated to the response format (e.g. a context too long)
+    "crash_json_schema",  # 500 with an unhelpful message when response_format is json_schema
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -201,7 +202,7 @@ class _Handler(BaseHTTPRequestHandler):
                     continue
                 if rule.match is not None and rule.match not in text:
                     continue
-                if rule.kind == "refuse_json_schema" and mode != "json_schema":
+                if rule.kind in ("refuse_json_schema", "crash_json_schema") and mode != "json_schema":
                     continue
                 if rule.kind == "refuse_json_object" and mode != "json_object":
                     continue
@@ -242,6 +243,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault in ("refuse_json_schema", "refuse_json_object"):
             status = 400
             self._error(400, f"response_format {mode} is not supported by this server")
+        elif fault == "crash_json_schema":
+            status = 500
+            self._error(500, "internal server error")
         elif fault == "bad_request":
             status = 400
             self._error(400, "this model's maximum context length is 8192 tokens (test fault)")

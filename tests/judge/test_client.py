@@ -116,11 +116,31 @@ def test_rate_limit_is_retried_honouring_retry_after(
 def test_retries_are_bounded(
     make_judge: JudgeFactory, server: LoopbackServer, fault: str, cause: str
 ) -> None:
+    judge = make_judge(use_cache=False, max_retries=3)
+    evaluate_rag([sample("ok")], ["context_recall"], judge, progress=False)  # json_schema has worked
     server.inject(fault, times=None)
     with pytest.raises(JudgeError) as err:
-        _score(make_judge(use_cache=False, max_retries=3))
+        _score(judge)
     assert err.value.cause == cause
-    assert server.count(path=CHAT) == 4
+    assert server.count(path=CHAT) == 1 + 4
+
+
+def test_a_server_that_crashes_on_json_schema_is_stepped_down(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("crash_json_schema", times=None)
+    judge = make_judge(use_cache=False)
+    res = evaluate_rag(
+        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_concurrency=1
+    )
+    assert not res.failures
+    # a 500 is first retried as transient; repeated on a mode that never worked, it is a refusal
+    assert [(r.mode, r.status) for r in server.records] == [
+        ("json_schema", 500),
+        ("json_schema", 500),
+        ("json_object", 200),
+        ("json_object", 200),
+    ]
 
 
 def test_stall_past_timeout_is_retried(make_judge: JudgeFactory, server: LoopbackServer) -> None:

@@ -267,9 +267,10 @@ class JudgeClient:
             # does not support it; after it worked, only a message about the format counts.
             return mentions or untried
         if status >= 500:
-            # Some servers crash on a schema they cannot compile: a 5xx naming the format, or a 5xx repeated
-            # on a mode that has never worked, is a refusal (a single 5xx is first retried as transient).
-            return mentions or (untried and attempt >= 1)
+            # Some servers crash on a schema they cannot compile: a 5xx naming the format, or a 500 repeated
+            # on a mode that has never worked, is a refusal. A single 500 is first retried as transient, and
+            # 502/503/504 (gateway, overload) never count by repetition alone.
+            return mentions or (status == 500 and untried and attempt >= 1)
         return False
 
     async def _with_retries(

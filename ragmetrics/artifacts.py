@@ -15,10 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ragmetrics.errors import InputError
 from ragmetrics.regression import GateResult
 from ragmetrics.schema import Report
 
 REDACTED = "[redacted]"
+FORMATS = ("json", "parquet", "csv", "md", "html")
 _STAMP = "%Y-%m-%dT%H%M%SZ"
 
 
@@ -103,6 +105,11 @@ def write_artifacts(
     now: datetime | None = None,
 ) -> tuple[Path, dict[str, Path]]:
     """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown or "json" not in formats:
+        raise InputError(
+            f"formats must include 'json' and be among {', '.join(FORMATS)}; got {list(formats)}"
+        )
     root.mkdir(parents=True, exist_ok=True)
     final = dated_folder(root, now)
     partial = root / f".{final.name}.partial"

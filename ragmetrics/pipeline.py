@@ -272,10 +272,12 @@ def judge_plan(
     own = {run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)}
     plan: dict[str, tuple[list[RagSample], list[str]]] = {}
     for name in wanted:
-        if name in own:
+        if name in own and (dataset.passages is None or any(s.contexts for s in dataset.samples)):
             samples = dataset.samples
         elif dataset.passages is not None:
-            samples = contexts_from_run(runs[name], dataset, config.judge.contexts_top_k)
+            samples = contexts_from_run(
+                runs[name], dataset, config.judge.contexts_top_k, keep_answers=name in own
+            )
         else:
             message = f"judge metrics not computed for run {name!r}: no passages to build its contexts from"
             if config.judge.runs is not None:
@@ -294,8 +296,13 @@ def judge_plan(
     return plan
 
 
-def contexts_from_run(run: Run, dataset: QADataset, top_k: int) -> list[RagSample]:
-    """Samples whose contexts are the texts of the run's top-k passages; no answer (it is not this run's)."""
+def contexts_from_run(
+    run: Run, dataset: QADataset, top_k: int, *, keep_answers: bool = False
+) -> list[RagSample]:
+    """Samples whose contexts are the texts of the run's top-k passages.
+
+    Answers are kept only for the dataset's own run (`keep_answers`): another run's contexts did not produce them.
+    """
     assert dataset.passages is not None
     ranking = run.to_dict()
     samples = []
@@ -314,7 +321,7 @@ def contexts_from_run(run: Run, dataset: QADataset, top_k: int) -> list[RagSampl
                 question=sample.question,
                 contexts=[dataset.passages[d].text for d in doc_ids],
                 context_ids=doc_ids,
-                answer=None,
+                answer=sample.answer if keep_answers else None,
                 reference=sample.reference,
             )
         )

@@ -42,9 +42,9 @@ def main() -> int:
 
     print(format_report(outcome.report, "table"))
     print(f"artifacts: {outcome.folder}")
-    if outcome.gate is None:
+    if outcome.gate is None and not args.bless:
         print("no pinned baseline yet: run with --bless to pin this report")
-    else:
+    elif outcome.gate is not None:
         print(outcome.gate.describe())
     if args.bless and outcome.folder is not None:
         pinned.parent.mkdir(parents=True, exist_ok=True)

@@ -21,10 +21,11 @@ _CSS = """
 :root{--fg:#1d232b;--muted:#5b6673;--line:#d7dde4;--bg:#fff;--alt:#f5f7fa;--good:#17753a;--bad:#b3261e;--accent:#2557a7}
 *{box-sizing:border-box}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg);
-margin:0 auto;max-width:1180px;padding:24px}
+margin:0 auto;max-width:1400px;padding:24px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .meta{color:var(--muted);font-size:12.5px}.meta code{font-size:12px}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;max-width:100%}
 th,td{border:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
 th{background:var(--alt);font-weight:600}td.l,th.l{text-align:left}
 tr:nth-child(even) td{background:#fbfcfd}
@@ -213,7 +214,7 @@ def _summary_block(report: Report) -> str:
         f"{report.settings.alpha:g}); bold: best run; (n&times;): failed scores, left out of the mean."
     )
     return (
-        f"<h2>Summary</h2><table><tr><th class='l'>run</th>{head}</tr>{''.join(rows)}</table>"
+        f"<h2>Summary</h2><div class='scroll'><table><tr><th class='l'>run</th>{head}</tr>{''.join(rows)}</table></div>"
         f"<p class='legend'>{legend}</p>"
     )
 
@@ -238,7 +239,7 @@ def _comparisons_block(report: Report) -> str:
         )
     return (
         "<h2>Paired comparisons</h2>"
-        f"<table>{head}{''.join(rows)}</table>"
+        f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>"
         "<p class='legend'>Differences are candidate minus baseline over the queries both scored; "
         "* and shading: significant after correction.</p>"
     )
@@ -268,9 +269,9 @@ def _queries_block(report: Report) -> str:
             )
             rows.append(f"<tr><th class='l'>{_e(run.name)}</th>{cells}</tr>")
         table = (
-            "<table><tr><th class='l'>run</th>"
+            "<div class='scroll'><table><tr><th class='l'>run</th>"
             + "".join(f"<th>{_e(m)}</th>" for m in metrics)
-            + f"</tr>{''.join(rows)}</table>"
+            + f"</tr>{''.join(rows)}</table></div>"
         )
         text = []
         if question:

@@ -241,3 +241,21 @@ def test_no_api_key_in_any_artifact(
     assert len(files) >= 5
     for path in files:
         assert key.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_examples_nightly_pins_then_gates(qa_dir: Path, write_config: ConfigWriter) -> None:
+    import subprocess
+    import sys
+
+    example = Path(__file__).parents[2] / "examples" / "nightly.py"
+    config = write_config(baseline={"max_drop": 0.02})
+    command = [sys.executable, str(example), "--config", str(config)]
+    first = subprocess.run([*command, "--bless"], capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    pinned = qa_dir / "out" / "baseline" / "report.json"
+    assert pinned.is_file() and f"pinned {pinned}" in first.stdout
+    write_jsonl(qa_dir / "qa.jsonl", qa_rows(degrade=True))
+    second = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 1, second.stderr
+    assert "regression gate: FAILED against" in second.stdout and str(pinned) in second.stdout

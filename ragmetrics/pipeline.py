@@ -80,7 +80,7 @@ def run_pipeline(
     timings: dict[str, float] = {}
 
     with _timed(timings, "dataset"):
-        dataset = load_dataset(config.dataset, progress=show)
+        dataset = load_dataset(config.dataset, progress=show and sys.stderr.isatty())
     for bad in dataset.skipped:
         notes.append(f"skipped {bad.describe(dataset.source)}")
     if dataset.skipped:
@@ -100,6 +100,11 @@ def run_pipeline(
     for name, result in judged.items():
         results[name] = results[name].merge(result) if name in results else result
     ordered = [results[n] for n in runs if n in results]
+    for result in ordered:
+        for metric, count in _failure_counts(result).items():
+            say(
+                f"ragmetrics: warning: {result.name} / {metric}: {count} scores failed (see report.json failures)"
+            )
     if not ordered:
         raise ConfigError("no run produced any score; check the notes above and the config's metrics")
 
@@ -384,6 +389,13 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
     partial = [
         m for m in config.all_metrics() if m not in everywhere and any(m in r.metrics for r in results)
     ]
+    for metric in list(everywhere):
+        failed = [r.name for r in results if all(v is None for v in r.scores(metric))]
+        if failed:
+            everywhere.remove(metric)
+            notes.append(
+                f"{metric}: every score failed for {', '.join(failed)} (causes in the runs' failures); not compared"
+            )
     c = config.compare
     if len(results) >= 2 and everywhere:
         from ragmetrics.compare.api import compare_results

@@ -259,3 +259,39 @@ def test_examples_nightly_pins_then_gates(qa_dir: Path, write_config: ConfigWrit
     second = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert second.returncode == 1, second.stderr
     assert "regression gate: FAILED against" in second.stdout and str(pinned) in second.stdout
+
+
+def test_a_failing_judge_is_reported_not_hidden(
+    qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    monkeypatch.setenv("RAGMETRICS_NIGHTLY_KEY", "sk-failing-judge-test")
+    loopback.inject("server_error", times=None, prompt="context_recall")
+    config = write_config(
+        runs=[
+            {"source": "dataset", "name": "pipeline"},
+            {"source": "file", "path": "weaker.trec", "name": "weaker"},
+        ],
+        judge={
+            "metrics": ["context_precision", "context_recall"],
+            "base_url": loopback.url,
+            "api_key_env": "RAGMETRICS_NIGHTLY_KEY",
+            "model": "test-model",
+            "cache_path": "cache/verdicts.sqlite",
+            "max_retries": 0,
+            "timeout_s": 5,
+        },
+    )
+    code, _, err = run_cli([str(config)], capsys)
+    assert code == 0, err
+    assert "ragmetrics: warning: pipeline / context_recall: 16 scores failed" in err
+    report = Report.model_validate_json((_latest(qa_dir / "out") / "report.json").read_text())
+    pipeline = report.run("pipeline")
+    assert (
+        pipeline.aggregate["context_recall"] is None and pipeline.aggregate["context_precision"] is not None
+    )
+    assert {f.cause for f in pipeline.failures} == {"server_error"}
+    assert report.metadata.extra["failures"]["pipeline"] == {"context_recall": 16}
+    assert "context_recall" not in report.metrics and "context_precision" in report.metrics
+    assert any(
+        n.startswith("context_recall: every score failed for pipeline, weaker") for n in report.metadata.notes
+    )

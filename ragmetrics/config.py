@@ -40,6 +40,7 @@ DATASET_FIELDS: tuple[str, ...] = (
 # Built-in datasets, by the name a config uses in `dataset.builtin`.
 BUILTIN_DATASETS: tuple[str, ...] = ("pydocs",)
 
+RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever")
 STATISTICAL_TESTS: tuple[str, ...] = ("fisher", "t", "wilcoxon", "sign")
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "none")
 OutputFormat = Literal["json", "parquet", "csv", "md", "html"]
@@ -347,10 +348,21 @@ def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
     lines = []
     for err in exc.errors():
         path, value_loc = _key_path(err["loc"], data)
-        if err["type"] == "extra_forbidden":
+        kind = err["type"]
+        ctx = err.get("ctx") or {}
+        if kind == "extra_forbidden":
             message = "unknown key"
-        elif err["type"] == "missing":
+        elif kind == "missing":
             message = "required key is missing"
+        elif kind in ("union_tag_invalid", "union_tag_not_found"):
+            path += f".{ctx.get('discriminator', 'source').strip(chr(39))}"
+            tags = ", ".join(RUN_SOURCES)  # runs[] is the only tagged union of the schema
+            got = (
+                f"unknown value {ctx['tag']!r}" if kind == "union_tag_invalid" else "required key is missing"
+            )
+            message = f"{got}; one of: {tags}"
+        elif kind in ("model_type", "dict_type", "model_attributes_type"):
+            message = f"expected a mapping of keys, got {_short(err.get('input'))}"
         else:
             message = str(err["msg"]).removeprefix("Value error, ")
             # A validator can point below its own field: "[2]: unknown metric ..." -> "metrics[2]: ...".

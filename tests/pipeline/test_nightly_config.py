@@ -201,3 +201,23 @@ def test_docs_config_reference_matches_the_models() -> None:
     assert section.strip() == render_reference().strip(), (
         "docs/nightly.md is out of date: regenerate its reference with `python -m ragmetrics.config`"
     )
+
+
+def test_run_source_and_section_type_errors(tmp_path: Path) -> None:
+    data = _base()
+    data["runs"] = [{"source": "web"}]
+    assert (
+        _error(data, tmp_path)
+        == "c.yaml: runs[0].source: unknown value 'web'; one of: dataset, file, retriever"
+    )
+    data["runs"] = [{"name": "a"}]
+    assert (
+        _error(data, tmp_path)
+        == "c.yaml: runs[0].source: required key is missing; one of: dataset, file, retriever"
+    )
+    data = _base()
+    data["dataset"] = "qa.jsonl"
+    assert _error(data, tmp_path) == "c.yaml: dataset: expected a mapping of keys, got 'qa.jsonl'"
+    data = _base()
+    data["retrieval"] = {"metrics": "map"}
+    assert _error(data, tmp_path) == "c.yaml: retrieval.metrics: Input should be a valid list (got 'map')"

@@ -100,7 +100,15 @@ class ScoreMatrix:
             missing_queries=list(self.missing_queries),
             extra_queries=list(self.extra_queries),
         )
-        return RunResult(name=self.name, per_query=per_query, aggregate=aggregate, metadata=metadata)
+        # The values are float64 checked finite in `score_matrix`; skip re-validating a million floats.
+        return RunResult.model_construct(
+            name=self.name,
+            per_query=per_query,
+            aggregate=aggregate,
+            metadata=metadata,
+            failures=[],
+            details={},
+        )
 
 
 def _as_qrels(qrels: QrelsArrays | Mapping[str, Mapping[str, int]]) -> QrelsArrays:
@@ -119,16 +127,30 @@ def _as_run(run: RunArrays | Mapping[str, Mapping[str, float]], name: str | None
     return run
 
 
+def _code_points(vocab: NDArray[Any], width: int) -> NDArray[np.uint32]:
+    """Strings as rows of UCS-4 code points, zero padded to `width` (row order = string order)."""
+    fixed = np.ascontiguousarray(vocab, dtype=f"<U{width}")
+    return fixed.view(np.uint32).reshape(len(vocab), width)
+
+
 def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArray[np.int64]:
-    """For each run vocabulary entry, its code in the qrels vocabulary, or -1 (both vocabularies sorted)."""
+    """For each run vocabulary entry, its code in the qrels vocabulary, or -1 (both vocabularies sorted).
+
+    One merge pass over the two sorted vocabularies (numba), instead of a binary search per string.
+    """
+    from ragmetrics.retrieval.kernels import match_sorted_rows
+
     if qrels_vocab is run_vocab:
         return np.arange(len(run_vocab), dtype=np.int64)
     if len(qrels_vocab) == 0 or len(run_vocab) == 0:
         return np.full(len(run_vocab), -1, dtype=np.int64)
-    at = np.searchsorted(qrels_vocab, run_vocab).astype(np.int64)
-    clipped = np.minimum(at, len(qrels_vocab) - 1)
-    found = qrels_vocab[clipped] == run_vocab
-    return np.where(found, clipped, -1).astype(np.int64)
+    qrels_str = np.asarray(qrels_vocab, dtype=str)
+    run_str = np.asarray(run_vocab, dtype=str)
+    width = max(qrels_str.dtype.itemsize, run_str.dtype.itemsize) // 4
+    mapping: NDArray[np.int64] = match_sorted_rows(
+        _code_points(run_str, width), _code_points(qrels_str, width)
+    )
+    return mapping
 
 
 def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[str, Any]:
@@ -182,13 +204,13 @@ def score_matrix(
     run_index = np.asarray([run_rows.get(qid, -1) for qid in query_ids], dtype=np.int64)
 
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
-    run_codes = doc_map[r.doc_codes] if len(r.doc_codes) else np.zeros(0, dtype=np.int64)
     values = score_queries(
         np.ascontiguousarray(q.offsets, dtype=np.int64),
         np.ascontiguousarray(q.doc_codes, dtype=np.int64),
         np.ascontiguousarray(q.grades, dtype=np.int64),
         np.ascontiguousarray(r.offsets, dtype=np.int64),
-        np.ascontiguousarray(run_codes, dtype=np.int64),
+        np.ascontiguousarray(r.doc_codes, dtype=np.int64),
+        doc_map,
         qrels_rows,
         run_index,
         np.asarray([int(x.spec.kind) for x in requests], dtype=np.int64),

@@ -193,6 +193,7 @@ def _score_row(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
+    doc_map: NDArray[np.int64],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -214,7 +215,7 @@ def _score_row(
         r_hi = run_offsets[run_row + 1]
     ranked = np.empty(r_hi - r_lo, dtype=np.int64)
     for pos in range(r_hi - r_lo):
-        code = run_codes[r_lo + pos]
+        code = doc_map[run_codes[r_lo + pos]]
         at = _find(qrels_codes, q_lo, q_hi, code) if code >= 0 else -1
         ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
     _score_query(ranked, judged, kinds, cutoffs, levels, params, out[i])
@@ -227,6 +228,7 @@ def score_queries_parallel(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
+    doc_map: NDArray[np.int64],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -244,6 +246,7 @@ def score_queries_parallel(
             qrels_grades,
             run_offsets,
             run_codes,
+            doc_map,
             qrels_rows,
             run_rows,
             kinds,
@@ -262,6 +265,7 @@ def score_queries_serial(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
+    doc_map: NDArray[np.int64],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -279,6 +283,7 @@ def score_queries_serial(
             qrels_grades,
             run_offsets,
             run_codes,
+            doc_map,
             qrels_rows,
             run_rows,
             kinds,
@@ -300,6 +305,7 @@ def score_queries(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
+    doc_map: NDArray[np.int64],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -310,7 +316,7 @@ def score_queries(
     """Scores [len(qrels_rows), len(kinds)] of the queries `qrels_rows` (qrels CSR rows).
 
     `run_rows[i]` is the run's CSR row of that query, -1 if the run lacks it (an empty ranking);
-    `run_codes` are the run's documents translated to the qrels' document codes (-1: not in the qrels).
+    `doc_map` translates the run's document codes `run_codes` to the qrels' codes (-1: not in the qrels).
     Large inputs run in parallel over queries, small ones serially.
     """
     kernel = score_queries_parallel if run_codes.shape[0] >= PARALLEL_MIN_ENTRIES else score_queries_serial
@@ -320,6 +326,7 @@ def score_queries(
         qrels_grades,
         run_offsets,
         run_codes,
+        doc_map,
         qrels_rows,
         run_rows,
         kinds,
@@ -328,3 +335,29 @@ def score_queries(
         params,
     )
     return result
+
+
+@njit(cache=True, nogil=True)
+def _compare_rows(a: NDArray[np.uint32], i: int, b: NDArray[np.uint32], j: int) -> int:
+    """Order of code-point rows a[i] and b[j] (zero padded, equal width): -1, 0 or 1."""
+    for c in range(a.shape[1]):
+        x = a[i, c]
+        y = b[j, c]
+        if x != y:
+            return -1 if x < y else 1
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def match_sorted_rows(needles: NDArray[np.uint32], haystack: NDArray[np.uint32]) -> NDArray[np.int64]:
+    """For each row of the sorted `needles`, its index in the sorted `haystack`, or -1: one merge pass."""
+    out = np.full(needles.shape[0], -1, dtype=np.int64)
+    j = 0
+    for i in range(needles.shape[0]):
+        while j < haystack.shape[0] and _compare_rows(haystack, j, needles, i) < 0:
+            j += 1
+        if j == haystack.shape[0]:
+            break
+        if _compare_rows(haystack, j, needles, i) == 0:
+            out[i] = j
+    return out

@@ -201,9 +201,9 @@ def test_serial_and_parallel_kernels_agree() -> None:
     q, r = Qrels.from_dict(qrels), Run.from_dict(run)
     metrics = [spec.name if not spec.persistence else "rbp.9" for spec in REGISTRY] + ["ndcg@5-l2", "map@10"]
     matrix = score_matrix(q, r, metrics)
-    codes = translate_docs(q.doc_vocab, r.doc_vocab)[r.doc_codes]
+    doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
     args = (
-        q.offsets, q.doc_codes, q.grades, r.offsets, codes,
+        q.offsets, q.doc_codes, q.grades, r.offsets, r.doc_codes, doc_map,
         np.arange(n_q, dtype=np.int64), np.arange(n_q, dtype=np.int64),
         np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
         np.array([x.cutoff for x in matrix.requests], dtype=np.int64),

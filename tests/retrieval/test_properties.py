@@ -38,7 +38,10 @@ def collections(draw: st.DrawFn, *, ties: bool, min_grade: int, max_grade: int) 
     run: RunDict = {}
     for q in range(n_queries):
         judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=10, unique=True))
-        qrels[f"q{q}"] = {doc: draw(st.integers(min_grade, max_grade)) for doc in judged}
+        # the first judgement is non-negative: trec_eval reads stale memory for a query whose grades are all negative
+        grades = [draw(st.integers(max(min_grade, 0), max_grade))]
+        grades += [draw(st.integers(min_grade, max_grade)) for _ in judged[1:]]
+        qrels[f"q{q}"] = dict(zip(judged, grades, strict=True))
         retrieved = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=12, unique=True))
         if ties:
             scores = [float(draw(st.integers(0, 3))) for _ in retrieved]

@@ -145,6 +145,12 @@ def check_regressions(
     from ragmetrics.compare.corrections import adjust
 
     gate = GateResult(baseline=baseline_source, test=test, correction=correction, alpha=alpha)
+    old_print, new_print = baseline.metadata.dataset_fingerprint, current.metadata.dataset_fingerprint
+    if old_print and new_print and old_print != new_print:
+        gate.notes.append(
+            "the baseline was scored on different data (dataset fingerprints differ); "
+            "each check pairs only the queries both reports scored"
+        )
     base_runs = {r.name: r for r in baseline.runs}
     pending: list[tuple[RunResult, RunResult, str, list[str]]] = []
     for run in current.runs:

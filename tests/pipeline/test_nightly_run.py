@@ -109,7 +109,7 @@ def test_gate_fails_on_a_clearly_better_baseline_and_passes_on_an_equal_one(
         [str(config), "--baseline", str(baseline), "--output", str(qa_dir / "same")], capsys
     )
     assert code == 0, err
-    assert "regression gate: ok" in out
+    assert "regression gate: ok" in out and "fingerprints differ" not in out
 
     write_jsonl(qa_dir / "qa.jsonl", qa_rows(degrade=True))
     code, out, err = run_cli(
@@ -119,6 +119,7 @@ def test_gate_fails_on_a_clearly_better_baseline_and_passes_on_an_equal_one(
     assert "regression gate: FAILED" in out
     assert re.search(r"pipeline / ndcg@10: mean 1\.0000 -> 0\.\d+", out)
     assert "largest drops: q01 (" in out  # the queries that drove it
+    assert "dataset fingerprints differ" in out
 
     gate = json.loads((_latest(qa_dir / "bad") / "report.json").read_text())["metadata"]["extra"][
         "regression"

@@ -185,6 +185,11 @@ def test_translate_docs_maps_run_vocabulary_to_qrels_codes() -> None:
     qrels_vocab = np.array(["a", "c", "e"])
     np.testing.assert_array_equal(translate_docs(qrels_vocab, np.array(["a", "b", "e", "z"])), [0, -1, 2, -1])
     np.testing.assert_array_equal(translate_docs(np.array([], dtype=str), np.array(["a"])), [-1])
+    # different widths, non-ASCII ids and object arrays; order is code-point order
+    qrels_vocab = np.array(sorted(["doc-1", "doc-10", "dóc", "日本", "😀x"]), dtype=object)
+    run_vocab = np.array(sorted(["doc-1", "doc-100", "dóc", "x", "😀x", "😀"]))
+    expected = [list(qrels_vocab).index(d) if d in qrels_vocab else -1 for d in run_vocab]
+    np.testing.assert_array_equal(translate_docs(qrels_vocab, run_vocab), expected)
 
 
 def test_serial_and_parallel_kernels_agree() -> None:

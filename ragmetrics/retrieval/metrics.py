@@ -397,6 +397,16 @@ def render_reference() -> str:
         "- Query set: ranx averages over the run's and qrels' common queries and raises on mismatches; "
         "ragmetrics scores missing queries 0 by default and reports both kinds of mismatch.",
         "",
+        "## Verification",
+        "",
+        "- `tests/retrieval/test_trec_eval_conformance.py`: equal, to the 4 printed decimals, to trec_eval 10.0's "
+        "own outputs on its test collection (default, -q, -c, -l2) for every measure both define.",
+        "- `tests/retrieval/test_properties.py`: per-query equality (1e-9) with pytrec_eval on random data with "
+        "tied scores and relevance levels, and with ranx on untied data.",
+        "- `tests/retrieval/test_seed_cases.py`: the shared acceptance cases.",
+        "- trec_eval reads stale memory for a query whose judgements are all negative; ragmetrics scores such a "
+        "query 0 on every metric.",
+        "",
         "## Metrics",
         "",
         "| metric | description | cutoff | trec_eval | ranx | aliases |",

@@ -101,7 +101,6 @@ def write_artifacts(
     formats: Sequence[str] = ("json", "parquet", "csv", "md", "html"),
     plots: bool = True,
     gate: GateResult | None = None,
-    progress: bool = False,
     now: datetime | None = None,
 ) -> tuple[Path, dict[str, Path]]:
     """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""

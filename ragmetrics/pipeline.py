@@ -78,6 +78,9 @@ def run_pipeline(
     say: Log = log or (lambda message: print(message, file=sys.stderr))
     notes: list[str] = []
     timings: dict[str, float] = {}
+    # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.
+    baseline_path = baseline if baseline is not None else config.baseline.path
+    baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
 
     with _timed(timings, "dataset"):
         dataset = load_dataset(config.dataset, progress=show and sys.stderr.isatty())
@@ -129,11 +132,10 @@ def run_pipeline(
     )
 
     gate = None
-    baseline_path = baseline if baseline is not None else config.baseline.path
-    if baseline_path is not None:
+    if baseline_report is not None:
         gate = check_regressions(
             report,
-            load_baseline(baseline_path),
+            baseline_report,
             baseline_source=str(baseline_path),
             thresholds=config.baseline.threshold,
             metrics=config.baseline.metrics,
@@ -155,7 +157,6 @@ def run_pipeline(
             formats=config.output.formats,
             plots=config.output.plots,
             gate=gate,
-            progress=show,
         )
         outcome.folder, outcome.artifacts = folder, written
     return outcome

@@ -213,6 +213,10 @@ def test_unreadable_config_and_baseline_exit_2(qa_dir: Path, write_config: Confi
     (qa_dir / "bad.json").write_text('{"runs": 3}')
     code, _, err = run_cli([str(write_config()), "--baseline", str(qa_dir / "bad.json")], capsys)
     assert code == 2 and "not a ragmetrics report.json" in _one_error(err)
+    # The baseline is read before any scoring: with a broken dataset too, the baseline is what is reported.
+    (qa_dir / "qa.jsonl").write_text("not json\n")
+    code, _, err = run_cli([str(write_config()), "--baseline", str(qa_dir / "none.json")], capsys)
+    assert code == 2 and "none.json: baseline report not found" in _one_error(err)
 
 
 def test_no_api_key_in_any_artifact(

@@ -70,11 +70,28 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         format_report(report, "markdown").rstrip(),
         "",
     ]
+    partial = [m for run in report.runs for m in run.metrics if m not in report.metrics]
+    if partial:
+        metrics = list(dict.fromkeys(partial))
+        lines += [
+            "## Metrics not every run has",
+            "",
+            "| run | " + " | ".join(metrics) + " |",
+            "|:---|" + "---:|" * len(metrics),
+        ]
+        for run in report.runs:
+            cells = [_mean_cell(run.aggregate.get(m)) if m in run.metrics else "-" for m in metrics]
+            lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
+        lines.append("")
     if gate is not None:
         lines += ["## Regression gate", "", "```", gate.describe(), "```", ""]
     if meta.notes:
         lines += ["## Notes", "", *(f"- {n}" for n in meta.notes), ""]
     return "\n".join(lines)
+
+
+def _mean_cell(value: float | None) -> str:
+    return "all failed" if value is None else f"{value:.4f}"
 
 
 def secrets_from_env(report: Report) -> list[str]:

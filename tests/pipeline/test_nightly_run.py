@@ -84,6 +84,7 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
     assert row["ndcg@10"] == pytest.approx(report.run("weaker").per_query["q00"]["ndcg@10"])
 
     md = (folder / "report.md").read_text()
+    assert "## Metrics not every run has" in md and "| weaker | - |" in md
     assert md.startswith("# pipeline test") and "| ndcg@10 |" in md.replace(" ndcg@10 ", "| ndcg@10 |")
 
     page = (folder / "report.html").read_text()

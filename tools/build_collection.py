@@ -342,27 +342,43 @@ def bm25_rank(
 
 
 def rerank_rank(
-    passages: list[dict[str, str]], queries: dict[str, str], k: int
+    passages: list[dict[str, str]], queries: dict[str, str], k: int, candidates: int = 50
 ) -> dict[str, list[tuple[str, float]]]:
-    """The shipped reranker (BM25 top-50 reordered by MiniLM cosine), pooled so its results are judged too."""
+    """The shipped reranker (BM25 top-`candidates` reordered by MiniLM cosine), pooled so its results are judged."""
     _ragmetrics()
     from ragmetrics.retrievers._inputs import corpus_from
     from ragmetrics.retrievers.rerank import bm25_rerank_search
 
-    return bm25_rerank_search(corpus_from(passages), queries, {"top_k": k})
+    return bm25_rerank_search(corpus_from(passages), queries, {"top_k": k, "candidates": candidates})
+
+
+# Reranker depths configs/rerankers.yaml compares besides the default 50; their top 10 join the pool.
+EXTRA_RERANK_DEPTHS = (20, 100)
+EXTRA_POOL_DEPTH = 10
 
 
 def pooled_ids(
-    q: dict[str, Any], tfidf: TfIdf, bm: dict[str, Any], rr: dict[str, Any], depth: int
+    q: dict[str, Any],
+    tfidf: TfIdf,
+    bm: dict[str, Any],
+    rr: dict[str, Any],
+    depth: int,
+    extra: list[dict[str, Any]] | None = None,
 ) -> list[str]:
-    """Union of the top-`depth` of BM25, TF-IDF and the reranker, in that order of first appearance."""
+    """Top-`depth` of BM25, TF-IDF and the reranker, then the top 10 of the other reranker depths."""
     tf = tfidf.rank(q["question"], depth)
     ids = (
         [d for d, _ in bm.get(q["id"], [])[:depth]]
         + [d for d, _ in tf]
         + [d for d, _ in rr.get(q["id"], [])[:depth]]
     )
+    for run in extra or []:
+        ids += [d for d, _ in run.get(q["id"], [])[:EXTRA_POOL_DEPTH]]
     return list(dict.fromkeys(ids))
+
+
+def extra_runs(passages: list[dict[str, str]], queries: dict[str, str]) -> list[dict[str, Any]]:
+    return [rerank_rank(passages, queries, EXTRA_POOL_DEPTH, n) for n in EXTRA_RERANK_DEPTHS]
 
 
 def load_source() -> list[dict[str, Any]]:
@@ -379,10 +395,11 @@ def pool(depth: int, only: set[str] | None) -> None:
     queries = {q["id"]: q["question"] for q in questions}
     bm = bm25_rank(passages, queries, depth)
     rr = rerank_rank(passages, queries, depth)
+    extra = extra_runs(passages, queries)
     tfidf = TfIdf(passages)
     for q in questions:
         print(f"\n##### {q['id']}: {q['question']}")
-        for pid in pooled_ids(q, tfidf, bm, rr, depth):
+        for pid in pooled_ids(q, tfidf, bm, rr, depth, extra):
             text = " ".join(by_id[pid]["text"].split())
             print(f"--- {pid} [{by_id[pid]['title']}] {text[:500]}")
 
@@ -397,6 +414,7 @@ def assemble(depth: int) -> None:
     queries = {q["id"]: q["question"] for q in questions}
     bm = bm25_rank(passages, queries, max(depth, QA_RUN_DEPTH))
     rr = rerank_rank(passages, queries, depth)
+    extra = extra_runs(passages, queries)
     tfidf = TfIdf(passages)
     qrels_lines: list[str] = []
     question_rows: list[dict[str, Any]] = []
@@ -409,7 +427,7 @@ def assemble(depth: int) -> None:
             raise SystemExit(f"{SRC}: {qid}: grades name unknown passages {unknown}")
         if not any(g >= 2 for g in grades.values()):
             raise SystemExit(f"{SRC}: {qid}: no passage of grade >= 2")
-        pooled = pooled_ids(q, tfidf, bm, rr, depth)
+        pooled = pooled_ids(q, tfidf, bm, rr, depth, extra)
         judged = {pid: grades.get(pid, 0) for pid in pooled}
         judged.update(grades)  # passages found by reading beyond the pool keep their grade
         for pid in sorted(judged):

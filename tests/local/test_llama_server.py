@@ -99,29 +99,22 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.wait()
 
 
+# One sample, one chunk: SmolLM2 with llama-cpp-python's JSON grammar runs at a few tokens per second on a
+# busy 2-core machine, so every call counts (about 30-40 s each there).
 SAMPLES = [
     {
         "id": "json",
         "question": "How do I parse a JSON string in Python?",
         "contexts": [
-            "The json.loads() function parses a JSON document held in a str. It returns Python objects.",
-            "The csv module reads and writes comma-separated values files.",
+            "The json.loads() function parses a JSON document held in a str and returns Python objects."
         ],
         "answer": "Call json.loads() on the string.",
         "reference": "Use json.loads() to turn a JSON string into Python objects.",
     },
-    {
-        "id": "walk",
-        "question": "How do I visit every file in a directory tree?",
-        "contexts": [
-            "os.walk(top) yields a (dirpath, dirnames, filenames) tuple for each directory in the tree."
-        ],
-        "answer": "Iterate over os.walk(root).",
-        "reference": "os.walk() yields the file names of each directory in the tree.",
-    },
 ]
 
 
+@pytest.mark.timeout(1800)
 def test_llm_judge_against_llama_cpp_server(
     llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,7 +130,7 @@ def test_llm_judge_against_llama_cpp_server(
         answer_relevancy_questions=1,
     )
     judge = LLMJudge(settings, embedder=MiniLMEmbedder())
-    metrics = ["context_precision", "context_recall", "context_relevancy", "answer_relevancy"]
+    metrics = ["context_precision", "context_recall", "answer_relevancy"]
     result = evaluate_rag(SAMPLES, metrics, judge, name="smollm2", progress=False)
 
     info = result.metadata.judge

@@ -7,6 +7,7 @@ Both take the query set from the qrels by default (a query the run lacks scores 
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, cast
@@ -85,10 +86,18 @@ class ScoreMatrix:
     def to_result(self) -> RunResult:
         """The unified-schema result (per query, aggregate, metadata)."""
         rows = self.values.tolist()
-        per_query: dict[str, dict[str, float | None]] = {
-            qid: dict(zip(self.metrics, row, strict=True))
-            for qid, row in zip(self.query_ids, rows, strict=True)
-        }
+        # Thousands of small acyclic dicts: pause the cyclic GC so building them cannot trigger full
+        # collections over every object the caller holds (slow next to a million-entry input dict).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            per_query: dict[str, dict[str, float | None]] = {
+                qid: dict(zip(self.metrics, row, strict=True))
+                for qid, row in zip(self.query_ids, rows, strict=True)
+            }
+        finally:
+            if paused:
+                gc.enable()
         aggregate: dict[str, float | None] = dict(self.means())
         metadata = RunMetadata(
             kind="retrieval",
@@ -133,7 +142,7 @@ def _code_points(vocab: NDArray[Any], width: int) -> NDArray[np.uint32]:
     return fixed.view(np.uint32).reshape(len(vocab), width)
 
 
-def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArray[np.int64]:
+def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArray[np.int32]:
     """For each run vocabulary entry, its code in the qrels vocabulary, or -1 (both vocabularies sorted).
 
     One merge pass over the two sorted vocabularies (numba), instead of a binary search per string.
@@ -141,13 +150,15 @@ def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArra
     from ragmetrics.retrieval.kernels import match_sorted_rows
 
     if qrels_vocab is run_vocab:
-        return np.arange(len(run_vocab), dtype=np.int64)
+        return np.arange(len(run_vocab), dtype=np.int32)
     if len(qrels_vocab) == 0 or len(run_vocab) == 0:
-        return np.full(len(run_vocab), -1, dtype=np.int64)
+        return np.full(len(run_vocab), -1, dtype=np.int32)
     qrels_str = np.asarray(qrels_vocab, dtype=str)
     run_str = np.asarray(run_vocab, dtype=str)
     width = max(qrels_str.dtype.itemsize, run_str.dtype.itemsize) // 4
-    mapping: NDArray[np.int64] = match_sorted_rows(
+    if len(qrels_vocab) >= 2**31 - 1:
+        raise InputError("more than 2^31 distinct judged documents are not supported", field="qrels")
+    mapping: NDArray[np.int32] = match_sorted_rows(
         _code_points(run_str, width), _code_points(qrels_str, width)
     )
     return mapping

@@ -193,7 +193,7 @@ def _score_row(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
-    doc_map: NDArray[np.int64],
+    doc_map: NDArray[np.int32],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -214,10 +214,13 @@ def _score_row(
         r_lo = run_offsets[run_row]
         r_hi = run_offsets[run_row + 1]
     ranked = np.empty(r_hi - r_lo, dtype=np.int64)
-    for pos in range(r_hi - r_lo):
-        code = doc_map[run_codes[r_lo + pos]]
-        at = _find(qrels_codes, q_lo, q_hi, code) if code >= 0 else -1
-        ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
+    if q_hi > q_lo:
+        for pos in range(r_hi - r_lo):
+            code = doc_map[run_codes[r_lo + pos]]
+            at = _find(qrels_codes, q_lo, q_hi, code) if code >= 0 else -1
+            ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
+    else:
+        ranked[:] = UNJUDGED
     _score_query(ranked, judged, kinds, cutoffs, levels, params, out[i])
 
 
@@ -228,7 +231,7 @@ def score_queries_parallel(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
-    doc_map: NDArray[np.int64],
+    doc_map: NDArray[np.int32],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -265,7 +268,7 @@ def score_queries_serial(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
-    doc_map: NDArray[np.int64],
+    doc_map: NDArray[np.int32],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -305,7 +308,7 @@ def score_queries(
     qrels_grades: NDArray[np.int64],
     run_offsets: NDArray[np.int64],
     run_codes: NDArray[np.int64],
-    doc_map: NDArray[np.int64],
+    doc_map: NDArray[np.int32],
     qrels_rows: NDArray[np.int64],
     run_rows: NDArray[np.int64],
     kinds: NDArray[np.int64],
@@ -349,9 +352,12 @@ def _compare_rows(a: NDArray[np.uint32], i: int, b: NDArray[np.uint32], j: int) 
 
 
 @njit(cache=True, nogil=True)
-def match_sorted_rows(needles: NDArray[np.uint32], haystack: NDArray[np.uint32]) -> NDArray[np.int64]:
-    """For each row of the sorted `needles`, its index in the sorted `haystack`, or -1: one merge pass."""
-    out = np.full(needles.shape[0], -1, dtype=np.int64)
+def match_sorted_rows(needles: NDArray[np.uint32], haystack: NDArray[np.uint32]) -> NDArray[np.int32]:
+    """For each row of the sorted `needles`, its index in the sorted `haystack`, or -1: one merge pass.
+
+    int32 keeps the map small: the kernels read it at random, once per run entry.
+    """
+    out = np.full(needles.shape[0], -1, dtype=np.int32)
     j = 0
     for i in range(needles.shape[0]):
         while j < haystack.shape[0] and _compare_rows(haystack, j, needles, i) < 0:

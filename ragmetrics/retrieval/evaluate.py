@@ -125,6 +125,10 @@ def _as_qrels(qrels: QrelsArrays | Mapping[str, Mapping[str, int]]) -> QrelsArra
         from ragmetrics.retrieval.qrels import Qrels
 
         return Qrels.from_dict(qrels)
+    if not hasattr(qrels, "grades"):
+        raise TypeError(
+            f"qrels must be a ragmetrics.Qrels or a {{query: {{doc: grade}}}} dict, not {type(qrels).__name__}"
+        )
     return qrels
 
 
@@ -133,6 +137,10 @@ def _as_run(run: RunArrays | Mapping[str, Mapping[str, float]], name: str | None
         from ragmetrics.retrieval.run import Run
 
         return Run.from_dict(run, name=name or "run")
+    if not hasattr(run, "doc_codes") or hasattr(run, "grades"):
+        raise TypeError(
+            f"run must be a ragmetrics.Run or a {{query: {{doc: score}}}} dict, not {type(run).__name__}"
+        )
     return run
 
 

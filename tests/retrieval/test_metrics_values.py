@@ -219,3 +219,11 @@ def test_serial_and_parallel_kernels_agree() -> None:
     parallel = kernels.score_queries_parallel(*args)
     np.testing.assert_array_equal(serial, parallel)
     np.testing.assert_array_equal(serial, matrix.values)
+
+
+def test_wrong_container_types_are_rejected() -> None:
+    qrels = Qrels.from_dict({"q": {"a": 1}})
+    with pytest.raises(TypeError, match=r"run must be a ragmetrics\.Run"):
+        evaluate(qrels, qrels, ["map"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"qrels must be a ragmetrics\.Qrels"):
+        evaluate([("q", "a", 1)], {"q": {"a": 1.0}}, ["map"])  # type: ignore[arg-type]

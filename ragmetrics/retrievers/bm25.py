@@ -50,7 +50,7 @@ class BM25Index:
         b: float = 0.75,
         method: str = "lucene",
         stem: bool = False,
-        stopwords: str | None = "en",
+        stopwords: str | list[str] | None = "en",
     ) -> None:
         if k1 < 0 or not 0 <= b <= 1:
             raise ConfigError(f"bm25: need k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
@@ -96,6 +96,29 @@ class BM25Index:
         return out
 
 
+def _param(
+    params: Mapping[str, Any], key: str, default: Any, kind: type | tuple[type, ...], what: str
+) -> Any:
+    """One parameter of a config's `params`, type-checked: "false" is not False and "0.5" is not 0.5."""
+    value = params.get(key, default)
+    if isinstance(value, bool) and kind is not bool:
+        raise ConfigError(f"bm25: {key} must be {what}, got {value!r}")
+    if not isinstance(value, kind):
+        raise ConfigError(f"bm25: {key} must be {what}, got {value!r}")
+    return value
+
+
+def _stopwords(params: Mapping[str, Any]) -> str | list[str] | None:
+    value = params.get("stopwords", "en")
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return list(value)
+    raise ConfigError(
+        f"bm25: stopwords must be a language such as 'en', a list of words, or null, got {value!r}"
+    )
+
+
 def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:
     """Build an index from `params` (k1, b, method, stem, stopwords, top_k) and search every query."""
     known = {"k1", "b", "method", "stem", "stopwords", "top_k"}
@@ -104,10 +127,10 @@ def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str,
         raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(known)}")
     index = BM25Index(
         corpus,
-        k1=float(params.get("k1", 1.5)),
-        b=float(params.get("b", 0.75)),
-        method=str(params.get("method", "lucene")),
-        stem=bool(params.get("stem", False)),
-        stopwords=params.get("stopwords", "en"),
+        k1=float(_param(params, "k1", 1.5, (int, float), "a number")),
+        b=float(_param(params, "b", 0.75, (int, float), "a number")),
+        method=_param(params, "method", "lucene", str, "a string"),
+        stem=_param(params, "stem", False, bool, "true or false"),
+        stopwords=_stopwords(params),
     )
-    return index.search(queries, int(params.get("top_k", 100)))
+    return index.search(queries, _param(params, "top_k", 100, int, "an integer"))

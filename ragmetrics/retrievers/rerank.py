@@ -116,12 +116,11 @@ def bm25_rerank_search(
     embedder: SyncEmbedder | None = None,
 ) -> dict[str, Ranking]:
     """BM25 top-`candidates` (default 50) per query, reranked; `top_k` (default: all candidates) are kept."""
-    candidates_n = int(params.get("candidates", DEFAULT_CANDIDATES))
-    if candidates_n < 1:
-        raise ConfigError(f"bm25_rerank: candidates must be >= 1, got {candidates_n}")
-    keep = int(params.get("top_k", candidates_n))
-    if keep < 1:
-        raise ConfigError(f"bm25_rerank: top_k must be >= 1, got {keep}")
+    candidates_n = params.get("candidates", DEFAULT_CANDIDATES)
+    keep = params.get("top_k", candidates_n)
+    for key, value in (("candidates", candidates_n), ("top_k", keep)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"bm25_rerank: {key} must be an integer >= 1, got {value!r}")
     first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k")}
     first_stage["top_k"] = candidates_n
     candidates = bm25_search(corpus, queries, first_stage)

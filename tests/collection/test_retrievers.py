@@ -78,7 +78,11 @@ def test_unknown_kind_lists_the_kinds() -> None:
     ("params", "message"),
     [
         ({"top_k": 0}, "top_k must be >= 1"),
+        ({"top_k": "10"}, "top_k must be an integer"),
         ({"k1": -1}, "k1 >= 0"),
+        ({"k1": "1.2"}, "k1 must be a number"),
+        ({"stem": "false"}, "stem must be true or false"),
+        ({"stopwords": 3}, "stopwords must be"),
         ({"method": "okapi"}, "unknown method"),
         ({"topk": 5}, r"unknown parameter\(s\) \['topk'\]"),
     ],
@@ -137,8 +141,26 @@ def test_rerank_respects_candidates_and_top_k() -> None:
     reranked = search("bm25_rerank", {"candidates": 2}, PASSAGES, query, embedder=embedder)["q"]
     assert {d for d, _ in reranked} == {d for d, _ in bm25}
     assert len(search("bm25_rerank", {"top_k": 1}, PASSAGES, query, embedder=embedder)["q"]) == 1
-    with pytest.raises(ConfigError, match="candidates must be >= 1"):
+    with pytest.raises(ConfigError, match="candidates must be an integer >= 1"):
         search("bm25_rerank", {"candidates": 0}, PASSAGES, query, embedder=embedder)
+    with pytest.raises(ConfigError, match=r"top_k must be an integer >= 1, got 2\.5"):
+        search("bm25_rerank", {"top_k": 2.5}, PASSAGES, query, embedder=embedder)
+
+
+def test_custom_stopwords_change_what_matches() -> None:
+    query = {"q": "the with statement"}
+    default = search("bm25", {}, PASSAGES, query)["q"]
+    none = search("bm25", {"stopwords": None}, PASSAGES, query)["q"]
+    assert {d for d, _ in default} == {"p1", "p4"}  # "the" and "with" are English stop words
+    assert {d for d, _ in none} > {d for d, _ in default}  # without them "the" matches every passage
+
+
+def test_missing_examples_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # makes `import bm25s` raise ImportError
+    with pytest.raises(ConfigError, match=r"pip install 'ragmetrics\[examples\]'"):
+        search("bm25", {}, PASSAGES, {"q": "with"})
 
 
 def test_precomputed_embedder_uses_stored_vectors_only_for_its_model() -> None:

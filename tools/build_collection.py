@@ -1,18 +1,19 @@
-"""Build the built-in evaluation collection shipped in ragmetrics/collection/data/.
+"""Build the built-in evaluation collection shipped in ragmetrics/collection/data/ (see docs/collection.md).
 
 The collection is generated once, on CPython 3.11, and shipped: help texts differ between Python versions,
-so nothing is ever regenerated at run time. Three steps, each reproducible from files in the repository:
+so nothing is ever regenerated at run time. Each step is reproducible from files in the repository:
 
-  passages  split the standard library's help topics (`pydoc_data.topics`) and the docstrings of a fixed
-            list of modules into paragraph-aligned passages -> data/passages.jsonl
-  pool      print, per question of tools/collection_src/questions.yaml, the union of the top-k passages of
-            two different retrievers (BM25 via bm25s and TF-IDF cosine), which the judge then reads and grades
+  passages    split the standard library's help topics (`pydoc_data.topics`) and the docstrings of a fixed
+              list of modules into paragraph-aligned passages -> data/passages.jsonl
   embeddings  MiniLM vectors of the passages for the reranker -> data/passage_embeddings.npz
-  assemble  compile the authored questions, references, graded judgments and RAG answers of
-            tools/collection_src/questions.yaml into data/questions.jsonl, data/qrels.txt (TREC format, the
-            judged pool including grade 0) and data/qa.jsonl (BM25 top-3 contexts plus the authored answer)
+  pool        print, per question of tools/collection_src/questions.yaml, the pooled passages to judge: the
+              top 15 of BM25 (title + text), TF-IDF cosine and the reranker, plus the top 10 of the
+              rerankers with 20 and 100 candidates
+  assemble    compile the authored questions, references, graded judgments and RAG answers of
+              tools/collection_src/questions.yaml into data/questions.jsonl, data/qrels.txt (TREC format,
+              the judged pool including grade 0) and data/qa.jsonl (BM25 top-3 contexts plus the answer)
 
-Usage: python tools/build_collection.py passages|pool|assemble|all [--pool-depth 15] [--only q001,q002]
+Usage: python tools/build_collection.py passages|embeddings|pool|assemble|all [--pool-depth 15] [--only q01,q02]
 Needs the `examples` extra (bm25s) for `pool` and `assemble`.
 """
 
@@ -501,10 +502,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.step == "pool":
         pool(args.pool_depth, set(args.only.split(",")) if args.only else None)
-    if args.step in ("assemble", "all"):
-        assemble(args.pool_depth)
+    # Embeddings before assembly: the pool includes the reranker, which reads the stored passage vectors.
     if args.step in ("embeddings", "all"):
         build_embeddings()
+    if args.step in ("assemble", "all"):
+        assemble(args.pool_depth)
     return 0
 
 

@@ -13,7 +13,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,8 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._load_lock = threading.Lock()
-        # One inference at a time: each run already uses every core, and concurrent runs only thrash them.
+        # One inference at a time (held by `encode`): each run already uses every core, and concurrent runs
+        # only thrash them.
         self._run_lock = threading.Lock()
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._cache_lock = threading.Lock()
@@ -115,22 +116,36 @@ class MiniLMEmbedder:
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
+        todo = self._fill_from_cache(texts, range(len(texts)), out)
+        if todo:
+            # Inference is serialised anyway; looking again under the same lock lets a caller that waited
+            # for it reuse what the previous caller just computed (a judge embeds the same context
+            # sentences for several metrics at once) instead of computing it a second time.
+            with self._run_lock:
+                todo = self._fill_from_cache(texts, [i for idx in todo.values() for i in idx], out)
+                if todo:
+                    unique = list(todo)
+                    vectors = self._compute(unique)
+                    for text, vector in zip(unique, vectors, strict=True):
+                        out[todo[text]] = vector
+                    self._remember(unique, vectors)
+        return out
+
+    def _fill_from_cache(
+        self, texts: Sequence[str], positions: Iterable[int], out: NDArray[np.float32]
+    ) -> dict[str, list[int]]:
+        """Copy cached vectors into `out`; return the texts still to compute with their positions."""
         todo: dict[str, list[int]] = {}
         with self._cache_lock:
-            for i, text in enumerate(texts):
+            for i in positions:
+                text = texts[i]
                 hit = self._cache.get(text)
                 if hit is not None:
                     self._cache.move_to_end(text)
                     out[i] = hit
                 else:
                     todo.setdefault(text, []).append(i)
-        if todo:
-            unique = list(todo)
-            vectors = self._compute(unique)
-            for text, vector in zip(unique, vectors, strict=True):
-                out[todo[text]] = vector
-            self._remember(unique, vectors)
-        return out
+        return todo
 
     def _remember(self, texts: list[str], vectors: NDArray[np.float32]) -> None:
         if not self._cache_size:
@@ -159,8 +174,7 @@ class MiniLMEmbedder:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
             feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(mask)}
-            with self._run_lock:
-                (hidden,) = session.run(["last_hidden_state"], feeds)
+            (hidden,) = session.run(["last_hidden_state"], feeds)
             result[batch] = _mean_pool_normalise(np.asarray(hidden, dtype=np.float32), mask)
         return result
 

@@ -191,3 +191,16 @@ def test_builtin_collection_runs() -> None:
     reranked = build_run("bm25_rerank", {}, passages, questions, "rerank")
     better = evaluate(qrels, reranked, ["ndcg@10"]).aggregate["ndcg@10"]
     assert better > result.aggregate["ndcg@10"]
+
+
+def test_importing_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragmetrics.retrievers, ragmetrics.collection\n"
+        "heavy = [m for m in ('bm25s', 'onnxruntime', 'numba', 'datasets') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

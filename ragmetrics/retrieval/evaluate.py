@@ -144,10 +144,10 @@ def _as_run(run: RunArrays | Mapping[str, Mapping[str, float]], name: str | None
     return run
 
 
-def _code_points(vocab: NDArray[Any], width: int) -> NDArray[np.uint32]:
-    """Strings as rows of UCS-4 code points, zero padded to `width` (row order = string order)."""
-    fixed = np.ascontiguousarray(vocab, dtype=f"<U{width}")
-    return fixed.view(np.uint32).reshape(len(vocab), width)
+def _code_points(vocab: NDArray[Any]) -> NDArray[np.uint32]:
+    """Strings as rows of zero-padded UCS-4 code points (row order = string order); a view of a str array."""
+    fixed = np.ascontiguousarray(np.asarray(vocab, dtype=str))
+    return fixed.view(np.uint32).reshape(len(fixed), fixed.dtype.itemsize // 4)
 
 
 def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArray[np.int32]:
@@ -161,14 +161,9 @@ def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArra
         return np.arange(len(run_vocab), dtype=np.int32)
     if len(qrels_vocab) == 0 or len(run_vocab) == 0:
         return np.full(len(run_vocab), -1, dtype=np.int32)
-    qrels_str = np.asarray(qrels_vocab, dtype=str)
-    run_str = np.asarray(run_vocab, dtype=str)
-    width = max(qrels_str.dtype.itemsize, run_str.dtype.itemsize) // 4
     if len(qrels_vocab) >= 2**31 - 1:
         raise InputError("more than 2^31 distinct judged documents are not supported", field="qrels")
-    mapping: NDArray[np.int32] = match_sorted_rows(
-        _code_points(run_str, width), _code_points(qrels_str, width)
-    )
+    mapping: NDArray[np.int32] = match_sorted_rows(_code_points(run_vocab), _code_points(qrels_vocab))
     return mapping
 
 

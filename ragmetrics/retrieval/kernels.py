@@ -342,12 +342,19 @@ def score_queries(
 
 @njit(cache=True, nogil=True)
 def _compare_rows(a: NDArray[np.uint32], i: int, b: NDArray[np.uint32], j: int) -> int:
-    """Order of code-point rows a[i] and b[j] (zero padded, equal width): -1, 0 or 1."""
-    for c in range(a.shape[1]):
+    """Order of the zero-padded code-point rows a[i] and b[j] (widths may differ): -1, 0 or 1."""
+    common = min(a.shape[1], b.shape[1])
+    for c in range(common):
         x = a[i, c]
         y = b[j, c]
         if x != y:
             return -1 if x < y else 1
+    for c in range(common, a.shape[1]):
+        if a[i, c] != 0:
+            return 1
+    for c in range(common, b.shape[1]):
+        if b[j, c] != 0:
+            return -1
     return 0
 
 

@@ -32,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragmetrics.compare.api import compare_results  # noqa: E402
+from ragmetrics.comparison.api import compare_results  # noqa: E402
 from ragmetrics.schema import RunMetadata, RunResult  # noqa: E402
 
 RUNS, QUERIES, METRICS, PERMUTATIONS, SAMPLES = 5, 10_000, 5, 10_000, 10_000
@@ -65,8 +65,8 @@ def _median_time(fn: Callable[[], Any], repeat: int) -> float:
 
 
 def bench_compare_results(repeat: int) -> dict[str, float]:
-    from ragmetrics.compare.bootstrap import bootstrap_means
-    from ragmetrics.compare.fisher import fisher_p_values
+    from ragmetrics.comparison.bootstrap import bootstrap_means
+    from ragmetrics.comparison.fisher import fisher_p_values
 
     results = synthetic_results()
     start = time.perf_counter()
@@ -125,7 +125,7 @@ def bench_compare_from_runs(repeat: int) -> dict[str, float]:
 
 _CHILD = """
 import json, numpy as np
-from ragmetrics.compare.fisher import fisher_p_values
+from ragmetrics.comparison.fisher import fisher_p_values
 d = np.random.default_rng(5).normal(0.003, 0.2, (10000, 50))
 print(json.dumps(fisher_p_values(d, permutations=10000, seed=42).tolist()))
 """

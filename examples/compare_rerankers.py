@@ -15,7 +15,7 @@ import argparse
 
 from ragmetrics import Qrels, Run, compare, evaluate
 from ragmetrics.collection import load_passages, load_qrels, load_questions
-from ragmetrics.compare import format_report
+from ragmetrics.comparison import format_report
 from ragmetrics.retrievers import build_run
 
 METRICS = ["ndcg@10", "map", "mrr", "recall@10", "precision@5", "hit_rate@3"]

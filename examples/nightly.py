@@ -15,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ragmetrics.compare.report import format_report
+from ragmetrics.comparison.report import format_report
 from ragmetrics.config import load_config
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.pipeline import run_pipeline

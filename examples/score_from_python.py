@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ragmetrics import Qrels, Run, compare, evaluate, evaluate_rag
 from ragmetrics.collection import load_passages, load_pipeline_run, load_qrels, load_questions, load_samples
-from ragmetrics.compare import format_report
+from ragmetrics.comparison import format_report
 from ragmetrics.judge.select import make_judge
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.retrievers import build_run

@@ -15,7 +15,7 @@ _EXPORTS: dict[str, str] = {
     "Qrels": "ragmetrics.retrieval.qrels",
     "Run": "ragmetrics.retrieval.run",
     "evaluate": "ragmetrics.retrieval.evaluate",
-    "compare": "ragmetrics.compare.api",
+    "compare": "ragmetrics.comparison.api",
     "evaluate_rag": "ragmetrics.judge.evaluate",
     "RagSample": "ragmetrics.judge.base",
     "RunResult": "ragmetrics.schema",
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ragmetrics.compare.api import compare
+    from ragmetrics.comparison.api import compare
     from ragmetrics.errors import ConfigError, InputError, JudgeError
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.evaluate import evaluate_rag

@@ -53,7 +53,7 @@ def per_query_frame(report: Report) -> Any:
 
 
 def markdown_report(report: Report, gate: GateResult | None) -> str:
-    from ragmetrics.compare.report import format_report
+    from ragmetrics.comparison.report import format_report
 
     meta = report.metadata
     name = meta.extra.get("name") or "ragmetrics report"

@@ -384,7 +384,7 @@ def _close(judge: Judge) -> None:
 
 def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[str]) -> Report:
     """One Report over every run; metrics that not every run has are described but not tested."""
-    from ragmetrics.compare.descriptive import describe
+    from ragmetrics.comparison.descriptive import describe
 
     everywhere = [m for m in config.all_metrics() if all(m in r.metrics for r in results)]
     partial = [
@@ -399,7 +399,7 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
             )
     c = config.compare
     if len(results) >= 2 and everywhere:
-        from ragmetrics.compare.api import compare_results
+        from ragmetrics.comparison.api import compare_results
 
         report = compare_results(
             results,

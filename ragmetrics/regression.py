@@ -110,8 +110,8 @@ def load_baseline(path: Path) -> Report:
 
 def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations: int) -> float:
     """Two-sided p-value of the paired differences with one of the comparison tests."""
-    from ragmetrics.compare.fisher import fisher_test
-    from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
+    from ragmetrics.comparison.fisher import fisher_test
+    from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
 
     d = np.asarray(diffs, dtype=np.float64)
     if not d.size or not np.any(d):
@@ -142,7 +142,7 @@ def check_regressions(
     permutations: int = 10_000,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule."""
-    from ragmetrics.compare.corrections import adjust
+    from ragmetrics.comparison.corrections import adjust
 
     gate = GateResult(baseline=baseline_source, test=test, correction=correction, alpha=alpha)
     old_print, new_print = baseline.metadata.dataset_fingerprint, current.metadata.dataset_fingerprint

@@ -155,8 +155,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from ragmetrics.compare.api import compare_results
-    from ragmetrics.compare.report import format_report
+    from ragmetrics.comparison.api import compare_results
+    from ragmetrics.comparison.report import format_report
 
     if args.results and args.inputs:
         raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
@@ -179,7 +179,7 @@ def run_command(args: argparse.Namespace) -> int:
         _write(args.per_query_csv, format_report(report, "csv"))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
     if args.plots is not None:
-        from ragmetrics.compare.plots import save_plots
+        from ragmetrics.comparison.plots import save_plots
 
         written = save_plots(report, args.plots)
         print(f"plots: {len(written)} PNG files in {args.plots}", file=sys.stderr)

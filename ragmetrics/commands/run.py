@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragmetrics.compare.report import format_report
+    from ragmetrics.comparison.report import format_report
     from ragmetrics.pipeline import run_pipeline
 
     with _terminate_as_interrupt():

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ragmetrics.compare._rng import BOOTSTRAP_STREAM, stream_key, word
+from ragmetrics.comparison._rng import BOOTSTRAP_STREAM, stream_key, word
 from ragmetrics.errors import InputError
 
 # Bootstrap samples per parallel block: their resampling counts (n x BLOCK) are built first, then the

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics.compare.align import aligned_query_ids, score_matrix
+from ragmetrics.comparison.align import aligned_query_ids, score_matrix
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.schema import PairComparison, Report
 

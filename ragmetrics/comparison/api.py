@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmetrics.compare.align import Align, aligned_query_ids, score_matrix
-from ragmetrics.compare.corrections import Correction, adjust, check_correction
-from ragmetrics.compare.descriptive import describe
+from ragmetrics.comparison.align import Align, aligned_query_ids, score_matrix
+from ragmetrics.comparison.corrections import Correction, adjust, check_correction
+from ragmetrics.comparison.descriptive import describe
 from ragmetrics.errors import InputError
 from ragmetrics.schema import (
     ComparisonSettings,
@@ -128,10 +128,10 @@ def _p_values(
 ) -> list[float]:
     """p-value of every column of `diffs` (failed pairs zeroed: a zero never moves a randomization sum)."""
     if test == "fisher":
-        from ragmetrics.compare.fisher import fisher_p_values
+        from ragmetrics.comparison.fisher import fisher_p_values
 
         return [float(p) for p in fisher_p_values(diffs, permutations=permutations, seed=seed)]
-    from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
+    from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
 
     function = {"t": paired_t_test, "wilcoxon": wilcoxon_test, "sign": sign_test}[test]
     out = []
@@ -160,7 +160,7 @@ def _intervals(
     of resampled means is the resampled mean of differences, at half the work for several runs); a
     column with failures is resampled over its own valid queries, grouped with any column of the same mask.
     """
-    from ragmetrics.compare.bootstrap import bootstrap_means, percentile_interval
+    from ragmetrics.comparison.bootstrap import bootstrap_means, percentile_interval
 
     low = np.empty(len(columns))
     high = np.empty(len(columns))

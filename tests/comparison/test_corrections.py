@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmetrics.compare.corrections import adjust, bonferroni, holm
+from ragmetrics.comparison.corrections import adjust, bonferroni, holm
 from ragmetrics.errors import InputError
 
 

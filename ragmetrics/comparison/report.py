@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Literal, get_args
 
-from ragmetrics.compare.align import aligned_query_ids
-from ragmetrics.compare.render import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
+from ragmetrics.comparison.align import aligned_query_ids
+from ragmetrics.comparison.render import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
 from ragmetrics.errors import InputError
 from ragmetrics.schema import Report, RunResult
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from ragmetrics.compare.report import format_results
+from ragmetrics.comparison.report import format_results
 from ragmetrics.errors import InputError
 from ragmetrics.schema import RunMetadata, RunResult, SampleFailure
 

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from ragmetrics.compare.fisher import exact_permutation_p, fisher_p_values, fisher_test
+from ragmetrics.comparison.fisher import exact_permutation_p, fisher_p_values, fisher_test
 from ragmetrics.errors import InputError
 
 
@@ -62,8 +62,8 @@ def test_zero_difference_rows_do_not_change_p() -> None:
 _CHILD = """
 import json, sys
 import numpy as np
-from ragmetrics.compare.bootstrap import bootstrap_means
-from ragmetrics.compare.fisher import fisher_p_values
+from ragmetrics.comparison.bootstrap import bootstrap_means
+from ragmetrics.comparison.fisher import fisher_p_values
 rng = np.random.default_rng(5)
 d = rng.normal(0.02, 1, (1000, 6))
 p = fisher_p_values(d, permutations=4000, seed=9).tolist()

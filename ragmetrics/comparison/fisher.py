@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 from numpy.typing import NDArray
 
-from ragmetrics.compare._rng import FISHER_STREAM, stream_key, word
+from ragmetrics.comparison._rng import FISHER_STREAM, stream_key, word
 from ragmetrics.errors import InputError
 
 # Permutations per parallel block; the accumulator (BLOCK x columns) stays in L1/L2.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragmetrics.compare.bootstrap import bootstrap_ci, bootstrap_means, percentile_interval
+from ragmetrics.comparison.bootstrap import bootstrap_ci, bootstrap_means, percentile_interval
 from ragmetrics.errors import InputError
 
 

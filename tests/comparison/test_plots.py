@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmetrics.compare.api import compare_results
+from ragmetrics.comparison.api import compare_results
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.schema import Report
 
@@ -27,7 +27,7 @@ def report() -> Report:
 def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Report, tmp_path: Path) -> None:
     from matplotlib.image import imread
 
-    from ragmetrics.compare.plots import save_plots
+    from ragmetrics.comparison.plots import save_plots
 
     written = save_plots(report, tmp_path / "plots")
     names = sorted(p.name for p in written)
@@ -45,7 +45,7 @@ def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Repo
 
 
 def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
-    from ragmetrics.compare.plots import difference_plot
+    from ragmetrics.comparison.plots import difference_plot
 
     a = make_result("a", {"q1": {"m": 0.1}, "q2": {"m": None}, "q3": {"m": 0.5}}, ["m"])
     b = make_result("b", {"q1": {"m": 0.4}, "q2": {"m": 0.2}, "q3": {"m": 0.3}}, ["m"])
@@ -58,14 +58,14 @@ def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
 
 
 def test_unknown_metric(report: Report) -> None:
-    from ragmetrics.compare.plots import box_plot
+    from ragmetrics.comparison.plots import box_plot
 
     with pytest.raises(InputError, match="no metric 'mrr'"):
         box_plot(report, "mrr")
 
 
 def test_missing_matplotlib_is_a_clear_error(report: Report, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmetrics.compare.plots import box_plot
+    from ragmetrics.comparison.plots import box_plot
 
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from ragmetrics.compare.api import compare_results
-from ragmetrics.compare.report import format_report, run_labels
+from ragmetrics.comparison.api import compare_results
+from ragmetrics.comparison.report import format_report, run_labels
 from ragmetrics.schema import Report
 
 from .conftest import make_result, random_results

@@ -8,7 +8,7 @@ import scipy.stats as ss
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmetrics.compare.stats import paired_t_test, sign_test, wilcoxon_test
+from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
 from ragmetrics.errors import InputError
 
 TOL = 1e-12

@@ -270,12 +270,15 @@ def _bad(spelling: str, what: str) -> InputError:
     return InputError(f"metric {spelling!r}: {what}", field="metrics")
 
 
+_MAX_INT = 2**31 - 1
+
+
 def _parse_int(spelling: str, text: str, what: str, minimum: int) -> int:
     if not re.fullmatch(r"\d+", text):
         raise _bad(spelling, f"{what} must be an integer >= {minimum}, got {text!r}")
     value = int(text)
-    if value < minimum:
-        raise _bad(spelling, f"{what} must be an integer >= {minimum}, got {value}")
+    if not minimum <= value <= _MAX_INT:
+        raise _bad(spelling, f"{what} must be an integer from {minimum} to {_MAX_INT}, got {value}")
     return value
 
 

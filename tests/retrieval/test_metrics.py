@@ -79,6 +79,8 @@ def test_rbp_persistence(spelling: str, p: float, canonical: str) -> None:
         ("ndcg@ten", "cutoff"),
         ("ndcg@-3", "cutoff"),
         ("ndcg@2.5", "cutoff"),
+        ("ndcg@99999999999999999999", "cutoff"),
+        ("map-l4294967296", "relevance level"),
         ("map-l0", "relevance level"),
         ("map-lx", "relevance level"),
         ("map-l", "relevance level"),

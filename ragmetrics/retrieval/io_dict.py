@@ -51,8 +51,8 @@ def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
 def value_column(values: list[object]) -> NDArray[np.generic]:
     """A numeric array when numpy can infer one, else the original objects for the checks to name.
 
-    Numpy would turn ``[1, "a"]`` into the strings ``["1", "a"]``; keeping objects lets the error show the
-    value the user actually wrote.
+    Numpy would turn ``[1, "a"]`` into the strings ``["1", "a"]`` and ``[1, True]`` into the integers
+    ``[1, 1]``; keeping objects lets the checks reject the value the user actually wrote.
     """
     if not values:
         return np.zeros(0, dtype=np.int64)
@@ -60,7 +60,12 @@ def value_column(values: list[object]) -> NDArray[np.generic]:
         array = np.array(values)
     except (ValueError, TypeError, OverflowError):
         array = None
-    if array is None or array.ndim != 1 or array.dtype.kind not in "iufb":
+    if (
+        array is None
+        or array.ndim != 1
+        or array.dtype.kind not in "iufb"
+        or (array.dtype.kind != "b" and bool in set(map(type, values)))
+    ):
         array = np.empty(len(values), dtype=object)
         array[:] = values
     return array

@@ -160,6 +160,16 @@ def test_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     assert err.line == 1 and "expected a JSON object" in err.what
 
 
+def test_jsonl_boolean_grade_among_integers_is_not_read_as_one(tmp_path: Path) -> None:
+    # numpy would infer [1, True] as the integers [1, 1]; the boolean must be named instead.
+    path = write(
+        tmp_path / "q.jsonl",
+        '{"query_id": "q1", "doc_id": "a", "relevance": 1}\n{"query_id": "q1", "doc_id": "b", "relevance": true}\n',
+    )
+    err = fails(Qrels.from_jsonl, path)
+    assert err.line == 2 and err.field == "grade" and "grade True is not an integer grade" in err.what
+
+
 def test_jsonl_bad_id_and_score(tmp_path: Path) -> None:
     err = fails(
         Run.from_jsonl, write(tmp_path / "r.jsonl", '{"query_id": null, "doc_id": "a", "score": 1}\n')
@@ -224,6 +234,7 @@ def test_dataset_dict_and_missing_dataset_column() -> None:
         ({"q": {"d": "2"}}, "query 'q', document 'd': grade '2' is not an integer grade"),
         ({"q": {"d": 1, "e": "x"}}, "query 'q', document 'e': grade 'x' is not an integer grade"),
         ({"q": {"d": True}}, "query 'q', document 'd': grade True is not an integer grade"),
+        ({"q": {"d": 1, "e": True}}, "query 'q', document 'e': grade True is not an integer grade"),
         ({"q": {"d": None}}, "query 'q', document 'd': grade None is not an integer grade"),
         ({"q": {3.5: 1}}, "query 'q', document 3.5: document id 3.5 is not a string or integer id"),
         ({("a",): {"d": 1}}, "query ('a',): query id ('a',) is not a string or integer id"),
@@ -245,6 +256,7 @@ def test_bad_qrels_dict(qrels: object, message: str) -> None:
         ({"q": {"d": math.inf}}, "query 'q', document 'd': score inf is not a finite number"),
         ({"q": {"d": "0.5"}}, "query 'q', document 'd': score '0.5' is not a number"),
         ({"q": {"d": 1.0, "e": None}}, "query 'q', document 'e': score None is not a number"),
+        ({"q": {"d": 0.5, "e": True}}, "query 'q', document 'e': score True is not a number"),
         ("not a mapping", "expected a mapping of query id -> {document id: score}, got str"),
     ],
 )

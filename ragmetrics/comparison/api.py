@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,7 +60,7 @@ def check_test(name: str) -> Test:
 
 
 def _check_settings(
-    results: Sequence[RunResult],
+    run_count: int,
     test: str,
     correction: str,
     alpha: float,
@@ -70,8 +70,9 @@ def _check_settings(
     correction_scope: str,
     align: str,
 ) -> None:
-    if len(results) < 2:
-        raise InputError(f"comparing needs at least two runs, got {len(results)}", field="runs")
+    """Every setting at once, so `compare` can reject a bad one before it spends time scoring runs."""
+    if run_count < 2:
+        raise InputError(f"comparing needs at least two runs, got {run_count}", field="runs")
     check_test(test)
     check_correction(correction)
     if not 0.0 < alpha < 1.0:
@@ -91,7 +92,9 @@ def _check_settings(
         )
     if align not in get_args(Align):
         raise InputError(f"unknown alignment {align!r}; choose one of union, intersection", field="align")
-    names = [r.name for r in results]
+
+
+def _check_unique_names(names: Sequence[str]) -> None:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise InputError(f"run names must be unique to be compared; repeated: {duplicates}", field="name")
@@ -299,8 +302,17 @@ def compare_results(
     unknown test / correction, a metric a run lacks, or a pair with no query both runs scored.
     """
     _check_settings(
-        results, test, correction, alpha, permutations, bootstrap_samples, confidence, correction_scope, align
+        len(results),
+        test,
+        correction,
+        alpha,
+        permutations,
+        bootstrap_samples,
+        confidence,
+        correction_scope,
+        align,
     )
+    _check_unique_names([r.name for r in results])
     test_name = check_test(test)
     correction_name = check_correction(correction)
     metric_list = _resolve_metrics(results, metrics)
@@ -406,19 +418,33 @@ def compare(
     permutations: int = 10_000,
     bootstrap_samples: int = 10_000,
     query_set: str = "qrels",
-    **options: Any,
+    *,
+    confidence: float = 0.95,
+    correction_scope: CorrectionScope | str = "metric",
 ) -> Report:
     """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
 
     `query_set` is passed to `evaluate`: "qrels" (the default) averages over the qrels' queries with a
-    missing query scored 0; "intersection" compares over the queries every run has. `options` go to
-    `compare_results` (confidence, correction_scope).
+    missing query scored 0; "intersection" compares over the queries every run has. Settings and run
+    names are checked before any run is scored, so a typo fails at once even on large runs.
     """
-    if len(runs) < 2:
-        raise InputError(f"comparing needs at least two runs, got {len(runs)}", field="runs")
-    check_test(test)
-    check_correction(correction)
+    align = "intersection" if query_set == "intersection" else "union"
+    _check_settings(
+        len(runs),
+        test,
+        correction,
+        alpha,
+        permutations,
+        bootstrap_samples,
+        confidence,
+        correction_scope,
+        align,
+    )
     from ragmetrics.retrieval.evaluate import evaluate
+    from ragmetrics.retrieval.run import Run
+
+    # Anything that is not a Run is left for `evaluate` to reject with its own message.
+    _check_unique_names([run.name for run in runs if isinstance(run, Run)])
 
     results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
     return compare_results(
@@ -430,6 +456,7 @@ def compare(
         alpha=alpha,
         permutations=permutations,
         bootstrap_samples=bootstrap_samples,
-        align="intersection" if query_set == "intersection" else "union",
-        **options,
+        confidence=confidence,
+        correction_scope=correction_scope,
+        align=align,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import scipy.stats as ss
 
@@ -53,6 +55,36 @@ def test_errors_before_scoring() -> None:
         compare(qrels, _runs()[:1], ["mrr"])
     with pytest.raises(InputError, match="unknown test 'z'"):
         compare(qrels, _runs(), ["mrr"], test="z")
+    # Checked before scoring: the qrels argument is never looked at.
+    not_qrels: Any = None
+    for kwargs, message in [
+        ({"alpha": 1.5}, "alpha must be in"),
+        ({"confidence": 0.0}, "confidence must be in"),
+        ({"bootstrap_samples": 0}, "bootstrap_samples must be >= 1"),
+        ({"correction_scope": "run"}, "unknown correction scope"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            compare(not_qrels, _runs(), ["mrr"], **kwargs)
+    a, b = _runs()
+    with pytest.raises(InputError, match=r"repeated: \['a'\]"):
+        compare(not_qrels, [a, b.renamed("a")], ["mrr"])
+
+
+def test_confidence_and_scope_reach_the_report() -> None:
+    report = compare(
+        Qrels.from_dict(QRELS),
+        _runs(),
+        ["mrr", "ndcg"],
+        test="sign",
+        correction="bonferroni",
+        bootstrap_samples=200,
+        confidence=0.9,
+        correction_scope="all",
+    )
+    assert report.settings.confidence == 0.9
+    assert report.metadata.extra["correction_scope"] == "all"
+    for c in report.comparisons:
+        assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value))
 
 
 def test_public_compare_is_callable_whatever_the_import_order() -> None:

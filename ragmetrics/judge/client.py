@@ -214,6 +214,16 @@ class JudgeClient:
     def __repr__(self) -> str:
         return f"JudgeClient(model={self.settings.model!r}, base_url={public_url(self.settings.base_url)!r})"
 
+    def _scrub(self, text: str) -> str:
+        """`text` from the server or the transport with our API key blanked out.
+
+        Some gateways echo the key they rejected in the error message, and those messages end up in
+        `SampleFailure.message` (results) and in logs.
+        """
+        if self._api_key == _NO_KEY_PLACEHOLDER:
+            return text
+        return text.replace(self._api_key, "[redacted]")
+
     @property
     def response_mode(self) -> ResponseMode:
         """The structured-output mode requests start with; it steps down once a lower mode has worked after a refusal."""
@@ -286,21 +296,23 @@ class JudgeClient:
                     self.usage.calls += 1
                     return await op(api)
             except openai.APIStatusError as exc:
+                message = self._scrub(exc.message)
                 if self._is_format_refusal(exc, mode, attempt):
-                    raise _FormatRefused(mode, exc.message) from exc
+                    raise _FormatRefused(mode, message) from None
                 cause = _status_cause(exc.status_code)
                 if cause not in ("rate_limited", "server_error", "timeout"):
-                    raise JudgeError(f"{what}: HTTP {exc.status_code}: {exc.message}", cause=cause) from exc
+                    # `from None`: the chained openai exception carries the raw, unscrubbed server message.
+                    raise JudgeError(f"{what}: HTTP {exc.status_code}: {message}", cause=cause) from None
                 retry_after = retry_after_seconds(exc.response.headers)
                 detail = f"HTTP {exc.status_code}"
             except openai.APIResponseValidationError as exc:
                 raise JudgeError(
-                    f"{what}: unreadable response: {exc.message}", cause="invalid_output"
-                ) from exc
+                    f"{what}: unreadable response: {self._scrub(exc.message)}", cause="invalid_output"
+                ) from None
             except openai.APITimeoutError:
                 cause, detail = "timeout", f"no response within {self.settings.timeout_s:g} s"
             except openai.APIConnectionError as exc:
-                cause, detail = "connection", f"connection failed ({exc.__cause__ or exc})"
+                cause, detail = "connection", self._scrub(f"connection failed ({exc.__cause__ or exc})")
             if attempt >= self.settings.max_retries:
                 raise JudgeError(
                     f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause

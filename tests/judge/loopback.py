@@ -37,6 +37,7 @@ FAULTS = (
     "refuse_json_object",  # 400 when response_format is json_object
     "bad_request",  # 400 unrelated to the response format (e.g. a context too long)
     "crash_json_schema",  # 500 with an unhelpful message when response_format is json_schema
+    "echo_key",  # 401 whose message repeats the bearer token it got, as some gateways do
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -252,6 +253,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "bad_request":
             status = 400
             self._error(400, "this model's maximum context length is 8192 tokens (test fault)")
+        elif fault == "echo_key":
+            status = 401
+            token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            self._error(401, f"Incorrect API key provided: {token} (test fault)")
         elif self._transport_fault(state, fault):
             status = 429 if fault == "rate_limit" else 500
         else:

@@ -240,6 +240,19 @@ def test_no_secret_in_cache_results_or_logs(
         assert "FAKE-KEY" not in text
 
 
+def test_a_key_echoed_by_the_server_is_redacted(
+    make_judge: JudgeFactory, server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    server.inject("echo_key", times=None, match=DOOMED)
+    res = evaluate_rag(_samples(2), ["context_recall"], make_judge(), progress=False)
+    (failure,) = res.failures
+    assert failure.cause == "auth" and "Incorrect API key provided: [redacted]" in failure.message
+    assert server.count(status=401) == 1  # an auth error is not retried
+    for text in (res.model_dump_json(), caplog.text):
+        assert FAKE_KEY not in text
+
+
 def test_without_a_judge_the_configured_default_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     """No endpoint and no key: make_judge() picks the built-in local judge, made and closed by evaluate_rag."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)

@@ -40,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, ConfigError) as exc:
         print(f"ragmetrics: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as exc:
+        # A file that cannot be read or written is an input error; uncaught it would exit 1, which means
+        # "regression" to a CI job.
+        print(f"ragmetrics: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("ragmetrics: interrupted", file=sys.stderr)
         return 130

@@ -220,6 +220,14 @@ def test_unreadable_config_and_baseline_exit_2(qa_dir: Path, write_config: Confi
     assert code == 2 and "none.json: baseline report not found" in _one_error(err)
 
 
+def test_unwritable_output_exits_2_not_1(qa_dir: Path, write_config: ConfigWriter, capsys: Any) -> None:
+    # Exit 1 means "regression" to a CI job: a crash while writing artifacts must not look like one.
+    (qa_dir / "blocker").write_text("a file where the output folder should go")
+    code, _, err = run_cli([str(write_config()), "--output", str(qa_dir / "blocker" / "out")], capsys)
+    assert code == 2
+    assert str(qa_dir / "blocker") in _one_error(err)
+
+
 def test_no_api_key_in_any_artifact(
     qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:

@@ -45,7 +45,9 @@ JUDGED_PER_QUERY = 20
 # ------------------------------------------------------------------------------------------- data
 
 
-def make_data(n_queries: int, depth: int, seed: int = 13) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+def make_data(
+    n_queries: int, depth: int, seed: int = 13
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Columns of qrels (query, doc, grade) and run (query, doc, score); doc ids drawn from a 2M corpus."""
     rng = np.random.default_rng(seed)
     corpus = 2_000_000
@@ -72,12 +74,19 @@ def write_files(folder: Path, name: str, qrels: dict[str, np.ndarray], run: dict
     ranks = np.tile(np.arange(1, 1 + len(run["q"]) // len(np.unique(run["q"]))), len(np.unique(run["q"])))
     with open(folder / f"{name}.run", "w", encoding="utf-8") as out:
         out.writelines(
-            f"{q} Q0 {d} {r} {s:.3f} synth\n" for q, d, r, s in zip(run["q"], run["d"], ranks, run["v"], strict=True)
+            f"{q} Q0 {d} {r} {s:.3f} synth\n"
+            for q, d, r, s in zip(run["q"], run["d"], ranks, run["v"], strict=True)
         )
-    np.savez(folder / f"{name}.npz", **{f"qrels_{k}": v for k, v in qrels.items()}, **{f"run_{k}": v for k, v in run.items()})
+    np.savez(
+        folder / f"{name}.npz",
+        **{f"qrels_{k}": v for k, v in qrels.items()},
+        **{f"run_{k}": v for k, v in run.items()},
+    )
 
 
-def nested(q: np.ndarray, d: np.ndarray, v: np.ndarray, cast: Callable[[Any], Any]) -> dict[str, dict[str, Any]]:
+def nested(
+    q: np.ndarray, d: np.ndarray, v: np.ndarray, cast: Callable[[Any], Any]
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for qid, doc, value in zip(q.tolist(), d.tolist(), v.tolist(), strict=True):
         out.setdefault(qid, {})[doc] = cast(value)
@@ -214,7 +223,9 @@ def import_time(repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="a tenth of the queries (a smoke run)")
     parser.add_argument("--repeat", type=int, default=3, help="timed repetitions (default 3)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -231,7 +242,10 @@ def main() -> int:
             name = label.replace(" ", "")
             qrels, run = make_data(n_queries, depth)
             write_files(folder, name, qrels, run)
-            print(f"\n== {label}: {n_queries:,} queries x {depth:,} docs, {len(qrels['q']):,} judgements", flush=True)
+            print(
+                f"\n== {label}: {n_queries:,} queries x {depth:,} docs, {len(qrels['q']):,} judgements",
+                flush=True,
+            )
             rows: dict[str, Any] = {}
             for library in LIBRARIES:
                 out = subprocess.run(
@@ -270,7 +284,11 @@ def _report(label: str, rows: dict[str, Any]) -> None:
     for metric in METRICS:
         values = {lib: row["means"][metric] for lib, row in rows.items()}
         spread = max(values.values()) - min(values.values())
-        print(f"  {metric:<13} " + "  ".join(f"{lib} {v:.6f}" for lib, v in values.items()) + f"  (spread {spread:.1e})")
+        print(
+            f"  {metric:<13} "
+            + "  ".join(f"{lib} {v:.6f}" for lib, v in values.items())
+            + f"  (spread {spread:.1e})"
+        )
 
 
 if __name__ == "__main__":

@@ -95,3 +95,5 @@ def test_bad_input() -> None:
         fisher_test([0.1, float("inf")])
     with pytest.raises(InputError, match="too large"):
         exact_permutation_p(np.ones(30))
+    with pytest.raises(InputError, match="NaN"):
+        exact_permutation_p([0.1, float("nan")])

@@ -41,8 +41,6 @@ DATASET_FIELDS: tuple[str, ...] = (
 BUILTIN_DATASETS: tuple[str, ...] = ("pydocs",)
 
 RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever")
-STATISTICAL_TESTS: tuple[str, ...] = ("fisher", "t", "wilcoxon", "sign")
-CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "none")
 OutputFormat = Literal["json", "parquet", "csv", "md", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("json", "parquet", "csv", "md", "html")
 

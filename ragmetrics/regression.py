@@ -3,7 +3,8 @@
 A (run, metric) regresses when, over the queries both reports scored, the mean drops by more than its allowed
 absolute drop AND a paired test (the config's test) says the drop is significant after the config's correction
 across every (run, metric) checked. Requiring both keeps the gate quiet on noise and on tiny but consistent
-drops nobody cares about. Queries with a failed score (None) on either side are left out of that pair.
+drops nobody cares about. Queries with a failed score (None) on either side are left out of that pair; a
+pair the test cannot assess (a t-test on one shared query) cannot be shown significant and is noted, not checked.
 """
 
 from __future__ import annotations
@@ -109,13 +110,13 @@ def load_baseline(path: Path) -> Report:
 
 
 def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations: int) -> float:
-    """Two-sided p-value of the paired differences with one of the comparison tests."""
+    """Two-sided p-value of the paired differences with one of the comparison tests.
+
+    Raises InputError when the test cannot assess the differences (a t-test on one query).
+    """
     from ragmetrics.comparison.fisher import fisher_test
     from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
 
-    d = np.asarray(diffs, dtype=np.float64)
-    if not d.size or not np.any(d):
-        return 1.0
     tests: dict[str, Callable[[np.ndarray], float]] = {
         "fisher": lambda x: fisher_test(x, permutations=permutations, seed=seed),
         "t": paired_t_test,
@@ -124,8 +125,10 @@ def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations
     }
     if test not in tests:
         raise InputError(f"unknown test {test!r}; tests: {', '.join(tests)}")
-    p = float(tests[test](d))
-    return 1.0 if math.isnan(p) else p
+    d = np.asarray(diffs, dtype=np.float64)
+    if not d.size or not np.any(d):
+        return 1.0
+    return float(tests[test](d))
 
 
 def check_regressions(
@@ -142,8 +145,11 @@ def check_regressions(
     permutations: int = 10_000,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule."""
+    from ragmetrics.comparison.api import TESTS
     from ragmetrics.comparison.corrections import adjust
 
+    if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
+        raise InputError(f"unknown test {test!r}; tests: {', '.join(TESTS)}")
     gate = GateResult(baseline=baseline_source, test=test, correction=correction, alpha=alpha)
     old_print, new_print = baseline.metadata.dataset_fingerprint, current.metadata.dataset_fingerprint
     if old_print and new_print and old_print != new_print:
@@ -189,7 +195,12 @@ def check_regressions(
         cur_vals = [_value(run, q, metric) for q in shared]
         old_vals = [_value(old, q, metric) for q in shared]
         diffs = [c - b for c, b in zip(cur_vals, old_vals, strict=True)]
-        p = paired_p_value(test, diffs, seed=seed, permutations=permutations)
+        try:
+            p = paired_p_value(test, diffs, seed=seed, permutations=permutations)
+        except InputError as exc:
+            # Without a p-value no drop can be shown significant: say so instead of failing the whole run.
+            gate.notes.append(f"{run.name} / {metric}: not checked: {exc.what}")
+            continue
         raw.append((run, old, metric, shared, diffs, p))
     corrected = adjust([r[5] for r in raw], correction)
     for (run, old, metric, shared, diffs, p), p_adj in zip(raw, corrected, strict=True):

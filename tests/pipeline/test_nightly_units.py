@@ -82,6 +82,24 @@ def test_unmatched_runs_are_noted_and_nothing_shared_is_an_error() -> None:
         _gate(_report(_result("x", {"m": HIGH})), _report(_result("y", {"m": HIGH})))
 
 
+def test_a_check_the_test_cannot_assess_is_noted_not_an_error() -> None:
+    # One shared query: the t-test has no p-value, so the gate notes the pair instead of aborting the run (exit 2).
+    one = _gate(_report(_result("a", {"m": [0.1]})), _report(_result("a", {"m": [0.9]})))
+    assert not one.failed and one.checks == []
+    assert any(n.startswith("a / m: not checked: t-test needs at least 2") for n in one.notes)
+    # Every query down by the same amount: no variance, yet a certain drop, not a p of NaN turned into 1.
+    same = _gate(_report(_result("a", {"m": [v - 0.2 for v in HIGH]})), _report(_result("a", {"m": HIGH})))
+    assert same.failed and same.checks[0].p_value < 1e-9
+    with pytest.raises(InputError, match="unknown test 'z'"):
+        check_regressions(
+            _report(_result("a", {"m": HIGH})),
+            _report(_result("a", {"m": HIGH})),
+            baseline_source="b.json",
+            thresholds=lambda m: 0.0,
+            test="z",
+        )
+
+
 def test_dated_folder_is_unique_and_latest_moves(tmp_path: Path) -> None:
     now = datetime(2026, 11, 22, 7, 12, 33, tzinfo=UTC)
     first = dated_folder(tmp_path, now)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics.retrieval import io_json, io_trec
 from ragmetrics.retrieval._build import readonly
 
 
@@ -64,6 +66,22 @@ class CsrBase:
         counts = np.diff(self.offsets)
         qids = np.repeat(np.array(self.query_ids, dtype=object), counts).tolist()
         return qids, self.doc_vocab[self.doc_codes].tolist()
+
+    def _trec_ids(self, target: str) -> tuple[list[str], list[str]]:
+        """Per-entry query and document ids for a TREC writer, refusing ids that would not read back."""
+        io_trec.check_writable(self.query_ids, "query id", target, leads_line=True)
+        io_trec.check_writable(self.doc_vocab.tolist(), "document id", target, leads_line=False)
+        return self._entry_ids()
+
+    def _write_jsonl(self, path: str | Path, keys: tuple[str, str, str]) -> None:
+        """One JSON object per entry in stored order, keyed as the matching `from_jsonl` reads them."""
+        qids, docs = self._entry_ids()
+        q_key, doc_key, value_key = keys
+        rows: list[dict[str, object]] = [
+            {q_key: q, doc_key: d, value_key: v}
+            for q, d, v in zip(qids, docs, self._values().tolist(), strict=True)
+        ]
+        io_json.write_jsonl(path, rows)
 
     def _keep(self, entries: NDArray[np.bool_], queries: NDArray[np.bool_]) -> dict[str, Any]:
         """New CSR arrays holding only the chosen entries of the chosen queries (order preserved)."""

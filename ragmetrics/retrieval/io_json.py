@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +78,7 @@ def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
     )
 
 
-def write_json(path: str | Path, nested: dict[str, dict[str, object]]) -> None:
+def write_json(path: str | Path, nested: Mapping[str, Mapping[str, object]]) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         json.dump(nested, handle, ensure_ascii=False, indent=None)
         handle.write("\n")

@@ -176,27 +176,19 @@ class Qrels(CsrBase):
 
     def to_trec(self, path: str | Path) -> None:
         """Write ``qid 0 docid grade`` lines; a query without judgements has no line to carry it."""
-        target = str(path)
-        io_trec.check_writable(self.query_ids, "query id", target, leads_line=True)
-        io_trec.check_writable(self.doc_vocab.tolist(), "document id", target, leads_line=False)
-        qids, docs = self._entry_ids()
+        qids, docs = self._trec_ids(str(path))
         lines = [f"{q} 0 {d} {g}" for q, d, g in zip(qids, docs, self.grades.tolist(), strict=True)]
         io_trec.write_lines(path, lines)
 
     def to_json(self, path: str | Path) -> None:
         """Write ``{query id: {document id: grade}}`` as one JSON object (UTF-8)."""
-        io_json.write_json(path, self.to_dict())  # type: ignore[arg-type]
+        io_json.write_json(path, self.to_dict())
 
     def to_jsonl(
         self, path: str | Path, *, q_key: str = Q_COL, doc_key: str = DOC_COL, grade_key: str = GRADE_COL
     ) -> None:
         """Write one JSON object per judgement, the layout `from_jsonl` reads."""
-        qids, docs = self._entry_ids()
-        rows: list[dict[str, object]] = [
-            {q_key: q, doc_key: d, grade_key: g}
-            for q, d, g in zip(qids, docs, self.grades.tolist(), strict=True)
-        ]
-        io_json.write_jsonl(path, rows)
+        self._write_jsonl(path, (q_key, doc_key, grade_key))
 
     # -- CsrBase hooks ---------------------------------------------------------------------------------
 

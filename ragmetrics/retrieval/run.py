@@ -183,10 +183,8 @@ class Run(CsrBase):
         Scores are written in Python's shortest round-trip form, so reading the file back is exact.
         """
         target = str(path)
-        io_trec.check_writable(self.query_ids, "query id", target, leads_line=True)
-        io_trec.check_writable(self.doc_vocab.tolist(), "document id", target, leads_line=False)
         io_trec.check_writable([self.name], "run name", target, leads_line=False)
-        qids, docs = self._entry_ids()
+        qids, docs = self._trec_ids(target)
         counts = np.diff(self.offsets)
         ranks = (np.arange(self.doc_codes.shape[0]) - np.repeat(self.offsets[:-1], counts) + 1).tolist()
         tag = self.name
@@ -198,18 +196,13 @@ class Run(CsrBase):
 
     def to_json(self, path: str | Path) -> None:
         """Write ``{query id: {document id: score}}`` as one JSON object, documents in ranking order."""
-        io_json.write_json(path, self.to_dict())  # type: ignore[arg-type]
+        io_json.write_json(path, self.to_dict())
 
     def to_jsonl(
         self, path: str | Path, *, q_key: str = Q_COL, doc_key: str = DOC_COL, score_key: str = SCORE_COL
     ) -> None:
         """Write one JSON object per entry in ranking order, the layout `from_jsonl` reads."""
-        qids, docs = self._entry_ids()
-        rows: list[dict[str, object]] = [
-            {q_key: q, doc_key: d, score_key: s}
-            for q, d, s in zip(qids, docs, self.scores.tolist(), strict=True)
-        ]
-        io_json.write_jsonl(path, rows)
+        self._write_jsonl(path, (q_key, doc_key, score_key))
 
     # -- CsrBase hooks ---------------------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from pydantic import ValidationError
 from ragmetrics.errors import InputError
 from ragmetrics.schema import Report, RunResult
 
+# Spelled out here rather than imported from ragmetrics.comparison, whose modules load numpy: building the
+# parser must stay cheap. tests/comparison/test_cli_compare.py checks they match the library's names.
 FORMATS = ("table", "markdown", "latex", "json", "csv")
 TESTS = ("fisher", "t", "wilcoxon", "sign")
 CORRECTIONS = ("holm", "bonferroni", "none")

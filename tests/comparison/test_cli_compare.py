@@ -166,3 +166,15 @@ def test_unknown_test_is_rejected_by_the_parser(
         main(["compare", files["qrels.txt"], files["a.run"], files["b.run"], "-m", "mrr", "--test", "anova"])
     assert exit_info.value.code == 2
     assert "fisher, t, wilcoxon, sign" in capsys.readouterr().err.replace("'", "")
+
+
+def test_cli_choices_are_the_library_names() -> None:
+    # The command keeps its own tuples so that `ragmetrics --help` never imports numpy; they must not drift.
+    from ragmetrics.commands import compare as command
+    from ragmetrics.comparison.api import TESTS
+    from ragmetrics.comparison.corrections import CORRECTIONS
+    from ragmetrics.comparison.report import FORMATS
+
+    assert command.TESTS == TESTS
+    assert command.CORRECTIONS == CORRECTIONS
+    assert command.FORMATS == FORMATS

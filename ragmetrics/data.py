@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics.config import DATASET_FIELDS, DatasetConfig
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
@@ -154,8 +155,7 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True) -> QADataset:
 
 def _load_builtin(config: DatasetConfig) -> QADataset:
     collection = importlib.import_module("ragmetrics.collection")
-    qa = Path(collection.qa_path())
-    rows = _read_jsonl(qa)
+    rows: list[dict[str, Any]] = collection.load_qa()
     dataset = validate_rows(
         rows,
         source=f"builtin:{config.builtin}",
@@ -268,30 +268,11 @@ def _progress_bars(enabled: bool) -> Iterator[None]:
             ds_logging.enable_progress_bar()
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
-    rows = []
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line_no) from None
-        if not isinstance(row, dict):
-            raise InputError("expected a JSON object", source=str(path), line=line_no)
-        rows.append(row)
-    return rows
-
-
 def read_passages(path: Path) -> dict[str, Passage]:
     """A passages JSONL of {"id", "text", optional "title"}; duplicate or blank ids are input errors."""
     passages: dict[str, Passage] = {}
     source = str(path)
-    for line_no, row in enumerate(_read_jsonl(path), start=1):
+    for line_no, row in numbered_jsonl(path):
         pid, text = row.get("id"), row.get("text")
         if not isinstance(pid, str) or not pid:
             raise InputError("expected a non-empty string", source=source, line=line_no, field="id")

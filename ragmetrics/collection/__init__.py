@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics._jsonl import read_jsonl
 from ragmetrics.errors import InputError
 
 if TYPE_CHECKING:
@@ -80,30 +81,14 @@ def questions_path() -> Path:
     return _data_file("questions.jsonl")
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", source=str(path), line=line_no) from None
-            if not isinstance(row, dict):
-                raise InputError("expected a JSON object", source=str(path), line=line_no)
-            rows.append(row)
-    return rows
-
-
 @cache
 def _passages() -> tuple[dict[str, Any], ...]:
-    return tuple(_read_jsonl(passages_path()))
+    return tuple(read_jsonl(passages_path()))
 
 
 @cache
 def _qa() -> tuple[dict[str, Any], ...]:
-    return tuple(_read_jsonl(qa_path()))
+    return tuple(read_jsonl(qa_path()))
 
 
 def load_passages() -> list[dict[str, str]]:

@@ -200,3 +200,10 @@ def test_passages_reader(tmp_path: Path) -> None:
         read_passages(path)
     path.write_text('{"id": "p1", "text": "one"}\n\n{"id": "p2", "text": "two"}\n')
     assert list(read_passages(path)) == ["p1", "p2"]
+    # Line numbers count blank lines too; bytes that are not UTF-8 are an input error on their line.
+    path.write_text('{"id": "p1", "text": "one"}\n\n{"id": "p1", "text": "two"}\n')
+    with pytest.raises(InputError, match=r"p.jsonl, line 3, field 'id': duplicate passage id"):
+        read_passages(path)
+    path.write_bytes(b'{"id": "p1", "text": "one"}\n{"id": "p2", "text": "caf\xe9"}\n')
+    with pytest.raises(InputError, match=r"p.jsonl, line 2: not UTF-8 text"):
+        read_passages(path)

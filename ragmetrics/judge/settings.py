@@ -9,7 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+PRICE_KEYS = ("prompt", "completion", "embedding")
 
 
 class JudgeSettings(BaseModel):
@@ -36,5 +38,21 @@ class JudgeSettings(BaseModel):
     answer_relevancy_questions: int = Field(default=3, ge=1, le=20)
     noncommittal_rule: Literal["any", "all"] = "any"
     price_per_million_tokens: dict[str, float] | None = Field(
-        default=None, description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens"
+        default=None,
+        description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens",
     )
+
+    @field_validator("price_per_million_tokens")
+    @classmethod
+    def _known_price_keys(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        # An unknown key (say 'input', as some price lists call prompt tokens) would otherwise be ignored
+        # and the run would report a cost of 0 for the tokens it meant to price.
+        if value is None:
+            return None
+        unknown = sorted(set(value) - set(PRICE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown price keys {unknown}; use {list(PRICE_KEYS)} (USD per 1M tokens)")
+        negative = sorted(k for k, v in value.items() if not v >= 0)
+        if negative:
+            raise ValueError(f"prices must be finite and >= 0; check {negative}")
+        return value

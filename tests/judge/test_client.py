@@ -289,3 +289,18 @@ def test_embedder_batches_deduplicates_caches_and_normalises(
     assert [r.user.count("\n") + 1 for r in server.records] == [4, 4, 2]  # 10 distinct texts in 3 batches
     again = asyncio.run(run())
     assert np.array_equal(again, vectors) and len(server.records) == 3  # all from the cache
+
+
+@pytest.mark.parametrize(
+    ("prices", "message"),
+    [
+        ({"input": 1.0, "output": 2.0}, "unknown price keys"),
+        ({"prompt": -1.0}, ">= 0"),
+        ({"prompt": float("nan")}, ">= 0"),
+    ],
+)
+def test_price_table_rejects_what_it_would_ignore(prices: dict[str, float], message: str) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=message):
+        JudgeSettings(price_per_million_tokens=prices)

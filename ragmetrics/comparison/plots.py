@@ -118,13 +118,25 @@ def save_plots(report: Report, directory: str | Path) -> list[Path]:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create the plot directory: {exc}", source=str(out)) from exc
-    written = []
+    written: list[Path] = []
     for metric in report.metrics:
-        path = out / f"box_{_safe(metric)}.png"
+        path = _unused(out / f"box_{_safe(metric)}.png", written)
         box_plot(report, metric).savefig(path)
         written.append(path)
     for c in report.comparisons:
-        path = out / f"diff_{_safe(c.metric)}_{_safe(c.candidate)}_vs_{_safe(c.baseline)}.png"
+        path = _unused(
+            out / f"diff_{_safe(c.metric)}_{_safe(c.candidate)}_vs_{_safe(c.baseline)}.png", written
+        )
         difference_plot(report, c).savefig(path)
         written.append(path)
     return written
+
+
+def _unused(path: Path, written: list[Path]) -> Path:
+    """`path`, or path-2, path-3, ... when names that differ only in unsafe characters (a/b, a_b) meet,
+    so one plot never overwrites another."""
+    candidate, number = path, 2
+    while candidate in written:
+        candidate = path.with_stem(f"{path.stem}-{number}")
+        number += 1
+    return candidate

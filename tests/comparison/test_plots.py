@@ -44,6 +44,21 @@ def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Repo
     assert float(np.std(image)) > 0.01  # not a blank canvas
 
 
+def test_names_that_sanitise_alike_do_not_overwrite_each_other(tmp_path: Path) -> None:
+    from ragmetrics.comparison.plots import save_plots
+
+    scores = {"q1": {"m": 0.1}, "q2": {"m": 0.4}}
+    runs = [make_result(name, scores, ["m"]) for name in ("x/a", "x_a", "b")]
+    written = save_plots(compare_results(runs, test="sign", bootstrap_samples=20), tmp_path)
+    assert len(set(written)) == len(written) == 1 + 3
+    assert {p.name for p in written} >= {
+        "diff_m_x_a_vs_x_a.png",
+        "diff_m_b_vs_x_a.png",
+        "diff_m_b_vs_x_a-2.png",
+    }
+    assert all(p.is_file() for p in written)
+
+
 def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
     from ragmetrics.comparison.plots import difference_plot
 

@@ -10,27 +10,19 @@ import pytest
 
 from ragmetrics.comparison.report import format_results
 from ragmetrics.errors import InputError
-from ragmetrics.schema import RunMetadata, RunResult, SampleFailure
+from ragmetrics.schema import RunResult
 
-
-def _result(name: str, scores: dict[str, dict[str, float | None]], metrics: list[str]) -> RunResult:
-    failures = [
-        SampleFailure(query_id=q, metric=m, cause="timeout", message="timed out")
-        for q, s in scores.items()
-        for m, v in s.items()
-        if v is None
-    ]
-    result = RunResult(name=name, per_query=scores, failures=failures, metadata=RunMetadata(metrics=metrics))
-    result.recompute_aggregate()
-    return result
+from .conftest import make_result
 
 
 @pytest.fixture
 def results() -> list[RunResult]:
     metrics = ["ndcg@10", "map"]
     return [
-        _result("bm25", {"q1": {"ndcg@10": 0.5, "map": 0.25}, "q2": {"ndcg@10": 1.0, "map": 0.75}}, metrics),
-        _result(
+        make_result(
+            "bm25", {"q1": {"ndcg@10": 0.5, "map": 0.25}, "q2": {"ndcg@10": 1.0, "map": 0.75}}, metrics
+        ),
+        make_result(
             "dense_x", {"q1": {"ndcg@10": 0.125, "map": None}, "q2": {"ndcg@10": 0.0, "map": 1.0}}, metrics
         ),
     ]

@@ -8,6 +8,7 @@ second run over the same samples makes no embedding calls either.
 from __future__ import annotations
 
 import asyncio
+import math
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,13 +45,30 @@ class OpenAIEmbedder:
     def _key(self, text: str) -> str:
         return cache_key({"backend": "openai", "kind": "embedding", "model": self._model, "input": text})
 
+    def _cached(self, text: str) -> list[float] | None:
+        """The stored vector of `text`; a row that is not a non-zero finite vector is a miss and is re-asked."""
+        hit = self._cache.get(self._key(text)) if self._cache is not None else None
+        if hit is None:
+            return None
+        value = hit.value
+        if (
+            isinstance(value, list)
+            and value
+            and all(type(x) in (int, float) and math.isfinite(x) for x in value)
+            and any(value)
+        ):
+            return [float(x) for x in value]
+        assert self._cache is not None
+        self._cache.discard_hit()
+        return None
+
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
         vectors: list[list[float] | None] = [None] * len(texts)
         todo: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
-            cached = self._cache.get(self._key(text)) if self._cache is not None else None
-            if cached is not None and isinstance(cached.value, list) and cached.value:
-                vectors[i] = [float(x) for x in cached.value]
+            cached = self._cached(text)
+            if cached is not None:
+                vectors[i] = cached
             else:
                 todo.setdefault(text, []).append(i)
         unique = list(todo)

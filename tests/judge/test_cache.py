@@ -103,3 +103,19 @@ def test_a_row_that_no_longer_validates_is_a_miss(
     assert res.per_query["a"]["context_recall"] == 0.5 and server.count() == 2
     info = res.metadata.judge
     assert info is not None and (info.cache.hits, info.cache.misses, info.cache.writes) == (0, 1, 1)
+
+
+@pytest.mark.parametrize("stored", [[], ["x", 1.0], [0.0, 0.0], "not a vector", {"a": 1}])
+def test_an_embedding_row_that_is_not_a_vector_is_a_miss(
+    make_judge: JudgeFactory, server: LoopbackServer, tmp_path: Path, stored: object
+) -> None:
+    evaluate_rag([sample("a")], ["answer_relevancy"], make_judge(), progress=False)
+    with sqlite3.connect(tmp_path / "cache" / "verdicts.sqlite") as conn:
+        conn.execute("UPDATE verdicts SET value = ? WHERE kind = 'embedding'", (json.dumps(stored),))
+    server.reset_records()
+    res = evaluate_rag([sample("a")], ["answer_relevancy"], make_judge(), progress=False)
+    assert not res.failures and res.per_query["a"]["answer_relevancy"] is not None
+    # the verdict is reused; the four vectors are asked for again in one request and stored anew
+    assert [r.path for r in server.records] == ["/v1/embeddings"]
+    info = res.metadata.judge
+    assert info is not None and (info.cache.hits, info.cache.misses, info.cache.writes) == (1, 4, 4)

@@ -100,19 +100,23 @@ def _check_unique_names(names: Sequence[str]) -> None:
         raise InputError(f"run names must be unique to be compared; repeated: {duplicates}", field="name")
 
 
+def _metrics_of(result: RunResult) -> list[str]:
+    """A result's metrics in order: declared, else aggregated, else seen per query (a hand-built result)."""
+    if result.metadata.metrics:
+        return list(result.metadata.metrics)
+    if result.aggregate:
+        return list(result.aggregate)
+    return list(dict.fromkeys(m for scores in result.per_query.values() for m in scores))
+
+
 def _resolve_metrics(results: Sequence[RunResult], metrics: Sequence[str] | None) -> list[str]:
-    if metrics:
-        wanted = list(dict.fromkeys(metrics))
-    else:
-        wanted = [m for m in (results[0].metadata.metrics or list(results[0].aggregate))]
-        if not wanted:
-            raise InputError(
-                f"run {results[0].name!r} lists no metrics; pass metrics explicitly", field="metrics"
-            )
+    wanted = list(dict.fromkeys(metrics)) if metrics else _metrics_of(results[0])
+    if not wanted:
+        raise InputError(
+            f"run {results[0].name!r} lists no metrics; pass metrics explicitly", field="metrics"
+        )
     for result in results:
-        known = set(result.metadata.metrics) | set(result.aggregate)
-        if not known:
-            known = {m for scores in result.per_query.values() for m in scores}
+        known = set(_metrics_of(result)) | set(result.aggregate)
         absent = [m for m in wanted if m not in known]
         if absent:
             raise InputError(

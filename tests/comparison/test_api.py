@@ -194,3 +194,10 @@ def test_swapping_the_runs_mirrors_the_comparison(three_runs: list[RunResult], t
     assert (backward.ci_low, backward.ci_high) == pytest.approx(
         (-forward.ci_high, -forward.ci_low), abs=1e-12
     )
+
+
+def test_default_metrics_of_a_hand_built_result_come_from_its_per_query_scores() -> None:
+    scores = {"q1": {"m": 0.1, "k": 0.5}, "q2": {"m": 0.4, "k": 0.5}}
+    bare = [RunResult(name=name, per_query=scores) for name in ("a", "b")]
+    report = compare_results(bare, test="sign", bootstrap_samples=20)
+    assert report.metrics == ["m", "k"]

@@ -135,6 +135,13 @@ class Qrels(CsrBase):
             top = len(docs) if max_grade is None else max_grade
             grades: dict[object, int] = {}
             for position, doc in enumerate(docs):
+                if not isinstance(doc, str | int | np.integer) or isinstance(doc, bool | np.bool_):
+                    raise InputError(
+                        f"query {qid!r}, position {position + 1}: document id {doc!r} is not a string "
+                        "or integer id",
+                        source=source,
+                        field="document id",
+                    )
                 if doc in grades:
                     raise InputError(
                         f"query {qid!r}: document {doc!r} listed twice (positions "

@@ -92,6 +92,15 @@ def test_ranked_lists_reject_repeated_document() -> None:
         Qrels.from_ranked_lists({"q": ["a", "b", "a"]})
 
 
+@pytest.mark.parametrize("doc", [["a"], None, 1.5, True])
+def test_ranked_lists_reject_a_non_id_with_its_position(doc: object) -> None:
+    # An unhashable id used to escape as a bare TypeError.
+    with pytest.raises(
+        InputError, match=r"query 'q', position 2: document id .* is not a string or integer id"
+    ):
+        Qrels.from_ranked_lists({"q": ["a", doc]})  # type: ignore[list-item]
+
+
 def test_ties_between_prefix_ids_rank_the_longer_id_first() -> None:
     run = Run.from_dict({"q": {"a": 1.0, "ab": 1.0, "b": 1.0, "B": 1.0}})
     assert list(run.to_dict()["q"]) == ["b", "ab", "a", "B"]

@@ -185,15 +185,31 @@ class LocalJudge:
         except JudgeError:
             self._failures += 1
             raise
-        except Exception as exc:  # an embedder failure must become a recorded failure, not crash the run
-            self._failures += 1
-            raise JudgeError(
-                f"local judge failed on sample {sample.id!r}: {exc}", cause="embedder_error"
-            ) from exc
 
     async def _embed_groups(self, groups: list[list[str]]) -> list[NDArray[np.float32]]:
+        """One embedder call for all groups, split back per group.
+
+        Only the embedder's own errors become `embedder_error`: a bug in this module should surface as one
+        (evaluate_rag records it as `internal_error` with a logged traceback), not pass for an embedder fault.
+        A short or ragged answer is an error too, since slicing it would silently shorten a group.
+        """
         flat = [t for g in groups for t in g]
-        vectors = await self._embedder.embed(flat) if flat else np.zeros((0, 0), dtype=np.float32)
+        if not flat:
+            return [np.zeros((0, 0), dtype=np.float32) for _ in groups]
+        try:
+            vectors = await self._embedder.embed(flat)
+        except JudgeError:
+            raise
+        except Exception as exc:  # a pluggable embedder may raise anything
+            raise JudgeError(
+                f"embedder {self._embedder.name!r} failed: {type(exc).__name__}: {exc}",
+                cause="embedder_error",
+            ) from exc
+        if vectors.ndim != 2 or vectors.shape[0] != len(flat):
+            raise JudgeError(
+                f"embedder {self._embedder.name!r} returned shape {vectors.shape} for {len(flat)} texts",
+                cause="embedder_error",
+            )
         out = []
         pos = 0
         for g in groups:

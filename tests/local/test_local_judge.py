@@ -139,6 +139,36 @@ def test_embedder_failure_becomes_judge_error() -> None:
     assert info.value.cause == "embedder_error"
 
 
+class ShortEmbedder(TableEmbedder):
+    """Drops the last vector, as a buggy plug-in embedder might."""
+
+    async def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        return (await super().embed(texts))[:-1]
+
+
+def test_a_short_embedder_answer_is_an_error_not_an_empty_chunk() -> None:
+    emb = ShortEmbedder({"Ref.": _unit(0), "Same.": _unit(0)})
+    with pytest.raises(JudgeError, match=r"returned shape \(1, 2\) for 2 texts") as info:
+        run(LocalJudge(emb, T), "context_precision",
+            RagSample(id="q", question="?", contexts=["Same."], reference="Ref."))  # fmt: skip
+    assert info.value.cause == "embedder_error"
+
+
+def test_a_bug_outside_the_embedder_is_not_called_an_embedder_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> float:
+        raise ZeroDivisionError("bug")
+
+    monkeypatch.setattr("ragmetrics.judge.local.fraction_true", broken)
+    judge = LocalJudge(TableEmbedder({"Q?": _unit(0), "Yes a.": _unit(10)}), T)
+    sample = RagSample(id="q", question="Q?", contexts=["Yes a."])
+    with pytest.raises(ZeroDivisionError):
+        run(judge, "context_relevancy", sample)
+    from ragmetrics.judge.evaluate import evaluate_rag
+
+    res = evaluate_rag([sample], ["context_relevancy"], judge, progress=False)
+    assert [(f.cause, f.message) for f in res.failures] == [("internal_error", "ZeroDivisionError: bug")]
+
+
 def test_info_says_local_and_not_llm() -> None:
     judge = LocalJudge(TableEmbedder({}), T)
     assert isinstance(judge, Judge)

@@ -28,6 +28,10 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    # Under LaTeX's default OT1 encoding a bare < or > in text prints as ¡ or ¿ (the legend says "p <= alpha").
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
     "Δ": r"$\Delta$",
     "≤": r"$\le$",
 }

@@ -12,8 +12,9 @@ import pytest
 
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.judge.llm import LLMJudge
 
-from .conftest import JudgeFactory, sample
+from .conftest import FAST_RETRY, JudgeFactory, sample
 from .loopback import LoopbackServer
 
 BASE = {
@@ -119,3 +120,34 @@ def test_an_embedding_row_that_is_not_a_vector_is_a_miss(
     assert [r.path for r in server.records] == ["/v1/embeddings"]
     info = res.metadata.judge
     assert info is not None and (info.cache.hits, info.cache.misses, info.cache.writes) == (1, 4, 4)
+
+
+def test_the_judge_keys_verdicts_by_model_sampling_and_prompt_version(
+    make_judge: JudgeFactory, server: LoopbackServer, tmp_path: Path
+) -> None:
+    """RAGAS's cache omitted the model: here every setting that changes a verdict changes its key."""
+    import shutil
+
+    from ragmetrics.judge.prompts import PromptLibrary
+
+    def calls_for(**overrides: object) -> int:
+        server.reset_records()
+        evaluate_rag([sample("a")], ["context_recall"], make_judge(**overrides), progress=False)
+        return server.count(path="/v1/chat/completions")
+
+    assert calls_for() == 1
+    assert calls_for() == 0  # same settings: a hit
+    assert calls_for(model="other-model") == 1
+    assert calls_for(temperature=0.5) == 1
+    assert calls_for(seed=7) == 1
+    assert calls_for(seed=None) == 1
+    assert calls_for(max_repairs=0, max_retries=0, max_concurrency=1, timeout_s=3.0) == 0  # transport only
+
+    edited = tmp_path / "prompts"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "prompts", edited)
+    path = edited / "context_recall.yaml"
+    path.write_text(path.read_text() + "# edited\n")
+    server.reset_records()
+    judge = LLMJudge(make_judge().settings, prompts=PromptLibrary.load(edited), retry=FAST_RETRY)
+    evaluate_rag([sample("a")], ["context_recall"], judge, progress=False)
+    assert server.count(path="/v1/chat/completions") == 1

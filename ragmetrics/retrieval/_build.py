@@ -155,17 +155,25 @@ def _is_number(v: object) -> bool:
 
 
 def ids_to_str(items: Sequence[object], origin: Origin, label: str) -> list[str]:
-    """Ids must be strings; integers are accepted and written in decimal (ids like 101 in BEIR)."""
+    """Ids must be strings; integers are accepted and written in decimal (ids like 101 in BEIR).
+
+    A NUL character is refused: numpy's string arrays drop trailing NULs, so "d\x00" would silently
+    become "d" (the TREC reader refuses NUL bytes for the same reason).
+    """
     if all(type(x) is str for x in items):
-        return cast("list[str]", items if isinstance(items, list) else list(items))
-    out: list[str] = []
-    for i, x in enumerate(items):
-        if isinstance(x, str):
-            out.append(x)
-        elif isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_):
-            out.append(str(int(x)))
-        else:
-            raise origin.error(f"{label} {x!r} is not a string or integer id", i, field=label)
+        out = cast("list[str]", items if isinstance(items, list) else list(items))
+    else:
+        out = []
+        for i, x in enumerate(items):
+            if isinstance(x, str):
+                out.append(x)
+            elif isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_):
+                out.append(str(int(x)))
+            else:
+                raise origin.error(f"{label} {x!r} is not a string or integer id", i, field=label)
+    if "\x00" in "\x01".join(out):
+        i = next(i for i, x in enumerate(out) if "\x00" in x)
+        raise origin.error(f"{label} {out[i]!r} contains a NUL character", i, field=label)
     return out
 
 

@@ -241,6 +241,8 @@ def test_dataset_dict_and_missing_dataset_column() -> None:
         ({"q": [("d", 1)]}, "query 'q': expected a mapping of document id -> grade, got list"),
         ({1: {"d": 1}, "1": {"e": 1}}, "query id '1' appears more than once (as 1, '1')"),
         ({"q": {"": 1}}, "query 'q', document '': empty document id"),
+        ({"q": {"d\x00": 1}}, "query 'q', document 'd\\x00': document id 'd\\x00' contains a NUL character"),
+        ({"q\x00": {"d": 1}}, "query 'q\\x00': query id 'q\\x00' contains a NUL character"),
         ({"": {"d": 1}}, "query '', document 'd': empty query id"),
         ({}, "no queries: qrels must judge at least one query"),
     ],

@@ -32,6 +32,13 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
+def is_noncommittal(flags: Sequence[bool], rule: str = "any") -> bool:
+    """Whether the generated questions' flags make the answer noncommittal under `rule` ('any' or 'all')."""
+    if rule not in ("any", "all"):
+        raise ValueError(f"noncommittal rule must be 'any' or 'all', not {rule!r}")
+    return any(flags) if rule == "any" else bool(flags) and all(flags)
+
+
 def answer_relevancy(
     question_embedding: Sequence[float],
     generated_embeddings: Sequence[Sequence[float]],
@@ -43,10 +50,7 @@ def answer_relevancy(
     rule 'any' (RAGAS's choice): one noncommittal generated question makes the answer noncommittal;
     rule 'all': only when every generated question is flagged.
     """
-    if rule not in ("any", "all"):
-        raise ValueError(f"noncommittal rule must be 'any' or 'all', not {rule!r}")
-    flagged = any(noncommittal) if rule == "any" else bool(noncommittal) and all(noncommittal)
-    if flagged or not generated_embeddings:
+    if is_noncommittal(noncommittal, rule) or not generated_embeddings:
         return 0.0
     sims = [cosine(question_embedding, g) for g in generated_embeddings]
     return math.fsum(sims) / len(sims)

@@ -19,7 +19,12 @@ from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSam
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
-from ragmetrics.judge.formulas import answer_relevancy, average_precision_of_verdicts, fraction_true
+from ragmetrics.judge.formulas import (
+    answer_relevancy,
+    average_precision_of_verdicts,
+    fraction_true,
+    is_noncommittal,
+)
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
 from ragmetrics.judge.sentences import split_sentences
 from ragmetrics.judge.settings import JudgeSettings
@@ -265,10 +270,10 @@ class LLMJudge:
             {"question": q.question, "noncommittal": q.noncommittal, "cosine": round(sim, 6)}
             for q, sim in zip(verdict.questions, sims, strict=True)
         ]
-        noncommittal = any(flags) if rule == "any" else all(flags)
-        reason = (
-            f"answer judged noncommittal (rule '{rule}'): score 0"
-            if noncommittal
-            else f"mean cosine of the question with {len(verdicts)} generated questions"
-        )
+        if is_noncommittal(flags, rule):
+            reason = f"answer judged noncommittal (rule '{rule}'): score 0"
+        elif raw < 0:
+            reason = f"mean cosine of the question with {len(verdicts)} generated questions is {raw:.4f}, counted as 0"
+        else:
+            reason = f"mean cosine of the question with {len(verdicts)} generated questions"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))

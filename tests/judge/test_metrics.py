@@ -172,3 +172,29 @@ def test_answer_in_input_language_reaches_the_prompt(
     evaluate_rag([s], ["context_recall"], make_judge(answer_in_input_language=False), progress=False)
     # the option is part of the cache key: the second judge had to ask again
     assert server.count(path="/v1/chat/completions") == 2
+
+
+def test_answer_relevancy_negative_mean_counts_as_zero_and_says_so(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    q, a = "Where was Einstein born?", "Bananas are yellow."
+    server.state.vectors[q] = [1.0, 0.0, 0.0]
+    for i, vec in enumerate(([-1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]), start=1):
+        server.state.vectors[f"{a} #{i}"] = vec
+    res = evaluate_rag(
+        [sample("s", question=q, answer=a)], ["answer_relevancy"], make_judge(use_cache=False), progress=False
+    )
+    assert res.per_query["s"]["answer_relevancy"] == 0.0
+    detail = res.details["s"]["answer_relevancy"]
+    assert [v["cosine"] for v in detail.verdicts] == pytest.approx([-1.0, -1.0, 0.0])
+    assert "is -0.6667, counted as 0" in (detail.reason or "")
+
+
+def test_noncommittal_rule_edges() -> None:
+    from ragmetrics.judge.formulas import answer_relevancy, is_noncommittal
+
+    assert not is_noncommittal([], "any") and not is_noncommittal([], "all")
+    assert is_noncommittal([False, True], "any") and not is_noncommittal([False, True], "all")
+    with pytest.raises(ValueError, match="'any' or 'all'"):
+        is_noncommittal([True], "most")
+    assert answer_relevancy([1.0, 0.0], [[1.0, 0.0], [0.0, 2.0]], [False, False], rule="all") == 0.5

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -27,15 +28,46 @@ def _text(path: str | Path) -> str:
     return text
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json` keeps the last of repeated keys; a document listed twice for one query must be an error."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def _loads(text: str, source: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})",
+            source=source,
+            line=exc.lineno if line is None else line,
+        ) from None
+    except _DuplicateKey as exc:
+        raise InputError(
+            f"key {exc.key!r} appears twice in one JSON object (a query, a document of one query, "
+            "or a field listed twice)",
+            source=source,
+            line=line,
+        ) from None
+
+
 def json_columns(path: str | Path, value_name: str) -> Columns:
     """Columns from a file holding one JSON object of objects."""
     source = str(path)
-    try:
-        data = json.loads(_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", source=source, line=exc.lineno
-        ) from None
+    data = _loads(_text(path), source)
     columns = columns_from_nested(data, source, value_name)
     if columns.doc_codes.shape[0] == 0:
         raise InputError("no entries", source=source)
@@ -55,12 +87,7 @@ def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
     for number, line in enumerate(_text(path).split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"invalid JSON: {exc.msg} (column {exc.colno})", source=source, line=number
-            ) from None
+        entry = _loads(line, source, number)
         if not isinstance(entry, dict):
             raise InputError(
                 f"expected a JSON object, got {type(entry).__name__}", source=source, line=number

@@ -121,6 +121,20 @@ def test_bad_json_names_the_line(tmp_path: Path) -> None:
     assert err.line == 3 and "invalid JSON" in err.what
 
 
+def test_json_duplicate_document_or_query_is_an_error_not_last_wins(tmp_path: Path) -> None:
+    # json.loads keeps the last of repeated keys; a duplicate document must be reported as in TREC files.
+    err = fails(Qrels.from_json, write(tmp_path / "q.json", '{"q1": {"d1": 1, "d2": 0, "d1": 2}}'))
+    assert err.source == str(tmp_path / "q.json") and "key 'd1' appears twice" in err.what
+    err = fails(Run.from_json, write(tmp_path / "r.json", '{"q1": {"d1": 1.0}, "q1": {"d2": 0.5}}'))
+    assert "key 'q1' appears twice" in err.what
+    line = '{"query_id": "q1", "doc_id": "a", "score": 1, "score": 2}'
+    err = fails(
+        Run.from_jsonl,
+        write(tmp_path / "r.jsonl", f'{{"query_id": "q0", "doc_id": "a", "score": 1}}\n{line}\n'),
+    )
+    assert err.line == 2 and "key 'score' appears twice" in err.what
+
+
 def test_json_of_the_wrong_shape(tmp_path: Path) -> None:
     assert "expected a mapping" in fails(Qrels.from_json, write(tmp_path / "q.json", "[1, 2]")).what
     err = fails(Run.from_json, write(tmp_path / "r.json", '{"q1": [1, 2]}'))

@@ -119,3 +119,20 @@ def test_pickled_containers_stay_read_only() -> None:
     assert not run.scores.flags.writeable and not run.doc_codes.flags.writeable
     qrels = pickle.loads(pickle.dumps(Qrels.from_dict({"q": {"a": 1}})))
     assert qrels.to_dict() == {"q": {"a": 1}} and not qrels.grades.flags.writeable
+
+
+def test_ranking_order_fallback_for_keys_too_wide_to_pack_agrees() -> None:
+    # Huge vocabularies cannot pack (query, score rank, document) into one int64 and take np.lexsort
+    # instead; both paths must give the same order (ties by document code descending, -0.0 == 0.0).
+    from ragmetrics.retrieval._build import _ranking_order
+
+    rng = np.random.default_rng(11)
+    nq, nd, n = 7, 40, 200
+    pairs = rng.choice(nq * nd, n, replace=False)
+    query_codes, doc_codes = (pairs // nd).astype(np.int64), (pairs % nd).astype(np.int64)
+    scores = rng.choice([-0.0, 0.0, 0.25, 0.5, 1.0], n)
+    packed = _ranking_order(query_codes, scores, doc_codes, nq, nd)
+    fallback = _ranking_order(query_codes, scores, doc_codes, nq, 2**61)
+    assert packed.tolist() == fallback.tolist()
+    keys = [(int(query_codes[i]), -float(scores[i]), -int(doc_codes[i])) for i in packed]
+    assert keys == sorted(keys)

@@ -26,7 +26,7 @@ from ragmetrics.judge.formulas import (
     is_noncommittal,
 )
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
-from ragmetrics.judge.sentences import split_sentences
+from ragmetrics.judge.sentences import split_sentences, split_statements
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
@@ -206,20 +206,28 @@ class LLMJudge:
         )
 
     async def _context_recall(self, sample: RagSample) -> MetricOutcome:
+        reference = str(sample.reference)
+        statements = split_statements(reference)
+        if not statements:
+            raise JudgeError(
+                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+            )
         values: dict[str, InputValue] = {
             "question": sample.question,
             "chunks": sample.contexts,
-            "reference": str(sample.reference),
+            "reference": reference,
+            "statements": statements,
         }
         verdict, cached = await self.verdict("context_recall", values)
         assert isinstance(verdict, StatementVerdicts)
+        ordered = verdict.ordered()
         verdicts: list[dict[str, Any]] = [
-            {"statement": s.statement, "verdict": s.attributed, "reason": s.reason}
-            for s in verdict.statements
+            {"statement": text, "verdict": v.attributed, "reason": v.reason}
+            for text, v in zip(statements, ordered, strict=True)
         ]
-        hits = sum(1 for s in verdict.statements if s.attributed)
+        hits = sum(1 for v in ordered if v.attributed)
         return MetricOutcome(
-            value=fraction_true([s.attributed for s in verdict.statements]),
+            value=fraction_true([v.attributed for v in ordered]),
             detail=JudgeDetail(
                 verdicts=verdicts,
                 reason=f"{hits} of {len(verdicts)} reference statements attributed to the contexts",

@@ -64,21 +64,27 @@ class SingleChunkVerdict(Verdict):
 
 
 class StatementJudgement(Verdict):
-    statement: str
+    statement: int
     reason: str
     attributed: bool
 
 
 class StatementVerdicts(Verdict):
-    """Context recall: the reference split into statements, each attributed to the contexts or not."""
+    """Context recall: one judgement per numbered reference statement.
+
+    The statements are cut in code (`judge.sentences.split_statements`), not by the model, so the
+    denominator is fixed and a model that drops a statement gives invalid output instead of a higher recall.
+    """
 
     statements: list[StatementJudgement]
 
     @model_validator(mode="after")
-    def _not_empty(self) -> StatementVerdicts:
-        if not self.statements:
-            raise ValueError("the reference must yield at least one statement")
+    def _one_per_statement(self, info: ValidationInfo) -> StatementVerdicts:
+        _check_numbering([s.statement for s in self.statements], _expected(info, "count"), "statement")
         return self
+
+    def ordered(self) -> list[StatementJudgement]:
+        return sorted(self.statements, key=lambda s: s.statement)
 
 
 class SentenceJudgement(Verdict):

@@ -5,7 +5,7 @@ expects, recognises which prompt it got from the marker line (`# <name>`) that s
 and answers deterministically from markers in the test data:
 
 - a chunk containing ``[useful]`` is useful (context precision / utilization, both modes);
-- a reference sentence containing ``[attr]`` is attributed (context recall; the server splits at ". ");
+- a numbered reference statement containing ``[attr]`` is attributed (context recall);
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash.
@@ -82,10 +82,6 @@ def _hash_vector(text: str, dim: int = 16) -> list[float]:
     return [b / 255.0 + 0.1 for b in digest[:dim]]
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=\.)\s+", text.strip()) if s.strip()]
-
-
 def _section(text: str, tag: str) -> str:
     m = re.search(rf"<{tag}[^>]*>\n(.*?)\n</{tag}>", text, re.S)
     if m is None:
@@ -107,11 +103,11 @@ def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
         chunk = _section(user, "chunk")
         return {"reason": "scripted verdict for one chunk", "useful": "[useful]" in chunk}
     if prompt == "context_recall":
-        reference = _section(user, "reference_answer")
+        statements = re.findall(r'<statement id="(\d+)">(.*?)</statement>', user, re.S)
         return {
             "statements": [
-                {"statement": s, "reason": "scripted attribution", "attributed": "[attr]" in s}
-                for s in _sentences(reference)
+                {"statement": int(n), "reason": "scripted attribution", "attributed": "[attr]" in t}
+                for n, t in statements
             ]
         }
     if prompt == "context_relevancy":

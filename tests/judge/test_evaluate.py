@@ -90,11 +90,8 @@ def test_faults_leave_no_sample_lost_and_the_cache_clean(
     _assert_complete(res, n, METRICS)
 
     doomed = f"s{n - 1}"
-    # Answer relevancy's chat input is the answer, which carries no marker. A statement list one short is
-    # still a valid context-recall answer (the model does the splitting), so wrong_count cannot fail recall.
-    failing = ["context_precision", "context_relevancy"]
-    if fault != "wrong_count":
-        failing.append("context_recall")
+    # Answer relevancy's chat input is the answer, which carries no marker.
+    failing = ["context_precision", "context_recall", "context_relevancy"]
     assert {(f.query_id, f.metric) for f in res.failures} == {(doomed, m) for m in failing}
     assert {f.cause for f in res.failures} == {PERSISTENT_CAUSE[fault]}
     assert all(f.message for f in res.failures)

@@ -89,6 +89,32 @@ def test_context_recall_hand_computed(make_judge: JudgeFactory, reference: str, 
     assert [v["verdict"] for v in statements] == ["[attr]" in v["statement"] for v in statements]
 
 
+def test_context_recall_counts_our_statements(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+    judge = make_judge(use_cache=False)
+    reference = "NumPy is fast [attr]; it runs compiled C loops. It was first released in 2006."
+    res = evaluate_rag([sample("s", reference=reference)], ["context_recall"], judge, progress=False)
+    assert res.per_query["s"]["context_recall"] == pytest.approx(1 / 3)
+    assert [v["statement"] for v in res.details["s"]["context_recall"].verdicts] == [
+        "NumPy is fast [attr]",
+        "it runs compiled C loops.",
+        "It was first released in 2006.",
+    ]
+    (record,) = server.records
+    assert 'statements count="3"' in record.user and f"<reference_answer>\n{reference}\n" in record.user
+
+
+def test_context_recall_a_dropped_statement_is_repaired(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("wrong_count", prompt="context_recall")
+    judge = make_judge(use_cache=False)
+    res = evaluate_rag(
+        [sample("s", reference="One [attr]. Two. Three.")], ["context_recall"], judge, progress=False
+    )
+    assert res.per_query["s"]["context_recall"] == pytest.approx(1 / 3)
+    assert [r.repair for r in server.records] == [False, True]
+
+
 def test_context_relevancy_counts_our_sentences(make_judge: JudgeFactory, server: LoopbackServer) -> None:
     judge = make_judge(use_cache=False)
     contexts = [

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragmetrics.errors import JudgeError
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
 JUDGE_METRICS: tuple[str, ...] = (
@@ -69,6 +70,22 @@ class RagSample(BaseModel):
             if value is None or (isinstance(value, str) and not value.strip()) or value == []:
                 missing.append(name)
         return missing
+
+
+def check_scorable(metric: str, sample: RagSample) -> None:
+    """Raise the JudgeError every backend gives for an unknown metric or a sample that lacks its fields.
+
+    In the backends' `score` too, not only in `evaluate_rag`, because a judge can be called directly.
+    """
+    if metric not in JUDGE_METRICS:
+        raise JudgeError(
+            f"{metric!r} is not a judge metric; known: {', '.join(JUDGE_METRICS)}", cause="unsupported_metric"
+        )
+    missing = sample.missing_fields(metric)
+    if missing:
+        raise JudgeError(
+            f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
+        )
 
 
 @dataclass(frozen=True)

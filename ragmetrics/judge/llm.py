@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
@@ -137,16 +137,9 @@ class LLMJudge:
 
     async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
         if metric not in JUDGE_METRICS:
-            raise JudgeError(
-                f"{metric!r} is not a judge metric; known: {JUDGE_METRICS}", cause="unsupported_metric"
-            )
-        missing = sample.missing_fields(metric)
-        if missing:
-            self._failures += 1
-            raise JudgeError(
-                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
-            )
+            check_scorable(metric, sample)  # raises: not a failure of a sample, so not counted
         try:
+            check_scorable(metric, sample)
             if metric in ("context_precision", "context_utilization"):
                 return await self._chunk_usefulness(metric, sample)
             if metric == "context_recall":

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
 from ragmetrics.judge.formulas import average_precision_of_verdicts, fraction_true
 from ragmetrics.judge.sentences import split_sentences, split_statements
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
@@ -162,17 +162,9 @@ class LocalJudge:
 
     async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
         if metric not in JUDGE_METRICS:
-            raise JudgeError(
-                f"metric {metric!r} is not a judge metric; expected one of {JUDGE_METRICS}",
-                cause="unsupported_metric",
-            )
-        missing = sample.missing_fields(metric)
-        if missing:
-            self._failures += 1
-            raise JudgeError(
-                f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
-            )
+            check_scorable(metric, sample)  # raises: not a failure of a sample, so not counted
         try:
+            check_scorable(metric, sample)
             if metric == "context_precision":
                 return await self._chunk_usefulness(sample, "context_precision", str(sample.reference))
             if metric == "context_utilization":

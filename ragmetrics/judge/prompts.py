@@ -207,7 +207,10 @@ def _parse_prompt(raw: bytes, source: str) -> Prompt:
 
 
 def _parse_shared(raw: bytes, source: str) -> SharedTexts:
-    data = yaml.safe_load(raw)
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     texts = {k: _require_str(data, k, source) for k in ("language", "json_instructions", "repair")}

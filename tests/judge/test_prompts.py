@@ -68,6 +68,13 @@ def test_broken_prompt_files_are_config_errors(tmp_path: Path, edit: object, mes
     assert "context_recall.yaml" in str(err.value)
 
 
+def test_broken_shared_file_is_a_config_error(tmp_path: Path) -> None:
+    d = _copy(tmp_path)
+    (d / "_shared.yaml").write_text("language: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"_shared\.yaml: not valid YAML"):
+        PromptLibrary.load(d)
+
+
 def test_missing_shared_file(tmp_path: Path) -> None:
     d = _copy(tmp_path)
     (d / "_shared.yaml").unlink()

@@ -67,7 +67,12 @@ async def raw_client_throughput(url: str, requests: int, concurrency: int) -> fl
 
     library = default_library()
     prompt = library.get("context_recall")
-    values = {"question": "Q?", "chunks": ["A chunk [useful].", "Another."], "reference": "R [attr]. S."}
+    values = {
+        "question": "Q?",
+        "chunks": ["A chunk [useful].", "Another."],
+        "reference": "R [attr]. S.",
+        "statements": ["R [attr].", "S."],
+    }
     body = {"model": "bench-model", "messages": prompt.messages(values, library.shared), "temperature": 0.0}
     api = openai.AsyncOpenAI(api_key="not-needed", base_url=url, max_retries=0, timeout=30)
     semaphore = asyncio.Semaphore(concurrency)

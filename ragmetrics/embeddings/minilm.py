@@ -112,6 +112,8 @@ class MiniLMEmbedder:
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed `texts` in order; an empty sequence gives an array of shape [0, 384]."""
+        if isinstance(texts, str):  # a str is a Sequence[str]: it would be embedded character by character
+            raise TypeError("texts must be a list of strings, not one string; wrap it: [text]")
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{i}] is {type(text).__name__}, not str")

@@ -69,6 +69,8 @@ def test_async_embed_matches_encode(embedder: MiniLMEmbedder) -> None:
 def test_rejects_non_strings(embedder: MiniLMEmbedder) -> None:
     with pytest.raises(TypeError, match=r"texts\[1\] is int"):
         embedder.encode(["ok", 3])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="not one string"):
+        embedder.encode("one sentence")
 
 
 def test_bad_parameters_rejected() -> None:

@@ -1,18 +1,18 @@
 """The schema of `configs/*.yaml`: one validated object drives `ragmetrics run`.
 
 Every section forbids unknown keys, and every error names its key path (``judge.max_concurency: unknown key``,
-``retrieval.metrics[2]: unknown metric 'ndgc@10'``) so a typo never silently falls back to a default.
+``retrieval.metrics[2]: unknown metric 'ndgc@10'``) so a typo never silently falls back to a default; values
+are validated strictly, so YAML's ``yes`` never becomes a threshold of 1.0.
 Relative paths resolve against the folder of the config file, so a config works from any working directory.
 Secrets never live here: the judge reads its API key from the environment variable named by ``api_key_env``.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -279,7 +279,7 @@ def run_name(spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec) -> str:
     raise AssertionError("dataset runs always have a name")
 
 
-def _check_names(names: list[str], check: Any) -> list[str]:
+def _check_names(names: list[str], check: Callable[[str], str | None]) -> list[str]:
     seen: set[str] = set()
     for i, name in enumerate(names):
         if name in seen:
@@ -298,14 +298,10 @@ def _check_judge_metric(name: str) -> str | None:
 
 
 def _check_retrieval_metric(name: str) -> str | None:
+    from ragmetrics.retrieval.metrics import parse_metric
+
     try:
-        module = importlib.import_module("ragmetrics.retrieval.metrics")
-    except ModuleNotFoundError as exc:
-        if exc.name != "ragmetrics.retrieval.metrics":
-            raise
-        return None  # a partial install without the registry: evaluate() reports the name when it runs
-    try:
-        module.parse_metric(name)
+        parse_metric(name)
     except InputError as exc:
         what = exc.what.removeprefix(f"metric {name!r}: ")
         if what.startswith("unknown metric") and ";" in what:
@@ -362,7 +358,8 @@ def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
         elif kind in ("model_type", "dict_type", "model_attributes_type"):
             message = f"expected a mapping of keys, got {_short(err.get('input'))}"
         else:
-            message = str(err["msg"]).removeprefix("Value error, ")
+            # Validation runs on JSON, but the user wrote YAML: say "list" where pydantic says "array".
+            message = str(err["msg"]).removeprefix("Value error, ").replace("valid array", "valid list")
             # A validator can point below its own field: "[2]: unknown metric ..." -> "metrics[2]: ...".
             if message.startswith("[") and "]: " in message:
                 index, message = message.split(": ", 1)
@@ -408,7 +405,13 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
             f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}"
         )
     try:
-        config = NightlyConfig.model_validate(data)
+        # Strict, and through JSON so paths may still be strings: YAML's `yes` is not a drop of 1.0 and
+        # "4" is not 4; a config says what it means or is refused.
+        text = json.dumps(data, default=str)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{source}: cannot be read as plain keys and values: {exc}") from None
+    try:
+        config = NightlyConfig.model_validate_json(text, strict=True)
     except ValidationError as exc:
         lines = format_validation_error(exc, data)
         if len(lines) == 1:
@@ -497,7 +500,8 @@ def render_reference() -> str:
     """The config reference of docs/nightly.md, generated from the models so it cannot drift from them."""
     lines = [
         'Top level: `name` (title of the report, default `"ragmetrics"`), `progress` (default `true`), and the '
-        "sections below. Unknown keys are errors.",
+        'sections below. Unknown keys are errors, and so are values of another type (`yes` is not a number, `"4"` '
+        "is not an integer): nothing is coerced.",
         "",
     ]
     for title, model, purpose in _SECTIONS:

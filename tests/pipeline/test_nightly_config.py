@@ -221,3 +221,30 @@ def test_run_source_and_section_type_errors(tmp_path: Path) -> None:
     data = _base()
     data["retrieval"] = {"metrics": "map"}
     assert _error(data, tmp_path) == "c.yaml: retrieval.metrics: Input should be a valid list (got 'map')"
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("baseline", "max_drop", True),  # YAML's `yes`: a drop of 1.0 would switch the gate off
+        ("judge", "use_cache", "no"),
+        ("judge", "max_concurrency", "4"),
+        ("judge", "temperature", True),
+        ("compare", "seed", 4.0),
+    ],
+)
+def test_values_are_not_coerced(tmp_path: Path, section: str, key: str, value: object) -> None:
+    data = _base()
+    data[section] = {**data.get(section, {}), key: value}
+    message = _error(data, tmp_path)
+    assert message.startswith(f"c.yaml: {section}.{key}: Input should be a valid "), message
+    assert f"(got {value!r})" in message
+
+
+def test_paths_given_as_strings_are_still_paths(tmp_path: Path) -> None:
+    data = _base()
+    data["judge"]["cache_path"] = "cache/v.sqlite"
+    data["runs"] = [{"source": "file", "path": "runs/a.trec"}]
+    config = parse_config(data, base_dir=tmp_path)
+    assert config.judge is not None and config.judge.cache_path == tmp_path / "cache" / "v.sqlite"
+    assert isinstance(config.runs[0], FileRunSpec) and config.runs[0].path == tmp_path / "runs" / "a.trec"

@@ -47,7 +47,7 @@ def main() -> None:
             f"{run.name:12s}", "  ".join(f"{m}={v:.4f}" for m, v in result.aggregate.items() if v is not None)
         )
 
-    # The RAG answers of the collection's pipeline, judged offline; verdicts are cached, so a rerun is quick.
+    # The RAG answers of the collection's pipeline, judged offline (no verdict cache: nothing written to disk).
     judge = make_judge(JudgeSettings(backend="local", max_concurrency=1, cache_path=None))
     # One sample at a time: the local judge is CPU-bound and already uses every core for its embeddings.
     judged = evaluate_rag(

@@ -244,8 +244,9 @@ def test_no_api_key_in_any_artifact(
             "timeout_s": 5,
         },
     )
-    code, _, err = run_cli([str(config)], capsys)
+    code, out, err = run_cli([str(config)], capsys)
     assert code == 0, err
+    assert key not in out and key not in err  # nor in what a cron job logs
     assert loopback.count(status=200) > 0
     report = Report.model_validate_json((_latest(qa_dir / "out") / "report.json").read_text())
     assert report.metadata.extra["judge"]["backend"] == "openai"

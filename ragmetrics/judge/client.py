@@ -23,7 +23,7 @@ import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -130,22 +130,14 @@ class CallUsage:
 
 @dataclass(frozen=True)
 class Completion:
+    """A validated verdict and what it cost across its retries and repairs."""
+
     verdict: Verdict
     usage: CallUsage
-    mode: ResponseMode
-
-
-@dataclass
-class _Call:
-    """Bookkeeping of one logical request (a verdict or an embedding batch) across its retries."""
-
-    usage: CallUsage = field(default_factory=CallUsage)
 
 
 class _FormatRefused(Exception):
-    def __init__(self, mode: ResponseMode, message: str) -> None:
-        self.mode = mode
-        super().__init__(message)
+    """The server does not take the requested response_format; the request moves to the next mode."""
 
 
 def extract_json(content: str) -> str:
@@ -284,7 +276,7 @@ class JudgeClient:
         return False
 
     async def _with_retries(
-        self, call: _Call, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]], mode: ResponseMode
+        self, call: CallUsage, what: str, op: Callable[[openai.AsyncOpenAI], Awaitable[T]], mode: ResponseMode
     ) -> T:
         attempt = 0
         while True:
@@ -292,13 +284,13 @@ class JudgeClient:
             retry_after: float | None = None
             try:
                 async with semaphore:
-                    call.usage.calls += 1
+                    call.calls += 1
                     self.usage.calls += 1
                     return await op(api)
             except openai.APIStatusError as exc:
                 message = self._scrub(exc.message)
                 if self._is_format_refusal(exc, mode, attempt):
-                    raise _FormatRefused(mode, message) from None
+                    raise _FormatRefused(message) from None
                 cause = _status_cause(exc.status_code)
                 if cause not in ("rate_limited", "server_error", "timeout"):
                     # `from None`: the chained openai exception carries the raw, unscrubbed server message.
@@ -318,7 +310,7 @@ class JudgeClient:
                     f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause
                 ) from None
             delay = self.retry.delay(attempt, retry_after, self._rng)
-            call.usage.retries += 1
+            call.retries += 1
             self.usage.retries += 1
             logger.info("%s: %s (%s); retry %d in %.2f s", what, detail, cause, attempt + 1, delay)
             await asyncio.sleep(delay)
@@ -337,7 +329,7 @@ class JudgeClient:
         return None
 
     async def _chat(
-        self, call: _Call, prompt: Prompt, base: Callable[[bool], list[Message]], tail: list[Message]
+        self, call: CallUsage, prompt: Prompt, base: Callable[[bool], list[Message]], tail: list[Message]
     ) -> str:
         index = self._mode_index
         while True:
@@ -378,8 +370,8 @@ class JudgeClient:
                 self._mode_index = index
             usage = getattr(response, "usage", None)
             if usage is not None:
-                call.usage.prompt_tokens += usage.prompt_tokens or 0
-                call.usage.completion_tokens += usage.completion_tokens or 0
+                call.prompt_tokens += usage.prompt_tokens or 0
+                call.completion_tokens += usage.completion_tokens or 0
                 self.usage.prompt_tokens += usage.prompt_tokens or 0
                 self.usage.completion_tokens += usage.completion_tokens or 0
             choices = getattr(response, "choices", None) or []
@@ -394,7 +386,7 @@ class JudgeClient:
         answer_in_input_language: bool = False,
     ) -> Completion:
         """A validated verdict for `prompt` on `values`, or JudgeError(cause=...) when none can be had."""
-        call = _Call()
+        call = CallUsage()
         context = prompt.validation_context(values)
         shared = self.prompts.shared
 
@@ -415,14 +407,14 @@ class JudgeClient:
             except ValueError as exc:
                 error = str(exc)
             else:
-                return Completion(verdict=verdict, usage=call.usage, mode=self.response_mode)
+                return Completion(verdict=verdict, usage=call)
             if round_ == self.settings.max_repairs:
                 raise JudgeError(
                     f"{prompt.name}: no valid answer after {round_} repair attempt(s): {error}",
                     cause="invalid_output",
                 )
             logger.info("%s: invalid answer (%s); asking for a repair", prompt.name, error)
-            call.usage.repairs += 1
+            call.repairs += 1
             self.usage.repairs += 1
             tail = [*tail, {"role": "assistant", "content": content}, repair_message(shared, error)]
         raise AssertionError("unreachable")  # pragma: no cover
@@ -431,7 +423,7 @@ class JudgeClient:
 
     async def embed(self, texts: list[str], model: str) -> tuple[list[list[float]], CallUsage]:
         """One /v1/embeddings request for `texts` (the caller batches); vectors in input order."""
-        call = _Call()
+        call = CallUsage()
 
         async def op(api: openai.AsyncOpenAI) -> CreateEmbeddingResponse:
             body = {"model": model, "input": texts, "encoding_format": "float"}
@@ -450,9 +442,9 @@ class JudgeClient:
                 f"embeddings ({model}): vectors of unequal or zero length", cause="invalid_output"
             )
         tokens = getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
-        call.usage.embedding_tokens += tokens
+        call.embedding_tokens += tokens
         self.usage.embedding_tokens += tokens
-        return vectors, call.usage
+        return vectors, call
 
 
 def dump_verdict(verdict: Verdict) -> dict[str, Any]:

@@ -250,6 +250,10 @@ class LocalJudge:
     async def _context_recall(self, sample: RagSample) -> MetricOutcome:
         threshold = self._thresholds.context_recall
         statements = split_statements(str(sample.reference))
+        if not statements:  # as in the LLM judge: never a 0 over no statements
+            raise JudgeError(
+                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+            )
         sentences = self._context_sentences(sample)
         stmt_vecs, sent_vecs = await self._embed_groups([statements, [s for _, _, s in sentences]])
         verdicts: list[dict[str, Any]] = []

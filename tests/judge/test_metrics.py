@@ -103,6 +103,14 @@ def test_context_recall_counts_our_statements(make_judge: JudgeFactory, server: 
     assert 'statements count="3"' in record.user and f"<reference_answer>\n{reference}\n" in record.user
 
 
+def test_context_recall_without_statements_is_a_failure_without_a_call(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    res = evaluate_rag([sample("s", reference="1. ")], ["context_recall"], make_judge(), progress=False)
+    assert res.per_query["s"]["context_recall"] is None
+    assert [f.cause for f in res.failures] == ["missing_field"] and server.records == []
+
+
 def test_context_recall_a_dropped_statement_is_repaired(
     make_judge: JudgeFactory, server: LoopbackServer
 ) -> None:

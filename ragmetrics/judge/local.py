@@ -213,6 +213,10 @@ class LocalJudge:
         threshold = self._thresholds.for_kind(kind)
         against = "reference" if kind == "context_precision" else "answer"
         target_units = units(kind, "b", target)
+        if not target_units:  # otherwise every chunk would read as "empty chunk" and score 0
+            raise JudgeError(
+                f"sample {sample.id!r}: the {against} contains no sentences", cause="missing_field"
+            )
         chunk_units = [units(kind, "a", chunk) for chunk in sample.contexts]
         target_vecs, *chunk_vecs = await self._embed_groups([target_units, *chunk_units])
         verdicts: list[dict[str, Any]] = []

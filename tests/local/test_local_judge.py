@@ -130,9 +130,12 @@ def test_missing_fields_and_unknown_metric_are_judge_errors() -> None:
     with pytest.raises(JudgeError, match="reference contains no statements") as info:
         run(judge, "context_recall", RagSample(id="s1", question="Q?", contexts=["x"], reference="1. "))
     assert info.value.cause == "missing_field"
+    with pytest.raises(JudgeError, match="the reference contains no sentences") as info:
+        run(judge, "context_precision", RagSample(id="s1", question="Q?", contexts=["x"], reference="- "))
+    assert info.value.cause == "missing_field"
     with pytest.raises(JudgeError, match="not a judge metric"):
         run(judge, "faithfulness", RagSample(id="s1", question="Q?"))
-    assert judge.info().failures == 3
+    assert judge.info().failures == 4
 
 
 def test_embedder_failure_becomes_judge_error() -> None:

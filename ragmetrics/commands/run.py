@@ -60,12 +60,19 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+    # Passed on as SIGINT where Python handles SIGINT: inside the judge's event loop asyncio turns it into a
+    # clean cancellation, while a KeyboardInterrupt thrown into whichever task is running escapes as "Task
+    # exception was never retrieved" with a traceback. Where SIGINT is ignored (a job started with `&` by a
+    # script), raising it would ignore SIGTERM too, so the exception is raised here instead.
+    if callable(signal.getsignal(signal.SIGINT)):
+        signal.raise_signal(signal.SIGINT)
+    else:
+        raise KeyboardInterrupt(f"signal {signum}")
 
 
 @contextmanager
 def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (what cron, CI and container runtimes send on a timeout) stops a run as cleanly as Ctrl-C."""
+    """SIGTERM (what cron, CI and container runtimes send on a timeout) stops a run exactly as Ctrl-C does."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -67,7 +67,12 @@ def _interrupt(command: list[str], cwd: Path, env: dict[str, str], server: Any, 
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        _wait_for(lambda: server.count(path=CHAT) >= start + 20, 120, "judge calls")
+        _wait_for(
+            lambda: server.count(path=CHAT) >= start + 20 or proc.poll() is not None, 120, "judge calls"
+        )
+        if proc.poll() is not None:  # it ended before it could be interrupted: show why
+            out, err = proc.communicate()
+            raise AssertionError(f"exited {proc.returncode} before the signal:\n{err}\n{out}")
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ragmetrics.config import (
     DatasetRunSpec,
@@ -443,17 +442,10 @@ def config_snapshot(config: NightlyConfig) -> dict[str, Any]:
     data = config.model_dump(mode="json")
     judge = data.get("judge")
     if isinstance(judge, dict) and judge.get("base_url"):
-        judge["base_url"] = strip_credentials(judge["base_url"])
+        from ragmetrics.judge.client import public_url  # the one rule for recording an endpoint
+
+        judge["base_url"] = public_url(judge["base_url"])
     return data
-
-
-def strip_credentials(url: str) -> str:
-    """A URL without user:password@ and without a query string (where tokens tend to hide)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def versions() -> dict[str, str]:

@@ -11,7 +11,7 @@ from ragmetrics.artifacts import dated_folder, point_latest, redact, write_artif
 from ragmetrics.config import parse_config
 from ragmetrics.data import Passage, validate_rows
 from ragmetrics.errors import InputError
-from ragmetrics.pipeline import judge_plan, strip_credentials
+from ragmetrics.pipeline import config_snapshot, judge_plan
 from ragmetrics.regression import check_regressions
 from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
 
@@ -141,12 +141,21 @@ def test_write_artifacts_redacts_the_key(tmp_path: Path, monkeypatch: pytest.Mon
     assert redact("x sk-1 y", ["sk-1"]) == "x [redacted] y"
 
 
-def test_strip_credentials() -> None:
-    assert (
-        strip_credentials("https://u:p@api.example.com:8443/v1?token=abc")
-        == "https://api.example.com:8443/v1"
+def test_config_snapshot_drops_credentials_from_base_url(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "dataset": {"path": "qa.jsonl"},
+            "judge": {
+                "metrics": ["context_recall"],
+                "base_url": "https://u:p@api.example.com:8443/v1?token=abc",
+            },
+        },
+        base_dir=tmp_path,
     )
-    assert strip_credentials("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080/v1"
+    snapshot = config_snapshot(config)
+    assert snapshot["judge"]["base_url"] == "https://api.example.com:8443/v1"
+    assert "token=abc" not in str(snapshot) and "u:p" not in str(snapshot)
+    assert config.judge is not None and config.judge.base_url is not None and "u:p" in config.judge.base_url
 
 
 def test_judge_plan_builds_contexts_from_passages(tmp_path: Path) -> None:

@@ -42,7 +42,15 @@ def test_rerankers_config_finds_a_significant_gain(tmp_path: Path) -> None:
     assert outcome.exit_code == 0
 
 
-@pytest.mark.parametrize("name", ["quickstart.yaml", "rerankers.yaml"])
+@pytest.mark.parametrize("name", ["quickstart.yaml", "rerankers.yaml", "nightly.yaml"])
 def test_outputs_stay_out_of_the_source_tree(name: str) -> None:
+    # Artifacts and the verdict cache land in folders git ignores, never among the sources.
     config = load_config(CONFIGS / name)
-    assert "ragmetrics-out" in str(config.output.dir)
+    root = CONFIGS.parent
+    ignored = (root / ".gitignore").read_text(encoding="utf-8").split()
+    written = [config.output.dir]
+    if config.judge is not None and config.judge.cache_path is not None:
+        written.append(config.judge.cache_path)
+    for path in written:
+        top = path.relative_to(root).parts[0]
+        assert f"{top}/" in ignored, f"{name} writes to {path}, which .gitignore does not cover"

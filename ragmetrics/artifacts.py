@@ -70,24 +70,26 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         format_report(report, "markdown").rstrip(),
         "",
     ]
-    partial = [m for run in report.runs for m in run.metrics if m not in report.metrics]
+    partial = partial_metrics_table(report)
     if partial:
-        metrics = list(dict.fromkeys(partial))
-        lines += [
-            "## Metrics not every run has",
-            "",
-            "| run | " + " | ".join(metrics) + " |",
-            "|:---|" + "---:|" * len(metrics),
-        ]
-        for run in report.runs:
-            cells = [_mean_cell(run.aggregate.get(m)) if m in run.metrics else "-" for m in metrics]
-            lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += ["## Metrics not every run has", "", *partial, ""]
     if gate is not None:
         lines += ["## Regression gate", "", "```", gate.describe(), "```", ""]
     if meta.notes:
         lines += ["## Notes", "", *(f"- {n}" for n in meta.notes), ""]
     return "\n".join(lines)
+
+
+def partial_metrics_table(report: Report) -> list[str]:
+    """Markdown rows of the means of metrics some runs lack; the comparison tables leave these out."""
+    metrics = list(dict.fromkeys(m for run in report.runs for m in run.metrics if m not in report.metrics))
+    if not metrics:
+        return []
+    lines = ["| run | " + " | ".join(metrics) + " |", "|:---|" + "---:|" * len(metrics)]
+    for run in report.runs:
+        cells = [_mean_cell(run.aggregate.get(m)) if m in run.metrics else "-" for m in metrics]
+        lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _mean_cell(value: float | None) -> str:

@@ -41,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ragmetrics.artifacts import partial_metrics_table
     from ragmetrics.comparison.report import format_report
     from ragmetrics.pipeline import run_pipeline
 
@@ -52,6 +53,10 @@ def _run(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
         )
     print(format_report(outcome.report, "table").rstrip())
+    partial = partial_metrics_table(outcome.report)
+    if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
+        print("\nMetrics not every run has (mean per run; not compared):")
+        print("\n".join(partial))
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:

@@ -46,6 +46,9 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d{6}Z", folder.name)
     assert f"artifacts: {folder}" in out
     assert "ndcg@10" in out and "pipeline" in out and "weaker" in out  # the summary table
+    # answer_relevancy exists for one run only: its mean is printed too, not just named in a note.
+    assert "Metrics not every run has" in out and "| weaker | - |" in out
+    assert re.search(r"\| pipeline \| \d\.\d{4} \|", out)
     names = {p.name for p in folder.iterdir()}
     assert names == {"report.json", "per_query.parquet", "per_query.csv", "report.md", "report.html"}
 

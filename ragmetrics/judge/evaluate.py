@@ -27,6 +27,8 @@ from ragmetrics.schema import JudgeDetail, RunMetadata, RunResult, SampleFailure
 logger = logging.getLogger("ragmetrics.judge")
 
 DEFAULT_MAX_CONCURRENCY = 64
+# How long an interrupted run waits for the judge calls already sent before it stops anyway.
+DRAIN_TIMEOUT_S = 60.0
 
 
 def _samples(samples: Iterable[RagSample | dict[str, Any]]) -> list[RagSample]:
@@ -154,17 +156,31 @@ async def aevaluate_rag(
             queue.put_nowait(unit)
         context, advance = _progress(progress, len(units))
 
+        in_flight: set[asyncio.Task[MetricOutcome | SampleFailure]] = set()
+
         async def worker(j: Judge) -> None:
             while True:
                 try:
                     sample, metric = queue.get_nowait()
                 except asyncio.QueueEmpty:
                     return
-                results[(sample.id, metric)] = await _score_one(j, metric, sample)
+                unit = asyncio.ensure_future(_score_one(j, metric, sample))
+                in_flight.add(unit)
+                unit.add_done_callback(in_flight.discard)
+                # Shielded: an interruption stops the workers, not the calls already sent (see below).
+                results[(sample.id, metric)] = await asyncio.shield(unit)
                 advance()
 
         with context:
-            await asyncio.gather(*(worker(judge) for _ in range(min(limit, max(1, len(units))))))
+            try:
+                await asyncio.gather(*(worker(judge) for _ in range(min(limit, max(1, len(units))))))
+            except asyncio.CancelledError:
+                # Ctrl-C / SIGTERM: start nothing new, but let the calls already paid for finish so their
+                # verdicts reach the cache and a restart does not ask for them again. A second Ctrl-C
+                # (asyncio raises KeyboardInterrupt then) or the drain timeout ends the wait at once.
+                if in_flight:
+                    await asyncio.wait(set(in_flight), timeout=DRAIN_TIMEOUT_S)
+                raise
         return _result(name, items, metric_list, results, judge)
     finally:
         if owned:

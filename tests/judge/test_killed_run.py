@@ -105,3 +105,32 @@ def test_sigkill_half_way_then_resume(tmp_path: Path) -> None:
         assert info is not None and info.cache.hits == cached and info.cache.writes == total - cached
     finally:
         server.stop()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX")
+def test_sigint_lets_calls_in_flight_finish_into_the_cache(tmp_path: Path) -> None:
+    # Every call the server answered before and during the interruption must be in the cache: Ctrl-C stops
+    # new work but does not throw away verdicts already paid for.
+    server = LoopbackServer(latency_s=0.2).start()
+    cache_path = tmp_path / "verdicts.sqlite"
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _RUN, server.url, str(cache_path), str(N_SAMPLES)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while _rows(cache_path) < 4 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert proc.poll() is None, f"the run ended before it could be interrupted: {proc.communicate()}"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode != 0 and "KeyboardInterrupt" in err
+        server.wait_idle()
+        answered = server.count(status=200)
+        cached = len(VerdictCache(cache_path))
+        assert cached < N_SAMPLES * len(METRICS), "the run finished before it could be interrupted"
+        assert cached == answered
+    finally:
+        server.stop()

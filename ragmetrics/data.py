@@ -409,7 +409,7 @@ def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
         out[name] = value
     lists = {name: _list(name, values.get(name)) for name in _LIST_FIELDS}
     contexts = lists["contexts"]
-    out["contexts"] = [_str_item("contexts", i, v, allow_empty=True) for i, v in enumerate(contexts or [])]
+    out["contexts"] = [_text_item("contexts", i, v) for i, v in enumerate(contexts or [])]
     ctx_ids = lists["context_ids"]
     if ctx_ids is not None:
         out["context_ids"] = [_str_item("context_ids", i, v) for i, v in enumerate(ctx_ids)]
@@ -488,13 +488,21 @@ def _list(name: str, value: Any) -> list[Any] | None:
     return value
 
 
-def _str_item(name: str, index: int, value: Any, *, allow_empty: bool = False) -> str:
+def _str_item(name: str, index: int, value: Any) -> str:
+    """An id: a non-blank string, or an integer (Parquet and CSV often store ids as numbers)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise _RowError(name, f"[{index}] expected a string, got {_type(value)}")
     text = str(value)
-    if not allow_empty and not text.strip():
+    if not text.strip():
         raise _RowError(name, f"[{index}] is blank")
     return text
+
+
+def _text_item(name: str, index: int, value: Any) -> str:
+    """A context passage: a string, possibly empty (a retriever can return an empty chunk), never a number."""
+    if not isinstance(value, str):
+        raise _RowError(name, f"[{index}] expected a string, got {_type(value)}")
+    return value
 
 
 def _score(name: str, index: int, value: Any) -> float:

@@ -129,6 +129,7 @@ def test_bad_row_skipped_is_listed(tmp_path: Path) -> None:
     [
         ({"ctx": "not a list"}, "contexts", "expected a list"),
         ({"ctx": [1.5]}, "contexts", "[0] expected a string"),
+        ({"ctx": ["text", 7]}, "contexts", "[1] expected a string, got int 7"),  # ids may be ints, texts not
         ({"ctx_ids": ["p1"]}, "context_ids", "has 1 ids but contexts has 2"),
         ({"grades": [2.5, 1]}, "relevant_grades", "grade 2.5 is not an integer"),
         ({"grades": ["high", 1]}, "relevant_grades", "expected an integer grade"),

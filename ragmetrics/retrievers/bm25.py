@@ -18,6 +18,8 @@ from ragmetrics.retrievers._ranking import id_order, top_k
 
 Ranking = list[tuple[str, float]]
 
+BM25_PARAMS: frozenset[str] = frozenset({"k1", "b", "method", "stem", "stopwords", "top_k"})
+
 
 def _bm25s() -> Any:
     try:
@@ -121,10 +123,9 @@ def _stopwords(params: Mapping[str, Any]) -> str | list[str] | None:
 
 def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:
     """Build an index from `params` (k1, b, method, stem, stopwords, top_k) and search every query."""
-    known = {"k1", "b", "method", "stem", "stopwords", "top_k"}
-    unknown = sorted(set(params) - known)
+    unknown = sorted(set(params) - BM25_PARAMS)
     if unknown:
-        raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(known)}")
+        raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(BM25_PARAMS)}")
     index = BM25Index(
         corpus,
         k1=float(_param(params, "k1", 1.5, (int, float), "a number")),

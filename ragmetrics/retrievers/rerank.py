@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from ragmetrics.errors import ConfigError
 from ragmetrics.retrievers._inputs import Corpus
 from ragmetrics.retrievers._ranking import id_order, top_k
-from ragmetrics.retrievers.bm25 import Ranking, bm25_search
+from ragmetrics.retrievers.bm25 import BM25_PARAMS, Ranking, bm25_search
 
 DEFAULT_CANDIDATES = 50
 
@@ -117,11 +117,20 @@ def bm25_rerank_search(
     embedder: SyncEmbedder | None = None,
 ) -> dict[str, Ranking]:
     """BM25 top-`candidates` (default 50) per query, reranked; `top_k` (default: all candidates) are kept."""
+    known = {*BM25_PARAMS, "candidates"}
+    unknown = sorted(set(params) - known)
+    if unknown:  # checked here, so the message names this retriever and lists `candidates` too
+        raise ConfigError(f"bm25_rerank: unknown parameter(s) {unknown}; known: {sorted(known)}")
     candidates_n = params.get("candidates", DEFAULT_CANDIDATES)
     keep = params.get("top_k", candidates_n)
     for key, value in (("candidates", candidates_n), ("top_k", keep)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"bm25_rerank: {key} must be an integer >= 1, got {value!r}")
+    if keep > candidates_n:
+        raise ConfigError(
+            f"bm25_rerank: top_k ({keep}) exceeds candidates ({candidates_n}); a reranker only reorders its "
+            "candidates, so raise candidates or lower top_k"
+        )
     first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k")}
     first_stage["top_k"] = candidates_n
     candidates = bm25_search(corpus, queries, first_stage)

@@ -145,6 +145,13 @@ def test_rerank_respects_candidates_and_top_k() -> None:
         search("bm25_rerank", {"candidates": 0}, PASSAGES, query, embedder=embedder)
     with pytest.raises(ConfigError, match=r"top_k must be an integer >= 1, got 2\.5"):
         search("bm25_rerank", {"top_k": 2.5}, PASSAGES, query, embedder=embedder)
+    # A reranker cannot return more than its candidates: asking for it is an error, not a silent cut.
+    with pytest.raises(ConfigError, match=r"top_k \(5\) exceeds candidates \(2\)"):
+        search("bm25_rerank", {"candidates": 2, "top_k": 5}, PASSAGES, query, embedder=embedder)
+    with pytest.raises(
+        ConfigError, match=r"bm25_rerank: unknown parameter\(s\) \['candidate'\]; known: .*'candidates'"
+    ):
+        search("bm25_rerank", {"candidate": 20}, PASSAGES, query, embedder=embedder)
 
 
 def test_custom_stopwords_change_what_matches() -> None:

@@ -96,6 +96,13 @@ class DatasetConfig(_Section):
     def _one_source(self) -> DatasetConfig:
         if (self.builtin is None) == (self.path is None):
             raise ValueError("give exactly one of 'builtin' or 'path'")
+        if self.builtin is not None:
+            ignored = sorted({"format", "split"} & self.model_fields_set)
+            if ignored:  # a built-in dataset has one format and one split: a value here would be ignored
+                verb = "applies" if len(ignored) == 1 else "apply"
+                raise ValueError(
+                    f"{' and '.join(map(repr, ignored))} {verb} to 'path' datasets, not to 'builtin'"
+                )
         if self.format == "hub" and self.path is None:
             raise ValueError("format 'hub' needs 'path' (the dataset's hub name)")
         return self

@@ -248,3 +248,9 @@ def test_paths_given_as_strings_are_still_paths(tmp_path: Path) -> None:
     config = parse_config(data, base_dir=tmp_path)
     assert config.judge is not None and config.judge.cache_path == tmp_path / "cache" / "v.sqlite"
     assert isinstance(config.runs[0], FileRunSpec) and config.runs[0].path == tmp_path / "runs" / "a.trec"
+
+
+def test_builtin_dataset_refuses_path_only_keys(tmp_path: Path) -> None:
+    data = _base()
+    data["dataset"] = {"builtin": "pydocs", "split": "test"}
+    assert _error(data, tmp_path) == "c.yaml: dataset: 'split' applies to 'path' datasets, not to 'builtin'"

@@ -114,7 +114,10 @@ class RetrievalConfig(_Section):
     )
     query_set: Literal["qrels", "intersection"] = Field(
         default="qrels",
-        description="qrels: mean over judged queries, a query the run lacks scores 0; intersection: trec_eval's default",
+        description=(
+            "qrels: mean over judged queries, a query the run lacks scores 0; intersection: trec_eval's "
+            "default, and comparisons pair only the queries every run has"
+        ),
     )
 
     @field_validator("metrics")

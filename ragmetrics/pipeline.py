@@ -408,6 +408,8 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
             seed=c.seed,
             alpha=c.alpha,
             permutations=c.permutations,
+            # trec_eval's convention leaves out the queries a run lacks; the comparison must not score them 0.
+            align="intersection" if config.retrieval.query_set == "intersection" else "union",
         )
     else:
         if len(results) < 2:

@@ -313,3 +313,25 @@ def test_a_failing_judge_is_reported_not_hidden(
     assert any(
         n.startswith("context_recall: every score failed for pipeline, weaker") for n in report.metadata.notes
     )
+
+
+def test_intersection_query_set_compares_only_shared_queries(
+    qa_dir: Path, write_config: ConfigWriter, capsys: Any
+) -> None:
+    # A run that answers only the even queries: under trec_eval's convention its mean is over those 8 and
+    # the comparison pairs those 8, instead of scoring the 8 others 0 against the full run.
+    lines = [f"q{i:02d} Q0 {topic}#1 1 1.0 half" for i, (topic, *_rest) in enumerate(TOPICS) if i % 2 == 0]
+    (qa_dir / "half.trec").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    runs = [
+        {"source": "dataset", "name": "pipeline"},
+        {"source": "file", "path": "half.trec", "name": "half"},
+    ]
+    for query_set, n, half_mean in (("intersection", len(TOPICS) // 2, 1.0), ("qrels", len(TOPICS), 0.5)):
+        config = write_config(
+            f"{query_set}.yaml", runs=runs, retrieval={"metrics": ["mrr"], "query_set": query_set}
+        )
+        assert run_cli([str(config), "--output", str(qa_dir / query_set)], capsys)[0] == 0
+        report = Report.model_validate_json((_latest(qa_dir / query_set) / "report.json").read_text())
+        [pair] = report.comparisons
+        assert pair.n == n, query_set
+        assert report.run("half").aggregate["mrr"] == pytest.approx(half_mean)

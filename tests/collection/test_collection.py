@@ -145,3 +145,19 @@ def test_files_are_valid_jsonl() -> None:
     for path in (collection.passages_path(), collection.qa_path(), collection.questions_path()):
         for line in Path(path).read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(line), dict)
+
+
+def test_builtin_dataset_carries_every_judgment() -> None:
+    # `dataset: {builtin: pydocs}` must score like `load_qrels()`: the grade-0 judgments matter to bpref.
+    from ragmetrics import evaluate
+    from ragmetrics.config import DatasetConfig
+    from ragmetrics.data import load_dataset
+
+    dataset = load_dataset(DatasetConfig(builtin="pydocs"), progress=False)
+    assert dataset.qrels().to_dict() == collection.load_qrels().to_dict()
+    assert any(0 in grades.values() for grades in dataset.relevance.values())
+    run = collection.load_pipeline_run()
+    via_config = evaluate(dataset.qrels(), run, ["bpref", "ndcg@10"]).aggregate
+    assert via_config == evaluate(collection.load_qrels(), run, ["bpref", "ndcg@10"]).aggregate
+    limited = load_dataset(DatasetConfig(builtin="pydocs", limit=5), progress=False)
+    assert list(limited.relevance) == limited.query_ids == [s.id for s in dataset.samples[:5]]

@@ -273,15 +273,18 @@ def _progress_bars(enabled: bool) -> Iterator[None]:
 
 
 def read_passages(path: Path) -> dict[str, Passage]:
-    """A passages JSONL of {"id", "text", optional "title"}; duplicate or blank ids are input errors."""
+    """A passages JSONL of {"id", "text", optional "title"}; duplicate ids and blank ids or texts are input errors.
+
+    Checked here, with the file's line, rather than later by a retriever that only knows a list position.
+    """
     passages: dict[str, Passage] = {}
     source = str(path)
     for line_no, row in numbered_jsonl(path):
         pid, text = row.get("id"), row.get("text")
-        if not isinstance(pid, str) or not pid:
-            raise InputError("expected a non-empty string", source=source, line=line_no, field="id")
-        if not isinstance(text, str):
-            raise InputError("expected a string", source=source, line=line_no, field="text")
+        if not isinstance(pid, str) or not pid.strip():
+            raise InputError("expected a non-blank string", source=source, line=line_no, field="id")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("expected a non-blank string", source=source, line=line_no, field="text")
         title = row.get("title")
         if title is not None and not isinstance(title, str):
             raise InputError("expected a string or null", source=source, line=line_no, field="title")

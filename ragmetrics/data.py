@@ -165,8 +165,9 @@ def _load_builtin(config: DatasetConfig) -> QADataset:
     )
     # qa.jsonl lists only the relevant passages (grade >= 1); qrels.txt also holds the judged non-relevant
     # ones (grade 0), without which bpref takes them for unjudged and comes out far too high (0.77 vs 0.51).
-    judged: dict[str, dict[str, int]] = collection.load_qrels().to_dict()
-    dataset.relevance = {qid: judged[qid] for qid in dataset.relevance}
+    if dataset.columns.get("relevant_ids") == "relevant_ids":  # not when a mapping put another column there
+        judged: dict[str, dict[str, int]] = collection.load_qrels().to_dict()
+        dataset.relevance = {qid: judged[qid] for qid in dataset.relevance}
     passages = config.passages if config.passages is not None else Path(collection.passages_path())
     dataset.passages = read_passages(passages)
     return dataset

@@ -94,7 +94,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-resume-test-fake")
-    loopback.state.latency_s = 0.03  # slow enough that the interruptions land mid-judging
+    loopback.state.latency_s = 0.1  # slow enough that the interruptions land mid-judging, even on a busy machine
 
     reference_config = _config(write_config, loopback, "reference-cache/v.sqlite", "reference.yaml")
     reference = run_pipeline(reference_config, progress=False, write=False).report
@@ -116,7 +116,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     asked = loopback.count(path=CHAT, status=200)
     kept = _cached(cache)
     assert asked < total, "the run finished before it could be interrupted"
-    assert asked - CONCURRENCY <= kept <= asked  # only calls in flight at the signal can be lost
+    assert kept == asked  # calls in flight at the signal finish into the cache before the run stops
     assert not out.exists() or [p.name for p in out.iterdir()] == []
 
     # 2. Restarted, then SIGTERM (a CI timeout): the same clean stop, and nothing stored was asked again.
@@ -127,7 +127,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     asked = loopback.count(path=CHAT, status=200)
     kept_before, kept = kept, _cached(cache)
     assert kept_before + asked < total, "the run finished before it could be stopped"
-    assert kept - kept_before >= asked - CONCURRENCY
+    assert kept - kept_before == asked
 
     # 3. Restarted, then SIGKILL (no chance to clean up): it asked nothing that was already stored.
     loopback.reset_records()

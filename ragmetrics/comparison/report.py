@@ -247,13 +247,15 @@ def _legend(report: Report) -> list[str]:
     test = s.test + (f" ({s.permutations} permutations)" if s.permutations else "")
     scope = report.metadata.extra.get("correction_scope", "metric")
     family = "within each metric" if scope == "metric" else "over all pairs and metrics"
-    lines = [
-        f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})",
-        f"{_SIGNIFICANT} significant: corrected p <= {s.alpha:g}; test: {test}; correction: {s.correction} {family}; "
-        f"seed {s.seed}",
-        f"CI: {s.confidence:.0%} percentile bootstrap of the mean difference ({s.bootstrap_samples} samples); "
-        "d: paired Cohen's d; W/T/L: queries where the candidate wins / ties / loses",
-    ]
+    lines = []
+    if report.comparisons:  # a single run is described, not compared: no markers to explain
+        lines = [
+            f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})",
+            f"{_SIGNIFICANT} significant: corrected p <= {s.alpha:g}; test: {test}; correction: {s.correction} "
+            f"{family}; seed {s.seed}",
+            f"CI: {s.confidence:.0%} percentile bootstrap of the mean difference ({s.bootstrap_samples} samples); "
+            "d: paired Cohen's d; W/T/L: queries where the candidate wins / ties / loses",
+        ]
     for name, queries in report.metadata.missing_queries.items():
         shown = ", ".join(queries[:5]) + (", ..." if len(queries) > 5 else "")
         lines.append(

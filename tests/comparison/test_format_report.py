@@ -89,3 +89,19 @@ def test_missing_queries_are_in_the_legend() -> None:
 def test_run_labels_beyond_26() -> None:
     labels = run_labels([f"r{i}" for i in range(30)])
     assert [labels["r0"], labels["r25"], labels["r26"], labels["r29"]] == ["a", "z", "aa", "ad"]
+
+
+def test_single_run_report_has_no_significance_legend() -> None:
+    from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
+
+    run = RunResult(name="only", per_query={"q1": {"mrr": 1.0}}, metadata=RunMetadata(metrics=["mrr"]))
+    run.recompute_aggregate()
+    from ragmetrics.comparison.descriptive import describe
+
+    report = Report(runs=[run], metrics=["mrr"], settings=ComparisonSettings(test="t", correction="holm"))
+    stats = describe(run.scores("mrr"))
+    assert stats is not None
+    report.descriptive = {"only": {"mrr": stats}}
+    text = format_report(report, "table")
+    assert "only" in text and "1.0000" in text
+    assert "significant" not in text and "None samples" not in text

@@ -200,6 +200,7 @@ def test_public_url_drops_credentials() -> None:
         public_url("https://user:secret@example.com:8443/v1?api-key=abc#x") == "https://example.com:8443/v1"
     )
     assert public_url(None) is None
+    assert public_url("http://user:pw@[::1]:8080/v1") == "http://[::1]:8080/v1"
 
 
 def test_no_key_and_no_base_url_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
+from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.formulas import average_precision_of_verdicts, fraction_true
 from ragmetrics.judge.sentences import split_sentences, split_statements
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
@@ -120,11 +122,21 @@ def _r(x: float) -> float:
 class LocalJudge:
     """Judge protocol over an embedder. The default embedder is the bundled int8 MiniLM (see ragmetrics.embeddings)."""
 
-    def __init__(self, embedder: Embedder | None = None, thresholds: LocalThresholds | None = None) -> None:
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        thresholds: LocalThresholds | None = None,
+        *,
+        cache: VerdictCache | None = None,
+    ) -> None:
         if embedder is None:
             from ragmetrics.embeddings.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
+        self._cache = cache
+        if cache is not None and cache.enabled:
+            # Vectors, not verdicts, are what cost time here; stored, a rerun never runs the model again.
+            embedder = StoredEmbedder(embedder, cache)
         self._embedder = embedder
         self._thresholds = thresholds or LocalThresholds()
         self._failures = 0
@@ -153,12 +165,13 @@ class LocalJudge:
                 "clipped to [0, 1]; not the generated-question method",
                 "sentence_splitter": "ragmetrics.judge.sentences",
             },
-            cache=CacheStats(enabled=False, hits=0, misses=0, writes=0, path=None),
+            cache=self._cache.stats() if self._cache is not None else CacheStats(enabled=False),
             failures=self._failures,
         )
 
     async def aclose(self) -> None:
-        return None
+        if self._cache is not None:
+            self._cache.close()  # reopened on next use, so the judge stays usable
 
     async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
         if metric not in JUDGE_METRICS:

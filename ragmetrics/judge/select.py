@@ -44,7 +44,10 @@ def make_judge(settings: JudgeSettings | None = None) -> Judge:
                 why,
                 settings.api_key_env,
             )
-        return LocalJudge()
+        from ragmetrics.judge.cache import VerdictCache
+
+        cache = VerdictCache(settings.cache_path, enabled=settings.use_cache) if settings.cache_path else None
+        return LocalJudge(cache=cache)
     from ragmetrics.judge.llm import LLMJudge
 
     judge: Judge = LLMJudge(settings)

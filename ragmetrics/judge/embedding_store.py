@@ -12,6 +12,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import Embedder
 from ragmetrics.judge.cache import VerdictCache, cache_key
 
@@ -41,9 +42,14 @@ class StoredEmbedder:
         if hit is None:
             return None
         value = hit.value
-        if isinstance(value, list) and value and all(type(x) is float and math.isfinite(x) for x in value):
-            return value
-        self._cache.discard_hit()  # not a vector we wrote: compute it again and overwrite
+        if (
+            isinstance(value, list)
+            and value
+            and all(type(x) in (int, float) and math.isfinite(x) for x in value)
+            and any(value)
+        ):
+            return [float(x) for x in value]
+        self._cache.discard_hit()  # not a usable vector: compute it again and overwrite
         return None
 
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
@@ -68,7 +74,11 @@ class StoredEmbedder:
         out = np.empty((len(texts), dim), dtype=np.float32)
         for i, vector in found.items():
             if len(vector) != dim:
-                raise ValueError(f"stored embedding of {self._inner.name} has {len(vector)} dimensions, not {dim}")
+                raise JudgeError(
+                    f"stored embedding of {self._inner.name} has {len(vector)} dimensions, not {dim}; "
+                    "clear the cache if the model behind this name changed",
+                    cause="invalid_output",
+                )
             out[i] = vector
         if computed is not None:
             for row, positions in enumerate(todo.values()):

@@ -1,23 +1,62 @@
 """Embeddings from an OpenAI-compatible `/v1/embeddings` endpoint, through the judge's client.
 
 Going through `JudgeClient` gives embeddings the same retries, concurrency bound and token accounting as the
-chat verdicts. Texts are sent in batches; vectors already in the verdict cache are not requested again, so a
-second run over the same samples makes no embedding calls either.
+chat verdicts. Texts are sent in batches; with a cache, vectors already stored are not requested again
+(`StoredEmbedder`, the same store the local judge uses), so a second run makes no embedding calls either.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.cache import VerdictCache, cache_key
+from ragmetrics.judge.base import Embedder
+from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.client import JudgeClient
+from ragmetrics.judge.embedding_store import StoredEmbedder
 
 DEFAULT_BATCH_SIZE = 128
+
+
+class _Endpoint:
+    """The endpoint itself: distinct texts in batches, unit-length float32 vectors back."""
+
+    def __init__(self, client: JudgeClient, model: str, batch_size: int) -> None:
+        self._client = client
+        self._model = model
+        self._batch_size = batch_size
+
+    @property
+    def name(self) -> str:
+        return self._model
+
+    async def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        batches = [unique[i : i + self._batch_size] for i in range(0, len(unique), self._batch_size)]
+        results = await asyncio.gather(*(self._client.embed(batch, self._model) for batch in batches))
+        by_text = {
+            text: vector
+            for batch, (vectors, _usage) in zip(batches, results, strict=True)
+            for text, vector in zip(batch, vectors, strict=True)
+        }
+        dims = {len(v) for v in by_text.values()}
+        if len(dims) != 1:
+            raise JudgeError(
+                f"embeddings ({self._model}): vectors of different sizes {sorted(dims)}", cause="invalid_output"
+            )
+        matrix = np.asarray([by_text[t] for t in texts], dtype=np.float64)
+        if not np.isfinite(matrix).all() or not matrix.any(axis=1).all():
+            raise JudgeError(
+                f"embeddings ({self._model}): the server returned a zero or non-finite vector",
+                cause="invalid_output",
+            )
+        unit: NDArray[np.float32] = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+        return unit
 
 
 class OpenAIEmbedder:
@@ -33,69 +72,12 @@ class OpenAIEmbedder:
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        self._client = client
-        self._model = model or client.settings.embedding_model
-        self._batch_size = batch_size
-        self._cache = cache
+        endpoint = _Endpoint(client, model or client.settings.embedding_model, batch_size)
+        self._impl: Embedder = StoredEmbedder(endpoint, cache, backend="openai") if cache is not None else endpoint
 
     @property
     def name(self) -> str:
-        return self._model
-
-    def _key(self, text: str) -> str:
-        return cache_key({"backend": "openai", "kind": "embedding", "model": self._model, "input": text})
-
-    def _cached(self, text: str) -> list[float] | None:
-        """The stored vector of `text`; a row that is not a non-zero finite vector is a miss and is re-asked."""
-        hit = self._cache.get(self._key(text)) if self._cache is not None else None
-        if hit is None:
-            return None
-        value = hit.value
-        if (
-            isinstance(value, list)
-            and value
-            and all(type(x) in (int, float) and math.isfinite(x) for x in value)
-            and any(value)
-        ):
-            return [float(x) for x in value]
-        assert self._cache is not None
-        self._cache.discard_hit()
-        return None
+        return self._impl.name
 
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        vectors: list[list[float] | None] = [None] * len(texts)
-        todo: dict[str, list[int]] = {}
-        for i, text in enumerate(texts):
-            cached = self._cached(text)
-            if cached is not None:
-                vectors[i] = cached
-            else:
-                todo.setdefault(text, []).append(i)
-        unique = list(todo)
-        batches = [unique[i : i + self._batch_size] for i in range(len(unique))[:: self._batch_size]]
-        results = await asyncio.gather(*(self._client.embed(batch, self._model) for batch in batches))
-        for batch, (batch_vectors, usage) in zip(batches, results, strict=True):
-            per_batch = {**usage.as_dict(), "batch_size": len(batch)}
-            for text, vector in zip(batch, batch_vectors, strict=True):
-                if not all(np.isfinite(vector)) or not any(vector):
-                    raise JudgeError(
-                        f"embeddings ({self._model}): the server returned a zero or non-finite vector",
-                        cause="invalid_output",
-                    )
-                for i in todo[text]:
-                    vectors[i] = vector
-                if self._cache is not None:
-                    self._cache.put(self._key(text), "embedding", vector, per_batch)
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        dims = {len(v) for v in vectors if v is not None}
-        if len(dims) != 1:
-            raise JudgeError(
-                f"embeddings ({self._model}): vectors of different sizes {sorted(dims)}",
-                cause="invalid_output",
-            )
-        matrix = np.asarray(vectors, dtype=np.float32)
-        unit: NDArray[np.float32] = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(
-            np.float32
-        )
-        return unit
+        return await self._impl.embed(texts)

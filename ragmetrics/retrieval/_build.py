@@ -199,25 +199,23 @@ def build(
         raise origin.error("empty document id", int(np.flatnonzero(doc_codes == 0)[0]))
     if nq and query_vocab[0] == "":
         raise origin.error("empty query id", int(np.flatnonzero(query_codes == 0)[0]))
-    key = query_codes * max(nd, 1) + doc_codes
-    by_key = np.argsort(key)
-    sorted_key = key[by_key]
-    same = np.flatnonzero(sorted_key[1:] == sorted_key[:-1])
-    if same.size:
-        pair = by_key[same[0] : same[0] + 2]
-        first, second = int(pair.min()), int(pair.max())
-        q = str(query_vocab[query_codes[first]])
-        d = str(doc_vocab[doc_codes[first]])
-        earlier = origin.describe(first)
-        also = f" (first at {earlier})" if earlier else ""
-        raise origin.error(f"duplicate document {d!r} for query {q!r}{also}", second)
-    if kind == "qrels":
-        order = by_key
+    from ragmetrics.retrieval import build_kernels
+
+    query_codes = np.ascontiguousarray(query_codes, dtype=np.int64)
+    doc_codes = np.ascontiguousarray(doc_codes, dtype=np.int64)
+    order, offsets, earlier, later = build_kernels.group_by_query(query_codes, doc_codes, nq, nd)
+    if later >= 0:
+        q = str(query_vocab[query_codes[later]])
+        d = str(doc_vocab[doc_codes[later]])
+        first = origin.describe(earlier)
+        also = f" (first at {first})" if first else ""
+        raise origin.error(f"duplicate document {d!r} for query {q!r}{also}", later)
+    ranked = kind == "run"
+    scores = np.ascontiguousarray(values, dtype=np.float64) if ranked else np.zeros(0, dtype=np.float64)
+    if order.shape[0] >= build_kernels.PARALLEL_MIN_ENTRIES:
+        build_kernels.order_queries_parallel(order, offsets, scores, doc_codes, ranked)
     else:
-        order = _ranking_order(query_codes, values.astype(np.float64, copy=False), doc_codes, nq, nd)
-    counts = np.bincount(query_codes, minlength=nq) if nq else np.zeros(0, dtype=np.int64)
-    offsets = np.zeros(nq + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
+        build_kernels.order_queries_serial(order, offsets, scores, doc_codes, ranked)
     return Built(
         query_ids=tuple(query_vocab.tolist()),
         doc_vocab=readonly(doc_vocab),
@@ -225,36 +223,6 @@ def build(
         doc_codes=readonly(doc_codes[order]),
         values=readonly(values[order]),
     )
-
-
-def _ranking_order(
-    query_codes: NDArray[np.int64],
-    scores: NDArray[np.float64],
-    doc_codes: NDArray[np.int64],
-    nq: int,
-    nd: int,
-) -> NDArray[np.intp]:
-    """Entry order by query, then score descending, then document code descending.
-
-    Scores are replaced by their dense rank so the three keys pack into one int64 and a single
-    integer argsort does the job (several times faster than `np.lexsort` on three keys); keys that
-    could overflow fall back to `np.lexsort`.
-    """
-    n = scores.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.intp)
-    by_score = np.argsort(-scores)  # -0.0 == 0.0, so signed zeros share a rank, as in trec_eval
-    ordered = -scores[by_score]
-    new_rank = np.empty(n, dtype=np.bool_)
-    new_rank[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new_rank[1:])
-    rank = np.empty(n, dtype=np.int64)
-    rank[by_score] = np.cumsum(new_rank, dtype=np.int64) - 1
-    num_ranks = int(rank.max()) + 1
-    if nq * num_ranks * nd >= 2**62:
-        return np.lexsort((-doc_codes, -scores, query_codes))
-    key = (query_codes * num_ranks + rank) * nd + (nd - 1 - doc_codes)
-    return np.argsort(key)
 
 
 def readonly(array: _A) -> _A:

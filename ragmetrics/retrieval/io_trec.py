@@ -5,7 +5,8 @@ its bytes, numbers are parsed in place and ids are factorised by their bytes, so
 becomes millions of Python objects. Fields are separated by any ASCII whitespace, as trec_eval does; blank
 lines and lines whose first field starts with ``#`` are skipped. Only the distinct ids are decoded; byte
 order is UTF-8 code-point order, so sorting is unchanged. Tokens the fast paths do not cover (a malformed
-number, 19+ digits) go through Python's own parsers, which also word the errors.
+number, 19+ digits) go through Python's own parsers, which also word the errors. The kernels are imported
+on first read, so importing the containers does not start numba.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval import trec_scan
 from ragmetrics.retrieval._build import Columns, Origin
 
 QRELS_FIELDS = ("query id", "iteration", "document id", "grade")
@@ -82,6 +82,8 @@ def scan(
     data: bytes, source: str, names: tuple[str, ...], *, keep: tuple[int, ...], allow_extra: bool
 ) -> Fields:
     """Find the fields `keep` of every data line, which must hold `len(names)` fields (more when `allow_extra`)."""
+    from ragmetrics.retrieval import trec_scan
+
     check_text(data, source)
     slot_of_field = np.full(len(names), -1, dtype=np.int64)
     slot_of_field[list(keep)] = np.arange(len(keep))
@@ -110,6 +112,8 @@ def factorize_ids(fields: Fields, slot: int, *, grouped: bool) -> tuple[NDArray[
     With `grouped`, consecutive equal ids (TREC files list a query's lines together) are collapsed
     first, so only one id per block is sorted.
     """
+    from ragmetrics.retrieval import trec_scan
+
     starts, lengths = fields.starts[slot], fields.lengths[slot]
     if not grouped:
         return _factorize(fields.buf, starts, lengths, fields.ascii_only)
@@ -121,6 +125,8 @@ def factorize_ids(fields: Fields, slot: int, *, grouped: bool) -> tuple[NDArray[
 def _factorize(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64], ascii_only: bool
 ) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
+    from ragmetrics.retrieval import trec_scan
+
     keys, shared = trec_scan.prefix_words(buf, starts, lengths)
     order = np.argsort(keys).astype(np.int64, copy=False)  # numpy's SIMD sort; ties refined in numba
     codes, firsts = trec_scan.sorted_codes(buf, starts, lengths, keys, shared, order)
@@ -131,6 +137,8 @@ def _factorize(
 
 def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArray[np.int64]:
     """Integer literals only: "2", "+2" and "-1" pass; "2.0", "2.5", "1_0" and "two" are errors."""
+    from ragmetrics.retrieval import trec_scan
+
     values, flagged = trec_scan.parse_integers(fields.buf, fields.starts[slot], fields.lengths[slot])
     for i in np.flatnonzero(flagged).tolist():
         token = fields.token(slot, i)
@@ -142,6 +150,8 @@ def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
 
 def parse_scores(fields: Fields, slot: int, origin: Origin, label: str) -> NDArray[np.float64]:
     """Finite decimal numbers: "nan", "inf", "1e999" (overflow), "1_0" and "0x1" are errors."""
+    from ragmetrics.retrieval import trec_scan
+
     values, flagged = trec_scan.parse_decimals(fields.buf, fields.starts[slot], fields.lengths[slot])
     for i in np.flatnonzero(flagged).tolist():
         token = fields.token(slot, i)

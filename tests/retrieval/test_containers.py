@@ -121,18 +121,39 @@ def test_pickled_containers_stay_read_only() -> None:
     assert qrels.to_dict() == {"q": {"a": 1}} and not qrels.grades.flags.writeable
 
 
-def test_ranking_order_fallback_for_keys_too_wide_to_pack_agrees() -> None:
-    # Huge vocabularies cannot pack (query, score rank, document) into one int64 and take np.lexsort
-    # instead; both paths must give the same order (ties by document code descending, -0.0 == 0.0).
-    from ragmetrics.retrieval._build import _ranking_order
+@pytest.mark.parametrize("kernel", ["order_queries_serial", "order_queries_parallel"])
+@pytest.mark.parametrize("ranked", [True, False])
+def test_build_kernels_order_every_query_like_a_python_sort(kernel: str, ranked: bool) -> None:
+    # Queries of 0 to 300 entries (past the insertion-sort runs and several merge widths), scores full of
+    # ties and signed zeros, input order shuffled: run entries end up by score descending then document
+    # descending (-0.0 == 0.0), qrels entries by document ascending; queries stay in code order.
+    from ragmetrics.retrieval import build_kernels
 
     rng = np.random.default_rng(11)
-    nq, nd, n = 7, 40, 200
-    pairs = rng.choice(nq * nd, n, replace=False)
-    query_codes, doc_codes = (pairs // nd).astype(np.int64), (pairs % nd).astype(np.int64)
-    scores = rng.choice([-0.0, 0.0, 0.25, 0.5, 1.0], n)
-    packed = _ranking_order(query_codes, scores, doc_codes, nq, nd)
-    fallback = _ranking_order(query_codes, scores, doc_codes, nq, 2**61)
-    assert packed.tolist() == fallback.tolist()
-    keys = [(int(query_codes[i]), -float(scores[i]), -int(doc_codes[i])) for i in packed]
+    nq, nd = 12, 400
+    sizes = rng.integers(0, 300, nq)
+    sizes[3] = 0
+    query_codes = np.repeat(np.arange(nq), sizes)
+    doc_codes = np.concatenate([rng.choice(nd, k, replace=False) for k in sizes]).astype(np.int64)
+    scores = rng.choice([-0.0, 0.0, 0.25, 0.5, 1.0, -3.0], query_codes.shape[0])
+    shuffle = rng.permutation(query_codes.shape[0])
+    query_codes, doc_codes, scores = query_codes[shuffle], doc_codes[shuffle], scores[shuffle]
+    order, offsets, earlier, later = build_kernels.group_by_query(query_codes, doc_codes, nq, nd)
+    assert (earlier, later) == (-1, -1)
+    assert offsets.tolist() == [0, *np.cumsum(sizes).tolist()]
+    getattr(build_kernels, kernel)(order, offsets, scores if ranked else np.zeros(0), doc_codes, ranked)
+    if ranked:
+        keys = [(int(query_codes[i]), -float(scores[i]), -int(doc_codes[i])) for i in order]
+    else:
+        keys = [(int(query_codes[i]), 0.0, int(doc_codes[i])) for i in order]
     assert keys == sorted(keys)
+    assert sorted(order.tolist()) == list(range(query_codes.shape[0]))
+
+
+def test_build_kernels_report_the_first_duplicate_of_the_first_query() -> None:
+    from ragmetrics.retrieval import build_kernels
+
+    query_codes = np.array([1, 0, 1, 0, 1, 0], dtype=np.int64)
+    doc_codes = np.array([5, 2, 5, 3, 7, 2], dtype=np.int64)
+    _, _, earlier, later = build_kernels.group_by_query(query_codes, doc_codes, 2, 8)
+    assert (earlier, later) == (1, 5)  # query 0 comes first: document 2 at entries 1 and 5

@@ -1,9 +1,9 @@
-"""The one vectorised builder every Qrels/Run reader funnels into.
+"""The one builder every Qrels/Run reader funnels into.
 
-Readers only extract three aligned columns (query id, document id, value) plus, where they can, where each
-entry came from; everything else (value checks, id factorisation, duplicate detection, CSR layout, ranking
-order) happens here once, with numpy, so a million entries build in well under a second and every source
-reports errors the same way.
+Readers only extract three aligned columns (query id, document id, value; ids already factorised by
+`id_codes`) plus, where they can, where each entry came from; everything else (value checks, duplicate
+detection, CSR layout, ranking order) happens here once, with numpy and the `build_kernels`, so a million
+entries build in a fraction of a second and every source reports errors the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from ragmetrics.errors import InputError
 
 Kind = Literal["qrels", "run"]
 _A = TypeVar("_A", bound="np.ndarray[Any, Any]")
-_G = TypeVar("_G", bound=np.generic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,29 +73,6 @@ class Columns:
     doc_codes: NDArray[np.int64]
     values: NDArray[np.generic]
     origin: Origin
-
-
-def str_array(items: list[str]) -> NDArray[np.str_]:
-    return np.array(items, dtype=np.str_) if items else np.zeros(0, dtype="<U1")
-
-
-def factorize(values: NDArray[_G]) -> tuple[NDArray[_G], NDArray[np.int64]]:
-    """Sorted unique values and, per element, its index into them.
-
-    One argsort plus a run-boundary scan: measurably cheaper than `np.unique(return_inverse=True)`
-    on string arrays, and it keeps byte/code-point order (== trec_eval's strcmp order for UTF-8).
-    """
-    n = values.shape[0]
-    if n == 0:
-        return values[:0], np.zeros(0, dtype=np.int64)
-    order = np.argsort(values)  # stability is not needed: equal values get one code either way
-    ordered = values[order]
-    starts = np.empty(n, dtype=np.bool_)
-    starts[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
-    codes = np.empty(n, dtype=np.int64)
-    codes[order] = np.cumsum(starts, dtype=np.int64) - 1
-    return ordered[starts], codes
 
 
 def check_grades(values: NDArray[np.generic], origin: Origin, label: str) -> NDArray[np.int64]:
@@ -157,8 +133,7 @@ def _is_number(v: object) -> bool:
 def ids_to_str(items: Sequence[object], origin: Origin, label: str) -> list[str]:
     """Ids must be strings; integers are accepted and written in decimal (ids like 101 in BEIR).
 
-    A NUL character is refused: numpy's string arrays drop trailing NULs, so "d\x00" would silently
-    become "d" (the TREC reader refuses NUL bytes for the same reason).
+    A NUL inside an id is refused later, by `id_codes.factorize_strings`, which every reader calls.
     """
     if all(type(x) is str for x in items):
         out = cast("list[str]", items if isinstance(items, list) else list(items))
@@ -171,9 +146,6 @@ def ids_to_str(items: Sequence[object], origin: Origin, label: str) -> list[str]
                 out.append(str(int(x)))
             else:
                 raise origin.error(f"{label} {x!r} is not a string or integer id", i, field=label)
-    if "\x00" in "\x01".join(out):
-        i = next(i for i, x in enumerate(out) if "\x00" in x)
-        raise origin.error(f"{label} {out[i]!r} contains a NUL character", i, field=label)
     return out
 
 

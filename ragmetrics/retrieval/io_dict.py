@@ -10,7 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval._build import Columns, Origin, factorize, ids_to_str, str_array
+from ragmetrics.retrieval._build import Columns, Origin, ids_to_str
+from ragmetrics.retrieval.id_codes import factorize_strings
 
 
 def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
@@ -29,7 +30,7 @@ def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
             raise query_origin.error(
                 f"expected a mapping of document id -> {value_name}, got {type(mapping).__name__}", i
             )
-    query_vocab, key_codes = factorize(str_array(keys))
+    query_vocab, key_codes = factorize_strings(keys, query_origin, "query id")
     if query_vocab.shape[0] != len(keys):
         same = Counter(keys).most_common(1)[0][0]
         spelled = ", ".join(repr(r) for r, k in zip(raw_keys, keys, strict=True) if k == same)
@@ -44,7 +45,7 @@ def columns_from_nested(data: object, source: str, value_name: str) -> Columns:
 
     origin = Origin(source, names=name)
     docs = ids_to_str(raw_docs, origin, "document id")
-    doc_vocab, doc_codes = factorize(str_array(docs))
+    doc_vocab, doc_codes = factorize_strings(docs, origin, "document id")
     return Columns(query_vocab, key_codes[entry_key], doc_vocab, doc_codes, value_column(values), origin)
 
 
@@ -79,6 +80,6 @@ def columns_from_flat(
     labels: tuple[str, str] = ("query id", "document id"),
 ) -> Columns:
     """Columns from three aligned lists (JSON Lines, DataFrame columns already turned into lists)."""
-    query_vocab, query_codes = factorize(str_array(ids_to_str(qids, origin, labels[0])))
-    doc_vocab, doc_codes = factorize(str_array(ids_to_str(docs, origin, labels[1])))
+    query_vocab, query_codes = factorize_strings(ids_to_str(qids, origin, labels[0]), origin, labels[0])
+    doc_vocab, doc_codes = factorize_strings(ids_to_str(docs, origin, labels[1]), origin, labels[1])
     return Columns(query_vocab, query_codes, doc_vocab, doc_codes, value_column(values), origin)

@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval._build import Columns, Origin, factorize, ids_to_str, str_array
+from ragmetrics.retrieval._build import Columns, Origin, ids_to_str
+from ragmetrics.retrieval.id_codes import factorize_strings
 
 
 def frame_columns(frame: Any, names: tuple[str, str, str], source: str) -> Columns:
@@ -24,8 +25,12 @@ def frame_columns(frame: Any, names: tuple[str, str, str], source: str) -> Colum
         if name not in present:
             raise InputError(f"missing column {name!r} (columns: {present})", source=source, field=name)
     origin = Origin(source, positions=np.arange(len(frame), dtype=np.int64), unit="row")
-    query_vocab, query_codes = factorize(_id_column(frame[names[0]].to_numpy(), origin, names[0]))
-    doc_vocab, doc_codes = factorize(_id_column(frame[names[1]].to_numpy(), origin, names[1]))
+    query_vocab, query_codes = factorize_strings(
+        _id_column(frame[names[0]].to_numpy(), origin, names[0]), origin, names[0]
+    )
+    doc_vocab, doc_codes = factorize_strings(
+        _id_column(frame[names[1]].to_numpy(), origin, names[1]), origin, names[1]
+    )
     # Nullable pandas dtypes arrive as object arrays holding pd.NA; the value checks name the first one.
     values = frame[names[2]].to_numpy()
     return Columns(query_vocab, query_codes, doc_vocab, doc_codes, values, origin)
@@ -44,16 +49,16 @@ def dataset_columns(dataset: Any, names: tuple[str, str, str], source: str) -> C
     return frame_columns(frame, names, source)
 
 
-def _id_column(values: NDArray[Any], origin: Origin, name: str) -> NDArray[np.str_]:
+def _id_column(values: NDArray[Any], origin: Origin, name: str) -> list[str]:
     kind = values.dtype.kind
     if values.shape[0] == 0:  # an empty frame's columns default to float64
-        return np.zeros(0, dtype="<U1")
+        return []
     if kind == "U":
-        return values
+        return list(values.tolist())
     if kind in "iu":
-        return values.astype(np.str_)
+        return list(map(str, values.tolist()))
     if kind == "O":
-        return str_array(ids_to_str(values.tolist(), origin, name))
+        return ids_to_str(values.tolist(), origin, name)
     raise InputError(
         f"ids must be strings or integers, got a column of dtype {values.dtype}",
         source=origin.source,

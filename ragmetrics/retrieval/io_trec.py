@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval._build import Columns, Origin
+from ragmetrics.retrieval.id_codes import factorize_tokens
 
 QRELS_FIELDS = ("query id", "iteration", "document id", "grade")
 RUN_FIELDS = ("query id", "Q0", "document id", "rank", "score", "tag")
@@ -116,23 +117,10 @@ def factorize_ids(fields: Fields, slot: int, *, grouped: bool) -> tuple[NDArray[
 
     starts, lengths = fields.starts[slot], fields.lengths[slot]
     if not grouped:
-        return _factorize(fields.buf, starts, lengths, fields.ascii_only)
+        return factorize_tokens(fields.buf, starts, lengths, fields.ascii_only)
     heads = trec_scan.run_heads(fields.buf, starts, lengths)
-    vocab, head_codes = _factorize(fields.buf, starts[heads], lengths[heads], fields.ascii_only)
+    vocab, head_codes = factorize_tokens(fields.buf, starts[heads], lengths[heads], fields.ascii_only)
     return vocab, head_codes[np.cumsum(heads, dtype=np.int64) - 1]
-
-
-def _factorize(
-    buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64], ascii_only: bool
-) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
-    from ragmetrics.retrieval import trec_scan
-
-    keys, shared = trec_scan.prefix_words(buf, starts, lengths)
-    order = np.argsort(keys).astype(np.int64, copy=False)  # numpy's SIMD sort; ties refined in numba
-    codes, firsts = trec_scan.sorted_codes(buf, starts, lengths, keys, shared, order)
-    points = trec_scan.code_points(buf, starts[firsts], lengths[firsts], keys[firsts], shared, ascii_only)
-    vocab: NDArray[np.str_] = points.view(f"<U{points.shape[1]}").reshape(points.shape[0])
-    return vocab, codes
 
 
 def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArray[np.int64]:

@@ -202,6 +202,10 @@ def fresh_process(library: str, folder: Path, name: str, repeat: int) -> tuple[f
         if library == "ragmetrics":
             phases.append(json.loads(out.stdout.strip().splitlines()[-1]))
     median = {key: statistics.median(p[key] for p in phases) for key in phases[0]} if phases else {}
+    if median:  # what the phases do not cover: interpreter start-up and tear-down (numba's objects are many)
+        median["start_and_exit"] = statistics.median(
+            t - sum(p.values()) for t, p in zip(times, phases, strict=True)
+        )
     return statistics.median(times), median
 
 
@@ -242,6 +246,7 @@ def main() -> int:
             name = label.replace(" ", "")
             qrels, run = make_data(n_queries, depth)
             write_files(folder, name, qrels, run)
+            os.sync()  # flush the freshly written files now, not while a timed process runs
             print(
                 f"\n== {label}: {n_queries:,} queries x {depth:,} docs, {len(qrels['q']):,} judgements",
                 flush=True,

@@ -54,7 +54,7 @@ class Origin:
 
 @dataclass(frozen=True, slots=True)
 class Built:
-    """The CSR arrays of one container (see /work/notes/retrieval_contract.md for the layout)."""
+    """The CSR arrays of one container (layout: docs/retrieval_io.md, "Internal layout")."""
 
     query_ids: tuple[str, ...]
     doc_vocab: NDArray[np.str_]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numpy.typing import NDArray
 
 from ragmetrics.judge.cache import VerdictCache
@@ -85,3 +86,80 @@ def test_make_judge_wires_the_cache_from_settings(tmp_path: Path) -> None:
     assert not off.enabled
     none = make_judge(JudgeSettings(backend="local", cache_path=None)).info().cache
     assert not none.enabled
+
+
+def _embedding_rows(path: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return [row[0] for row in conn.execute("SELECT value FROM verdicts WHERE kind = 'embedding'")]
+
+
+def _set_embedding_rows(path: Path, value: object) -> None:
+    import json
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE verdicts SET value = ? WHERE kind = 'embedding'", (json.dumps(value),))
+
+
+def test_vectors_are_stored_as_exact_float32_bytes(tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    from ragmetrics.judge.embedding_store import VECTOR_FIELD, StoredEmbedder, decode_vector
+
+    path = tmp_path / "verdicts.sqlite"
+    inner = CountingEmbedder()
+    store = StoredEmbedder(inner, VerdictCache(path))
+    texts = ["alpha", "beta beta", "alpha"]
+    first = asyncio.run(store.embed(texts))
+    rows = _embedding_rows(path)
+    assert len(rows) == 2  # "alpha" once
+    for row in rows:
+        value = json.loads(row)
+        assert set(value) == {VECTOR_FIELD} and len(value[VECTOR_FIELD]) == 16  # 3 float32 = 12 bytes
+        vector = decode_vector(value)
+        assert vector is not None and vector.dtype == np.float32
+    again = asyncio.run(StoredEmbedder(CountingEmbedder(), VerdictCache(path)).embed(texts))
+    assert again.tobytes() == first.tobytes()
+
+
+def test_vectors_stored_as_json_lists_by_0_1_0_are_still_read(tmp_path: Path) -> None:
+    import asyncio
+
+    from ragmetrics.judge.embedding_store import StoredEmbedder
+
+    path = tmp_path / "verdicts.sqlite"
+    first = asyncio.run(StoredEmbedder(CountingEmbedder(), VerdictCache(path)).embed(["alpha"]))
+    _set_embedding_rows(path, [float(x) for x in first[0]])
+    inner = CountingEmbedder()
+    again = asyncio.run(StoredEmbedder(inner, VerdictCache(path)).embed(["alpha"]))
+    assert inner.texts == [] and again.tobytes() == first.tobytes()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"float32_le_base64": "not base64!"},
+        {"float32_le_base64": "AAAA"[:3]},
+        {"float32_le_base64": "AADAfw=="},  # one NaN
+        {"float32_le_base64": "AAAAAA=="},  # one zero: no direction
+        {"float32_le_base64": ""},
+        {"float32_le_base64": "AACAPw==", "extra": 1},
+        [1e300],
+        [10**400],
+        [],
+    ],
+)
+def test_a_malformed_stored_vector_is_embedded_again(tmp_path: Path, value: object) -> None:
+    import asyncio
+
+    from ragmetrics.judge.embedding_store import StoredEmbedder
+
+    path = tmp_path / "verdicts.sqlite"
+    first = asyncio.run(StoredEmbedder(CountingEmbedder(), VerdictCache(path)).embed(["alpha"]))
+    _set_embedding_rows(path, value)
+    inner = CountingEmbedder()
+    again = asyncio.run(StoredEmbedder(inner, VerdictCache(path)).embed(["alpha"]))
+    assert inner.texts == ["alpha"] and again.tobytes() == first.tobytes()

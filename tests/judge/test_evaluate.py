@@ -13,6 +13,7 @@ import pytest
 
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.embedding_store import decode_vector
 from ragmetrics.judge.evaluate import aevaluate_rag, evaluate_rag
 from ragmetrics.judge.prompts import default_library
 from ragmetrics.schema import RunResult
@@ -71,7 +72,7 @@ def _assert_cache_valid(path: Path) -> int:
     for kind, value in rows:
         data = json.loads(value)
         if kind == "embedding":
-            assert isinstance(data, list) and data and all(math.isfinite(x) for x in data)
+            assert decode_vector(data) is not None
         else:
             library.get(kind).model.model_validate(data)
             verdicts += 1

@@ -86,6 +86,14 @@ def scan_fields(
 
 
 @njit(cache=True, nogil=True)
+def _sign(buf: NDArray[np.uint8], p: int, end: int) -> tuple[bool, int]:
+    """Whether the number at p is negative, and where its digits start (after an optional + or -)."""
+    if p < end and (buf[p] == _PLUS or buf[p] == _MINUS):
+        return bool(buf[p] == _MINUS), p + 1
+    return False, p
+
+
+@njit(cache=True, nogil=True)
 def parse_decimals(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
@@ -100,12 +108,8 @@ def parse_decimals(
     values = np.zeros(n, dtype=np.float64)
     flagged = np.zeros(n, dtype=np.bool_)
     for t in range(n):
-        p = starts[t]
-        end = p + lengths[t]
-        negative = False
-        if buf[p] == _PLUS or buf[p] == _MINUS:
-            negative = buf[p] == _MINUS
-            p += 1
+        end = starts[t] + lengths[t]
+        negative, p = _sign(buf, starts[t], end)
         mantissa = 0
         significant = 0
         exponent = 0
@@ -133,10 +137,7 @@ def parse_decimals(
                 p += 1
         if p < end and (buf[p] == 101 or buf[p] == 69) and digits > 0 and significant <= 18:  # e, E
             p += 1
-            exponent_negative = False
-            if p < end and (buf[p] == _PLUS or buf[p] == _MINUS):
-                exponent_negative = buf[p] == _MINUS
-                p += 1
+            exponent_negative, p = _sign(buf, p, end)
             written = 0
             power = 0
             while p < end and _ZERO <= buf[p] <= _NINE and written < 6:
@@ -170,12 +171,8 @@ def parse_integers(
     values = np.zeros(n, dtype=np.int64)
     flagged = np.zeros(n, dtype=np.bool_)
     for t in range(n):
-        p = starts[t]
-        end = p + lengths[t]
-        negative = False
-        if buf[p] == _PLUS or buf[p] == _MINUS:
-            negative = buf[p] == _MINUS
-            p += 1
+        end = starts[t] + lengths[t]
+        negative, p = _sign(buf, starts[t], end)
         if end - p == 0 or end - p > 18:
             flagged[t] = True
             continue

@@ -184,10 +184,7 @@ def build(
         raise origin.error(f"duplicate document {d!r} for query {q!r}{also}", later)
     ranked = kind == "run"
     scores = np.ascontiguousarray(values, dtype=np.float64) if ranked else np.zeros(0, dtype=np.float64)
-    if order.shape[0] >= build_kernels.PARALLEL_MIN_ENTRIES:
-        build_kernels.order_queries_parallel(order, offsets, scores, doc_codes, ranked)
-    else:
-        build_kernels.order_queries_serial(order, offsets, scores, doc_codes, ranked)
+    build_kernels.order_queries(order, offsets, scores, doc_codes, ranked)
     return Built(
         query_ids=tuple(query_vocab.tolist()),
         doc_vocab=readonly(doc_vocab),

@@ -1,17 +1,18 @@
 """Numba kernels of the container builder: group entries by query, catch duplicates, order each query.
 
-A counting sort by query and a sort per query replace three global argsorts of a million keys; queries are
-independent, so large inputs sort them in parallel.
+A counting sort by query and a sort per query replace three global argsorts of a million keys. They run on
+one thread on purpose: a parallel kernel would start numba's thread pool (GNU OpenMP here) while merely
+loading data, and a process that has started GNU OpenMP can no longer `fork` (multiprocessing's default on
+Linux); loading containers in a parent that forks workers must keep working. A million entries sort in
+~0.04 s this way.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from numpy.typing import NDArray
 
-# Below this many entries the serial kernel is faster than waking the thread pool.
-PARALLEL_MIN_ENTRIES = 50_000
 _INSERTION_RUN = 16
 
 
@@ -114,7 +115,7 @@ def _longest(offsets: NDArray[np.int64]) -> int:
 
 
 @njit(cache=True, nogil=True)
-def order_queries_serial(
+def order_queries(
     grouped: NDArray[np.int64],
     offsets: NDArray[np.int64],
     scores: NDArray[np.float64],
@@ -125,21 +126,3 @@ def order_queries_serial(
     scratch = np.empty(_longest(offsets), dtype=np.int64)
     for q in range(offsets.shape[0] - 1):
         _sort_entries(grouped[offsets[q] : offsets[q + 1]], scratch, scores, doc_codes, ranked)
-
-
-@njit(cache=True, parallel=True)
-def order_queries_parallel(
-    grouped: NDArray[np.int64],
-    offsets: NDArray[np.int64],
-    scores: NDArray[np.float64],
-    doc_codes: NDArray[np.int64],
-    ranked: bool,
-) -> None:
-    """`order_queries_serial` with queries spread over threads (each sorts with its own scratch)."""
-    nq = offsets.shape[0] - 1
-    n_chunks = min(nq, 64)
-    longest = _longest(offsets)
-    for chunk in prange(n_chunks):
-        scratch = np.empty(longest, dtype=np.int64)
-        for q in range(chunk * nq // n_chunks, (chunk + 1) * nq // n_chunks):
-            _sort_entries(grouped[offsets[q] : offsets[q + 1]], scratch, scores, doc_codes, ranked)

@@ -130,7 +130,8 @@ def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
     values, flagged = trec_scan.parse_integers(fields.buf, fields.starts[slot], fields.lengths[slot])
     for i in np.flatnonzero(flagged).tolist():
         token = fields.token(slot, i)
-        if not _INT.fullmatch(token) or not -(2**63) <= int(token) < 2**63:
+        # 21+ characters can never fit int64 (and int() refuses 4,300+ digits with a bare ValueError)
+        if len(token) > 21 or not _INT.fullmatch(token) or not -(2**63) <= int(token) < 2**63:
             raise origin.error(f"{label} {token.decode()!r} is not an integer", i, field=label)
         values[i] = int(token)
     return values

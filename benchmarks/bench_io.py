@@ -38,7 +38,9 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--depth", type=int, default=100)

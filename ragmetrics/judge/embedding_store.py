@@ -38,7 +38,9 @@ class StoredEmbedder:
         return self._cache
 
     def _key(self, text: str) -> str:
-        return cache_key({"backend": self._backend, "kind": "embedding", "model": self._inner.name, "input": text})
+        return cache_key(
+            {"backend": self._backend, "kind": "embedding", "model": self._inner.name, "input": text}
+        )
 
     def _stored(self, key: str) -> NDArray[np.float32] | None:
         hit = self._cache.get(key)

@@ -19,7 +19,9 @@ ORIGIN = Origin("ids")
     st.lists(
         st.one_of(
             st.text(st.characters(blacklist_characters="\x00", blacklist_categories=()), max_size=25),
-            st.sampled_from(["", "a", "a" * 8, "a" * 9, "a" * 16, "doc_000001", "doc_000010", "\ud800", "\U0010ffff"]),
+            st.sampled_from(
+                ["", "a", "a" * 8, "a" * 9, "a" * 16, "doc_000001", "doc_000010", "\ud800", "\U0010ffff"]
+            ),
         ),
         max_size=80,
     )

@@ -66,9 +66,13 @@ def read_bytes(path: str | Path) -> bytes:
     return data
 
 
-def check_text(data: bytes, source: str) -> None:
-    """Reject what would corrupt ids later: invalid UTF-8 and NUL bytes (numpy's str arrays drop them)."""
-    if not data.isascii():
+def check_text(data: bytes, source: str) -> bool:
+    """Reject what would corrupt ids later: invalid UTF-8 and NUL bytes (numpy's str arrays drop them).
+
+    Returns whether the text is pure ASCII, which the id decoder uses for its fast path.
+    """
+    ascii_only = data.isascii()
+    if not ascii_only:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -77,6 +81,7 @@ def check_text(data: bytes, source: str) -> None:
     nul = data.find(b"\x00")
     if nul >= 0:
         raise InputError("NUL byte in text", source=source, line=data.count(b"\n", 0, nul) + 1)
+    return ascii_only
 
 
 def scan(
@@ -85,7 +90,7 @@ def scan(
     """Find the fields `keep` of every data line, which must hold `len(names)` fields (more when `allow_extra`)."""
     from ragmetrics.retrieval import trec_scan
 
-    check_text(data, source)
+    ascii_only = check_text(data, source)
     slot_of_field = np.full(len(names), -1, dtype=np.int64)
     slot_of_field[list(keep)] = np.arange(len(keep))
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -104,7 +109,7 @@ def scan(
         if not data.strip():
             raise InputError("empty file: no entries", source=source)
         raise InputError("no entries (only comments and blank lines)", source=source)
-    return Fields(data, buf, starts, lengths, lines, data.isascii())
+    return Fields(data, buf, starts, lengths, lines, ascii_only)
 
 
 def factorize_ids(fields: Fields, slot: int, *, grouped: bool) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
@@ -130,8 +135,10 @@ def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
     values, flagged = trec_scan.parse_integers(fields.buf, fields.starts[slot], fields.lengths[slot])
     for i in np.flatnonzero(flagged).tolist():
         token = fields.token(slot, i)
-        # 21+ characters can never fit int64 (and int() refuses 4,300+ digits with a bare ValueError)
-        if len(token) > 21 or not _INT.fullmatch(token) or not -(2**63) <= int(token) < 2**63:
+        # More than 19 significant digits never fit int64; checked first because int() refuses 4,300+
+        # digits with a bare ValueError. Leading zeros ("+0007") are still fine.
+        significant = token.lstrip(b"+-").lstrip(b"0")
+        if len(significant) > 19 or not _INT.fullmatch(token) or not -(2**63) <= int(token) < 2**63:
             raise origin.error(f"{label} {token.decode()!r} is not an integer", i, field=label)
         values[i] = int(token)
     return values

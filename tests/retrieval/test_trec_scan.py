@@ -167,3 +167,9 @@ def test_scan_keeps_only_requested_fields_and_ignores_extras() -> None:
     assert got == [["a", "c", "e"], ["A", "C", "E"]]
     assert fields.lines.tolist() == [1, 4]
     assert np.array_equal(fields.starts[0], [0, 20])
+
+
+def test_grades_with_leading_zeros_beyond_nineteen_characters(tmp_path: Path) -> None:
+    path = tmp_path / "qrels"
+    path.write_text("q 0 a +000000000000000000000007\nq 0 b -0000000000000000000000009223372036854775808\n")
+    assert Qrels.from_trec(path).to_dict() == {"q": {"a": 7, "b": -(2**63)}}

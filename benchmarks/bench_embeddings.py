@@ -29,7 +29,18 @@ ROOT = Path(__file__).resolve().parents[1]
 _SUBJECTS = ["The json module", "A pathlib.Path", "The asyncio event loop", "A csv.writer", "The re module",
              "An itertools chain", "The logging root logger", "A sqlite3 cursor", "The heapq module",
              "A dataclass", "The subprocess module", "A threading.Lock"]  # fmt: skip
-_VERBS = ["parses", "returns", "writes", "reads", "caches", "validates", "sorts", "yields", "locks", "formats"]
+_VERBS = [
+    "parses",
+    "returns",
+    "writes",
+    "reads",
+    "caches",
+    "validates",
+    "sorts",
+    "yields",
+    "locks",
+    "formats",
+]
 _OBJECTS = ["a list of records", "the text of a file", "every matching line", "the numbers in order",
             "a dictionary of counts", "one row at a time"]  # fmt: skip
 _ENDINGS = ["", " quickly", " on every call", " without copying"]
@@ -67,7 +78,9 @@ def _fresh(texts: list[str]) -> dict[str, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()

@@ -100,8 +100,8 @@ def main() -> int:
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
+    from ragmetrics.judge.backends.llm import LLMJudge
     from ragmetrics.judge.evaluate import evaluate_rag
-    from ragmetrics.judge.llm import LLMJudge
     from ragmetrics.judge.settings import JudgeSettings
 
     server = subprocess.Popen(

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragmetrics.embeddings.minilm import MiniLMEmbedder  # noqa: E402
-from ragmetrics.judge.sentences import split_sentences  # noqa: E402
+from ragmetrics.judge.text.sentences import split_sentences  # noqa: E402
 
 TOPICS = ROOT / "tests" / "data" / "local_judge_topics.jsonl"
 
@@ -60,7 +60,9 @@ def main() -> int:
     if reference_model.max_seq_length != 256:
         raise SystemExit(f"reference max_seq_length is {reference_model.max_seq_length}, expected 256")
     t0 = time.perf_counter()
-    reference = reference_model.encode(corpus, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+    reference = reference_model.encode(
+        corpus, batch_size=64, normalize_embeddings=True, convert_to_numpy=True
+    )
     t1 = time.perf_counter()
     ours = MiniLMEmbedder(cache_size=0).encode(corpus)
     t2 = time.perf_counter()

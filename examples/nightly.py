@@ -15,10 +15,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from ragmetrics.comparison.report import format_report
-from ragmetrics.config import load_config
 from ragmetrics.errors import ConfigError, InputError
-from ragmetrics.pipeline import run_pipeline
+from ragmetrics.nightly.config import load_config
+from ragmetrics.nightly.pipeline import run_pipeline
+from ragmetrics.render.tables import format_report
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "nightly.yaml"
 

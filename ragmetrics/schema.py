@@ -31,7 +31,9 @@ class SampleFailure(_Model):
 
     query_id: str
     metric: str
-    cause: str = Field(description="short machine-readable cause, e.g. 'rate_limited', 'invalid_output', 'timeout'")
+    cause: str = Field(
+        description="short machine-readable cause, e.g. 'rate_limited', 'invalid_output', 'timeout'"
+    )
     message: str
 
 
@@ -56,7 +58,9 @@ class CacheStats(_Model):
 class JudgeInfo(_Model):
     """Who judged: enough to reproduce the verdicts, never a secret (no API key, no auth header)."""
 
-    backend: str = Field(description="'openai' for any OpenAI-compatible endpoint, 'local' for the built-in judge")
+    backend: str = Field(
+        description="'openai' for any OpenAI-compatible endpoint, 'local' for the built-in judge"
+    )
     model: str
     base_url: str | None = None
     embedding_model: str | None = None
@@ -203,7 +207,9 @@ class PairComparison(_Model):
     p_value: float
     p_corrected: float
     significant: bool
-    effect_size: float = Field(description="paired Cohen's d: mean difference / std of differences (0 if std is 0)")
+    effect_size: float = Field(
+        description="paired Cohen's d: mean difference / std of differences (0 if std is 0)"
+    )
     ci_low: float
     ci_high: float
     wins: int

@@ -35,7 +35,7 @@ def make_judge(settings: JudgeSettings | None = None) -> Judge:
     settings = settings or JudgeSettings()
     backend, why = resolve_backend(settings)
     if backend == "local":
-        from ragmetrics.judge.local import LocalJudge
+        from ragmetrics.judge.backends.local import LocalJudge
 
         if settings.backend is None:
             logger.warning(
@@ -48,7 +48,7 @@ def make_judge(settings: JudgeSettings | None = None) -> Judge:
 
         cache = VerdictCache(settings.cache_path, enabled=settings.use_cache) if settings.cache_path else None
         return LocalJudge(cache=cache)
-    from ragmetrics.judge.llm import LLMJudge
+    from ragmetrics.judge.backends.llm import LLMJudge
 
     judge: Judge = LLMJudge(settings)
     return judge

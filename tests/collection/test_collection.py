@@ -150,8 +150,8 @@ def test_files_are_valid_jsonl() -> None:
 def test_builtin_dataset_carries_every_judgment() -> None:
     # `dataset: {builtin: pydocs}` must score like `load_qrels()`: the grade-0 judgments matter to bpref.
     from ragmetrics import evaluate
-    from ragmetrics.config import DatasetConfig
-    from ragmetrics.data import load_dataset
+    from ragmetrics.nightly.config import DatasetConfig
+    from ragmetrics.nightly.dataset import load_dataset
 
     dataset = load_dataset(DatasetConfig(builtin="pydocs"), progress=False)
     assert dataset.qrels().to_dict() == collection.load_qrels().to_dict()

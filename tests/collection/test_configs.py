@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.config import load_config
-from ragmetrics.pipeline import run_pipeline
+from ragmetrics.nightly.config import load_config
+from ragmetrics.nightly.pipeline import run_pipeline
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 

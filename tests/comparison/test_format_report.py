@@ -8,7 +8,7 @@ import io
 import pytest
 
 from ragmetrics.comparison.api import compare_results
-from ragmetrics.comparison.report import format_report, run_labels
+from ragmetrics.render.tables import format_report, run_labels
 from ragmetrics.schema import Report
 
 from .conftest import make_result, random_results

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from ragmetrics.comparison.report import format_results
 from ragmetrics.errors import InputError
+from ragmetrics.render.tables import format_results
 from ragmetrics.schema import RunResult
 
 from .conftest import make_result

@@ -27,7 +27,7 @@ def report() -> Report:
 def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Report, tmp_path: Path) -> None:
     from matplotlib.image import imread
 
-    from ragmetrics.comparison.plots import save_plots
+    from ragmetrics.render.plots import save_plots
 
     written = save_plots(report, tmp_path / "plots")
     names = sorted(p.name for p in written)
@@ -45,7 +45,7 @@ def test_save_plots_writes_one_box_per_metric_and_one_diff_per_pair(report: Repo
 
 
 def test_names_that_sanitise_alike_do_not_overwrite_each_other(tmp_path: Path) -> None:
-    from ragmetrics.comparison.plots import save_plots
+    from ragmetrics.render.plots import save_plots
 
     scores = {"q1": {"m": 0.1}, "q2": {"m": 0.4}}
     runs = [make_result(name, scores, ["m"]) for name in ("x/a", "x_a", "b")]
@@ -60,7 +60,7 @@ def test_names_that_sanitise_alike_do_not_overwrite_each_other(tmp_path: Path) -
 
 
 def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
-    from ragmetrics.comparison.plots import difference_plot
+    from ragmetrics.render.plots import difference_plot
 
     a = make_result("a", {"q1": {"m": 0.1}, "q2": {"m": None}, "q3": {"m": 0.5}}, ["m"])
     b = make_result("b", {"q1": {"m": 0.4}, "q2": {"m": 0.2}, "q3": {"m": 0.3}}, ["m"])
@@ -73,14 +73,14 @@ def test_difference_plot_uses_only_paired_queries(tmp_path: Path) -> None:
 
 
 def test_unknown_metric(report: Report) -> None:
-    from ragmetrics.comparison.plots import box_plot
+    from ragmetrics.render.plots import box_plot
 
     with pytest.raises(InputError, match="no metric 'mrr'"):
         box_plot(report, "mrr")
 
 
 def test_missing_matplotlib_is_a_clear_error(report: Report, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmetrics.comparison.plots import box_plot
+    from ragmetrics.render.plots import box_plot
 
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)

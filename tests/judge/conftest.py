@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ragmetrics.judge.client import RetryPolicy
-from ragmetrics.judge.llm import LLMJudge
+from ragmetrics.judge.backends.llm import LLMJudge
+from ragmetrics.judge.openai.client import RetryPolicy
 from ragmetrics.judge.settings import JudgeSettings
 
 from .loopback import LoopbackServer

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.llm import LLMJudge
 
 from .conftest import FAST_RETRY, JudgeFactory, sample
 from .loopback import LoopbackServer

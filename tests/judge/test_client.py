@@ -11,9 +11,9 @@ from email.utils import format_datetime
 import pytest
 
 from ragmetrics.errors import ConfigError, JudgeError
-from ragmetrics.judge.client import RetryPolicy, extract_json, public_url, retry_after_seconds
+from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.llm import LLMJudge
+from ragmetrics.judge.openai.client import RetryPolicy, extract_json, public_url, retry_after_seconds
 from ragmetrics.judge.settings import JudgeSettings
 
 from .conftest import KEY_ENV, JudgeFactory, sample
@@ -271,7 +271,7 @@ def test_embedder_batches_deduplicates_caches_and_normalises(
 ) -> None:
     import numpy as np
 
-    from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
+    from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 
     judge = make_judge()
     embedder = OpenAIEmbedder(judge.client, batch_size=4, cache=judge.cache)

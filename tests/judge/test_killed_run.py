@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.llm import LLMJudge
 from ragmetrics.judge.settings import JudgeSettings
 
 from .conftest import FAST_RETRY, sample
@@ -26,7 +26,7 @@ KILL_AFTER = 20
 _RUN = """
 import sys
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.llm import LLMJudge
+from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.settings import JudgeSettings
 url, cache, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 settings = JudgeSettings(backend="openai", model="test-model", base_url=url, cache_path=cache, max_concurrency=2)

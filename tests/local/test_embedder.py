@@ -107,7 +107,7 @@ def test_physical_cores_is_positive() -> None:
 
 def test_import_ragmetrics_does_not_load_onnxruntime() -> None:
     code = (
-        "import sys, ragmetrics, ragmetrics.embeddings, ragmetrics.judge.local, ragmetrics.judge.select\n"
+        "import sys, ragmetrics, ragmetrics.embeddings, ragmetrics.judge.backends.local, ragmetrics.judge.select\n"
         "import ragmetrics.judge.evaluate\n"
         "heavy = ('onnxruntime', 'tokenizers', 'torch', 'openai', 'numba', 'datasets')\n"
         "heavy = [m for m in heavy if m in sys.modules]\n"

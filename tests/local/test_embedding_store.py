@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from ragmetrics.judge.backends.local import LocalJudge
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.local import LocalJudge
 from ragmetrics.judge.select import make_judge
 from ragmetrics.judge.settings import JudgeSettings
 
@@ -72,9 +72,7 @@ def test_bypassed_cache_embeds_again(tmp_path: Path) -> None:
     path = tmp_path / "verdicts.sqlite"
     evaluate_rag(SAMPLES, METRICS, LocalJudge(CountingEmbedder(), cache=VerdictCache(path)), progress=False)
     again = CountingEmbedder()
-    evaluate_rag(
-        SAMPLES, METRICS, LocalJudge(again, cache=VerdictCache(path, enabled=False)), progress=False
-    )
+    evaluate_rag(SAMPLES, METRICS, LocalJudge(again, cache=VerdictCache(path, enabled=False)), progress=False)
     assert again.texts
 
 

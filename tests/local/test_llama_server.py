@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.embeddings import MiniLMEmbedder
+from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.llm import LLMJudge
 from ragmetrics.judge.settings import JudgeSettings
 
 pytestmark = pytest.mark.slow

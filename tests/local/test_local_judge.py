@@ -9,8 +9,8 @@ import pytest
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
+from ragmetrics.judge.backends.local import LocalJudge, LocalThresholds, pair_similarities, units
 from ragmetrics.judge.base import JUDGE_METRICS, Judge, RagSample
-from ragmetrics.judge.local import LocalJudge, LocalThresholds, pair_similarities, units
 from ragmetrics.judge.select import make_judge, resolve_backend
 from ragmetrics.judge.settings import JudgeSettings
 
@@ -164,7 +164,7 @@ def test_a_bug_outside_the_embedder_is_not_called_an_embedder_error(monkeypatch:
     def broken(*args: object) -> float:
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr("ragmetrics.judge.local.fraction_true", broken)
+    monkeypatch.setattr("ragmetrics.judge.backends.local.fraction_true", broken)
     judge = LocalJudge(TableEmbedder({"Q?": _unit(0), "Yes a.": _unit(10)}), T)
     sample = RagSample(id="q", question="Q?", contexts=["Yes a."])
     with pytest.raises(ZeroDivisionError):

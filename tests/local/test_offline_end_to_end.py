@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from ragmetrics.embeddings import MiniLMEmbedder
+from ragmetrics.judge.backends.local import LocalJudge
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.local import LocalJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmetrics.judge.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 
 
 def test_basic_sentence_boundaries() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.artifacts import write_artifacts
-from ragmetrics.pipeline import run_pipeline
+from ragmetrics.nightly.artifacts import write_artifacts
+from ragmetrics.nightly.pipeline import run_pipeline
 
 from .conftest import ConfigWriter
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from ragmetrics.config import DatasetConfig
-from ragmetrics.data import load_dataset, read_passages, validate_rows
 from ragmetrics.errors import InputError
+from ragmetrics.nightly.config import DatasetConfig
+from ragmetrics.nightly.dataset import load_dataset, read_passages, validate_rows
 
 ROWS: list[dict[str, Any]] = [
     {

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ragmetrics.judge.cache import VerdictCache
-from ragmetrics.pipeline import run_pipeline
+from ragmetrics.nightly.pipeline import run_pipeline
 from ragmetrics.schema import Report
 
 from .conftest import ConfigWriter
@@ -94,7 +94,9 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-resume-test-fake")
-    loopback.state.latency_s = 0.1  # slow enough that the interruptions land mid-judging, even on a busy machine
+    loopback.state.latency_s = (
+        0.1  # slow enough that the interruptions land mid-judging, even on a busy machine
+    )
 
     reference_config = _config(write_config, loopback, "reference-cache/v.sqlite", "reference.yaml")
     reference = run_pipeline(reference_config, progress=False, write=False).report

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.artifacts import dated_folder, point_latest, redact, write_artifacts
-from ragmetrics.config import parse_config
-from ragmetrics.data import Passage, validate_rows
 from ragmetrics.errors import InputError
-from ragmetrics.pipeline import config_snapshot, judge_plan
-from ragmetrics.regression import check_regressions
+from ragmetrics.nightly.artifacts import dated_folder, point_latest, redact, write_artifacts
+from ragmetrics.nightly.config import parse_config
+from ragmetrics.nightly.dataset import Passage, validate_rows
+from ragmetrics.nightly.gate import check_regressions
+from ragmetrics.nightly.pipeline import config_snapshot, judge_plan
 from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
 
 
@@ -121,7 +121,7 @@ def test_failed_write_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.Monke
     def broken(_: Report) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("ragmetrics.artifacts.per_query_frame", broken)
+    monkeypatch.setattr("ragmetrics.nightly.artifacts.per_query_frame", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         write_artifacts(report, tmp_path, formats=["json", "csv"], plots=False)
     assert [p.name for p in tmp_path.iterdir()] == []  # no dated folder, no partial one, no latest

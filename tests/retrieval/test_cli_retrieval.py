@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.commands import retrieval as command
+from ragmetrics.cli import retrieval as command
 from ragmetrics.errors import InputError
 from ragmetrics.schema import RunResult
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.errors import InputError
-from ragmetrics.regression import GateResult
+from ragmetrics.nightly.gate import GateResult
 from ragmetrics.schema import Report
 
 REDACTED = "[redacted]"
@@ -53,7 +53,7 @@ def per_query_frame(report: Report) -> Any:
 
 
 def markdown_report(report: Report, gate: GateResult | None) -> str:
-    from ragmetrics.comparison.report import format_report
+    from ragmetrics.render.tables import format_report
 
     meta = report.metadata
     name = meta.extra.get("name") or "ragmetrics report"
@@ -139,7 +139,7 @@ def write_artifacts(
     try:
         texts: dict[str, str] = {}
         if "html" in formats:
-            from ragmetrics.report_html import render_html, report_plots
+            from ragmetrics.render.html import render_html, report_plots
 
             images: list[tuple[str, bytes]] = []
             if plots:

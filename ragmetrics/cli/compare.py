@@ -141,7 +141,7 @@ def _score_runs(args: argparse.Namespace) -> list[RunResult]:
         )
     if not args.metrics:
         raise InputError("-m/--metrics is required when scoring runs", field="metrics")
-    from ragmetrics.commands.retrieval import score_files
+    from ragmetrics.cli.retrieval import score_files
 
     return score_files(
         args.inputs[0], args.inputs[1:], list(dict.fromkeys(args.metrics)), intersection=args.intersection
@@ -158,7 +158,7 @@ def _write(path: Path, text: str) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.comparison.api import compare_results
-    from ragmetrics.comparison.report import format_report
+    from ragmetrics.render.tables import format_report
 
     if args.results and args.inputs:
         raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
@@ -181,7 +181,7 @@ def run_command(args: argparse.Namespace) -> int:
         _write(args.per_query_csv, format_report(report, "csv"))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
     if args.plots is not None:
-        from ragmetrics.comparison.plots import save_plots
+        from ragmetrics.render.plots import save_plots
 
         written = save_plots(report, args.plots)
         print(f"plots: {len(written)} PNG files in {args.plots}", file=sys.stderr)

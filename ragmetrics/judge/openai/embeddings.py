@@ -15,8 +15,8 @@ from numpy.typing import NDArray
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import Embedder
 from ragmetrics.judge.cache import VerdictCache
-from ragmetrics.judge.client import JudgeClient
 from ragmetrics.judge.embedding_store import StoredEmbedder
+from ragmetrics.judge.openai.client import JudgeClient
 
 DEFAULT_BATCH_SIZE = 128
 
@@ -47,7 +47,8 @@ class _Endpoint:
         dims = {len(v) for v in by_text.values()}
         if len(dims) != 1:
             raise JudgeError(
-                f"embeddings ({self._model}): vectors of different sizes {sorted(dims)}", cause="invalid_output"
+                f"embeddings ({self._model}): vectors of different sizes {sorted(dims)}",
+                cause="invalid_output",
             )
         matrix = np.asarray([by_text[t] for t in texts], dtype=np.float64)
         if not np.isfinite(matrix).all() or not matrix.any(axis=1).all():
@@ -55,7 +56,9 @@ class _Endpoint:
                 f"embeddings ({self._model}): the server returned a zero or non-finite vector",
                 cause="invalid_output",
             )
-        unit: NDArray[np.float32] = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(np.float32)
+        unit: NDArray[np.float32] = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)).astype(
+            np.float32
+        )
         return unit
 
 
@@ -73,7 +76,9 @@ class OpenAIEmbedder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
         endpoint = _Endpoint(client, model or client.settings.embedding_model, batch_size)
-        self._impl: Embedder = StoredEmbedder(endpoint, cache, backend="openai") if cache is not None else endpoint
+        self._impl: Embedder = (
+            StoredEmbedder(endpoint, cache, backend="openai") if cache is not None else endpoint
+        )
 
     @property
     def name(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragmetrics.report_html.page import render_html
-from ragmetrics.report_html.plots import report_plots
+from ragmetrics.render.html.page import render_html
+from ragmetrics.render.html.plots import report_plots
 
 __all__ = ["render_html", "report_plots"]

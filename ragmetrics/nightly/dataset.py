@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
-from ragmetrics.config import DATASET_FIELDS, DatasetConfig
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
+from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
     from ragmetrics.retrieval.qrels import Qrels

@@ -20,7 +20,9 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics.config import (
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
+from ragmetrics.nightly.config import (
     DatasetRunSpec,
     FileRunSpec,
     NightlyConfig,
@@ -28,10 +30,8 @@ from ragmetrics.config import (
     load_config,
     run_name,
 )
-from ragmetrics.data import QADataset, load_dataset
-from ragmetrics.errors import ConfigError, InputError
-from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
-from ragmetrics.regression import GateResult, check_regressions, load_baseline
+from ragmetrics.nightly.dataset import QADataset, load_dataset
+from ragmetrics.nightly.gate import GateResult, check_regressions, load_baseline
 from ragmetrics.schema import ComparisonSettings, JudgeInfo, Report, ReportMetadata, RunResult
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def run_pipeline(
 
     outcome = PipelineOutcome(report=report, gate=gate, notes=notes)
     if write:
-        from ragmetrics.artifacts import write_artifacts
+        from ragmetrics.nightly.artifacts import write_artifacts
 
         folder, written = write_artifacts(
             report,
@@ -444,7 +444,7 @@ def config_snapshot(config: NightlyConfig) -> dict[str, Any]:
     data = config.model_dump(mode="json")
     judge = data.get("judge")
     if isinstance(judge, dict) and judge.get("base_url"):
-        from ragmetrics.judge.client import public_url  # the one rule for recording an endpoint
+        from ragmetrics.judge.openai.client import public_url  # the one rule for recording an endpoint
 
         judge["base_url"] = public_url(judge["base_url"])
     return data

@@ -17,17 +17,17 @@ from pydantic import ValidationError
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
 from ragmetrics.judge.cache import VerdictCache, cache_key
-from ragmetrics.judge.client import JudgeClient, RetryPolicy, dump_verdict, public_url
-from ragmetrics.judge.embeddings_openai import OpenAIEmbedder
 from ragmetrics.judge.formulas import (
     answer_relevancy,
     average_precision_of_verdicts,
     fraction_true,
     is_noncommittal,
 )
+from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
+from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
-from ragmetrics.judge.sentences import split_sentences, split_statements
 from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
     GeneratedQuestions,

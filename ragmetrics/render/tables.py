@@ -11,8 +11,8 @@ import json
 from typing import Literal, get_args
 
 from ragmetrics.comparison.align import aligned_query_ids
-from ragmetrics.comparison.render import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
 from ragmetrics.errors import InputError
+from ragmetrics.render._text import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
 from ragmetrics.schema import Report, RunResult
 
 Format = Literal["table", "markdown", "latex", "json", "csv"]

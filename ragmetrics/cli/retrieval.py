@@ -88,7 +88,7 @@ def render(results: list[RunResult], metrics: list[str], fmt: str, per_query: bo
         if len(results) == 1:
             return results[0].model_dump_json(indent=2) + "\n"
         return json.dumps([r.model_dump(mode="json") for r in results], indent=2) + "\n"
-    from ragmetrics.comparison.report import format_results
+    from ragmetrics.render.tables import format_results
 
     return format_results(results, metrics, fmt, per_query)
 

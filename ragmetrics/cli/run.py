@@ -41,9 +41,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ragmetrics.artifacts import partial_metrics_table
-    from ragmetrics.comparison.report import format_report
-    from ragmetrics.pipeline import run_pipeline
+    from ragmetrics.nightly.artifacts import partial_metrics_table
+    from ragmetrics.nightly.pipeline import run_pipeline
+    from ragmetrics.render.tables import format_report
 
     with _terminate_as_interrupt():
         outcome = run_pipeline(

@@ -21,7 +21,7 @@ from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSam
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.formulas import average_precision_of_verdicts, fraction_true
-from ragmetrics.judge.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
@@ -163,7 +163,7 @@ class LocalJudge:
                 "thresholds": asdict(self._thresholds),
                 "answer_relevancy": f"{ANSWER_RELEVANCY_VARIANT}: local variant, cosine(question, answer) "
                 "clipped to [0, 1]; not the generated-question method",
-                "sentence_splitter": "ragmetrics.judge.sentences",
+                "sentence_splitter": "ragmetrics.judge.text.sentences",
             },
             cache=self._cache.stats() if self._cache is not None else CacheStats(enabled=False),
             failures=self._failures,

@@ -26,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ragmetrics {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
-        module = importlib.import_module(f"ragmetrics.commands.{name}")
+        module = importlib.import_module(f"ragmetrics.cli.{name}")
         module.register(sub)
     return parser
 

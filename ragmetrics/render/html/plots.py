@@ -1,4 +1,4 @@
-"""The plots report.html embeds: the comparison plots of `ragmetrics.comparison.plots`, as PNG bytes.
+"""The plots report.html embeds: the comparison plots of `ragmetrics.render.plots`, as PNG bytes.
 
 The same figures `ragmetrics compare --plots DIR` writes, so the page and the CLI show one picture of a result.
 matplotlib is the optional `plots` extra; without it the page has no plots and its notes say why.
@@ -19,7 +19,7 @@ MAX_PLOTS = 40
 def report_plots(report: Report) -> tuple[list[tuple[str, bytes]], str | None]:
     """(caption, PNG) pairs: a box plot per compared metric, then each run's differences against the first run."""
     try:
-        from ragmetrics.comparison import plots
+        from ragmetrics.render import plots
     except ImportError as exc:  # pragma: no cover - only in a partial install
         return [], f"plots skipped: {exc}"
     out: list[tuple[str, bytes]] = []

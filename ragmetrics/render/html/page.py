@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ragmetrics.regression import GateResult
+from ragmetrics.nightly.gate import GateResult
 from ragmetrics.schema import JudgeDetail, PairComparison, Report
 
 _CSS = """

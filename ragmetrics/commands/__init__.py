@@ -1,1 +1,0 @@
-"""Subcommands of the `ragmetrics` CLI; each module offers `register(subparsers)` and a handler returning an exit code."""

@@ -1,0 +1,1 @@
+"""Who judges: the LLM judge over an OpenAI-compatible endpoint, and the built-in local judge."""

@@ -1,0 +1,1 @@
+"""The client for OpenAI-compatible endpoints: chat verdicts and embeddings."""

@@ -1,0 +1,1 @@
+"""Text handling shared by every judge backend: sentence and statement segmentation."""

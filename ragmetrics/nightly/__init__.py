@@ -1,0 +1,1 @@
+"""The nightly job: a YAML config, a QA dataset, the pipeline that scores it, artifacts and the regression gate."""

@@ -1,0 +1,64 @@
+"""Names shared by every layer: tests, corrections, alignments, query sets, exit codes, and significance.
+
+They live here, below the parts that use them, so the comparison, the renderers, the regression gate and
+the command line can never disagree about what a name means or when a difference counts as significant.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Literal, get_args
+
+__all__ = [
+    "ALIGNMENTS",
+    "CORRECTIONS",
+    "CORRECTION_SCOPES",
+    "QUERY_SETS",
+    "TESTS",
+    "Align",
+    "Correction",
+    "CorrectionScope",
+    "ExitCode",
+    "QuerySet",
+    "Test",
+    "is_significant",
+]
+
+Test = Literal["fisher", "t", "wilcoxon", "sign"]
+"""Paired tests: Fisher's randomization test, Student's paired t, Wilcoxon signed-rank, the sign test."""
+TESTS: tuple[str, ...] = get_args(Test)
+
+Correction = Literal["holm", "bonferroni", "none"]
+"""Multiple-testing corrections of a family of p-values."""
+CORRECTIONS: tuple[str, ...] = get_args(Correction)
+
+CorrectionScope = Literal["metric", "all"]
+"""A correction family: each metric's pairs apart ("metric"), or every pair and metric together ("all")."""
+CORRECTION_SCOPES: tuple[str, ...] = get_args(CorrectionScope)
+
+Align = Literal["union", "intersection"]
+"""Which queries a comparison pairs over: all the runs have between them, or only those every run has."""
+ALIGNMENTS: tuple[str, ...] = get_args(Align)
+
+QuerySet = Literal["qrels", "intersection"]
+"""Which queries a retrieval mean is over: the qrels' (missing ones score 0, trec_eval -c) or the shared ones."""
+QUERY_SETS: tuple[str, ...] = get_args(QuerySet)
+
+
+class ExitCode(IntEnum):
+    """What the command line returns; CI jobs read these, so they never change meaning."""
+
+    OK = 0
+    REGRESSION = 1
+    USAGE = 2
+    INTERRUPTED = 130
+
+
+def is_significant(p_value: float, alpha: float) -> bool:
+    """True when a (corrected) p-value rejects the null hypothesis at level `alpha`: ``p <= alpha``.
+
+    The non-strict inequality is the usual definition of a level-alpha test (reject when p <= alpha) and the
+    one the report, the plots and the regression gate all use, so a p exactly equal to alpha is significant
+    everywhere or nowhere.
+    """
+    return p_value <= alpha

@@ -1,0 +1,195 @@
+"""The package's layers, enforced: every import (top-level, inside functions, importlib with a literal) is
+checked against the dependency direction documented in docs/architecture.md.
+
+    cli -> nightly -> (api, render, collection, retrievers) -> (retrieval | judge | comparison | trust)
+        -> (schema, errors, options, _async, embeddings)
+
+retrieval and judge never import each other; comparison imports neither; nothing imports cli, and only cli
+imports nightly. A new arrow against this direction fails here with the file and line that added it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ragmetrics"
+
+# Which part each module belongs to, by the longest matching dotted prefix.
+PARTS: dict[str, str] = {
+    "ragmetrics": "facade",
+    "ragmetrics.__main__": "cli",
+    "ragmetrics.cli": "cli",
+    "ragmetrics.nightly": "nightly",
+    "ragmetrics.api": "api",
+    "ragmetrics.render": "render",
+    "ragmetrics.collection": "extras",
+    "ragmetrics.retrievers": "extras",
+    "ragmetrics.retrieval": "retrieval",
+    "ragmetrics.judge": "judge",
+    "ragmetrics.comparison": "comparison",
+    "ragmetrics.trust": "trust",
+    "ragmetrics.schema": "base",
+    "ragmetrics.errors": "base",
+    "ragmetrics.options": "base",
+    "ragmetrics._async": "base",
+    "ragmetrics._version": "base",
+    "ragmetrics._jsonl": "base",
+    "ragmetrics.embeddings": "base",
+}
+
+CORE = {"retrieval", "judge", "comparison", "trust"}
+# The parts each part may import (besides itself).
+ALLOWED: dict[str, set[str]] = {
+    "base": {"base"},
+    "retrieval": {"base"},
+    "judge": {"base"},
+    "comparison": {"base"},
+    "trust": {"base"},
+    "render": {"base", "comparison"},
+    "api": {"base"} | CORE,
+    "extras": {"base", "retrieval", "judge"},
+    "nightly": {"base", "api", "render", "extras"} | CORE,
+    "cli": {"base", "api", "render", "extras", "nightly", "facade"} | CORE,
+    "facade": {"base", "api", "render", "extras", "nightly"} | CORE,
+}
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    path: str
+    line: int
+
+
+def part_of(module: str) -> str:
+    best = ""
+    for prefix in PARTS:
+        if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
+            best = prefix
+    if not best:
+        raise AssertionError(f"module {module!r} belongs to no part: add it to PARTS and docs/architecture.md")
+    return PARTS[best]
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def imports_of(path: Path) -> list[Edge]:
+    """Every ragmetrics module `path` imports, wherever the import statement sits."""
+    source = module_name(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    edges: list[Edge] = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (
+                _resolve_relative(source, path.name == "__init__.py", node.level, node.module)
+                if node.level
+                else (node.module or "")
+            )
+            # `from ragmetrics import x` may name a submodule; count it as importing that submodule.
+            targets = [
+                f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base for alias in node.names
+            ]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant | ast.JoinedStr)
+        ):
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                targets = [first.value]
+            elif isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+                # f"ragmetrics.cli.{name}": the literal prefix names the package it reaches into.
+                targets = [str(first.values[0].value).rstrip(".")]
+        for target in targets:
+            if target == "ragmetrics" or target.startswith("ragmetrics."):
+                edges.append(Edge(source, target, str(path.relative_to(PACKAGE.parent)), node.lineno))
+    return edges
+
+
+def _is_module(dotted: str) -> bool:
+    relative = Path(*dotted.split("."))
+    return (PACKAGE.parent / relative).with_suffix(".py").exists() or (PACKAGE.parent / relative).is_dir()
+
+
+def violations(edges: list[Edge]) -> list[str]:
+    found = []
+    for edge in edges:
+        source_part, target_part = part_of(edge.source), part_of(edge.target)
+        if source_part == target_part:
+            continue
+        if target_part not in ALLOWED[source_part]:
+            found.append(
+                f"{edge.path}:{edge.line}: {edge.source} ({source_part}) imports {edge.target} ({target_part})"
+            )
+    return found
+
+
+def all_edges() -> list[Edge]:
+    return [edge for path in sorted(PACKAGE.rglob("*.py")) for edge in imports_of(path)]
+
+
+def test_every_module_belongs_to_a_part() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        part_of(module_name(path))
+
+
+def test_imports_follow_the_layers() -> None:
+    found = violations(all_edges())
+    assert not found, "imports against the layer direction:\n" + "\n".join(found)
+
+
+def test_the_walk_sees_imports_everywhere() -> None:
+    """The checker is only as good as its walk: lazy imports inside functions and importlib calls count."""
+    edges = all_edges()
+    assert any(e.source == "ragmetrics.cli.main" and e.target.startswith("ragmetrics.cli") for e in edges)
+    lazy = [e for e in edges if e.source.startswith("ragmetrics.nightly")]
+    assert lazy, "the nightly package imports nothing? the walk is broken"
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("ragmetrics.retrieval.evaluate", "ragmetrics.judge.base"),
+        ("ragmetrics.judge.evaluate", "ragmetrics.retrieval.run"),
+        ("ragmetrics.comparison.stats", "ragmetrics.retrieval.evaluate"),
+        ("ragmetrics.render.tables", "ragmetrics.nightly.pipeline"),
+        ("ragmetrics.nightly.pipeline", "ragmetrics.cli.main"),
+        ("ragmetrics.schema", "ragmetrics.judge.base"),
+        ("ragmetrics.api", "ragmetrics.render.tables"),
+    ],
+)
+def test_an_arrow_against_the_direction_is_caught(source: str, target: str) -> None:
+    assert violations([Edge(source, target, "synthetic.py", 1)])
+
+
+def test_allowed_arrows_pass() -> None:
+    allowed = [
+        Edge("ragmetrics.cli.run", "ragmetrics.nightly.pipeline", "x.py", 1),
+        Edge("ragmetrics.nightly.pipeline", "ragmetrics.judge.evaluate", "x.py", 1),
+        Edge("ragmetrics.render.tables", "ragmetrics.comparison.align", "x.py", 1),
+        Edge("ragmetrics.judge.backends.local", "ragmetrics.embeddings.minilm", "x.py", 1),
+    ]
+    assert violations(allowed) == []

@@ -1,21 +1,35 @@
-# Two commands do all set-up: `make quickstart` (install + run the offline quickstart) and `make test`.
+# Two commands do all set-up: `make quickstart` (install what the quickstart needs, run it offline) and
+# `make test` (install the dev tools, run the test suite). CI runs `make lint test test-slow` (.ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 
-.PHONY: quickstart test lint
+.PHONY: quickstart test test-slow lint
 
-$(VENV)/.installed: pyproject.toml
+$(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+
+# The runtime install: what a user of the library gets from `pip install .` (no test or lint tools).
+$(VENV)/.runtime: pyproject.toml | $(PY)
+	$(PIP) -e .
 	touch $@
 
-quickstart: $(VENV)/.installed
+# The dev install: the runtime plus pytest, ruff, mypy and the reference implementations tests compare to.
+$(VENV)/.dev: pyproject.toml | $(PY)
+	$(PIP) -e '.[dev]'
+	touch $(VENV)/.runtime $@
+
+quickstart: $(VENV)/.runtime
 	$(VENV)/bin/ragmetrics run configs/quickstart.yaml
 
-test: $(VENV)/.installed
-	$(PY) -m pytest -q
+# The README's test command: every test not marked slow (slow ones run in CI's second step).
+test: $(VENV)/.dev
+	$(PY) -m pytest -q -m "not slow"
 
-lint: $(VENV)/.installed
+test-slow: $(VENV)/.dev
+	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no test selected
+
+lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy ragmetrics

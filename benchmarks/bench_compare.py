@@ -32,7 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragmetrics.comparison.api import compare_results  # noqa: E402
+from ragmetrics.comparison.pairs import compare_results  # noqa: E402
 from ragmetrics.schema import RunMetadata, RunResult  # noqa: E402
 
 RUNS, QUERIES, METRICS, PERMUTATIONS, SAMPLES = 5, 10_000, 5, 10_000, 10_000

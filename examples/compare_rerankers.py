@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 
-from ragmetrics import Qrels, Run, compare, evaluate
+from ragmetrics import Qrels, Run, compare, evaluate, format_report
 from ragmetrics.collection import load_passages, load_qrels, load_questions
-from ragmetrics.comparison import format_report
 from ragmetrics.retrievers import build_run
 
 METRICS = ["ndcg@10", "map", "mrr", "recall@10", "precision@5", "hit_rate@3"]

@@ -15,10 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ragmetrics.errors import ConfigError, InputError
-from ragmetrics.nightly.config import load_config
-from ragmetrics.nightly.pipeline import run_pipeline
-from ragmetrics.render.tables import format_report
+from ragmetrics import ConfigError, InputError, format_report, load_config, run_pipeline
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "nightly.yaml"
 

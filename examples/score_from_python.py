@@ -11,11 +11,8 @@
 
 from __future__ import annotations
 
-from ragmetrics import Qrels, Run, compare, evaluate, evaluate_rag
+from ragmetrics import JudgeSettings, Qrels, Run, compare, evaluate, evaluate_rag, format_report, make_judge
 from ragmetrics.collection import load_passages, load_pipeline_run, load_qrels, load_questions, load_samples
-from ragmetrics.comparison import format_report
-from ragmetrics.judge.select import make_judge
-from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.retrievers import build_run
 
 RETRIEVAL_METRICS = ["ndcg@10", "map", "mrr", "recall@10", "precision@5", "hit_rate@5"]

@@ -12,12 +12,24 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics._version import __version__
 
 _EXPORTS: dict[str, str] = {
+    # retrieval
     "Qrels": "ragmetrics.retrieval.qrels",
     "Run": "ragmetrics.retrieval.run",
     "evaluate": "ragmetrics.retrieval.evaluate",
-    "compare": "ragmetrics.comparison.api",
+    # comparison
+    "compare": "ragmetrics.api",
+    "compare_results": "ragmetrics.comparison.pairs",
+    "format_report": "ragmetrics.render.tables",
+    "format_results": "ragmetrics.render.tables",
+    # judge
     "evaluate_rag": "ragmetrics.judge.evaluate",
     "RagSample": "ragmetrics.judge.base",
+    "JudgeSettings": "ragmetrics.judge.settings",
+    "make_judge": "ragmetrics.judge.select",
+    # nightly job
+    "load_config": "ragmetrics.nightly.config",
+    "run_pipeline": "ragmetrics.nightly.pipeline",
+    # schema and errors
     "RunResult": "ragmetrics.schema",
     "Report": "ragmetrics.schema",
     "InputError": "ragmetrics.errors",
@@ -29,6 +41,7 @@ __all__ = [
     "ConfigError",
     "InputError",
     "JudgeError",
+    "JudgeSettings",
     "Qrels",
     "RagSample",
     "Report",
@@ -36,15 +49,27 @@ __all__ = [
     "RunResult",
     "__version__",
     "compare",
+    "compare_results",
     "evaluate",
     "evaluate_rag",
+    "format_report",
+    "format_results",
+    "load_config",
+    "make_judge",
+    "run_pipeline",
 ]
 
 if TYPE_CHECKING:
-    from ragmetrics.comparison.api import compare
+    from ragmetrics.api import compare
+    from ragmetrics.comparison.pairs import compare_results
     from ragmetrics.errors import ConfigError, InputError, JudgeError
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.select import make_judge
+    from ragmetrics.judge.settings import JudgeSettings
+    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.pipeline import run_pipeline
+    from ragmetrics.render.tables import format_report, format_results
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run

@@ -11,11 +11,18 @@ import math
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragmetrics._version import __version__
+from ragmetrics.options import Align, Correction, CorrectionScope, Test
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+"""2: comparison settings (align, correction scope) and the nightly run's block are typed fields, not `extra`.
+A schema-1 report (ragmetrics 0.1.0) loads: its `metadata.extra` keys migrate into the typed fields."""
+
+# The `metadata.extra` keys of schema 1 that schema 2 holds in typed fields.
+_LEGACY_COMPARISON_KEYS = ("align", "correction_scope")
+_LEGACY_NIGHTLY_KEYS = ("name", "dataset", "judge", "failures", "samples", "timings_s", "regression")
 
 
 def _now() -> datetime:
@@ -218,13 +225,135 @@ class PairComparison(_Model):
 
 
 class ComparisonSettings(_Model):
-    test: str
-    correction: str
+    """How runs were compared; every field a renderer or the gate needs to read the numbers right."""
+
+    test: Test
+    correction: Correction
     alpha: float = 0.05
     seed: int | None = None
     permutations: int | None = None
     bootstrap_samples: int | None = None
     confidence: float = 0.95
+    align: Align = Field(
+        default="union",
+        description="queries paired over: the union of the runs' (missing scores 0) or the shared",
+    )
+    correction_scope: CorrectionScope = Field(
+        default="metric",
+        description="correction family: each metric's pairs ('metric') or every pair ('all')",
+    )
+
+
+class QueryDrop(_Model):
+    """One query's change in the regression gate's drill-down."""
+
+    query_id: str
+    baseline: float
+    current: float
+    diff: float = Field(description="current minus baseline")
+
+
+class MetricCheck(_Model):
+    """One (run, metric) compared with the baseline over the shared queries."""
+
+    run: str
+    metric: str
+    n: int
+    mean_baseline: float
+    mean_current: float
+    drop: float = Field(description="mean_baseline - mean_current; positive means worse")
+    threshold: float
+    p_value: float
+    p_corrected: float
+    significant: bool
+    regressed: bool
+    worst_queries: list[QueryDrop] = Field(default_factory=list)
+
+
+class GateResult(_Model):
+    """The regression gate's verdict against a baseline report: every check, and notes on what was not checked."""
+
+    baseline: str
+    test: str
+    correction: str
+    alpha: float
+    checks: list[MetricCheck] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[MetricCheck]:
+        return [c for c in self.checks if c.regressed]
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions)
+
+    def describe(self) -> str:
+        """Human-readable verdict: which metrics regressed and the queries that drove each drop."""
+        lines: list[str] = []
+        if not self.failed:
+            lines.append(
+                f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
+            )
+        else:
+            lines.append(f"regression gate: FAILED against {self.baseline}")
+            for c in self.regressions:
+                lines.append(
+                    f"  {c.run} / {c.metric}: mean {c.mean_baseline:.4f} -> {c.mean_current:.4f} "
+                    f"(drop {c.drop:.4f} > allowed {c.threshold:.4f}; {self.test} p={c.p_value:.4g}, "
+                    f"{self.correction}-corrected p={c.p_corrected:.4g}, n={c.n})"
+                )
+                worst = ", ".join(f"{q.query_id} ({q.diff:+.3f})" for q in c.worst_queries)
+                if worst:
+                    lines.append(f"    largest drops: {worst}")
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+class SkippedRow(_Model):
+    """A dataset row left out under `on_invalid: skip`, with where and why."""
+
+    row: int
+    field: str | None = None
+    column: str | None = None
+    message: str
+
+
+class DatasetSummary(_Model):
+    """What the nightly job read: enough to tell whether two reports scored the same data."""
+
+    source: str
+    rows_used: int
+    rows_skipped: list[SkippedRow] = Field(default_factory=list)
+    columns: dict[str, str] = Field(default_factory=dict, description="our field -> the dataset's column")
+    ignored_columns: list[str] = Field(default_factory=list)
+    generated_ids: bool = False
+    qrels_queries: int = 0
+    run_queries: int = 0
+    passages: int | None = None
+    fingerprint: str | None = None
+
+
+class SampleText(_Model):
+    """A sample's texts, kept so the HTML drill-down can show what was judged."""
+
+    question: str
+    answer: str | None = None
+    reference: str | None = None
+
+
+class NightlyRun(_Model):
+    """The nightly job's own record: which config, what data, who judged, what failed, how long, the gate."""
+
+    name: str
+    dataset: DatasetSummary
+    judge: JudgeInfo | None = None
+    failures: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="run -> metric -> number of failed scores"
+    )
+    samples: dict[str, SampleText] = Field(default_factory=dict)
+    timings_s: dict[str, float] = Field(default_factory=dict)
+    regression: GateResult | None = None
 
 
 class ReportMetadata(_Model):
@@ -239,7 +368,10 @@ class ReportMetadata(_Model):
     dataset_fingerprint: str | None = None
     versions: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
-    extra: dict[str, Any] = Field(default_factory=dict)
+    nightly: NightlyRun | None = Field(default=None, description="set by the nightly job (`ragmetrics run`)")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="free for callers; ragmetrics writes none"
+    )
 
 
 class Report(_Model):
@@ -251,6 +383,25 @@ class Report(_Model):
     )
     comparisons: list[PairComparison] = Field(default_factory=list)
     metadata: ReportMetadata = Field(default_factory=ReportMetadata)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _migrate_schema_1(cls, data: Any) -> Any:
+        """Move what schema 1 kept in `metadata.extra` into the typed fields of schema 2 (no value changes)."""
+        if not isinstance(data, dict):
+            return data
+        metadata = data.get("metadata")
+        if not isinstance(metadata, dict) or str(metadata.get("schema_version", SCHEMA_VERSION)) != "1":
+            return data
+        extra = dict(metadata.get("extra") or {})
+        settings = dict(data.get("settings") or {})
+        for key in _LEGACY_COMPARISON_KEYS:
+            if key in extra:
+                settings.setdefault(key, extra.pop(key))
+        if "name" in extra and "dataset" in extra:
+            nightly = {key: extra.pop(key) for key in _LEGACY_NIGHTLY_KEYS if key in extra}
+            metadata = {**metadata, "nightly": nightly}
+        return {**data, "settings": settings, "metadata": {**metadata, "extra": extra}}
 
     def run(self, name: str) -> RunResult:
         for r in self.runs:

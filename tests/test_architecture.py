@@ -72,7 +72,9 @@ def part_of(module: str) -> str:
         if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > len(best):
             best = prefix
     if not best:
-        raise AssertionError(f"module {module!r} belongs to no part: add it to PARTS and docs/architecture.md")
+        raise AssertionError(
+            f"module {module!r} belongs to no part: add it to PARTS and docs/architecture.md"
+        )
     return PARTS[best]
 
 
@@ -120,7 +122,11 @@ def imports_of(path: Path) -> list[Edge]:
             first = node.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 targets = [first.value]
-            elif isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+            elif (
+                isinstance(first, ast.JoinedStr)
+                and first.values
+                and isinstance(first.values[0], ast.Constant)
+            ):
                 # f"ragmetrics.cli.{name}": the literal prefix names the package it reaches into.
                 targets = [str(first.values[0].value).rstrip(".")]
         for target in targets:

@@ -17,13 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
+from ragmetrics.options import CORRECTIONS, TESTS
 from ragmetrics.schema import Report, RunResult
 
-# Spelled out here rather than imported from ragmetrics.comparison, whose modules load numpy: building the
-# parser must stay cheap. tests/comparison/test_cli_compare.py checks they match the library's names.
 FORMATS = ("table", "markdown", "latex", "json", "csv")
-TESTS = ("fisher", "t", "wilcoxon", "sign")
-CORRECTIONS = ("holm", "bonferroni", "none")
 
 _EPILOG = """examples:
   ragmetrics compare qrels.txt bm25.run dense.run hybrid.run -m ndcg@10 recall@100 --test wilcoxon
@@ -141,7 +138,7 @@ def _score_runs(args: argparse.Namespace) -> list[RunResult]:
         )
     if not args.metrics:
         raise InputError("-m/--metrics is required when scoring runs", field="metrics")
-    from ragmetrics.cli.retrieval import score_files
+    from ragmetrics.cli._common import score_files
 
     return score_files(
         args.inputs[0], args.inputs[1:], list(dict.fromkeys(args.metrics)), intersection=args.intersection
@@ -157,7 +154,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from ragmetrics.comparison.api import compare_results
+    from ragmetrics.comparison.pairs import compare_results
     from ragmetrics.render.tables import format_report
 
     if args.results and args.inputs:

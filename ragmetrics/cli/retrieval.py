@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragmetrics.cli._common import score_files
 from ragmetrics.retrieval.metrics import metric_help
 
 if TYPE_CHECKING:
-    from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import RunResult
 
 FORMATS = ("table", "json", "markdown", "latex", "csv")
@@ -53,34 +51,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="average over the queries both qrels and run have (trec_eval's default) instead of all qrels queries",
     )
     parser.set_defaults(handler=run_command)
-
-
-def _load_runs(paths: list[str]) -> list[Run]:
-    """Read every run; when two runs share a name, each of those is named after its file instead."""
-    from ragmetrics.retrieval.run import Run
-
-    runs = [Run.read(path) for path in paths]
-    counts = Counter(run.name for run in runs)
-    if all(n == 1 for n in counts.values()):
-        return runs
-    return [
-        run.renamed(str(Path(path))) if counts[run.name] > 1 else run
-        for path, run in zip(paths, runs, strict=True)
-    ]
-
-
-def score_files(
-    qrels_path: str, run_paths: list[str], metrics: list[str], *, intersection: bool = False
-) -> list[RunResult]:
-    """Score every run file against the qrels file; the CLI's work, reusable from Python."""
-    from ragmetrics.retrieval.evaluate import evaluate
-    from ragmetrics.retrieval.metrics import parse_metrics
-    from ragmetrics.retrieval.qrels import Qrels
-
-    parse_metrics(metrics)  # reject a bad metric before reading large files
-    qrels = Qrels.read(qrels_path)
-    query_set = "intersection" if intersection else "qrels"
-    return [evaluate(qrels, run, metrics, query_set=query_set) for run in _load_runs(run_paths)]
 
 
 def render(results: list[RunResult], metrics: list[str], fmt: str, per_query: bool) -> str:

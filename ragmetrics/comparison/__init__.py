@@ -1,8 +1,10 @@
-"""Comparing runs: paired significance tests, multiple-testing corrections, descriptive statistics, reports.
+"""Comparing already-scored runs: paired significance tests, multiple-testing corrections, bootstrap CIs,
+alignment and descriptive statistics.
 
-Imports stay lazy so that `ragmetrics.render.tables` can be used without loading numba or scipy.
-The package is not named `compare` so that it can never shadow the public function `ragmetrics.compare`
-(importing a submodule binds the package to its parent's attribute of the same name).
+It compares `RunResult`s whatever scored them and imports no scorer; `ragmetrics.compare` (in
+`ragmetrics.api`) scores runs first. Tables and plots are `ragmetrics.render`'s. Imports stay lazy so that
+importing the package loads neither numba nor scipy. The package is not named `compare` so that it can
+never shadow the public function `ragmetrics.compare`.
 """
 
 from __future__ import annotations
@@ -11,17 +13,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "compare": "ragmetrics.comparison.api",
-    "compare_results": "ragmetrics.comparison.api",
-    "format_results": "ragmetrics.render.tables",
-    "format_report": "ragmetrics.render.tables",
+    "compare_results": "ragmetrics.comparison.pairs",
 }
 
-__all__ = ["compare", "compare_results", "format_report", "format_results"]
+__all__ = ["compare_results"]
 
 if TYPE_CHECKING:
-    from ragmetrics.comparison.api import compare, compare_results
-    from ragmetrics.render.tables import format_report, format_results
+    from ragmetrics.comparison.pairs import compare_results
 
 
 def __getattr__(name: str) -> Any:

@@ -6,15 +6,15 @@ Used by the comparison itself, the per-query CSV and the plots, so all three alw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
+from ragmetrics.options import ALIGNMENTS, Align
 from ragmetrics.schema import RunResult
 
-Align = Literal["union", "intersection"]
+__all__ = ["Align", "aligned_query_ids", "aligned_score_matrix"]
 
 
 def aligned_query_ids(results: Sequence[RunResult], align: Align | str) -> list[str]:
@@ -24,10 +24,10 @@ def aligned_query_ids(results: Sequence[RunResult], align: Align | str) -> list[
     if align == "intersection":
         shared = set(results[0].per_query).intersection(*(r.per_query for r in results[1:]))
         return [q for q in results[0].per_query if q in shared]
-    raise InputError(f"unknown alignment {align!r}; choose one of union, intersection", field="align")
+    raise InputError(f"unknown alignment {align!r}; choose one of {', '.join(ALIGNMENTS)}", field="align")
 
 
-def score_matrix(
+def aligned_score_matrix(
     result: RunResult, metrics: Sequence[str], query_ids: Sequence[str]
 ) -> tuple[NDArray[np.float64], list[str]]:
     """queries x metrics: 0 where the run lacks the query, NaN (an internal mask) where its score failed.

@@ -7,14 +7,11 @@ assumption, so it is the default. Adjusted p-values are reported (compare them w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, get_args
 
 import numpy as np
 
 from ragmetrics.errors import InputError
-
-Correction = Literal["holm", "bonferroni", "none"]
-CORRECTIONS: tuple[str, ...] = get_args(Correction)
+from ragmetrics.options import CORRECTIONS, Correction
 
 
 def check_correction(name: str) -> Correction:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.errors import InputError
-from ragmetrics.nightly.gate import GateResult
-from ragmetrics.schema import Report
+from ragmetrics.schema import GateResult, Report
 
 REDACTED = "[redacted]"
 FORMATS = ("json", "parquet", "csv", "md", "html")
@@ -56,7 +55,7 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     from ragmetrics.render.tables import format_report
 
     meta = report.metadata
-    name = meta.extra.get("name") or "ragmetrics report"
+    name = meta.nightly.name if meta.nightly is not None else "ragmetrics report"
     lines = [
         f"# {name}",
         "",

@@ -14,80 +14,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
-from ragmetrics.schema import Report, RunResult
+from ragmetrics.options import TESTS, is_significant
+from ragmetrics.schema import GateResult, MetricCheck, QueryDrop, Report, RunResult
 
 WORST_QUERIES = 5
-
-
-class QueryDrop(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query_id: str
-    baseline: float
-    current: float
-    diff: float = Field(description="current minus baseline")
-
-
-class MetricCheck(BaseModel):
-    """One (run, metric) compared with the baseline over the shared queries."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run: str
-    metric: str
-    n: int
-    mean_baseline: float
-    mean_current: float
-    drop: float = Field(description="mean_baseline - mean_current; positive means worse")
-    threshold: float
-    p_value: float
-    p_corrected: float
-    significant: bool
-    regressed: bool
-    worst_queries: list[QueryDrop] = Field(default_factory=list)
-
-
-class GateResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    baseline: str
-    test: str
-    correction: str
-    alpha: float
-    checks: list[MetricCheck] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-
-    @property
-    def regressions(self) -> list[MetricCheck]:
-        return [c for c in self.checks if c.regressed]
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.regressions)
-
-    def describe(self) -> str:
-        """Human-readable verdict: which metrics regressed and the queries that drove each drop."""
-        lines: list[str] = []
-        if not self.failed:
-            lines.append(
-                f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
-            )
-        else:
-            lines.append(f"regression gate: FAILED against {self.baseline}")
-            for c in self.regressions:
-                lines.append(
-                    f"  {c.run} / {c.metric}: mean {c.mean_baseline:.4f} -> {c.mean_current:.4f} "
-                    f"(drop {c.drop:.4f} > allowed {c.threshold:.4f}; {self.test} p={c.p_value:.4g}, "
-                    f"{self.correction}-corrected p={c.p_corrected:.4g}, n={c.n})"
-                )
-                worst = ", ".join(f"{q.query_id} ({q.diff:+.3f})" for q in c.worst_queries)
-                if worst:
-                    lines.append(f"    largest drops: {worst}")
-        lines.extend(f"  note: {n}" for n in self.notes)
-        return "\n".join(lines)
 
 
 def load_baseline(path: Path) -> Report:
@@ -145,7 +78,6 @@ def check_regressions(
     permutations: int = 10_000,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule."""
-    from ragmetrics.comparison.api import TESTS
     from ragmetrics.comparison.corrections import adjust
 
     if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
@@ -208,7 +140,7 @@ def check_regressions(
         mean_cur = math.fsum(_value(run, q, metric) for q in shared) / len(shared)
         drop = mean_old - mean_cur
         threshold = thresholds(metric)
-        significant = p_adj < alpha
+        significant = is_significant(float(p_adj), alpha)
         order = sorted(range(len(shared)), key=lambda i: (diffs[i], shared[i]))
         worst = [
             QueryDrop(

@@ -31,8 +31,18 @@ from ragmetrics.nightly.config import (
     run_name,
 )
 from ragmetrics.nightly.dataset import QADataset, load_dataset
-from ragmetrics.nightly.gate import GateResult, check_regressions, load_baseline
-from ragmetrics.schema import ComparisonSettings, JudgeInfo, Report, ReportMetadata, RunResult
+from ragmetrics.nightly.gate import check_regressions, load_baseline
+from ragmetrics.schema import (
+    ComparisonSettings,
+    DatasetSummary,
+    GateResult,
+    JudgeInfo,
+    NightlyRun,
+    Report,
+    ReportMetadata,
+    RunResult,
+    SampleText,
+)
 
 if TYPE_CHECKING:
     from ragmetrics.judge.base import Judge
@@ -116,18 +126,16 @@ def run_pipeline(
     report.metadata.dataset_fingerprint = dataset.fingerprint
     report.metadata.versions = versions()
     report.metadata.notes = [*report.metadata.notes, *notes]
-    report.metadata.extra.update(
-        {
-            "name": config.name,
-            "dataset": dataset.summary(),
-            "judge": None if judge_info is None else judge_info.model_dump(mode="json"),
-            "failures": {r.name: _failure_counts(r) for r in ordered},
-            "samples": {
-                s.id: {"question": s.question, "answer": s.answer, "reference": s.reference}
-                for s in dataset.samples
-            },
-            "timings_s": timings,
-        }
+    report.metadata.nightly = NightlyRun(
+        name=config.name,
+        dataset=DatasetSummary.model_validate(dataset.summary()),
+        judge=judge_info,
+        failures={r.name: _failure_counts(r) for r in ordered},
+        samples={
+            s.id: SampleText(question=s.question, answer=s.answer, reference=s.reference)
+            for s in dataset.samples
+        },
+        timings_s=timings,
     )
 
     gate = None
@@ -144,7 +152,7 @@ def run_pipeline(
             seed=config.compare.seed,
             permutations=config.compare.permutations,
         )
-        report.metadata.extra["regression"] = gate.model_dump(mode="json")
+        report.metadata.nightly.regression = gate
 
     outcome = PipelineOutcome(report=report, gate=gate, notes=notes)
     if write:
@@ -398,7 +406,7 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
             )
     c = config.compare
     if len(results) >= 2 and everywhere:
-        from ragmetrics.comparison.api import compare_results
+        from ragmetrics.comparison.pairs import compare_results
 
         report = compare_results(
             results,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics.comparison.align import aligned_query_ids, score_matrix
+from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.schema import PairComparison, Report
 
@@ -47,8 +47,8 @@ def _scores(report: Report, metric: str) -> dict[str, NDArray[np.float64]]:
     """Aligned per-query scores of every run (NaN where a score failed), as the comparison used them."""
     if metric not in report.metrics:
         raise InputError(f"the report has no metric {metric!r}; it has {report.metrics}", field="metric")
-    query_ids = aligned_query_ids(report.runs, str(report.metadata.extra.get("align", "union")))
-    return {run.name: score_matrix(run, [metric], query_ids)[0][:, 0] for run in report.runs}
+    query_ids = aligned_query_ids(report.runs, report.settings.align)
+    return {run.name: aligned_score_matrix(run, [metric], query_ids)[0][:, 0] for run in report.runs}
 
 
 def box_plot(report: Report, metric: str) -> Any:

@@ -245,7 +245,7 @@ def _legend(report: Report) -> list[str]:
     s = report.settings
     labels = run_labels([r.name for r in report.runs])
     test = s.test + (f" ({s.permutations} permutations)" if s.permutations else "")
-    scope = report.metadata.extra.get("correction_scope", "metric")
+    scope = report.settings.correction_scope
     family = "within each metric" if scope == "metric" else "over all pairs and metrics"
     lines = []
     if report.comparisons:  # a single run is described, not compared: no markers to explain
@@ -267,7 +267,7 @@ def _legend(report: Report) -> list[str]:
 
 def _report_csv(report: Report) -> str:
     """Per-query scores in long form: run, query, metric, score, status (ok / failed / missing)."""
-    query_ids = aligned_query_ids(report.runs, str(report.metadata.extra.get("align", "union")))
+    query_ids = aligned_query_ids(report.runs, report.settings.align)
     rows = []
     for run in report.runs:
         declared = set(report.metadata.missing_queries.get(run.name, []))

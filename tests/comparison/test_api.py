@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.stats as ss
 
-from ragmetrics.comparison.api import compare_results
 from ragmetrics.comparison.corrections import holm
+from ragmetrics.comparison.pairs import compare_results
 from ragmetrics.errors import InputError
 from ragmetrics.schema import Report, RunResult
 

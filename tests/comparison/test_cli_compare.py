@@ -171,8 +171,8 @@ def test_unknown_test_is_rejected_by_the_parser(
 def test_cli_choices_are_the_library_names() -> None:
     # The command keeps its own tuples so that `ragmetrics --help` never imports numpy; they must not drift.
     from ragmetrics.cli import compare as command
-    from ragmetrics.comparison.api import TESTS
     from ragmetrics.comparison.corrections import CORRECTIONS
+    from ragmetrics.options import TESTS
     from ragmetrics.render.tables import FORMATS
 
     assert command.TESTS == TESTS

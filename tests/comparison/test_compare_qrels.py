@@ -82,7 +82,7 @@ def test_confidence_and_scope_reach_the_report() -> None:
         correction_scope="all",
     )
     assert report.settings.confidence == 0.9
-    assert report.metadata.extra["correction_scope"] == "all"
+    assert report.settings.correction_scope == "all"
     for c in report.comparisons:
         assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value))
 

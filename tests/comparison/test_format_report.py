@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from ragmetrics.comparison.api import compare_results
+from ragmetrics.comparison.pairs import compare_results
 from ragmetrics.render.tables import format_report, run_labels
 from ragmetrics.schema import Report
 

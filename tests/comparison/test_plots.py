@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmetrics.comparison.api import compare_results
+from ragmetrics.comparison.pairs import compare_results
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.schema import Report
 

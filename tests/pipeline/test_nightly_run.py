@@ -58,8 +58,9 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
     assert meta.config is not None and meta.config["name"] == "pipeline test"
     assert meta.dataset_fingerprint is not None and meta.dataset_fingerprint.startswith("sha256:")
     assert {"python", "ragmetrics", "numpy", "datasets"} <= set(meta.versions)
-    assert meta.extra["judge"]["backend"] == "local"
-    assert meta.extra["dataset"]["rows_used"] == len(TOPICS)
+    assert meta.nightly is not None and meta.nightly.judge is not None
+    assert meta.nightly.judge.backend == "local"
+    assert meta.nightly.dataset.rows_used == len(TOPICS)
     pipeline = report.run("pipeline")
     assert pipeline.aggregate["ndcg@10"] == pytest.approx(1.0)
     assert set(pipeline.metrics) == {
@@ -125,7 +126,7 @@ def test_gate_fails_on_a_clearly_better_baseline_and_passes_on_an_equal_one(
     assert "largest drops: q01 (" in out  # the queries that drove it
     assert "dataset fingerprints differ" in out
 
-    gate = json.loads((_latest(qa_dir / "bad") / "report.json").read_text())["metadata"]["extra"][
+    gate = json.loads((_latest(qa_dir / "bad") / "report.json").read_text())["metadata"]["nightly"][
         "regression"
     ]
     regressed = {c["metric"] for c in gate["checks"] if c["regressed"]}
@@ -187,7 +188,7 @@ def test_skipped_rows_are_listed(qa_dir: Path, write_config: ConfigWriter, capsy
     assert code == 0
     assert "skipped 1 bad rows" in err
     report = json.loads((_latest(qa_dir / "out") / "report.json").read_text())
-    assert report["metadata"]["extra"]["dataset"]["rows_skipped"] == [
+    assert report["metadata"]["nightly"]["dataset"]["rows_skipped"] == [
         {"row": 3, "field": "question", "column": "question", "message": "is blank"}
     ]
     assert any("row 3, field 'question'" in n for n in report["metadata"]["notes"])
@@ -252,7 +253,8 @@ def test_no_api_key_in_any_artifact(
     assert key not in out and key not in err  # nor in what a cron job logs
     assert loopback.count(status=200) > 0
     report = Report.model_validate_json((_latest(qa_dir / "out") / "report.json").read_text())
-    assert report.metadata.extra["judge"]["backend"] == "openai"
+    assert report.metadata.nightly is not None and report.metadata.nightly.judge is not None
+    assert report.metadata.nightly.judge.backend == "openai"
     assert not any(r.failures for r in report.runs)
     files = [p for p in (qa_dir / "out").rglob("*") if p.is_file()]
     files += [p for p in (qa_dir / "cache").rglob("*") if p.is_file()]
@@ -308,7 +310,8 @@ def test_a_failing_judge_is_reported_not_hidden(
         pipeline.aggregate["context_recall"] is None and pipeline.aggregate["context_precision"] is not None
     )
     assert {f.cause for f in pipeline.failures} == {"server_error"}
-    assert report.metadata.extra["failures"]["pipeline"] == {"context_recall": 16}
+    assert report.metadata.nightly is not None
+    assert report.metadata.nightly.failures["pipeline"] == {"context_recall": 16}
     assert "context_recall" not in report.metrics and "context_precision" in report.metrics
     assert any(
         n.startswith("context_recall: every score failed for pipeline, weaker") for n in report.metadata.notes

@@ -12,10 +12,8 @@ import html
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from ragmetrics.nightly.gate import GateResult
-from ragmetrics.schema import JudgeDetail, PairComparison, Report
+from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
 
 _CSS = """
 :root{--fg:#1d232b;--muted:#5b6673;--line:#d7dde4;--bg:#fff;--alt:#f5f7fa;--good:#17753a;--bad:#b3261e;--accent:#2557a7}
@@ -66,7 +64,8 @@ def render_html(
     title: str | None = None,
 ) -> str:
     """The whole page. `plots` are (caption, PNG bytes) pairs, embedded as data URIs."""
-    name = title or str(report.metadata.extra.get("name") or "ragmetrics report")
+    nightly = report.metadata.nightly
+    name = title or (nightly.name if nightly is not None else "ragmetrics report")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -114,7 +113,8 @@ def _p(value: float) -> str:
 
 def _meta_block(report: Report) -> str:
     meta = report.metadata
-    judge = meta.extra.get("judge")
+    nightly = meta.nightly
+    judge = nightly.judge if nightly is not None else None
     rows = [
         f"created {_e(meta.created_at.strftime('%Y-%m-%d %H:%M:%S UTC'))}",
         f"ragmetrics {_e(meta.ragmetrics_version)}",
@@ -122,19 +122,19 @@ def _meta_block(report: Report) -> str:
     ]
     if meta.dataset_fingerprint:
         rows.append(f"dataset <code>{_e(meta.dataset_fingerprint[:23])}</code>")
-    dataset = meta.extra.get("dataset")
-    if isinstance(dataset, dict) and dataset.get("source"):
-        skipped = len(dataset.get("rows_skipped") or [])
-        rows.append(f"source {_e(dataset['source'])}" + (f" ({skipped} rows skipped)" if skipped else ""))
-    if isinstance(judge, dict):
-        rows.append(f"judge {_e(judge.get('backend'))}:{_e(judge.get('model'))}")
-        cache = judge.get("cache") or {}
-        usage = judge.get("usage") or {}
-        if cache.get("enabled") and (cache.get("hits") or cache.get("misses")):
-            rows.append(f"cache {cache.get('hits', 0)} hits / {cache.get('misses', 0)} misses")
-        if usage.get("calls"):
-            tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-            rows.append(f"{usage['calls']} judge calls, {tokens} tokens")
+    if nightly is not None and nightly.dataset.source:
+        skipped = len(nightly.dataset.rows_skipped)
+        rows.append(
+            f"source {_e(nightly.dataset.source)}" + (f" ({skipped} rows skipped)" if skipped else "")
+        )
+    if judge is not None:
+        rows.append(f"judge {_e(judge.backend)}:{_e(judge.model)}")
+        cache, usage = judge.cache, judge.usage
+        if cache.enabled and (cache.hits or cache.misses):
+            rows.append(f"cache {cache.hits} hits / {cache.misses} misses")
+        if usage.calls:
+            tokens = usage.prompt_tokens + usage.completion_tokens
+            rows.append(f"{usage.calls} judge calls, {tokens} tokens")
     s = report.settings
     rows.append(f"test {_e(s.test)}, correction {_e(s.correction)}, &alpha; = {s.alpha:g}")
     return "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
@@ -246,14 +246,15 @@ def _comparisons_block(report: Report) -> str:
 
 
 def _queries_block(report: Report) -> str:
-    samples: dict[str, dict[str, Any]] = report.metadata.extra.get("samples") or {}
+    nightly = report.metadata.nightly
+    samples: dict[str, SampleText] = nightly.samples if nightly is not None else {}
     query_ids = list(dict.fromkeys(q for run in report.runs for q in run.per_query))
     metrics = _all_metrics(report)
     failures = {(f.query_id, f.metric, run.name): f for run in report.runs for f in run.failures}
     blocks = []
     for qid in query_ids:
-        sample = samples.get(qid, {})
-        question = str(sample.get("question") or "")
+        sample = samples.get(qid)
+        question = sample.question if sample is not None else ""
         short = []
         for metric in metrics[:3]:
             values = [r.per_query.get(qid, {}).get(metric) for r in report.runs if metric in r.metrics]
@@ -276,10 +277,10 @@ def _queries_block(report: Report) -> str:
         text = []
         if question:
             text.append(f"<p><b>Question:</b> {_e(question)}</p>")
-        if sample.get("answer"):
-            text.append(f"<p><b>Answer:</b> {_e(sample['answer'])}</p>")
-        if sample.get("reference"):
-            text.append(f"<p><b>Reference:</b> {_e(sample['reference'])}</p>")
+        if sample is not None and sample.answer:
+            text.append(f"<p><b>Answer:</b> {_e(sample.answer)}</p>")
+        if sample is not None and sample.reference:
+            text.append(f"<p><b>Reference:</b> {_e(sample.reference)}</p>")
         reasons = []
         for run in report.runs:
             for metric, detail in run.details.get(qid, {}).items():

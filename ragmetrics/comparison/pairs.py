@@ -16,15 +16,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmetrics.comparison.align import Align, aligned_query_ids, score_matrix
-from ragmetrics.comparison.corrections import Correction, adjust, check_correction
+from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
+from ragmetrics.comparison.corrections import adjust, check_correction
 from ragmetrics.comparison.descriptive import describe
 from ragmetrics.errors import InputError
+from ragmetrics.options import (
+    ALIGNMENTS,
+    CORRECTION_SCOPES,
+    TESTS,
+    Align,
+    Correction,
+    CorrectionScope,
+    Test,
+    is_significant,
+)
 from ragmetrics.schema import (
     ComparisonSettings,
     DescriptiveStats,
@@ -34,13 +43,7 @@ from ragmetrics.schema import (
     RunResult,
 )
 
-if TYPE_CHECKING:
-    from ragmetrics.retrieval.qrels import Qrels
-    from ragmetrics.retrieval.run import Run
-
-Test = Literal["fisher", "t", "wilcoxon", "sign"]
-TESTS: tuple[str, ...] = get_args(Test)
-CorrectionScope = Literal["metric", "all"]
+__all__ = ["check_settings", "check_test", "check_unique_names", "compare_results"]
 
 
 @dataclass(frozen=True)
@@ -59,22 +62,25 @@ def check_test(name: str) -> Test:
     return name  # type: ignore[return-value]
 
 
-def _check_settings(
+def check_settings(
+    *,
     run_count: int,
     test: str,
     correction: str,
     alpha: float,
+    seed: int,
     permutations: int,
     bootstrap_samples: int,
     confidence: float,
     correction_scope: str,
     align: str,
-) -> None:
-    """Every setting at once, so `compare` can reject a bad one before it spends time scoring runs."""
+) -> ComparisonSettings:
+    """Every setting checked at once and returned typed, so a caller can reject a bad one before it spends
+    time scoring runs (`ragmetrics.api.compare`) and `compare_results` reads one object, not nine values."""
     if run_count < 2:
         raise InputError(f"comparing needs at least two runs, got {run_count}", field="runs")
-    check_test(test)
-    check_correction(correction)
+    test_name = check_test(test)
+    correction_name = check_correction(correction)
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must be in (0, 1), got {alpha}", field="alpha")
     if not 0.0 < confidence < 1.0:
@@ -85,16 +91,27 @@ def _check_settings(
         raise InputError(
             f"bootstrap_samples must be >= 1, got {bootstrap_samples}", field="bootstrap_samples"
         )
-    if correction_scope not in get_args(CorrectionScope):
+    if correction_scope not in CORRECTION_SCOPES:
         raise InputError(
-            f"unknown correction scope {correction_scope!r}; choose one of metric, all",
+            f"unknown correction scope {correction_scope!r}; choose one of {', '.join(CORRECTION_SCOPES)}",
             field="correction_scope",
         )
-    if align not in get_args(Align):
-        raise InputError(f"unknown alignment {align!r}; choose one of union, intersection", field="align")
+    if align not in ALIGNMENTS:
+        raise InputError(f"unknown alignment {align!r}; choose one of {', '.join(ALIGNMENTS)}", field="align")
+    return ComparisonSettings(
+        test=test_name,
+        correction=correction_name,
+        alpha=alpha,
+        seed=seed,
+        permutations=permutations,
+        bootstrap_samples=bootstrap_samples,
+        confidence=confidence,
+        correction_scope=correction_scope,  # type: ignore[arg-type]
+        align=align,  # type: ignore[arg-type]
+    )
 
 
-def _check_unique_names(names: Sequence[str]) -> None:
+def check_unique_names(names: Sequence[str]) -> None:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise InputError(f"run names must be unique to be compared; repeated: {duplicates}", field="name")
@@ -223,7 +240,7 @@ def _aligned_scores(
     missing_queries: dict[str, list[str]] = {}
     wanted = set(query_ids)
     for result in results:
-        matrix, missing = score_matrix(result, metrics, query_ids)
+        matrix, missing = aligned_score_matrix(result, metrics, query_ids)
         scores.append(matrix)
         declared = [q for q in result.metadata.missing_queries if q in wanted]
         absent = list(dict.fromkeys([*declared, *missing]))
@@ -305,20 +322,20 @@ def compare_results(
     failure and correction conventions. Raises InputError for fewer than two runs, duplicate names, an
     unknown test / correction, a metric a run lacks, or a pair with no query both runs scored.
     """
-    _check_settings(
-        len(results),
-        test,
-        correction,
-        alpha,
-        permutations,
-        bootstrap_samples,
-        confidence,
-        correction_scope,
-        align,
+    settings = check_settings(
+        run_count=len(results),
+        test=test,
+        correction=correction,
+        alpha=alpha,
+        seed=seed,
+        permutations=permutations,
+        bootstrap_samples=bootstrap_samples,
+        confidence=confidence,
+        correction_scope=correction_scope,
+        align=align,
     )
-    _check_unique_names([r.name for r in results])
-    test_name = check_test(test)
-    correction_name = check_correction(correction)
+    check_unique_names([r.name for r in results])
+    test_name, correction_name = settings.test, settings.correction
     metric_list = _resolve_metrics(results, metrics)
     query_ids = aligned_query_ids(results, align)
     if not query_ids:
@@ -351,7 +368,7 @@ def compare_results(
                 mean_diff=float(np.mean(d)),
                 p_value=p_values[k],
                 p_corrected=corrected[k],
-                significant=corrected[k] <= alpha,
+                significant=is_significant(corrected[k], alpha),
                 effect_size=_effect_size(d),
                 ci_low=float(low[k]),
                 ci_high=float(high[k]),
@@ -371,17 +388,9 @@ def compare_results(
         query_count=len(query_ids),
         missing_queries=missing_queries,
         notes=notes,
-        extra={"correction_scope": correction_scope, "align": align},
     )
-    settings = ComparisonSettings(
-        test=test_name,
-        correction=correction_name,
-        alpha=alpha,
-        seed=seed,
-        permutations=permutations if test_name == "fisher" else None,
-        bootstrap_samples=bootstrap_samples,
-        confidence=confidence,
-    )
+    if test_name != "fisher":
+        settings = settings.model_copy(update={"permutations": None})
     return Report(
         runs=list(results),
         metrics=metric_list,
@@ -409,58 +418,3 @@ def _convention_notes(align: str, scope: str, any_failures: bool) -> list[str]:
     if any_failures:
         notes.append("failed scores: each pair is compared over the queries both runs scored (see n)")
     return notes
-
-
-def compare(
-    qrels: Qrels,
-    runs: Sequence[Run],
-    metrics: Sequence[str],
-    test: Test | str = "fisher",
-    correction: Correction | str = "holm",
-    seed: int = 42,
-    alpha: float = 0.05,
-    permutations: int = 10_000,
-    bootstrap_samples: int = 10_000,
-    query_set: str = "qrels",
-    *,
-    confidence: float = 0.95,
-    correction_scope: CorrectionScope | str = "metric",
-) -> Report:
-    """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
-
-    `query_set` is passed to `evaluate`: "qrels" (the default) averages over the qrels' queries with a
-    missing query scored 0; "intersection" compares over the queries every run has. Settings and run
-    names are checked before any run is scored, so a typo fails at once even on large runs.
-    """
-    align = "intersection" if query_set == "intersection" else "union"
-    _check_settings(
-        len(runs),
-        test,
-        correction,
-        alpha,
-        permutations,
-        bootstrap_samples,
-        confidence,
-        correction_scope,
-        align,
-    )
-    from ragmetrics.retrieval.evaluate import evaluate
-    from ragmetrics.retrieval.run import Run
-
-    # Anything that is not a Run is left for `evaluate` to reject with its own message.
-    _check_unique_names([run.name for run in runs if isinstance(run, Run)])
-
-    results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
-    return compare_results(
-        results,
-        list(metrics),
-        test=test,
-        correction=correction,
-        seed=seed,
-        alpha=alpha,
-        permutations=permutations,
-        bootstrap_samples=bootstrap_samples,
-        confidence=confidence,
-        correction_scope=correction_scope,
-        align=align,
-    )

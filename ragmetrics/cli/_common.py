@@ -1,0 +1,40 @@
+"""What several subcommands share: reading and scoring run files. Subcommand modules import this, never
+each other, so each stays readable on its own."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.run import Run
+    from ragmetrics.schema import RunResult
+
+
+def load_runs(paths: list[str]) -> list[Run]:
+    """Read every run; when two runs share a name, each of those is named after its file instead."""
+    from ragmetrics.retrieval.run import Run
+
+    runs = [Run.read(path) for path in paths]
+    counts = Counter(run.name for run in runs)
+    if all(n == 1 for n in counts.values()):
+        return runs
+    return [
+        run.renamed(str(Path(path))) if counts[run.name] > 1 else run
+        for path, run in zip(paths, runs, strict=True)
+    ]
+
+
+def score_files(
+    qrels_path: str, run_paths: list[str], metrics: list[str], *, intersection: bool = False
+) -> list[RunResult]:
+    """Score every run file against the qrels file; the CLI's work, reusable from Python."""
+    from ragmetrics.retrieval.evaluate import evaluate
+    from ragmetrics.retrieval.metrics import parse_metrics
+    from ragmetrics.retrieval.qrels import Qrels
+
+    parse_metrics(metrics)  # reject a bad metric before reading large files
+    qrels = Qrels.read(qrels_path)
+    query_set = "intersection" if intersection else "qrels"
+    return [evaluate(qrels, run, metrics, query_set=query_set) for run in load_runs(run_paths)]

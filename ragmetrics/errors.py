@@ -2,6 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
+FailureCause = Literal[
+    "rate_limited",  # HTTP 429 after every retry
+    "server_error",  # HTTP 5xx after every retry
+    "timeout",  # no response in time after every retry (or HTTP 408)
+    "connection",  # the endpoint could not be reached
+    "auth",  # HTTP 401/403: a key problem, never retried
+    "not_found",  # HTTP 404: wrong base_url or model, never retried
+    "bad_request",  # another 4xx: the server refused the request, never retried
+    "invalid_response",  # a 200 whose body is not a complete JSON response, after every retry
+    "invalid_output",  # the model's answer does not validate against the verdict model, after every repair
+    "embedder_error",  # an embedder raised or returned vectors of the wrong shape
+    "embedder_unavailable",  # no embedder is configured or its model cannot be loaded
+    "missing_field",  # the sample lacks a field the metric reads, or it holds no sentence/statement
+    "unsupported_metric",  # the backend does not compute this metric
+    "invalid_value",  # a backend produced a score outside [0, 1] or not finite
+    "internal_error",  # a bug: recorded with its exception type, never passed off as the endpoint's fault
+]
+"""Why a judge score could not be had: the closed set `SampleFailure.cause` takes, documented here once."""
+FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)
+
 
 class RagmetricsError(Exception):
     """Base class of every error ragmetrics raises on purpose."""
@@ -44,6 +66,8 @@ class ConfigError(RagmetricsError, ValueError):
 class JudgeError(RagmetricsError):
     """A judge verdict could not be obtained (transport, server, or invalid output after repairs)."""
 
-    def __init__(self, message: str, *, cause: str = "error") -> None:
-        self.cause = cause
+    def __init__(self, message: str, *, cause: FailureCause = "internal_error") -> None:
+        if cause not in FAILURE_CAUSES:
+            raise ValueError(f"unknown failure cause {cause!r}; causes: {', '.join(FAILURE_CAUSES)}")
+        self.cause: FailureCause = cause
         super().__init__(message)

@@ -15,24 +15,14 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragmetrics.errors import JudgeError
+from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, judge_metric_names, spec
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
-JUDGE_METRICS: tuple[str, ...] = (
-    "context_precision",
-    "context_utilization",
-    "context_recall",
-    "context_relevancy",
-    "answer_relevancy",
-)
+JUDGE_METRICS: tuple[str, ...] = judge_metric_names()
+"""Canonical judge metric names; each is defined in `ragmetrics.judge.registry`."""
 
-# Which sample fields each metric reads (beyond question and contexts where listed).
-REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
-    "context_precision": ("question", "contexts", "reference"),
-    "context_utilization": ("question", "contexts", "answer"),
-    "context_recall": ("question", "contexts", "reference"),
-    "context_relevancy": ("question", "contexts"),
-    "answer_relevancy": ("question", "answer"),
-}
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {s.name: s.required for s in JUDGE_METRIC_SPECS}
+"""Which sample fields each metric reads (from the registry)."""
 
 
 class RagSample(BaseModel):
@@ -64,8 +54,8 @@ class RagSample(BaseModel):
 
     def missing_fields(self, metric: str) -> list[str]:
         """Fields `metric` needs that this sample lacks (empty strings and empty context lists count as missing)."""
-        missing = []
-        for name in REQUIRED_FIELDS[metric]:
+        missing: list[str] = []
+        for name in spec(metric).required:
             value = getattr(self, name)
             if value is None or (isinstance(value, str) and not value.strip()) or value == []:
                 missing.append(name)
@@ -77,10 +67,7 @@ def check_scorable(metric: str, sample: RagSample) -> None:
 
     In the backends' `score` too, not only in `evaluate_rag`, because a judge can be called directly.
     """
-    if metric not in JUDGE_METRICS:
-        raise JudgeError(
-            f"{metric!r} is not a judge metric; known: {', '.join(JUDGE_METRICS)}", cause="unsupported_metric"
-        )
+    spec(metric)  # raises unsupported_metric, with a suggestion
     missing = sample.missing_fields(metric)
     if missing:
         raise JudgeError(

@@ -10,16 +10,17 @@ loop (a notebook, an async web handler) by running its own loop in a worker thre
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import math
 import sys
+import warnings
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pydantic import ValidationError
 
+from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError, JudgeError
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
 from ragmetrics.schema import JudgeDetail, RunMetadata, RunResult, SampleFailure
@@ -130,8 +131,9 @@ async def aevaluate_rag(
     judge: Judge | None = None,
     *,
     name: str = "rag",
-    max_concurrency: int | None = None,
+    max_units_in_flight: int | None = None,
     progress: bool = True,
+    max_concurrency: int | None = None,
 ) -> RunResult:
     """The coroutine behind `evaluate_rag`; use it directly from async code.
 
@@ -146,9 +148,7 @@ async def aevaluate_rag(
         judge = make_judge()
     try:
         metric_list = _check_metrics(metrics, judge)
-        limit = DEFAULT_MAX_CONCURRENCY if max_concurrency is None else max_concurrency
-        if limit < 1:
-            raise ConfigError(f"max_concurrency must be at least 1, not {limit}")
+        limit = _unit_limit(max_units_in_flight, max_concurrency)
         units = [(s, m) for s in items for m in metric_list]
         results: dict[tuple[str, str], MetricOutcome | SampleFailure] = {}
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
@@ -233,14 +233,16 @@ def evaluate_rag(
     judge: Judge | None = None,
     *,
     name: str = "rag",
-    max_concurrency: int | None = None,
+    max_units_in_flight: int | None = None,
     progress: bool = True,
+    max_concurrency: int | None = None,
 ) -> RunResult:
-    """Score `samples` on judge `metrics` (see `ragmetrics.judge.base.JUDGE_METRICS`).
+    """Score `samples` on judge `metrics` (see `ragmetrics.judge.registry`).
 
     `judge` defaults to `ragmetrics.judge.select.make_judge()`: the LLM judge when an endpoint or API key is
-    configured, else the built-in local judge. `max_concurrency` bounds the (sample, metric) units in flight
-    (default 64); the LLM judge bounds its HTTP requests separately (`JudgeSettings.max_concurrency`). Every unit
+    configured, else the built-in local judge. `max_units_in_flight` bounds the (sample, metric) units in
+    flight (default 64); the LLM judge bounds its HTTP requests separately (`JudgeSettings.max_concurrency`);
+    `max_concurrency` here is the old name of `max_units_in_flight`, accepted with a warning. Every unit
     ends with a value or a `SampleFailure` with its cause; aggregates are means over the values, failures
     counted apart.
 
@@ -252,15 +254,33 @@ def evaluate_rag(
     async def run() -> RunResult:
         try:
             return await aevaluate_rag(
-                samples, metrics, judge, name=name, max_concurrency=max_concurrency, progress=progress
+                samples,
+                metrics,
+                judge,
+                name=name,
+                max_units_in_flight=max_units_in_flight,
+                progress=progress,
+                max_concurrency=max_concurrency,
             )
         finally:
             if judge is not None:
                 await judge.aclose()
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run())
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragmetrics-judge") as pool:
-        return pool.submit(asyncio.run, run()).result()
+    return run_sync(run())
+
+
+def _unit_limit(max_units_in_flight: int | None, max_concurrency: int | None) -> int:
+    """The unit limit, from its name or (with a warning) from the old name it had before 0.2."""
+    if max_concurrency is not None:
+        warnings.warn(
+            "evaluate_rag(max_concurrency=...) is now max_units_in_flight (units in flight); "
+            "JudgeSettings.max_concurrency bounds HTTP requests",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        if max_units_in_flight is None:
+            max_units_in_flight = max_concurrency
+    limit = DEFAULT_MAX_CONCURRENCY if max_units_in_flight is None else max_units_in_flight
+    if limit < 1:
+        raise ConfigError(f"max_units_in_flight must be at least 1, not {limit}")
+    return limit

@@ -1,28 +1,52 @@
-"""The judge metrics' formulas over verdicts, shared by every backend so a score means one thing."""
+"""The judge metrics' formulas over verdicts, one named function per metric, shared by every backend.
+
+Each formula is the RAGAS definition (Es et al., EACL 2024 demo; RAGAS docs), with the edge cases ours and
+stated: an empty verdict list is never a NaN. `judge.registry` says which metric uses which function.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+__all__ = [
+    "answer_relevancy_score",
+    "context_precision_score",
+    "context_recall_score",
+    "context_relevancy_score",
+    "cosine",
+    "is_noncommittal",
+    "share_positive",
+]
 
-def average_precision_of_verdicts(verdicts: Sequence[bool | int]) -> float:
-    """Context precision: sum_k precision@k * v_k / number of useful chunks; 0 when none is useful.
 
-    [0, 1] -> 0.5 and [0, 1, 1] -> (1/2 + 2/3) / 2 = 0.5833.
+def context_precision_score(useful: Sequence[bool | int]) -> float:
+    """Context precision (and utilization): sum_k precision@k * v_k / number of useful chunks; 0 when none is.
+
+    `useful[k]` is v_k for the chunk at rank k+1. [0, 1] -> 0.5; [0, 1, 1] -> (1/2 + 2/3) / 2 = 0.5833.
     """
     hits = 0
     total = 0.0
-    for k, v in enumerate(verdicts, start=1):
+    for k, v in enumerate(useful, start=1):
         if v:
             hits += 1
             total += hits / k
     return total / hits if hits else 0.0
 
 
-def fraction_true(verdicts: Sequence[bool | int]) -> float:
-    """Share of positive verdicts (context recall, context relevancy); 0 for an empty list."""
+def share_positive(verdicts: Sequence[bool | int]) -> float:
+    """Share of positive verdicts; 0 for an empty list (callers refuse empty inputs before they get here)."""
     return sum(1 for v in verdicts if v) / len(verdicts) if verdicts else 0.0
+
+
+def context_recall_score(attributed: Sequence[bool | int]) -> float:
+    """Context recall: reference statements attributed to the contexts / all reference statements."""
+    return share_positive(attributed)
+
+
+def context_relevancy_score(relevant: Sequence[bool | int]) -> float:
+    """Context relevancy (RAGAS 0.1): context sentences relevant to the question / all context sentences."""
+    return share_positive(relevant)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -39,16 +63,16 @@ def is_noncommittal(flags: Sequence[bool], rule: str = "any") -> bool:
     return any(flags) if rule == "any" else bool(flags) and all(flags)
 
 
-def answer_relevancy(
+def answer_relevancy_score(
     question_embedding: Sequence[float],
     generated_embeddings: Sequence[Sequence[float]],
     noncommittal: Sequence[bool],
     rule: str = "any",
 ) -> float:
-    """Mean cosine of the question with each generated question; 0 when the answer is noncommittal.
+    """Answer relevancy: mean cosine of the question with each generated question; 0 when noncommittal.
 
-    rule 'any' (RAGAS's choice): one noncommittal generated question makes the answer noncommittal;
-    rule 'all': only when every generated question is flagged.
+    rule 'any': one noncommittal generated question makes the answer noncommittal; rule 'all' (RAGAS >= 0.3.6):
+    only when every generated question is flagged. Callers clip a negative mean to 0.
     """
     if is_noncommittal(noncommittal, rule) or not generated_embeddings:
         return 0.0

@@ -8,7 +8,6 @@ artifacts. Nothing is skipped silently: every metric left out of a run is named 
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import platform
 import sys
@@ -20,6 +19,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
 from ragmetrics.nightly.config import (
@@ -366,7 +366,6 @@ def score_judge(
                 metrics,
                 judge,
                 name=name,
-                max_concurrency=config.judge.max_concurrency,
                 progress=progress,
             )
         info = judge.info()
@@ -376,17 +375,7 @@ def score_judge(
 
 
 def _close(judge: Judge) -> None:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(judge.aclose())
-        return
-    # Called from inside an event loop (e.g. a notebook): close on a private loop in a worker thread.
-    import threading
-
-    worker = threading.Thread(target=lambda: asyncio.run(judge.aclose()))
-    worker.start()
-    worker.join()
+    run_sync(judge.aclose())
 
 
 def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[str]) -> Report:
@@ -452,7 +441,7 @@ def config_snapshot(config: NightlyConfig) -> dict[str, Any]:
     data = config.model_dump(mode="json")
     judge = data.get("judge")
     if isinstance(judge, dict) and judge.get("base_url"):
-        from ragmetrics.judge.openai.client import public_url  # the one rule for recording an endpoint
+        from ragmetrics.judge.openai.scrub import public_url  # the one rule for recording an endpoint
 
         judge["base_url"] = public_url(judge["base_url"])
     return data

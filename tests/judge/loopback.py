@@ -38,6 +38,9 @@ FAULTS = (
     "bad_request",  # 400 unrelated to the response format (e.g. a context too long)
     "crash_json_schema",  # 500 with an unhelpful message when response_format is json_schema
     "echo_key",  # 401 whose message repeats the bearer token it got, as some gateways do
+    "truncated_body",  # 200 whose JSON body is cut off half way (Content-Length matches what is sent)
+    "short_body",  # 200 that announces a longer body than it sends, then closes the connection
+    "echo_url",  # 400 whose message repeats the request line, query string and all, as some proxies do
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -155,12 +158,21 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
 
-    def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: Any, headers: dict[str, str] | None = None, *, cut: str | None = None
+    ) -> None:
         data = json.dumps(body).encode()
+        announced = len(data)
+        if cut == "truncated_body":
+            data = data[: len(data) // 2]
+            announced = len(data)
+        elif cut == "short_body":
+            data = data[: len(data) // 2]
+            self.close_connection = True
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Content-Length", str(announced))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
             self.end_headers()
@@ -181,9 +193,10 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if state.latency_s:
                 time.sleep(state.latency_s)
-            if self.path.endswith("/chat/completions"):
+            route = self.path.split("?", 1)[0]  # a query string (api-version=..., a token) is not the route
+            if route.endswith("/chat/completions"):
                 self._chat(state, body)
-            elif self.path.endswith("/embeddings"):
+            elif route.endswith("/embeddings"):
                 self._embeddings(state, body)
             else:
                 self._error(404, f"no route {self.path}")
@@ -249,6 +262,9 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault == "bad_request":
             status = 400
             self._error(400, "this model's maximum context length is 8192 tokens (test fault)")
+        elif fault == "echo_url":
+            status = 400
+            self._error(400, f"bad request for {self.command} {self.path} (test fault)")
         elif fault == "echo_key":
             status = 401
             token = self.headers.get("Authorization", "").removeprefix("Bearer ")
@@ -291,6 +307,7 @@ class _Handler(BaseHTTPRequestHandler):
                             "total_tokens": prompt_tokens + completion_tokens,
                         },
                     },
+                    cut=fault if fault in ("truncated_body", "short_body") else None,
                 )
         self._record(
             state,

@@ -50,7 +50,7 @@ def test_falls_back_to_json_object_and_remembers(make_judge: JudgeFactory, serve
     judge = make_judge(use_cache=False)
     samples = [sample(f"s{i}") for i in range(5)]
     res = evaluate_rag(
-        samples, ["context_precision", "context_recall"], judge, progress=False, max_concurrency=1
+        samples, ["context_precision", "context_recall"], judge, progress=False, max_units_in_flight=1
     )
     assert not res.failures
     statuses = [(r.mode, r.status) for r in server.records]
@@ -64,7 +64,7 @@ def test_falls_back_to_plain_text_with_extraction(make_judge: JudgeFactory, serv
     server.inject("refuse_json_object", times=None)
     judge = make_judge(use_cache=False)
     res = evaluate_rag(
-        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_concurrency=1
+        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_units_in_flight=1
     )
     assert res.per_query["a"]["context_recall"] == 0.5 and not res.failures
     modes = [r.mode for r in server.records]
@@ -131,7 +131,7 @@ def test_a_server_that_crashes_on_json_schema_is_stepped_down(
     server.inject("crash_json_schema", times=None)
     judge = make_judge(use_cache=False)
     res = evaluate_rag(
-        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_concurrency=1
+        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_units_in_flight=1
     )
     assert not res.failures
     # a 500 is first retried as transient; repeated on a mode that never worked, it is a refusal
@@ -242,7 +242,7 @@ def test_an_unrelated_400_does_not_degrade_the_client(
     server.inject("bad_request", times=None, match="[too long]")
     judge = make_judge(use_cache=False)
     samples = [sample("a", question="A question [too long]?"), sample("b"), sample("c")]
-    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_concurrency=1)
+    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_units_in_flight=1)
     assert [(f.query_id, f.cause) for f in res.failures] == [("a", "bad_request")]
     # the long sample tried every mode once, then the client went on with json_schema
     assert [r.mode for r in server.records] == [
@@ -261,7 +261,7 @@ def test_after_json_schema_worked_a_400_is_not_a_refusal(
     judge = make_judge(use_cache=False)
     server.inject("bad_request", times=None, match="[too long]")
     samples = [sample("b"), sample("a", question="A question [too long]?")]
-    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_concurrency=1)
+    res = evaluate_rag(samples, ["context_recall"], judge, progress=False, max_units_in_flight=1)
     assert [(f.query_id, f.cause) for f in res.failures] == [("a", "bad_request")]
     assert [r.mode for r in server.records] == ["json_schema", "json_schema"]
 
@@ -306,3 +306,51 @@ def test_price_table_rejects_what_it_would_ignore(prices: dict[str, float], mess
 
     with pytest.raises(ValidationError, match=message):
         JudgeSettings(price_per_million_tokens=prices)
+
+
+@pytest.mark.parametrize("fault", ["truncated_body", "short_body"])
+def test_a_cut_off_200_body_is_retried(make_judge: JudgeFactory, server: LoopbackServer, fault: str) -> None:
+    """A proxy that drops the rest of a 200 body is transient: retried, then a verdict as usual."""
+    server.inject(fault, times=2)
+    judge = make_judge(use_cache=False)
+    assert _score(judge) == 1.0
+    assert server.count(path=CHAT) == 3
+    assert judge.info().usage.retries == 2
+
+
+def test_a_persistently_cut_off_body_is_a_recorded_invalid_response(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("truncated_body", times=None)
+    res = evaluate_rag([sample("s")], ["context_recall"], make_judge(max_retries=2), progress=False)
+    (failure,) = res.failures
+    assert failure.cause == "invalid_response"
+    assert "not complete JSON" in failure.message and "gave up after 3 attempts" in failure.message
+    assert res.per_query["s"]["context_recall"] is None
+    assert server.count(path=CHAT) == 3
+
+
+def test_secrets_in_base_url_never_reach_results_or_logs(
+    make_judge: JudgeFactory, server: LoopbackServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A query token (and user info) in base_url reaches the server as a query, and every echo is scrubbed."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    host = server.url.split("://", 1)[1]
+    base_url = f"http://alice:PASSWORD-1234@{host}?api-version=2024-06-01&token=TOKEN%2F5678"
+    ok = evaluate_rag([sample("ok")], ["context_recall"], make_judge(base_url=base_url), progress=False)
+    assert (
+        not ok.failures and ok.per_query["ok"]["context_recall"] is not None
+    )  # the query reached the server as a query
+    server.inject("echo_url", times=None)
+    res = evaluate_rag(
+        [sample("s")], ["context_recall"], make_judge(base_url=base_url, use_cache=False), progress=False
+    )
+    (failure,) = res.failures
+    assert failure.cause == "bad_request" and "[redacted]" in failure.message
+    info = res.metadata.judge
+    assert info is not None and info.base_url == f"http://{host}"
+    for text in (res.model_dump_json(), caplog.text, failure.message):
+        for secret in ("TOKEN/5678", "TOKEN%2F5678", "PASSWORD-1234", "2024-06-01"):
+            assert secret not in text

@@ -276,3 +276,17 @@ def test_per_chunk_failure_keeps_the_other_chunks_verdicts(
     )
     assert again.per_query["a"]["context_precision"] == pytest.approx((1 + 2 / 3) / 2)
     assert len(server.records) == 1 and "Chunk B." in server.records[0].user
+
+
+def test_unit_limit_has_its_own_name_and_the_old_one_warns(make_judge: JudgeFactory) -> None:
+    """max_concurrency is HTTP requests in flight (JudgeSettings); evaluate_rag's unit limit is max_units_in_flight."""
+    judge = make_judge()
+    res = evaluate_rag(
+        [sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_units_in_flight=1
+    )
+    assert not res.failures
+    with pytest.warns(DeprecationWarning, match="max_units_in_flight"):
+        old = evaluate_rag([sample("a")], ["context_recall"], judge, progress=False, max_concurrency=1)
+    assert old.per_query["a"] == res.per_query["a"]
+    with pytest.raises(ConfigError, match="max_units_in_flight must be at least 1"):
+        evaluate_rag([sample("a")], ["context_recall"], judge, progress=False, max_units_in_flight=0)

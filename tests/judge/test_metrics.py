@@ -225,7 +225,8 @@ def test_answer_relevancy_negative_mean_counts_as_zero_and_says_so(
 
 
 def test_noncommittal_rule_edges() -> None:
-    from ragmetrics.judge.formulas import answer_relevancy, is_noncommittal
+    from ragmetrics.judge.formulas import answer_relevancy_score as answer_relevancy
+    from ragmetrics.judge.formulas import is_noncommittal
 
     assert not is_noncommittal([], "any") and not is_noncommittal([], "all")
     assert is_noncommittal([False, True], "any") and not is_noncommittal([False, True], "all")

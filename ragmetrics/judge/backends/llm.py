@@ -15,17 +15,14 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
+from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache, cache_key
-from ragmetrics.judge.formulas import (
-    answer_relevancy,
-    average_precision_of_verdicts,
-    fraction_true,
-    is_noncommittal,
-)
+from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
+from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
@@ -41,7 +38,7 @@ from ragmetrics.schema import JudgeDetail, JudgeInfo
 BACKEND = "openai"
 
 
-class LLMJudge:
+class LLMJudge(PlanDispatch):
     """Judge protocol over an OpenAI-compatible chat endpoint (plus `/v1/embeddings` for answer relevancy)."""
 
     def __init__(
@@ -135,25 +132,18 @@ class LLMJudge:
 
     # -- metrics ---------------------------------------------------------------------------------------------
 
-    async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
-        if metric not in JUDGE_METRICS:
-            check_scorable(metric, sample)  # raises: not a failure of a sample, so not counted
-        try:
-            check_scorable(metric, sample)
-            if metric in ("context_precision", "context_utilization"):
-                return await self._chunk_usefulness(metric, sample)
-            if metric == "context_recall":
-                return await self._context_recall(sample)
-            if metric == "context_relevancy":
-                return await self._context_relevancy(sample)
-            return await self._answer_relevancy(sample)
-        except JudgeError:
-            self._failures += 1
-            raise
+    def handlers(self) -> dict[Plan, Handler]:
+        return {
+            "chunk_usefulness": self._chunk_usefulness,
+            "statement_attribution": self._statement_attribution,
+            "sentence_relevance": self._sentence_relevance,
+            "question_generation": self._question_generation,
+        }
 
-    async def _chunk_usefulness(self, metric: str, sample: RagSample) -> MetricOutcome:
-        target_field = "reference" if metric == "context_precision" else "answer"
+    async def _chunk_usefulness(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        target_field = str(spec.target)
         target = str(getattr(sample, target_field))
+        per_sample_prompt, per_chunk_prompt = spec.prompts
         judgements: list[tuple[bool, str]]
         if self.settings.context_precision_mode == "per_sample":
             values: dict[str, InputValue] = {
@@ -161,7 +151,7 @@ class LLMJudge:
                 target_field: target,
                 "chunks": sample.contexts,
             }
-            verdict, cached = await self.verdict(metric, values)
+            verdict, cached = await self.verdict(per_sample_prompt, values)
             assert isinstance(verdict, ChunkVerdicts)
             judgements = [(v.useful, v.reason) for v in verdict.ordered()]
         else:
@@ -170,7 +160,7 @@ class LLMJudge:
             outcomes = await asyncio.gather(
                 *(
                     self.verdict(
-                        f"{metric}_chunk", {"question": sample.question, target_field: target, "chunk": chunk}
+                        per_chunk_prompt, {"question": sample.question, target_field: target, "chunk": chunk}
                     )
                     for chunk in sample.contexts
                 ),
@@ -190,7 +180,7 @@ class LLMJudge:
         ]
         useful_count = sum(1 for useful, _ in judgements if useful)
         return MetricOutcome(
-            value=average_precision_of_verdicts([useful for useful, _ in judgements]),
+            value=spec.score([useful for useful, _ in judgements]),
             detail=JudgeDetail(
                 verdicts=verdicts,
                 reason=f"{useful_count} of {len(judgements)} chunks useful for the {target_field}",
@@ -198,20 +188,21 @@ class LLMJudge:
             ),
         )
 
-    async def _context_recall(self, sample: RagSample) -> MetricOutcome:
-        reference = str(sample.reference)
-        statements = split_statements(reference)
+    async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        target_field = str(spec.target)
+        target = str(getattr(sample, target_field))
+        statements = split_statements(target)
         if not statements:
             raise JudgeError(
-                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+                f"sample {sample.id!r}: the {target_field} contains no statements", cause="missing_field"
             )
         values: dict[str, InputValue] = {
             "question": sample.question,
             "chunks": sample.contexts,
-            "reference": reference,
+            target_field: target,
             "statements": statements,
         }
-        verdict, cached = await self.verdict("context_recall", values)
+        verdict, cached = await self.verdict(spec.prompts[0], values)
         assert isinstance(verdict, StatementVerdicts)
         ordered = verdict.ordered()
         verdicts: list[dict[str, Any]] = [
@@ -220,22 +211,22 @@ class LLMJudge:
         ]
         hits = sum(1 for v in ordered if v.attributed)
         return MetricOutcome(
-            value=fraction_true([v.attributed for v in ordered]),
+            value=spec.score([v.attributed for v in ordered]),
             detail=JudgeDetail(
                 verdicts=verdicts,
-                reason=f"{hits} of {len(verdicts)} reference statements attributed to the contexts",
+                reason=f"{hits} of {len(verdicts)} {target_field} statements attributed to the contexts",
                 cached=cached,
             ),
         )
 
-    async def _context_relevancy(self, sample: RagSample) -> MetricOutcome:
+    async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         located = [(k, s) for k, ctx in enumerate(sample.contexts) for s in split_sentences(ctx)]
         if not located:
             raise JudgeError(
                 f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field"
             )
         values: dict[str, InputValue] = {"question": sample.question, "sentences": [s for _, s in located]}
-        verdict, cached = await self.verdict("context_relevancy", values)
+        verdict, cached = await self.verdict(spec.prompts[0], values)
         assert isinstance(verdict, SentenceVerdicts)
         ordered = verdict.ordered()
         verdicts: list[dict[str, Any]] = [
@@ -244,7 +235,7 @@ class LLMJudge:
         ]
         hits = sum(1 for v in ordered if v.relevant)
         return MetricOutcome(
-            value=fraction_true([v.relevant for v in ordered]),
+            value=spec.score([v.relevant for v in ordered]),
             detail=JudgeDetail(
                 verdicts=verdicts,
                 reason=f"{hits} of {len(verdicts)} context sentences relevant to the question",
@@ -252,10 +243,10 @@ class LLMJudge:
             ),
         )
 
-    async def _answer_relevancy(self, sample: RagSample) -> MetricOutcome:
+    async def _question_generation(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         n = self.settings.answer_relevancy_questions
         verdict, cached = await self.verdict(
-            "answer_relevancy", {"answer": str(sample.answer), "n_questions": n}
+            spec.prompts[0], {"answer": str(sample.answer), "n_questions": n}
         )
         assert isinstance(verdict, GeneratedQuestions)
         texts = [sample.question, *(q.question for q in verdict.questions)]
@@ -264,7 +255,7 @@ class LLMJudge:
         sims = (gen_vecs @ q_vec).astype(np.float64).tolist()
         flags = [q.noncommittal for q in verdict.questions]
         rule = self.settings.noncommittal_rule
-        raw = answer_relevancy(q_vec.tolist(), gen_vecs.tolist(), flags, rule=rule)
+        raw = spec.score(q_vec.tolist(), gen_vecs.tolist(), flags, rule=rule)
         # A negative mean cosine (questions unrelated to the asked one) counts as 0, keeping scores in [0, 1].
         value = min(1.0, max(0.0, raw))
         verdicts: list[dict[str, Any]] = [

@@ -17,10 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, check_scorable
+from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_store import StoredEmbedder
-from ragmetrics.judge.formulas import average_precision_of_verdicts, fraction_true
+from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
@@ -39,14 +40,15 @@ VERDICT_KINDS: tuple[VerdictKind, ...] = (
 class LocalThresholds:
     """Cosine at or above which a verdict is positive, per verdict type.
 
-    Defaults were chosen to maximise balanced accuracy on tests/data/local_judge_pairs.jsonl
-    (benchmarks/calibrate_local_judge.py); docs/local_judge.md records the accuracy they reach.
+    Defaults are each metric's `local_threshold` in `judge.registry`, chosen to maximise balanced accuracy
+    on tests/data/local_judge_pairs.jsonl (benchmarks/calibrate_local_judge.py); docs/local_judge.md records
+    the accuracy they reach.
     """
 
-    context_precision: float = 0.54
-    context_utilization: float = 0.49
-    context_recall: float = 0.45
-    context_relevancy: float = 0.42
+    context_precision: float = spec("context_precision").local_threshold or 0.0
+    context_utilization: float = spec("context_utilization").local_threshold or 0.0
+    context_recall: float = spec("context_recall").local_threshold or 0.0
+    context_relevancy: float = spec("context_relevancy").local_threshold or 0.0
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -115,11 +117,20 @@ async def pair_similarities(
     return out
 
 
+def _verdict_kind(spec: JudgeMetricSpec) -> VerdictKind:
+    """The thresholded verdict type of a metric: its name, when the local judge calibrates one for it."""
+    if spec.name not in VERDICT_KINDS:
+        raise JudgeError(
+            f"the local judge has no calibrated verdict for {spec.name}", cause="unsupported_metric"
+        )
+    return spec.name
+
+
 def _r(x: float) -> float:
     return round(x, 4)
 
 
-class LocalJudge:
+class LocalJudge(PlanDispatch):
     """Judge protocol over an embedder. The default embedder is the bundled int8 MiniLM (see ragmetrics.embeddings)."""
 
     def __init__(
@@ -173,23 +184,13 @@ class LocalJudge:
         if self._cache is not None:
             self._cache.close()  # reopened on next use, so the judge stays usable
 
-    async def score(self, metric: str, sample: RagSample) -> MetricOutcome:
-        if metric not in JUDGE_METRICS:
-            check_scorable(metric, sample)  # raises: not a failure of a sample, so not counted
-        try:
-            check_scorable(metric, sample)
-            if metric == "context_precision":
-                return await self._chunk_usefulness(sample, "context_precision", str(sample.reference))
-            if metric == "context_utilization":
-                return await self._chunk_usefulness(sample, "context_utilization", str(sample.answer))
-            if metric == "context_recall":
-                return await self._context_recall(sample)
-            if metric == "context_relevancy":
-                return await self._context_relevancy(sample)
-            return await self._answer_relevancy(sample)
-        except JudgeError:
-            self._failures += 1
-            raise
+    def handlers(self) -> dict[Plan, Handler]:
+        return {
+            "chunk_usefulness": self._chunk_usefulness,
+            "statement_attribution": self._statement_attribution,
+            "sentence_relevance": self._sentence_relevance,
+            "question_generation": self._answer_cosine,
+        }
 
     async def _embed_groups(self, groups: list[list[str]]) -> list[NDArray[np.float32]]:
         """One embedder call for all groups, split back per group.
@@ -222,9 +223,11 @@ class LocalJudge:
             pos += len(g)
         return out
 
-    async def _chunk_usefulness(self, sample: RagSample, kind: VerdictKind, target: str) -> MetricOutcome:
+    async def _chunk_usefulness(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        kind = _verdict_kind(spec)
         threshold = self._thresholds.for_kind(kind)
-        against = "reference" if kind == "context_precision" else "answer"
+        against = str(spec.target)
+        target = str(getattr(sample, against))
         target_units = units(kind, "b", target)
         if not target_units:  # otherwise every chunk would read as "empty chunk" and score 0
             raise JudgeError(
@@ -253,7 +256,7 @@ class LocalJudge:
                 "reason": f"best cosine {match.cosine:.2f} {'>=' if useful else '<'} {threshold:.2f} "
                 f"between sentence {match.left + 1} of chunk {k + 1} and {where}",
             })  # fmt: skip
-        value = average_precision_of_verdicts([v["verdict"] for v in verdicts])
+        value = spec.score([v["verdict"] for v in verdicts])
         useful_count = sum(1 for v in verdicts if v["verdict"])
         reason = f"{useful_count} of {len(verdicts)} chunks useful for the {against} (local judge, threshold {threshold:.2f})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
@@ -264,12 +267,13 @@ class LocalJudge:
             (k, i, s) for k, chunk in enumerate(sample.contexts) for i, s in enumerate(split_sentences(chunk))
         ]
 
-    async def _context_recall(self, sample: RagSample) -> MetricOutcome:
-        threshold = self._thresholds.context_recall
-        statements = split_statements(str(sample.reference))
+    async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        threshold = self._thresholds.for_kind(_verdict_kind(spec))
+        target_field = str(spec.target)
+        statements = split_statements(str(getattr(sample, target_field)))
         if not statements:  # as in the LLM judge: never a 0 over no statements
             raise JudgeError(
-                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+                f"sample {sample.id!r}: the {target_field} contains no statements", cause="missing_field"
             )
         sentences = self._context_sentences(sample)
         stmt_vecs, sent_vecs = await self._embed_groups([statements, [s for _, _, s in sentences]])
@@ -291,13 +295,13 @@ class LocalJudge:
                 "reason": f"best cosine {match.cosine:.2f} {'>=' if attributed else '<'} {threshold:.2f} "
                 f"with sentence {index + 1} of chunk {chunk + 1}",
             })  # fmt: skip
-        value = fraction_true([v["verdict"] for v in verdicts])
+        value = spec.score([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])
-        reason = f"{hits} of {len(verdicts)} reference statements attributed to the context (local judge, threshold {threshold:.2f})"
+        reason = f"{hits} of {len(verdicts)} {target_field} statements attributed to the context (local judge, threshold {threshold:.2f})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
-    async def _context_relevancy(self, sample: RagSample) -> MetricOutcome:
-        threshold = self._thresholds.context_relevancy
+    async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        threshold = self._thresholds.for_kind(_verdict_kind(spec))
         sentences = self._context_sentences(sample)
         if not sentences:
             raise JudgeError(
@@ -316,12 +320,12 @@ class LocalJudge:
                 "cosine": _r(sim),
                 "reason": f"sentence {index + 1} of chunk {chunk + 1}: cosine with the question {sim:.2f} {'>=' if relevant else '<'} {threshold:.2f}",
             })  # fmt: skip
-        value = fraction_true([v["verdict"] for v in verdicts])
+        value = spec.score([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])
         reason = f"{hits} of {len(verdicts)} context sentences relevant to the question (local judge, threshold {threshold:.2f})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
-    async def _answer_relevancy(self, sample: RagSample) -> MetricOutcome:
+    async def _answer_cosine(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         q_vec, a_vec = await self._embed_groups([[sample.question.strip()], [str(sample.answer).strip()]])
         cos = float(q_vec[0] @ a_vec[0])
         value = min(1.0, max(0.0, cos))

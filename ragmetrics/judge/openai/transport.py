@@ -1,0 +1,193 @@
+"""Sending requests to an OpenAI-compatible endpoint: bounded concurrency, timeouts and retries.
+
+The `openai` package does the HTTP; its own retries are off because they neither tell us why a call failed
+nor count what it cost. Ours: exponential backoff with jitter on 429, 5xx, timeouts, connection errors and
+bodies that are not complete JSON (a 200 cut off by a proxy), Retry-After honoured up to a cap; every other
+4xx is permanent and fails at once. Every message that leaves this module has passed the scrubber.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+import openai
+
+from ragmetrics.errors import FailureCause, JudgeError
+from ragmetrics.judge.openai.scrub import Scrubber, split_base_url
+from ragmetrics.judge.openai.usage import CallUsage
+from ragmetrics.judge.settings import JudgeSettings
+
+__all__ = ["RetryPolicy", "Transport", "retry_after_seconds", "status_cause"]
+
+logger = logging.getLogger("ragmetrics.judge")
+
+T = TypeVar("T")
+_RETRIED: tuple[FailureCause, ...] = (
+    "rate_limited",
+    "server_error",
+    "timeout",
+    "connection",
+    "invalid_response",
+)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long to wait before retry number `attempt` (0-based) of a failed request."""
+
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    max_retry_after_s: float = 60.0
+
+    def delay(self, attempt: int, retry_after_s: float | None, rng: random.Random) -> float:
+        if retry_after_s is not None:
+            return min(max(retry_after_s, 0.0), self.max_retry_after_s)
+        ceiling = min(self.max_delay_s, self.base_delay_s * 2.0**attempt)
+        return ceiling * rng.uniform(0.5, 1.0)
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asked us to wait: `retry-after-ms`, else `retry-after` as seconds or an HTTP date."""
+    lowered = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lowered.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return float(raw_ms) / 1000.0
+        except ValueError:
+            pass
+    raw = lowered.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def status_cause(status: int) -> FailureCause:
+    """The failure cause an HTTP status means; only rate_limited, server_error and timeout are retried."""
+    if status == 429:
+        return "rate_limited"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    if status == 408:
+        return "timeout"
+    if status >= 500:
+        return "server_error"
+    return "bad_request"
+
+
+RefusalCheck = Callable[[openai.APIStatusError, int], bool]
+
+
+class Transport:
+    """One endpoint's `openai.AsyncOpenAI` client, its concurrency bound, and the retry loop around requests."""
+
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        *,
+        api_key: str,
+        scrub: Scrubber,
+        retry: RetryPolicy | None = None,
+        rng_seed: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.retry = retry or RetryPolicy()
+        self.scrub = scrub
+        self._api_key = api_key
+        self._base_url, self._query = split_base_url(settings.base_url)
+        self._rng = random.Random(rng_seed)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._openai: openai.AsyncOpenAI | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self.usage = CallUsage()
+
+    def api(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        # An AsyncOpenAI client and a semaphore belong to one event loop; the synchronous entry point runs a
+        # fresh loop per call, so both are rebuilt when the loop changes.
+        loop = asyncio.get_running_loop()
+        if self._openai is None or self._semaphore is None or self._loop is not loop:
+            self._openai = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                default_query=self._query or None,
+                max_retries=0,
+                timeout=self.settings.timeout_s,
+            )
+            self._semaphore = asyncio.Semaphore(self.settings.max_concurrency)
+            self._loop = loop
+        return self._openai, self._semaphore
+
+    async def aclose(self) -> None:
+        if self._openai is not None and self._loop is asyncio.get_running_loop():
+            await self._openai.close()
+        self._openai = None
+        self._semaphore = None
+        self._loop = None
+
+    async def send(
+        self,
+        call: CallUsage,
+        what: str,
+        op: Callable[[openai.AsyncOpenAI], Awaitable[T]],
+        *,
+        refusal: RefusalCheck | None = None,
+        on_refusal: Callable[[str], BaseException] | None = None,
+    ) -> T:
+        """`op` with retries. `refusal(exc, attempt)` says an HTTP error means "format not supported": then
+        `on_refusal(message)` is raised for the caller to try another format."""
+        attempt = 0
+        while True:
+            api, semaphore = self.api()
+            retry_after: float | None = None
+            cause: FailureCause
+            try:
+                async with semaphore:
+                    call.calls += 1
+                    self.usage.calls += 1
+                    return await op(api)
+            except openai.APIStatusError as exc:
+                message = self.scrub(exc.message)
+                if refusal is not None and on_refusal is not None and refusal(exc, attempt):
+                    raise on_refusal(message) from None
+                cause = status_cause(exc.status_code)
+                detail = f"HTTP {exc.status_code}: {message}"
+                if cause not in _RETRIED:
+                    # `from None`: the chained openai exception carries the raw, unscrubbed server message.
+                    raise JudgeError(f"{what}: {detail}", cause=cause) from None
+                retry_after = retry_after_seconds(exc.response.headers)
+            except openai.APIResponseValidationError as exc:
+                cause, detail = "invalid_response", f"unreadable response: {self.scrub(exc.message)}"
+            except json.JSONDecodeError as exc:
+                # A 200 whose body is cut off (a proxy dropped the rest): transient, like a dropped connection.
+                cause, detail = "invalid_response", f"the response body is not complete JSON ({exc.msg})"
+            except openai.APITimeoutError:
+                cause, detail = "timeout", f"no response within {self.settings.timeout_s:g} s"
+            except openai.APIConnectionError as exc:
+                cause, detail = "connection", self.scrub(f"connection failed ({exc.__cause__ or exc})")
+            if attempt >= self.settings.max_retries:
+                raise JudgeError(
+                    f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause
+                ) from None
+            delay = self.retry.delay(attempt, retry_after, self._rng)
+            call.retries += 1
+            self.usage.retries += 1
+            logger.info("%s: %s (%s); retry %d in %.2f s", what, detail, cause, attempt + 1, delay)
+            await asyncio.sleep(delay)
+            attempt += 1

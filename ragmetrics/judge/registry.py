@@ -1,0 +1,214 @@
+"""Every judge metric, defined once: what it reads, how it is judged, its formula, prompt, local variant and source.
+
+This file is where a newcomer finds a judge metric. Each `JudgeMetricSpec` names:
+
+- the sample fields it needs (config validation and `evaluate_rag` check them before any call);
+- its `plan`: the kind of verdicts behind it, which both backends dispatch on (one handler per plan);
+- the prompt file(s) in `prompts/` and the verdict model a prompt's answer is validated against;
+- the formula, as a named function in `judge.formulas`, and in words;
+- the local judge's variant and its calibrated threshold;
+- a one-line description and a citation.
+
+The metric table in docs/judge.md is generated from here (`metric_table()`); a test fails when it is stale.
+Adding a metric: one entry below, one prompt file, one formula in `formulas.py`, and its tests; a new plan
+also needs one handler in each backend.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from ragmetrics.errors import JudgeError
+from ragmetrics.judge import formulas
+from ragmetrics.judge.verdicts import (
+    ChunkVerdicts,
+    GeneratedQuestions,
+    SentenceVerdicts,
+    SingleChunkVerdict,
+    StatementVerdicts,
+    Verdict,
+)
+
+__all__ = [
+    "JUDGE_METRIC_SPECS",
+    "JudgeMetricSpec",
+    "Plan",
+    "judge_metric_names",
+    "metric_table",
+    "required_fields",
+    "resolve_judge_metric",
+    "spec",
+]
+
+Plan = Literal["chunk_usefulness", "statement_attribution", "sentence_relevance", "question_generation"]
+"""How a metric is judged:
+
+- chunk_usefulness: one verdict per retrieved chunk, "useful for the target text" (a reference or the answer);
+- statement_attribution: one verdict per statement of a target text cut in code, "supported by the contexts";
+- sentence_relevance: one verdict per context sentence cut in code, "relevant to the question";
+- question_generation: N questions generated from the answer, compared with the asked one by embedding.
+"""
+
+Field = Literal["question", "contexts", "answer", "reference"]
+
+
+@dataclass(frozen=True)
+class JudgeMetricSpec:
+    """One judge metric. Backends read `plan`, `target` and `prompts`; everything else is documentation that
+    config validation, CLI help and docs/judge.md render, so it cannot drift from the code."""
+
+    name: str
+    description: str
+    formula_in_words: str
+    citation: str
+    required: tuple[Field, ...]
+    plan: Plan
+    score: Callable[..., float]
+    verdict_models: tuple[type[Verdict], ...]
+    prompts: tuple[str, ...]
+    local_variant: str
+    local_threshold: float | None = None
+    target: Field | None = None
+    aliases: tuple[str, ...] = ()
+
+
+_RAGAS = (
+    "Es et al., 'RAGAS: Automated Evaluation of Retrieval Augmented Generation', EACL 2024 demo; RAGAS docs"
+)
+
+JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
+    JudgeMetricSpec(
+        name="context_precision",
+        description="are the chunks useful for the reference ranked high?",
+        formula_in_words=(
+            "sum over ranks k of precision@k x v_k, divided by the number of useful chunks (0 when none is); "
+            "v_k = 1 when chunk k is useful for reaching the reference answer"
+        ),
+        citation=_RAGAS + " (LLMContextPrecisionWithReference)",
+        required=("question", "contexts", "reference"),
+        plan="chunk_usefulness",
+        target="reference",
+        score=formulas.context_precision_score,
+        verdict_models=(ChunkVerdicts, SingleChunkVerdict),
+        prompts=("context_precision", "context_precision_chunk"),
+        local_variant="chunk useful when its best sentence's cosine with a reference sentence (or the whole "
+        "reference) reaches the threshold",
+        local_threshold=0.54,
+    ),
+    JudgeMetricSpec(
+        name="context_utilization",
+        description="are the chunks the answer used ranked high? (context precision without a reference)",
+        formula_in_words="context precision with the generated answer in place of the reference",
+        citation=_RAGAS + " (LLMContextPrecisionWithoutReference / ContextUtilization)",
+        required=("question", "contexts", "answer"),
+        plan="chunk_usefulness",
+        target="answer",
+        score=formulas.context_precision_score,
+        verdict_models=(ChunkVerdicts, SingleChunkVerdict),
+        prompts=("context_utilization", "context_utilization_chunk"),
+        local_variant="as context precision, against the answer's sentences",
+        local_threshold=0.49,
+    ),
+    JudgeMetricSpec(
+        name="context_recall",
+        description="how much of the reference can be attributed to the retrieved contexts?",
+        formula_in_words=(
+            "reference statements attributed to the contexts / all reference statements (statements cut in code)"
+        ),
+        citation=_RAGAS + " (LLMContextRecall)",
+        required=("question", "contexts", "reference"),
+        plan="statement_attribution",
+        target="reference",
+        score=formulas.context_recall_score,
+        verdict_models=(StatementVerdicts,),
+        prompts=("context_recall",),
+        local_variant="statement attributed when its best cosine with a context sentence reaches the threshold",
+        local_threshold=0.45,
+    ),
+    JudgeMetricSpec(
+        name="context_relevancy",
+        description="what share of the retrieved text is relevant to the question?",
+        formula_in_words=(
+            "context sentences relevant to the question / all context sentences (sentences cut in code); RAGAS "
+            "0.1's definition, not RAGAS >= 0.2's ContextRelevance (two 0/1/2 ratings of the whole context)"
+        ),
+        citation=_RAGAS + " (0.1 context_relevancy)",
+        required=("question", "contexts"),
+        plan="sentence_relevance",
+        score=formulas.context_relevancy_score,
+        verdict_models=(SentenceVerdicts,),
+        prompts=("context_relevancy",),
+        local_variant="sentence relevant when its cosine with the question reaches the threshold",
+        local_threshold=0.42,
+    ),
+    JudgeMetricSpec(
+        name="answer_relevancy",
+        description="does the answer address the question asked?",
+        formula_in_words=(
+            "mean cosine between the question and N questions generated from the answer, clipped to [0, 1]; "
+            "0 when the answer is noncommittal under the configured rule ('any' or 'all' generated questions flagged)"
+        ),
+        citation=_RAGAS + " (ResponseRelevancy)",
+        required=("question", "answer"),
+        plan="question_generation",
+        score=formulas.answer_relevancy_score,
+        verdict_models=(GeneratedQuestions,),
+        prompts=("answer_relevancy",),
+        local_variant="cosine(question, answer) clipped to [0, 1]; no generated questions, no noncommittal check",
+        aliases=("response_relevancy",),
+    ),
+)
+
+_BY_NAME: dict[str, JudgeMetricSpec] = {s.name: s for s in JUDGE_METRIC_SPECS}
+_ALIASES: dict[str, str] = {alias: s.name for s in JUDGE_METRIC_SPECS for alias in s.aliases}
+
+
+def judge_metric_names() -> tuple[str, ...]:
+    """Canonical names, in the registry's order."""
+    return tuple(_BY_NAME)
+
+
+def resolve_judge_metric(name: str) -> str | None:
+    """The canonical name of `name` (a name or an alias), or None when it is not a judge metric."""
+    if name in _BY_NAME:
+        return name
+    return _ALIASES.get(name)
+
+
+def spec(name: str) -> JudgeMetricSpec:
+    """The spec of a judge metric (name or alias); JudgeError(unsupported_metric) with a suggestion otherwise."""
+    canonical = resolve_judge_metric(name)
+    if canonical is None:
+        known = [*_BY_NAME, *_ALIASES]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise JudgeError(
+            f"{name!r} is not a judge metric{hint} known: {', '.join(_BY_NAME)}", cause="unsupported_metric"
+        )
+    return _BY_NAME[canonical]
+
+
+def required_fields(name: str) -> tuple[Field, ...]:
+    return spec(name).required
+
+
+def metric_table() -> str:
+    """The Markdown table of judge metrics in docs/judge.md (regenerate it with this function)."""
+    lines = [
+        "| metric | what it asks | formula | needs | LLM prompt(s) | local judge | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in JUDGE_METRIC_SPECS:
+        name = f"`{s.name}`" + (f" (alias {', '.join(f'`{a}`' for a in s.aliases)})" if s.aliases else "")
+        prompts = ", ".join(f"`prompts/{p}.yaml`" for p in s.prompts)
+        local = s.local_variant + (
+            f" (threshold {s.local_threshold:.2f})" if s.local_threshold is not None else ""
+        )
+        lines.append(
+            f"| {name} | {s.description} | {s.formula_in_words} | {', '.join(s.required)} | {prompts} | "
+            f"{local} | {s.citation} |"
+        )
+    return "\n".join(lines) + "\n"

@@ -172,10 +172,12 @@ def build(
     if nq and query_vocab[0] == "":
         raise origin.error("empty query id", int(np.flatnonzero(query_codes == 0)[0]))
     from ragmetrics.retrieval import build_kernels
+    from ragmetrics.retrieval._lazy import numba_for
 
     query_codes = np.ascontiguousarray(query_codes, dtype=np.int64)
     doc_codes = np.ascontiguousarray(doc_codes, dtype=np.int64)
-    order, offsets, earlier, later = build_kernels.group_by_query(query_codes, doc_codes, nq, nd)
+    with numba_for(int(doc_codes.shape[0])):
+        order, offsets, earlier, later = build_kernels.group_by_query(query_codes, doc_codes, nq, nd)
     if later >= 0:
         q = str(query_vocab[query_codes[later]])
         d = str(doc_vocab[doc_codes[later]])
@@ -184,7 +186,8 @@ def build(
         raise origin.error(f"duplicate document {d!r} for query {q!r}{also}", later)
     ranked = kind == "run"
     scores = np.ascontiguousarray(values, dtype=np.float64) if ranked else np.zeros(0, dtype=np.float64)
-    build_kernels.order_queries(order, offsets, scores, doc_codes, ranked)
+    with numba_for(int(doc_codes.shape[0])):
+        build_kernels.order_queries(order, offsets, scores, doc_codes, ranked)
     return Built(
         query_ids=tuple(query_vocab.tolist()),
         doc_vocab=readonly(doc_vocab),

@@ -10,13 +10,14 @@ Linux); loading containers in a parent that forks workers must keep working. A m
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
+
+from ragmetrics.retrieval._lazy import kernel
 
 _INSERTION_RUN = 16
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def group_by_query(
     query_codes: NDArray[np.int64], doc_codes: NDArray[np.int64], nq: int, nd: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], int, int]:
@@ -47,7 +48,7 @@ def group_by_query(
     return grouped, offsets, -1, -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _before(a: int, b: int, scores: NDArray[np.float64], doc_codes: NDArray[np.int64], ranked: bool) -> bool:
     """Whether entry a comes before entry b: score descending then document descending, or document ascending.
 
@@ -60,7 +61,7 @@ def _before(a: int, b: int, scores: NDArray[np.float64], doc_codes: NDArray[np.i
     return bool(doc_codes[a] < doc_codes[b])
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _sort_entries(
     entries: NDArray[np.int64],
     scratch: NDArray[np.int64],
@@ -106,7 +107,7 @@ def _sort_entries(
         entries[:] = source
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _longest(offsets: NDArray[np.int64]) -> int:
     longest = 0
     for q in range(offsets.shape[0] - 1):
@@ -114,7 +115,7 @@ def _longest(offsets: NDArray[np.int64]) -> int:
     return longest
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def order_queries(
     grouped: NDArray[np.int64],
     offsets: NDArray[np.int64],

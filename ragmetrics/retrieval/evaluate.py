@@ -10,17 +10,16 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval.metrics import MetricRequest, parse_metrics
+from ragmetrics.options import QUERY_SETS, QuerySet
+from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
 from ragmetrics.schema import RunMetadata, RunResult
 
-QuerySet = Literal["qrels", "intersection"]
-QUERY_SETS: tuple[str, ...] = ("qrels", "intersection")
 TIE_RULE = "score descending, then document id descending"
 
 
@@ -155,6 +154,7 @@ def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArra
 
     One merge pass over the two sorted vocabularies (numba), instead of a binary search per string.
     """
+    from ragmetrics.retrieval._lazy import numba_for
     from ragmetrics.retrieval.kernels import match_sorted_rows
 
     if qrels_vocab is run_vocab:
@@ -163,8 +163,33 @@ def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArra
         return np.full(len(run_vocab), -1, dtype=np.int32)
     if len(qrels_vocab) >= 2**31 - 1:
         raise InputError("more than 2^31 distinct judged documents are not supported", field="qrels")
-    mapping: NDArray[np.int32] = match_sorted_rows(_code_points(run_vocab), _code_points(qrels_vocab))
+    with numba_for(len(qrels_vocab) + len(run_vocab)):
+        mapping: NDArray[np.int32] = match_sorted_rows(_code_points(run_vocab), _code_points(qrels_vocab))
     return mapping
+
+
+def _check_finite(
+    values: NDArray[np.float64],
+    requests: tuple[MetricRequest, ...],
+    query_ids: tuple[str, ...],
+    q: QrelsArrays,
+) -> None:
+    """Only dcg_burges can overflow (2^grade - 1 beyond float64 from grade 1024): an input error naming
+    the query and its grade. Anything else non-finite is a bug, never a score."""
+    bad_rows, bad_cols = np.nonzero(~np.isfinite(values))
+    if bad_rows.shape[0] == 0:
+        return
+    row, col = int(bad_rows[0]), int(bad_cols[0])
+    request = requests[col]
+    if request.spec.kind == Kind.DCG_BURGES:
+        qrow = list(q.query_ids).index(query_ids[row])
+        grades = q.grades[q.offsets[qrow] : q.offsets[qrow + 1]]
+        raise InputError(
+            f"{request.spelling}: query {query_ids[row]!r} has grade {int(grades.max())}, whose gain 2^grade - 1 "
+            "is beyond float64 (grades up to 1023 fit); use ndcg_burges (scaled, never overflows) or dcg",
+            field="qrels",
+        )
+    raise RuntimeError("internal error: a retrieval kernel produced a non-finite score")
 
 
 def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[str, Any]:
@@ -219,21 +244,26 @@ def score_matrix(
 
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
     values = score_queries(
-        np.ascontiguousarray(q.offsets, dtype=np.int64),
-        np.ascontiguousarray(q.doc_codes, dtype=np.int64),
-        np.ascontiguousarray(q.grades, dtype=np.int64),
-        np.ascontiguousarray(r.offsets, dtype=np.int64),
-        np.ascontiguousarray(r.doc_codes, dtype=np.int64),
-        doc_map,
+        (
+            np.ascontiguousarray(q.offsets, dtype=np.int64),
+            np.ascontiguousarray(q.doc_codes, dtype=np.int64),
+            np.ascontiguousarray(q.grades, dtype=np.int64),
+        ),
+        (
+            np.ascontiguousarray(r.offsets, dtype=np.int64),
+            np.ascontiguousarray(r.doc_codes, dtype=np.int64),
+            doc_map,
+        ),
         qrels_rows,
         run_index,
-        np.asarray([int(x.spec.kind) for x in requests], dtype=np.int64),
-        np.asarray([x.cutoff for x in requests], dtype=np.int64),
-        np.asarray([x.level for x in requests], dtype=np.int64),
-        np.asarray([x.persistence for x in requests], dtype=np.float64),
+        (
+            np.asarray([int(x.spec.kind) for x in requests], dtype=np.int64),
+            np.asarray([x.cutoff for x in requests], dtype=np.int64),
+            np.asarray([x.level for x in requests], dtype=np.int64),
+            np.asarray([x.persistence for x in requests], dtype=np.float64),
+        ),
     )
-    if not np.isfinite(values).all():
-        raise RuntimeError("internal error: a retrieval kernel produced a non-finite score")
+    _check_finite(values, requests, query_ids, q)
     return ScoreMatrix(
         name=run_name,
         query_ids=query_ids,

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.retrieval._build import Origin
+from ragmetrics.retrieval._lazy import numba_for
 
 EMPTY_VOCAB = np.zeros(0, dtype="<U1")
 
@@ -46,6 +47,14 @@ def factorize_strings(
     if n == 0:
         return EMPTY_VOCAB, np.zeros(0, dtype=np.int64)
     data = "\x00".join(ids).encode("utf-8", "surrogatepass")
+    with numba_for(n):
+        return _factorize_joined(data, ids, origin, label)
+
+
+def _factorize_joined(
+    data: bytes, ids: Sequence[str], origin: Origin, label: str
+) -> tuple[NDArray[np.str_], NDArray[np.int64]]:
+    n = len(ids)
     buf = np.frombuffer(data, dtype=np.uint8)
     separators = np.flatnonzero(buf == 0)
     if separators.shape[0] != n - 1:

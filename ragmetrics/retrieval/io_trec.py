@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval._build import Columns, Origin
+from ragmetrics.retrieval._lazy import numba_for
 from ragmetrics.retrieval.id_codes import factorize_tokens
 
 QRELS_FIELDS = ("query id", "iteration", "document id", "grade")
@@ -163,14 +164,20 @@ def parse_scores(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
     return values
 
 
+BYTES_PER_ENTRY = 32
+"""A rough TREC line length: a file's size over this estimates its entries, which decide Python or numba."""
+
+
 def qrels_columns(path: str | Path) -> Columns:
     """Qrels columns from a TREC qrels file; the iteration field is ignored, as trec_eval does."""
     source = str(path)
-    fields = scan(read_bytes(path), source, QRELS_FIELDS, keep=(0, 2, 3), allow_extra=False)
-    origin = Origin(source, positions=fields.lines)
-    qvocab, qcodes = factorize_ids(fields, 0, grouped=True)
-    dvocab, dcodes = factorize_ids(fields, 1, grouped=False)
-    grades = parse_grades(fields, 2, origin, "grade")
+    data = read_bytes(path)
+    with numba_for(len(data) // BYTES_PER_ENTRY):
+        fields = scan(data, source, QRELS_FIELDS, keep=(0, 2, 3), allow_extra=False)
+        origin = Origin(source, positions=fields.lines)
+        qvocab, qcodes = factorize_ids(fields, 0, grouped=True)
+        dvocab, dcodes = factorize_ids(fields, 1, grouped=False)
+        grades = parse_grades(fields, 2, origin, "grade")
     return Columns(qvocab, qcodes, dvocab, dcodes, grades, origin)
 
 
@@ -181,11 +188,13 @@ def run_columns(path: str | Path, *, strict: bool) -> tuple[Columns, str]:
     ignored too unless `strict`, matching trec_eval, which reads six fields per line.
     """
     source = str(path)
-    fields = scan(read_bytes(path), source, RUN_FIELDS, keep=(0, 2, 4), allow_extra=not strict)
-    origin = Origin(source, positions=fields.lines)
-    qvocab, qcodes = factorize_ids(fields, 0, grouped=True)
-    dvocab, dcodes = factorize_ids(fields, 1, grouped=False)
-    scores = parse_scores(fields, 2, origin, "score")
+    data = read_bytes(path)
+    with numba_for(len(data) // BYTES_PER_ENTRY):
+        fields = scan(data, source, RUN_FIELDS, keep=(0, 2, 4), allow_extra=not strict)
+        origin = Origin(source, positions=fields.lines)
+        qvocab, qcodes = factorize_ids(fields, 0, grouped=True)
+        dvocab, dcodes = factorize_ids(fields, 1, grouped=False)
+        scores = parse_scores(fields, 2, origin, "score")
     first = int(fields.starts[0, 0])  # the first data line starts at its query id
     end = fields.data.find(b"\n", first)
     tag = fields.data[first : end if end >= 0 else len(fields.data)].split()[5].decode("utf-8")

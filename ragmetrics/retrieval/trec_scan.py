@@ -12,8 +12,9 @@ Callers guarantee what the kernels rely on: valid UTF-8 and no NUL byte (`io_tre
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import NDArray
+
+from ragmetrics.retrieval._lazy import kernel
 
 # Exact binary values: every power of ten up to 1e22 is representable in float64.
 _POW10 = np.array([10.0**e for e in range(23)], dtype=np.float64)
@@ -27,13 +28,13 @@ _ZERO = 48
 _NINE = 57
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _is_space(c: int) -> bool:
     # exactly the bytes `bytes.split()` and trec_eval's field separators cover
     return c == 32 or 9 <= c <= 13
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def scan_fields(
     buf: NDArray[np.uint8], max_lines: int, n_fields: int, allow_extra: bool, slot_of_field: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], int, int]:
@@ -85,7 +86,7 @@ def scan_fields(
     return starts[:, :n], lengths[:, :n], lines[:n], 0, 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _sign(buf: NDArray[np.uint8], p: int, end: int) -> tuple[bool, int]:
     """Whether the number at p is negative, and where its digits start (after an optional + or -)."""
     if p < end and (buf[p] == _PLUS or buf[p] == _MINUS):
@@ -93,7 +94,7 @@ def _sign(buf: NDArray[np.uint8], p: int, end: int) -> tuple[bool, int]:
     return False, p
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def parse_decimals(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
@@ -162,7 +163,7 @@ def parse_decimals(
     return values, flagged
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def parse_integers(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
@@ -187,7 +188,7 @@ def parse_integers(
     return values, flagged
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _same_token(buf: NDArray[np.uint8], a_start: int, a_length: int, b_start: int, b_length: int) -> bool:
     if a_length != b_length:
         return False
@@ -197,7 +198,7 @@ def _same_token(buf: NDArray[np.uint8], a_start: int, a_length: int, b_start: in
     return True
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def run_heads(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> NDArray[np.bool_]:
@@ -209,7 +210,7 @@ def run_heads(
     return heads
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _word(buf: NDArray[np.uint8], start: int, length: int, offset: int) -> np.uint64:
     """Bytes offset..offset+7 of a token, big-endian, zero-padded: word order is byte order (no NULs)."""
     word = np.uint64(0)
@@ -220,7 +221,7 @@ def _word(buf: NDArray[np.uint8], start: int, length: int, offset: int) -> np.ui
     return word
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def prefix_words(
     buf: NDArray[np.uint8], starts: NDArray[np.int64], lengths: NDArray[np.int64]
 ) -> tuple[NDArray[np.uint64], int]:
@@ -242,7 +243,7 @@ def prefix_words(
     return keys, shared
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _push_tied_runs(
     keys: NDArray[np.uint64],
     lengths: NDArray[np.int64],
@@ -265,7 +266,7 @@ def _push_tied_runs(
         i = j
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def sorted_codes(
     buf: NDArray[np.uint8],
     starts: NDArray[np.int64],
@@ -321,7 +322,7 @@ def sorted_codes(
     return codes, firsts[: distinct + 1]
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _utf8_width(buf: NDArray[np.uint8], start: int, length: int) -> int:
     width = 0
     for k in range(start, start + length):
@@ -330,7 +331,7 @@ def _utf8_width(buf: NDArray[np.uint8], start: int, length: int) -> int:
     return width
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def code_points(
     buf: NDArray[np.uint8],
     starts: NDArray[np.int64],
@@ -364,7 +365,7 @@ def code_points(
     return out
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def _decode_utf8(buf: NDArray[np.uint8], start: int, length: int, row: NDArray[np.uint32]) -> None:
     p = start
     end = start + length

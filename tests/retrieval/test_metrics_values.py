@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval import kernels
+from ragmetrics.retrieval._lazy import force_path
 from ragmetrics.retrieval.evaluate import evaluate, score_matrix, translate_docs
+from ragmetrics.retrieval.kernels import score
 from ragmetrics.retrieval.metrics import REGISTRY
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
@@ -192,7 +193,8 @@ def test_translate_docs_maps_run_vocabulary_to_qrels_codes() -> None:
     np.testing.assert_array_equal(translate_docs(qrels_vocab, run_vocab), expected)
 
 
-def test_serial_and_parallel_kernels_agree() -> None:
+def test_python_serial_and_parallel_kernels_agree() -> None:
+    """The same kernels run as plain Python (small inputs), compiled on one thread, and compiled in parallel."""
     rng = np.random.default_rng(7)
     n_q, n_docs = 40, 60
     qrels = {
@@ -208,17 +210,23 @@ def test_serial_and_parallel_kernels_agree() -> None:
     matrix = score_matrix(q, r, metrics)
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
     args = (
-        q.offsets, q.doc_codes, q.grades, r.offsets, r.doc_codes, doc_map,
+        (q.offsets, q.doc_codes, q.grades), (r.offsets, r.doc_codes, doc_map),
         np.arange(n_q, dtype=np.int64), np.arange(n_q, dtype=np.int64),
-        np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
-        np.array([x.cutoff for x in matrix.requests], dtype=np.int64),
-        np.array([x.level for x in matrix.requests], dtype=np.int64),
-        np.array([x.persistence for x in matrix.requests], dtype=np.float64),
+        (
+            np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
+            np.array([x.cutoff for x in matrix.requests], dtype=np.int64),
+            np.array([x.level for x in matrix.requests], dtype=np.int64),
+            np.array([x.persistence for x in matrix.requests], dtype=np.float64),
+        ),
     )  # fmt: skip
-    serial = kernels.score_queries_serial(*args)
-    parallel = kernels.score_queries_parallel(*args)
+    python = score.score_all_serial.py(*args)
+    serial = score.score_all_serial.compiled(*args)
+    parallel = score.score_all_parallel.compiled(*args)
     np.testing.assert_array_equal(serial, parallel)
+    np.testing.assert_array_equal(serial, python)
     np.testing.assert_array_equal(serial, matrix.values)
+    with force_path(True):
+        np.testing.assert_array_equal(score_matrix(q, r, metrics).values, python)
 
 
 def test_wrong_container_types_are_rejected() -> None:

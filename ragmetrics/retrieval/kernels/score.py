@@ -1,0 +1,158 @@
+"""Every requested metric for every query, from one aligned grade vector per query.
+
+Per query the run's ranking (already ordered: score descending, ties by document id descending) is matched
+once against the query's qrels by binary search, giving the grades in rank order; every metric then reads
+that vector through its family's kernel. The dispatch from a metric's kind to its kernel is here and
+nowhere else; the kinds are `retrieval.metrics.Kind`.
+
+Arrays travel in three tuples, the same for every function here:
+- qrels = (offsets, doc codes, grades): the qrels' CSR rows, codes ascending within a row;
+- run = (offsets, doc codes, doc map): the run's CSR rows in rank order, and the map from the run's doc
+  codes to the qrels' (-1: not in the qrels);
+- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.retrieval._lazy import kernel, parallel_kernel, prange
+from ragmetrics.retrieval.kernels.bpref import bpref
+from ragmetrics.retrieval.kernels.gain import dcg, ndcg
+from ragmetrics.retrieval.kernels.rank import average_precision, reciprocal_rank
+from ragmetrics.retrieval.kernels.rbp import rbp
+from ragmetrics.retrieval.kernels.sets import r_precision, set_based
+from ragmetrics.retrieval.metrics import Kind
+
+Ints = NDArray[np.int64]
+QrelsArrays = tuple[Ints, Ints, Ints]
+RunArrays = tuple[Ints, Ints, NDArray[np.int32]]
+Plan = tuple[Ints, Ints, Ints, NDArray[np.float64]]
+
+R_PRECISION = int(Kind.R_PRECISION)
+BPREF = int(Kind.BPREF)
+RBP = int(Kind.RBP)
+MRR = int(Kind.MRR)
+MAP = int(Kind.MAP)
+DCG = int(Kind.DCG)
+NDCG = int(Kind.NDCG)
+DCG_BURGES = int(Kind.DCG_BURGES)
+NDCG_BURGES = int(Kind.NDCG_BURGES)
+
+UNJUDGED = -1
+"""Grade of a retrieved document that the qrels of its query do not list: unjudged, gain 0."""
+
+
+@kernel
+def find(codes: Ints, lo: int, hi: int, code: int) -> int:
+    """Index of `code` in the ascending slice codes[lo:hi], or -1."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        value = codes[mid]
+        if value < code:
+            lo = mid + 1
+        elif value > code:
+            hi = mid
+        else:
+            return mid
+    return -1
+
+
+@kernel
+def score_query(ranked: Ints, judged: Ints, plan: Plan, out: NDArray[np.float64]) -> None:
+    """Fill `out[j]` with metric j for one query: `ranked` = grades in rank order, `judged` = qrels grades."""
+    kinds, cutoffs, levels, params = plan
+    n = ranked.shape[0]
+    max_grade = 0
+    for grade in judged:
+        max_grade = max(max_grade, grade)
+    ideal = np.empty(0, dtype=np.int64)
+    have_ideal = False
+    for j in range(kinds.shape[0]):
+        kind = kinds[j]
+        k = cutoffs[j]
+        level = levels[j]
+        depth = n if k == 0 or k > n else k
+        n_rel = 0
+        n_nonrel = 0
+        for grade in judged:
+            if grade >= level:
+                n_rel += 1
+            elif grade >= 0:
+                n_nonrel += 1
+        if kind in (NDCG, NDCG_BURGES):
+            if not have_ideal:
+                ideal = np.sort(judged)[::-1].copy()
+                have_ideal = True
+            out[j] = ndcg(ranked, ideal, depth, k, level, kind == NDCG_BURGES)
+        elif kind in (DCG, DCG_BURGES):
+            out[j] = dcg(ranked, depth, level, kind == DCG_BURGES, 0)
+        elif kind == BPREF:
+            out[j] = bpref(ranked, depth, level, n_rel, n_nonrel)
+        elif kind == R_PRECISION:
+            out[j] = r_precision(ranked, n, level, n_rel)
+        elif kind == RBP:
+            out[j] = rbp(ranked, depth, level, params[j], max_grade)
+        elif kind == MRR:
+            out[j] = reciprocal_rank(ranked, depth, level)
+        elif kind == MAP:
+            out[j] = average_precision(ranked, depth, level, n_rel)
+        else:
+            out[j] = set_based(kind, ranked, depth, k if k > 0 else n, level, n_rel)
+
+
+@kernel
+def score_row(
+    i: int,
+    qrels: QrelsArrays,
+    run: RunArrays,
+    qrels_rows: Ints,
+    run_rows: Ints,
+    plan: Plan,
+    out: NDArray[np.float64],
+) -> None:
+    """Align query i's ranking with its qrels (binary search per document), then score it into out[i]."""
+    qrels_offsets, qrels_codes, qrels_grades = qrels
+    run_offsets, run_codes, doc_map = run
+    row = qrels_rows[i]
+    q_lo = qrels_offsets[row]
+    q_hi = qrels_offsets[row + 1]
+    judged = qrels_grades[q_lo:q_hi]
+    run_row = run_rows[i]
+    r_lo = 0
+    r_hi = 0
+    if run_row >= 0:
+        r_lo = run_offsets[run_row]
+        r_hi = run_offsets[run_row + 1]
+    ranked = np.empty(r_hi - r_lo, dtype=np.int64)
+    if q_hi > q_lo:
+        for pos in range(r_hi - r_lo):
+            code = doc_map[run_codes[r_lo + pos]]
+            at = find(qrels_codes, q_lo, q_hi, code) if code >= 0 else -1
+            ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
+    else:
+        ranked[:] = UNJUDGED
+    score_query(ranked, judged, plan, out[i])
+
+
+@parallel_kernel
+def score_all_parallel(
+    qrels: QrelsArrays, run: RunArrays, qrels_rows: Ints, run_rows: Ints, plan: Plan
+) -> NDArray[np.float64]:
+    """Every query's scores, queries spread over numba's threads (a plain loop in Python)."""
+    out = np.zeros((qrels_rows.shape[0], plan[0].shape[0]), dtype=np.float64)
+    for i in prange(qrels_rows.shape[0]):
+        score_row(i, qrels, run, qrels_rows, run_rows, plan, out)
+    return out
+
+
+@kernel
+def score_all_serial(
+    qrels: QrelsArrays, run: RunArrays, qrels_rows: Ints, run_rows: Ints, plan: Plan
+) -> NDArray[np.float64]:
+    """Every query's scores on the calling thread: mid-sized inputs skip the thread pool's start-up."""
+    out = np.zeros((qrels_rows.shape[0], plan[0].shape[0]), dtype=np.float64)
+    for i in range(qrels_rows.shape[0]):
+        score_row(i, qrels, run, qrels_rows, run_rows, plan, out)
+    return out

@@ -1,0 +1,55 @@
+"""Set-based metrics over the top k: hits, hit_rate, precision, recall, f1 and r-precision.
+
+With `rel@k` the relevant documents (grade >= level) among the top k and R the relevant documents of the
+query: hits = rel@k; hit_rate = 1 if rel@k > 0; precision = rel@k / k (without @k: / documents retrieved);
+recall = rel@k / R; f1 = 2 P R / (P + R); r-precision = rel@R / R (Manning, Raghavan and Schütze,
+'Introduction to Information Retrieval', 2008, ch. 8). Specs: `retrieval.metrics`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.retrieval._lazy import kernel
+from ragmetrics.retrieval.metrics import Kind
+
+HITS = int(Kind.HITS)
+HIT_RATE = int(Kind.HIT_RATE)
+PRECISION = int(Kind.PRECISION)
+RECALL = int(Kind.RECALL)
+F1 = int(Kind.F1)
+
+
+@kernel
+def set_based(
+    kind: int, ranked: NDArray[np.int64], depth: int, retrieved: int, level: int, n_rel: int
+) -> float:
+    """hits, hit_rate, precision, recall or f1 of the top `depth`; `retrieved` is precision's denominator."""
+    hits = 0
+    for i in range(depth):
+        if ranked[i] >= level:
+            hits += 1
+    precision = hits / retrieved if retrieved > 0 else 0.0
+    recall = hits / n_rel if n_rel > 0 else 0.0
+    if kind == HITS:
+        return float(hits)
+    if kind == HIT_RATE:
+        return 1.0 if hits > 0 else 0.0
+    if kind == PRECISION:
+        return precision
+    if kind == RECALL:
+        return recall
+    both = precision + recall
+    return 2.0 * precision * recall / both if both > 0.0 else 0.0
+
+
+@kernel
+def r_precision(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> float:
+    """Relevant documents among the top R, over R (R = relevant documents of the query)."""
+    top = min(n, n_rel)
+    hits = 0
+    for i in range(top):
+        if ranked[i] >= level:
+            hits += 1
+    return hits / n_rel if n_rel > 0 else 0.0

@@ -58,6 +58,9 @@ class CacheStats(_Model):
     hits: int = 0
     misses: int = 0
     writes: int = 0
+    write_failures: int = Field(
+        default=0, description="values kept in memory because the cache stayed locked"
+    )
     path: str | None = None
     enabled: bool = True
 

@@ -38,6 +38,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._async": "base",
     "ragmetrics._version": "base",
     "ragmetrics._jsonl": "base",
+    "ragmetrics._textfile": "base",
     "ragmetrics.embeddings": "base",
 }
 

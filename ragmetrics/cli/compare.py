@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.options import CORRECTIONS, TESTS
 from ragmetrics.schema import Report, RunResult
@@ -114,10 +115,7 @@ def load_results(paths: list[str]) -> list[RunResult]:
     """Read result files; when runs from different files share a name, each is renamed FILE:NAME."""
     loaded: list[tuple[str, RunResult]] = []
     for path in paths:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=path) from exc
+        text = read_utf8(path)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

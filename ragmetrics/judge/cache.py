@@ -1,5 +1,11 @@
 """A persistent cache of validated judge verdicts (and embeddings) in SQLite.
 
+Several processes may share one cache file (two nightly jobs, a job and a notebook). Every statement runs
+under SQLite's busy timeout and, should the database still report "locked" or "busy", is retried a bounded
+number of times with jittered backoff; write transactions are short (one row, or one batch of rows). If a
+value truly cannot be written after all that, the run keeps it in memory, reports the failure once (a
+warning, and `CacheStats.write_failures`), and goes on: a busy cache never turns into a failed sample.
+
 Why SQLite in WAL mode with one committed transaction per write: a run killed at any moment loses at most the
 verdict being written, readers never block the writer, and several processes can share one cache file (a busy
 timeout makes them wait for each other instead of failing). Only validated values are ever written, so
@@ -13,17 +19,43 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import random
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmetrics.schema import CacheStats
 
 _SCHEMA_VERSION = 1
-_BUSY_TIMEOUT_MS = 60_000
+_BUSY_TIMEOUT_MS = 10_000
+_LOCK_RETRIES = 8  # after the busy timeout: about a minute and a half in all before a write is given up
+_LOCK_BACKOFF_S = 0.05
+_SQL_BATCH = 500  # SQLite's host-parameter limit is 32766; 500 keys keep each statement small
+
+logger = logging.getLogger("ragmetrics.judge")
+T = TypeVar("T")
+
+
+def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _with_lock_retries(op: Callable[[], T], *, rng: random.Random) -> T:
+    """`op()`, retried with jittered exponential backoff while SQLite reports the database locked or busy."""
+    for attempt in range(_LOCK_RETRIES + 1):
+        try:
+            return op()
+        except sqlite3.OperationalError as exc:
+            if not _is_lock_error(exc) or attempt == _LOCK_RETRIES:
+                raise
+            time.sleep(_LOCK_BACKOFF_S * 2**attempt * rng.uniform(0.5, 1.5))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -47,8 +79,12 @@ class VerdictCache:
         self._hits = 0
         self._misses = 0
         self._writes = 0
+        self._write_failures = 0
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._rng = random.Random()
+        # Values that could not be persisted stay usable for the rest of this run.
+        self._unpersisted: dict[str, CachedValue] = {}
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -58,36 +94,59 @@ class VerdictCache:
                 self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS verdicts ("
-                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL,"
-                " usage TEXT NOT NULL, created REAL NOT NULL)"
-            )
-            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.execute(
-                "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
-                (str(_SCHEMA_VERSION),),
-            )
+
+            def setup() -> None:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS verdicts ("
+                    " key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL,"
+                    " usage TEXT NOT NULL, created REAL NOT NULL)"
+                )
+                conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
+                    (str(_SCHEMA_VERSION),),
+                )
+
+            _with_lock_retries(setup, rng=self._rng)
             self._conn = conn
         return self._conn
 
     def get(self, key: str) -> CachedValue | None:
         """The stored value, or None (counted as a miss) when absent or the cache is bypassed."""
-        if not self.enabled:
-            return None
+        return self.get_many([key])[key]
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, CachedValue | None]:
+        """Every key's stored value (None: absent), read in a few statements; each key counts as a hit or miss."""
+        found: dict[str, CachedValue | None] = dict.fromkeys(keys)
+        if not self.enabled or not keys:
+            if keys:
+                with self._lock:
+                    self._misses += len(found)
+            return found
+        unique = list(found)
+        rows: list[tuple[str, str, str]] = []
         with self._lock:
-            row = (
-                self._connection()
-                .execute("SELECT value, usage FROM verdicts WHERE key = ?", (key,))
-                .fetchone()
-            )
-            if row is None:
-                self._misses += 1
-                return None
-            self._hits += 1
-        return CachedValue(value=json.loads(row[0]), usage=json.loads(row[1]))
+            conn = self._connection()
+            for start in range(0, len(unique), _SQL_BATCH):
+                chunk = unique[start : start + _SQL_BATCH]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT key, value, usage FROM verdicts WHERE key IN ({marks})"
+
+                def read(sql: str = sql, chunk: list[str] = chunk) -> list[tuple[str, str, str]]:
+                    return list(conn.execute(sql, chunk).fetchall())
+
+                rows.extend(_with_lock_retries(read, rng=self._rng))
+            for key, value, usage in rows:
+                found[key] = CachedValue(value=json.loads(value), usage=json.loads(usage))
+            for key in unique:
+                if found[key] is None and key in self._unpersisted:
+                    found[key] = self._unpersisted[key]
+            hits = sum(1 for key in keys if found[key] is not None)
+            self._hits += hits
+            self._misses += len(keys) - hits
+        return found
 
     def discard_hit(self) -> None:
         """Re-count the last hit as a miss: the caller found the stored value no longer validates."""
@@ -97,19 +156,56 @@ class VerdictCache:
 
     def put(self, key: str, kind: str, value: Any, usage: dict[str, int]) -> None:
         """Store a validated value in its own committed transaction."""
+        self.put_many([(key, kind, value, usage)])
+
+    def put_many(self, items: Iterable[tuple[str, str, Any, dict[str, int]]]) -> None:
+        """Store validated values in one short committed transaction (a batch of embeddings, say).
+
+        A write that still fails after the lock retries keeps the values in memory for this run and is
+        reported once; it never raises, because a verdict that was had must not become a failed sample.
+        """
         if not self.enabled:
             return
-        payload = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        usage_json = json.dumps(usage, sort_keys=True)
+        rows = [
+            (
+                key,
+                kind,
+                json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")),
+                json.dumps(usage, sort_keys=True),
+                time.time(),
+            )
+            for key, kind, value, usage in items
+        ]
+        if not rows:
+            return
         with self._lock:
             conn = self._connection()
-            with conn:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute(
-                    "INSERT OR REPLACE INTO verdicts (key, kind, value, usage, created) VALUES (?, ?, ?, ?, ?)",
-                    (key, kind, payload, usage_json, time.time()),
-                )
-            self._writes += 1
+
+            def write() -> None:
+                with conn:
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO verdicts (key, kind, value, usage, created) VALUES (?, ?, ?, ?, ?)",
+                        rows,
+                    )
+
+            try:
+                _with_lock_retries(write, rng=self._rng)
+            except sqlite3.OperationalError as exc:
+                if not _is_lock_error(exc):
+                    raise
+                if not self._write_failures:
+                    logger.warning(
+                        "the verdict cache %s stayed locked by another process; %d value(s) are kept in memory "
+                        "for this run but not stored (a rerun will compute them again)",
+                        self.path,
+                        len(rows),
+                    )
+                self._write_failures += len(rows)
+                for key, _kind, value, usage, _created in rows:
+                    self._unpersisted[key] = CachedValue(value=json.loads(value), usage=json.loads(usage))
+                return
+            self._writes += len(rows)
 
     def clear(self) -> int:
         """Delete every stored value; returns how many were removed."""
@@ -133,6 +229,7 @@ class VerdictCache:
             hits=self._hits,
             misses=self._misses,
             writes=self._writes,
+            write_failures=self._write_failures,
             path=str(self.path) if self.path is not None else None,
             enabled=self.enabled,
         )

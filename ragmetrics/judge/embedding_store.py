@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,15 +21,31 @@ from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import Embedder
 from ragmetrics.judge.cache import VerdictCache, cache_key
 
+_MEMORY_LIMIT = 200_000  # vectors kept in memory per process (~300 MB at 384 dimensions)
+
 
 class StoredEmbedder:
-    """Embedder protocol over another embedder, reading and writing vectors through a `VerdictCache`."""
+    """Embedder protocol over another embedder, reading and writing vectors through a `VerdictCache`.
 
-    def __init__(self, inner: Embedder, cache: VerdictCache, *, backend: str = "local") -> None:
+    Lookups and writes are batched (one SQLite statement per few hundred texts, one transaction per
+    batch), and vectors seen by this process are kept in memory, so a sentence shared by many samples is
+    read once. `seeds` are read-only vectors shipped with the package (the built-in collection's sentences),
+    consulted before the cache.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        cache: VerdictCache,
+        *,
+        backend: str = "local",
+        seeds: Mapping[str, NDArray[np.float32]] | None = None,
+    ) -> None:
         self._inner = inner
         self._cache = cache
         self._backend = backend
-        self._written: set[str] = set()  # keys stored by this process: concurrent callers share sentences
+        self._seeds: Mapping[str, NDArray[np.float32]] = seeds or {}
+        self._memory: dict[str, NDArray[np.float32]] = {}  # text -> vector, for this process
 
     @property
     def name(self) -> str:
@@ -42,50 +60,58 @@ class StoredEmbedder:
             {"backend": self._backend, "kind": "embedding", "model": self._inner.name, "input": text}
         )
 
-    def _stored(self, key: str) -> NDArray[np.float32] | None:
-        hit = self._cache.get(key)
-        if hit is None:
-            return None
-        vector = decode_vector(hit.value)
-        if vector is None:
-            self._cache.discard_hit()  # not a usable vector: compute it again and overwrite
-        return vector
+    def _lookup(self, texts: list[str]) -> None:
+        """Move every text's stored vector (seeds, then cache) into memory; unusable rows count as misses."""
+        wanted = [t for t in dict.fromkeys(texts) if t not in self._memory]
+        from_cache = []
+        for text in wanted:
+            seed = self._seeds.get(text)
+            if seed is not None:
+                self._memory[text] = seed
+            else:
+                from_cache.append(text)
+        if not from_cache:
+            return
+        keys = {text: self._key(text) for text in from_cache}
+        hits = self._cache.get_many(list(keys.values()))
+        for text, key in keys.items():
+            hit = hits[key]
+            if hit is None:
+                continue
+            vector = decode_vector(hit.value)
+            if vector is None:
+                self._cache.discard_hit()  # not a usable vector: compute it again and overwrite
+            else:
+                self._memory[text] = vector
 
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        found: dict[int, NDArray[np.float32]] = {}
-        todo: dict[str, list[int]] = {}
-        for i, text in enumerate(texts):
-            vector = self._stored(self._key(text))
-            if vector is None:
-                todo.setdefault(text, []).append(i)
-            else:
-                found[i] = vector
-        computed: NDArray[np.float32] | None = None
+        if len(self._memory) > _MEMORY_LIMIT:
+            self._memory.clear()  # bounded: past this, re-reading from SQLite is cheaper than the RAM
+        self._lookup(texts)
+        todo = [t for t in dict.fromkeys(texts) if t not in self._memory]
         if todo:
-            unique = list(todo)
-            computed = await self._inner.embed(unique)
-            for text, vector in zip(unique, computed, strict=True):
-                key = self._key(text)
-                if key not in self._written:
-                    self._cache.put(key, "embedding", encode_vector(vector), {})
-                    self._written.add(key)
-        if computed is not None:
-            dim = int(computed.shape[1])
-        else:
-            dim = next(iter(found.values())).shape[0] if found else 0
-        out = np.empty((len(texts), dim), dtype=np.float32)
-        for i, vector in found.items():
-            if len(vector) != dim:
+            computed = await self._inner.embed(todo)
+            if computed.ndim != 2 or computed.shape[0] != len(todo):
                 raise JudgeError(
-                    f"stored embedding of {self._inner.name} has {len(vector)} dimensions, not {dim}; "
-                    "clear the cache if the model behind this name changed",
-                    cause="invalid_output",
+                    f"embedder {self._inner.name!r} returned shape {computed.shape} for {len(todo)} texts",
+                    cause="embedder_error",
                 )
-            out[i] = vector
-        if computed is not None:
-            for row, positions in enumerate(todo.values()):
-                out[positions] = computed[row]
-        return out
+            rows: list[tuple[str, str, Any, dict[str, int]]] = []
+            for text, vector in zip(todo, computed, strict=True):
+                stored = np.ascontiguousarray(vector, dtype=np.float32)
+                self._memory[text] = stored
+                rows.append((self._key(text), "embedding", encode_vector(stored), {}))
+            self._cache.put_many(rows)
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        dims = {self._memory[t].shape[0] for t in texts}
+        if len(dims) > 1:
+            raise JudgeError(
+                f"stored embeddings of {self._inner.name} have {sorted(dims)} dimensions; "
+                "clear the cache if the model behind this name changed",
+                cause="invalid_output",
+            )
+        return np.stack([self._memory[t] for t in texts]).astype(np.float32, copy=False)
 
 
 VECTOR_FIELD = "float32_le_base64"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,15 +96,19 @@ def _mean_cell(value: float | None) -> str:
     return "all failed" if value is None else f"{value:.4f}"
 
 
-def secrets_from_env(report: Report) -> list[str]:
-    """Values of the API-key variable the config names (and OPENAI_API_KEY), to keep out of every artifact."""
+def secrets_from_env(report: Report, base_url: str | None = None) -> list[str]:
+    """What to keep out of every artifact: the values of the API-key variable the config names (and
+    OPENAI_API_KEY), and the user info and query values of the judge's base_url."""
+    from ragmetrics.judge.openai.scrub import url_secrets
+
     names = {"OPENAI_API_KEY"}
     config = report.metadata.config or {}
     judge = config.get("judge")
     if isinstance(judge, dict) and isinstance(judge.get("api_key_env"), str):
         names.add(judge["api_key_env"])
     values = [os.environ.get(n, "").strip() for n in sorted(names)]
-    return [v for v in values if len(v) >= 6]
+    found = [v for v in values if len(v) >= 6]
+    return found + url_secrets(base_url)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
@@ -120,6 +125,7 @@ def write_artifacts(
     plots: bool = True,
     gate: GateResult | None = None,
     now: datetime | None = None,
+    base_url: str | None = None,
 ) -> tuple[Path, dict[str, Path]]:
     """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""
     unknown = [f for f in formats if f not in FORMATS]
@@ -128,12 +134,9 @@ def write_artifacts(
             f"formats must include 'json' and be among {', '.join(FORMATS)}; got {list(formats)}"
         )
     root.mkdir(parents=True, exist_ok=True)
-    final = dated_folder(root, now)
-    partial = root / f".{final.name}.partial"
-    if partial.exists():
-        shutil.rmtree(partial)
-    partial.mkdir()
-    secrets = secrets_from_env(report)
+    # A private partial folder per process: concurrent runs of one config never touch each other's files.
+    partial = Path(tempfile.mkdtemp(dir=root, prefix=".run-", suffix=".partial"))
+    secrets = secrets_from_env(report, base_url)
     written: dict[str, Path] = {}
     try:
         texts: dict[str, str] = {}
@@ -152,22 +155,57 @@ def write_artifacts(
         for filename, text in texts.items():
             clean = redact(text, secrets)
             (partial / filename).write_text(clean, encoding="utf-8")
-            written[filename] = final / filename
+            written[filename] = partial / filename
         if "parquet" in formats or "csv" in formats:
             frame = per_query_frame(report)
             if "parquet" in formats:
                 frame.to_parquet(partial / "per_query.parquet", index=False)
-                written["per_query.parquet"] = final / "per_query.parquet"
+                written["per_query.parquet"] = partial / "per_query.parquet"
             if "csv" in formats:
                 csv = redact(frame.to_csv(index=False), secrets)
                 (partial / "per_query.csv").write_text(csv, encoding="utf-8")
-                written["per_query.csv"] = final / "per_query.csv"
-        os.replace(partial, final)
+                written["per_query.csv"] = partial / "per_query.csv"
+        _sync_folder(partial)
+        final = _claim_folder(root, now)
+        os.replace(partial, final)  # replaces only our own empty claim, atomically
+        _fsync_path(root)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    written = {name: final / path.name for name, path in written.items()}
     point_latest(root, final)
     return final, written
+
+
+def _claim_folder(root: Path, now: datetime | None) -> Path:
+    """Create root/<UTC stamp>[-n] exclusively (mkdir is atomic), so two runs never get the same folder."""
+    stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime(_STAMP)
+    n = 1
+    while True:
+        candidate = root / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return candidate
+
+
+def _fsync_path(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems cannot sync a directory; the data files were synced
+        pass
+    finally:
+        os.close(fd)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Every file and the folder itself on disk before the folder is renamed into place."""
+    for item in folder.iterdir():
+        _fsync_path(item)
+    _fsync_path(folder)
 
 
 def point_latest(root: Path, folder: Path) -> Path:

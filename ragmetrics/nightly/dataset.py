@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
+from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
@@ -214,11 +215,18 @@ def read_rows(
     if builder != "disk" and not path.is_file():
         raise InputError(f"expected a {builder} file, found a folder", source=str(path))
     if path.is_file():
-        try:
-            with path.open("rb") as fh:
-                fh.read(1)
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+        if builder in (
+            "json",
+            "csv",
+        ):  # text formats: bad bytes and empty files named here, not by `datasets`
+            read_utf8(path)
+        else:
+            try:
+                with path.open("rb") as fh:
+                    if not fh.read(1):
+                        raise InputError("empty file: nothing to read", source=str(path))
+            except OSError as exc:
+                raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
     with _progress_bars(progress):
         if builder == "disk":
             try:

@@ -164,6 +164,7 @@ def run_pipeline(
             formats=config.output.formats,
             plots=config.output.plots,
             gate=gate,
+            base_url=config.judge.base_url if config.judge is not None else None,
         )
         outcome.folder, outcome.artifacts = folder, written
     return outcome

@@ -20,6 +20,7 @@ from ragmetrics.errors import JudgeError
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
@@ -147,8 +148,11 @@ class LocalJudge(PlanDispatch):
         self._cache = cache
         if cache is not None and cache.enabled:
             # Vectors, not verdicts, are what cost time here; stored, a rerun never runs the model again.
-            embedder = StoredEmbedder(embedder, cache)
-        self._embedder = embedder
+            from ragmetrics.embeddings.seeds import seed_vectors
+
+            embedder = StoredEmbedder(embedder, cache, seeds=seed_vectors(embedder.name))
+        # Units in flight each ask for a few texts; one model call (and one cache transaction) serves them all.
+        self._embedder = BatchingEmbedder(embedder)
         self._thresholds = thresholds or LocalThresholds()
         self._failures = 0
 

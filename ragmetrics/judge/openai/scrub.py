@@ -13,7 +13,7 @@ import threading
 from collections.abc import Iterable
 from urllib.parse import parse_qsl, quote, quote_plus, urlsplit, urlunsplit
 
-__all__ = ["REDACTED", "Scrubber", "public_url", "split_base_url"]
+__all__ = ["REDACTED", "Scrubber", "public_url", "split_base_url", "url_secrets"]
 
 # The HTTP stack logs full request URLs (httpx at INFO, openai at DEBUG): user info and query included.
 _THIRD_PARTY_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "openai._base_client")
@@ -51,18 +51,22 @@ def split_base_url(url: str | None) -> tuple[str | None, dict[str, str]]:
     return base, dict(parse_qsl(parts.query, keep_blank_values=True))
 
 
+def url_secrets(url: str | None) -> list[str]:
+    """The parts of a URL that may be credentials (user info, query values), in every form they may be echoed."""
+    if not url:
+        return []
+    parts = urlsplit(url)
+    found = {v for v in (parts.username, parts.password) if v}
+    found.update(v for _, v in parse_qsl(parts.query, keep_blank_values=True))
+    return _with_encodings(s for s in found if len(s) >= _MIN_SECRET_LENGTH)
+
+
 class Scrubber:
     """Replaces every known secret (and its URL-encoded forms) in a text with `REDACTED`."""
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None) -> None:
-        secrets: set[str] = set()
-        if api_key:
-            secrets.add(api_key)
-        if base_url:
-            parts = urlsplit(base_url)
-            secrets.update(v for v in (parts.username, parts.password) if v)
-            secrets.update(v for _, v in parse_qsl(parts.query, keep_blank_values=True))
-        self._secrets = _with_encodings(s for s in secrets if len(s) >= _MIN_SECRET_LENGTH)
+        keys = [api_key] if api_key and len(api_key) >= _MIN_SECRET_LENGTH else []
+        self._secrets = sorted(set(_with_encodings(keys)) | set(url_secrets(base_url)), key=len, reverse=True)
         if self._secrets:
             _LOG_FILTER.add(self)
 

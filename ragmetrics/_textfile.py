@@ -16,9 +16,9 @@ def read_utf8(path: Path | str, *, allow_empty: bool = False) -> str:
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
+        raise InputError("cannot read: file not found", source=source) from None
     except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=source) from None
+        raise InputError("cannot read: is a directory, expected a file", source=source) from None
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragmetrics.comparison.pairs import check_settings, check_unique_names, compare_results
+from ragmetrics.errors import InputError
 from ragmetrics.options import Correction, CorrectionScope, QuerySet, Test
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
@@ -31,12 +32,14 @@ def compare(
     *,
     confidence: float = 0.95,
     correction_scope: CorrectionScope | str = "metric",
+    baseline: str | None = None,
 ) -> Report:
     """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
 
     `query_set` is passed to `evaluate`: "qrels" (the default) averages over the qrels' queries with a
     missing query scored 0; "intersection" compares over the queries every run has. Settings and run
-    names are checked before any run is scored, so a typo fails at once even on large runs.
+    names are checked before any run is scored, so a typo fails at once even on large runs. `baseline`
+    names the run every other run is compared with (default: every pair).
     """
     from ragmetrics.retrieval.evaluate import evaluate
 
@@ -54,7 +57,10 @@ def compare(
         align=align,
     )
     # Anything that is not a Run is left for `evaluate` to reject with its own message.
-    check_unique_names([run.name for run in runs if isinstance(run, Run)])
+    names = [run.name for run in runs if isinstance(run, Run)]
+    check_unique_names(names)
+    if baseline is not None and baseline not in names:
+        raise InputError(f"baseline run {baseline!r} is not among the runs: {', '.join(names)}", field="baseline")
 
     results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
     return compare_results(
@@ -69,4 +75,5 @@ def compare(
         confidence=confidence,
         correction_scope=correction_scope,
         align=align,
+        baseline=baseline,
     )

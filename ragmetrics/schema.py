@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragmetrics._format import format_p
 from ragmetrics._version import __version__
 from ragmetrics.options import Align, Correction, CorrectionScope, Test
 
@@ -217,8 +218,9 @@ class PairComparison(_Model):
     p_value: float
     p_corrected: float
     significant: bool
-    effect_size: float = Field(
-        description="paired Cohen's d: mean difference / std of differences (0 if std is 0)"
+    effect_size: float | None = Field(
+        description="paired Cohen's d: mean difference / std of differences; 0 when nothing moved, None "
+        "when every query moved by the same non-zero amount (d is unbounded: a constant shift)"
     )
     ci_low: float
     ci_high: float
@@ -303,8 +305,8 @@ class GateResult(_Model):
             for c in self.regressions:
                 lines.append(
                     f"  {c.run} / {c.metric}: mean {c.mean_baseline:.4f} -> {c.mean_current:.4f} "
-                    f"(drop {c.drop:.4f} > allowed {c.threshold:.4f}; {self.test} p={c.p_value:.4g}, "
-                    f"{self.correction}-corrected p={c.p_corrected:.4g}, n={c.n})"
+                    f"(drop {c.drop:.4f} > allowed {c.threshold:.4f}; {self.test} p={format_p(c.p_value)}, "
+                    f"{self.correction}-corrected p={format_p(c.p_corrected)}, n={c.n})"
                 )
                 worst = ", ".join(f"{q.query_id} ({q.diff:+.3f})" for q in c.worst_queries)
                 if worst:

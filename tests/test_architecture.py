@@ -39,6 +39,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._version": "base",
     "ragmetrics._jsonl": "base",
     "ragmetrics._textfile": "base",
+    "ragmetrics._format": "base",
     "ragmetrics.embeddings": "base",
 }
 

@@ -51,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="JSON",
         nargs="+",
         action="extend",
-        help="compare already-scored results (unified-schema JSON) instead of scoring runs",
+        help="compare already-scored results (unified-schema JSON) instead of scoring runs; "
+        "FILE:RUN[,RUN...] picks runs of a file, RUN=ALIAS renames one (e.g. old.json:bm25=bm25_old)",
     )
     parser.add_argument(
         "-m",
@@ -60,6 +61,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         nargs="+",
         action="extend",
         help="metrics to compare (required with runs; default with --results: the first run's metrics)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="compare every run with this one only (k-1 pairs, a milder correction) instead of every pair",
     )
     parser.add_argument("--test", choices=TESTS, default="fisher", help="paired test (default: fisher)")
     parser.add_argument(
@@ -111,16 +117,45 @@ def _as_results(data: Any, source: str) -> list[RunResult]:
     )
 
 
+def parse_selector(spec: str) -> tuple[str, list[tuple[str, str]] | None]:
+    """`PATH[:RUN[=ALIAS][,RUN[=ALIAS]...]]` -> (path, [(run, alias), ...] or None for every run)."""
+    if Path(spec).exists() or ":" not in spec:
+        return spec, None
+    path, _, picks = spec.rpartition(":")
+    chosen: list[tuple[str, str]] = []
+    for item in picks.split(","):
+        run, _, alias = item.partition("=")
+        if not run.strip():
+            raise InputError(
+                f"empty run name in selector {spec!r} (expected FILE:RUN[=ALIAS],...)", field="results"
+            )
+        chosen.append((run.strip(), alias.strip() or run.strip()))
+    return path, chosen
+
+
 def load_results(paths: list[str]) -> list[RunResult]:
-    """Read result files; when runs from different files share a name, each is renamed FILE:NAME."""
+    """Read result files (with optional FILE:RUN=ALIAS selectors); runs from different files that share a
+    name are renamed FILE:NAME."""
     loaded: list[tuple[str, RunResult]] = []
-    for path in paths:
+    for spec in paths:
+        path, chosen = parse_selector(spec)
         text = read_utf8(path)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}", source=path, line=exc.lineno) from exc
-        loaded += [(path, result) for result in _as_results(data, path)]
+        results = _as_results(data, path)
+        if chosen is not None:
+            by_name = {r.name: r for r in results}
+            picked = []
+            for run, alias in chosen:
+                if run not in by_name:
+                    raise InputError(
+                        f"no run {run!r}; runs: {', '.join(by_name)}", source=path, field="results"
+                    )
+                picked.append(by_name[run].model_copy(update={"name": alias}))
+            results = picked
+        loaded += [(path, result) for result in results]
     counts = Counter(result.name for _, result in loaded)
     return [
         result.model_copy(update={"name": f"{path}:{result.name}"}) if counts[result.name] > 1 else result
@@ -153,7 +188,7 @@ def _write(path: Path, text: str) -> None:
 
 def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.comparison.pairs import compare_results
-    from ragmetrics.render.tables import format_report
+    from ragmetrics.render.tables import format_report, per_query_csv
 
     if args.results and args.inputs:
         raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
@@ -169,11 +204,12 @@ def run_command(args: argparse.Namespace) -> int:
         bootstrap_samples=args.bootstrap_samples,
         correction_scope=args.correction_scope,
         align="intersection" if args.intersection else "union",
+        baseline=args.baseline,
     )
     color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     sys.stdout.write(format_report(report, args.format, color=color))
     if args.per_query_csv is not None:
-        _write(args.per_query_csv, format_report(report, "csv"))
+        _write(args.per_query_csv, per_query_csv(report))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
     if args.plots is not None:
         from ragmetrics.render.plots import save_plots

@@ -225,11 +225,13 @@ def _intervals(
     return low, high
 
 
-def _effect_size(d: NDArray[np.float64]) -> float:
-    if d.size < 2:
-        return 0.0
-    std = float(np.std(d, ddof=1))
-    return 0.0 if std == 0.0 else float(np.mean(d)) / std
+def _effect_size(d: NDArray[np.float64]) -> float | None:
+    """Paired Cohen's d; 0 when nothing moved, None for a constant non-zero shift (d is unbounded there)."""
+    mean = float(np.mean(d)) if d.size else 0.0
+    std = float(np.std(d, ddof=1)) if d.size >= 2 else 0.0
+    if std == 0.0:
+        return None if mean != 0.0 else 0.0
+    return mean / std
 
 
 def _aligned_scores(
@@ -267,24 +269,30 @@ def _describe_all(
     return descriptive, notes
 
 
+def pair_indices(count: int, baseline: int | None) -> list[tuple[int, int]]:
+    """(baseline, candidate) index pairs: every run against one baseline, or every i < j when none is named."""
+    if baseline is not None:
+        return [(baseline, j) for j in range(count) if j != baseline]
+    return [(i, j) for i in range(count) for j in range(i + 1, count)]
+
+
 def _pair_columns(
-    scores: list[NDArray[np.float64]], metrics: list[str], names: list[str]
+    scores: list[NDArray[np.float64]], metrics: list[str], names: list[str], baseline: int | None
 ) -> tuple[list[_Column], NDArray[np.float64]]:
-    """Every metric x pair (i < j) and the queries x columns matrix of differences (0 where unpaired)."""
+    """Every metric x pair and the queries x columns matrix of differences (0 where unpaired)."""
     columns: list[_Column] = []
     diff_list: list[NDArray[np.float64]] = []
     for m, metric in enumerate(metrics):
-        for i in range(len(scores)):
-            for j in range(i + 1, len(scores)):
-                a, b = scores[i][:, m], scores[j][:, m]
-                valid = ~(np.isnan(a) | np.isnan(b))
-                if not valid.any():
-                    raise InputError(
-                        f"{names[j]} vs {names[i]} on {metric}: no query where both runs have a score",
-                        field="per_query",
-                    )
-                columns.append(_Column(metric, i, j, valid))
-                diff_list.append(np.where(valid, b - a, 0.0))
+        for i, j in pair_indices(len(scores), baseline):
+            a, b = scores[i][:, m], scores[j][:, m]
+            valid = ~(np.isnan(a) | np.isnan(b))
+            if not valid.any():
+                raise InputError(
+                    f"{names[j]} vs {names[i]} on {metric}: no query where both runs have a score",
+                    field="per_query",
+                )
+            columns.append(_Column(metric, i, j, valid))
+            diff_list.append(np.where(valid, b - a, 0.0))
     return columns, np.column_stack(diff_list)
 
 
@@ -315,8 +323,12 @@ def compare_results(
     confidence: float = 0.95,
     correction_scope: CorrectionScope | str = "metric",
     align: Align | str = "union",
+    baseline: str | None = None,
 ) -> Report:
     """Compare runs that are already scored (retrieval or judge metrics) and return a `Report`.
+
+    With `baseline` (a run name) every other run is compared with it alone: k - 1 pairs instead of
+    k (k - 1) / 2, so a correction has fewer tests to pay for.
 
     `metrics` defaults to the first run's metrics. See the module docstring for pairing, alignment,
     failure and correction conventions. Raises InputError for fewer than two runs, duplicate names, an
@@ -344,7 +356,8 @@ def compare_results(
 
     scores, missing_queries = _aligned_scores(results, metric_list, query_ids)
     descriptive, notes = _describe_all(results, scores, metric_list)
-    columns, diffs = _pair_columns(scores, metric_list, names)
+    baseline_index = _baseline_index(baseline, names)
+    columns, diffs = _pair_columns(scores, metric_list, names, baseline_index)
 
     p_values = _p_values(test_name, diffs, columns, names, permutations, seed)
     low, high = _intervals(scores, diffs, columns, metric_list, bootstrap_samples, seed, confidence)
@@ -383,7 +396,7 @@ def compare_results(
             notes.append(
                 f"{result.name}: {len(result.metadata.extra_queries)} queries absent from the qrels were left out"
             )
-    notes += _convention_notes(align, correction_scope, any(not c.valid.all() for c in columns))
+    notes += _convention_notes(align, correction_scope, any(not c.valid.all() for c in columns), baseline)
     metadata = ReportMetadata(
         query_count=len(query_ids),
         missing_queries=missing_queries,
@@ -401,9 +414,23 @@ def compare_results(
     )
 
 
-def _convention_notes(align: str, scope: str, any_failures: bool) -> list[str]:
+def _baseline_index(baseline: str | None, names: list[str]) -> int | None:
+    if baseline is None:
+        return None
+    if baseline not in names:
+        raise InputError(
+            f"baseline run {baseline!r} is not among the runs: {', '.join(names)}", field="baseline"
+        )
+    return names.index(baseline)
+
+
+def _convention_notes(align: str, scope: str, any_failures: bool, baseline: str | None = None) -> list[str]:
     notes = [
-        "pairs: every run against each earlier run (the baseline); differences are candidate minus baseline",
+        (
+            f"pairs: every run against the baseline {baseline!r}; differences are candidate minus baseline"
+            if baseline is not None
+            else "pairs: every run against each earlier run (the baseline); differences are candidate minus baseline"
+        ),
         (
             "queries: the union of the runs' queries; a run lacking a query scores 0 there"
             if align == "union"

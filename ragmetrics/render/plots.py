@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics._format import format_p
 from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.schema import PairComparison, Report
@@ -100,7 +101,7 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
     verdict = "significant" if comparison.significant else "not significant"
     ax.set_title(
         f"{comparison.metric}: {comparison.candidate} - {comparison.baseline} "
-        f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, p corr. {comparison.p_corrected:.3g}, {verdict})",
+        f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, p corr. {format_p(comparison.p_corrected)}, {verdict})",
         fontsize=9,
     )
     ax.set_xlabel("queries, sorted by difference")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Literal, get_args
 
+from ragmetrics._format import format_effect, format_p
 from ragmetrics.comparison.align import aligned_query_ids
 from ragmetrics.errors import InputError
 from ragmetrics.render._text import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
@@ -140,8 +141,7 @@ def run_labels(names: list[str]) -> dict[str, str]:
     return labels
 
 
-def fmt_p(value: float) -> str:
-    return f"{value:.1e}" if value < 1e-4 else f"{value:.4f}"
+fmt_p = format_p
 
 
 def _beats(report: Report) -> dict[tuple[str, str], list[str]]:
@@ -208,7 +208,7 @@ def _pairs_grid(report: Report, digits: int) -> Grid:
                 fmt_p(c.p_value),
                 fmt_p(c.p_corrected),
                 _SIGNIFICANT if c.significant else "",
-                f"{c.effect_size:+.2f}",
+                format_effect(c.effect_size),
                 f"{c.wins}/{c.ties}/{c.losses}",
             ]
         )
@@ -265,7 +265,23 @@ def _legend(report: Report) -> list[str]:
     return lines
 
 
-def _report_csv(report: Report) -> str:
+_COMPARISON_COLUMNS = (
+    "metric", "baseline", "candidate", "n", "mean_baseline", "mean_candidate", "mean_diff", "ci_low",
+    "ci_high", "p_value", "p_corrected", "significant", "effect_size", "wins", "ties", "losses",
+)  # fmt: skip
+
+
+def comparison_csv(report: Report) -> str:
+    """The paired comparisons, one row per (metric, pair), at full precision (effect_size empty: a shift)."""
+    rows = []
+    for c in report.comparisons:
+        data = c.model_dump()
+        rows.append(["" if data[k] is None else (_exact(data[k]) if isinstance(data[k], float) else str(data[k]))
+                     for k in _COMPARISON_COLUMNS])  # fmt: skip
+    return to_csv(list(_COMPARISON_COLUMNS), rows)
+
+
+def per_query_csv(report: Report) -> str:
     """Per-query scores in long form: run, query, metric, score, status (ok / failed / missing)."""
     query_ids = aligned_query_ids(report.runs, report.settings.align)
     rows = []
@@ -286,7 +302,8 @@ def _report_csv(report: Report) -> str:
 def format_report(
     report: Report, fmt: Format | str = "table", *, digits: int = 4, color: bool = False
 ) -> str:
-    """A comparison for people (table, markdown, latex) or machines (json: the schema; csv: per-query scores).
+    """A comparison for people (table, markdown, latex) or machines (json: the schema; csv: the comparisons;
+    per-query scores are `per_query_csv`).
 
     The human formats hold three tables, means with significance markers, the paired comparisons and the
     descriptive statistics, followed by a legend that states test, correction, alpha and seed.
@@ -295,7 +312,7 @@ def format_report(
     if fmt == "json":
         return report.model_dump_json(indent=2) + "\n"
     if fmt == "csv":
-        return _report_csv(report)
+        return comparison_csv(report)
     grids = [_summary_grid(report, digits), _pairs_grid(report, digits), _descriptive_grid(report, digits)]
     grids[-1].notes = _legend(report)
     if fmt == "markdown":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 
@@ -178,3 +179,40 @@ def test_cli_choices_are_the_library_names() -> None:
     assert command.TESTS == TESTS
     assert command.CORRECTIONS == CORRECTIONS
     assert command.FORMATS == FORMATS
+
+
+def test_results_selectors_aliases_and_a_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two nightly reports of three runs each: pick runs, rename them, compare against one baseline."""
+    from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
+
+    def report(shift: float) -> Report:
+        runs = []
+        for k, name in enumerate(["bm25", "dense", "hybrid"]):
+            run = RunResult(
+                name=name,
+                per_query={f"q{i}": {"m": min(1.0, 0.1 * i + 0.05 * k + shift)} for i in range(8)},
+                metadata=RunMetadata(metrics=["m"]),
+            )
+            run.recompute_aggregate()
+            runs.append(run)
+        return Report(runs=runs, metrics=["m"], settings=ComparisonSettings(test="t", correction="none"))
+
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(report(0.0).model_dump_json(), encoding="utf-8")
+    new.write_text(report(0.05).model_dump_json(), encoding="utf-8")
+    code = main([
+        "compare", "--results", f"{old}:bm25=bm25_old,hybrid=hybrid_old", f"{new}:hybrid",
+        "--baseline", "hybrid_old", "--test", "sign", "--format", "csv",
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["baseline"], r["candidate"]) for r in rows] == [
+        ("hybrid_old", "bm25_old"),
+        ("hybrid_old", "hybrid"),
+    ]
+    code = main(["compare", "--results", f"{old}:nope", str(new), "-m", "m"])
+    assert code == 2
+    assert "no run 'nope'; runs: bm25, dense, hybrid" in capsys.readouterr().err
+    code = main(["compare", "--results", str(old), str(new), "--baseline", "missing"])
+    assert code == 2

@@ -8,7 +8,7 @@ import io
 import pytest
 
 from ragmetrics.comparison.pairs import compare_results
-from ragmetrics.render.tables import format_report, run_labels
+from ragmetrics.render.tables import format_report, per_query_csv, run_labels
 from ragmetrics.schema import Report
 
 from .conftest import make_result, random_results
@@ -69,7 +69,7 @@ def test_csv_has_every_query_and_status() -> None:
     a = make_result("a", {"q1": {"m": 0.5}, "q2": {"m": None}}, ["m"])
     b = make_result("b", {"q1": {"m": 0.25}}, ["m"])
     report = compare_results([a, b], test="sign", bootstrap_samples=50)
-    rows = list(csv.reader(io.StringIO(format_report(report, "csv"))))
+    rows = list(csv.reader(io.StringIO(per_query_csv(report))))
     assert rows == [
         ["run", "query", "metric", "score", "status"],
         ["a", "q1", "m", "0.5", "ok"],
@@ -77,6 +77,18 @@ def test_csv_has_every_query_and_status() -> None:
         ["b", "q1", "m", "0.25", "ok"],
         ["b", "q2", "m", "0.0", "missing"],
     ]
+
+
+def test_csv_format_is_the_comparison_table() -> None:
+    a = make_result("a", {"q1": {"m": 0.5}, "q2": {"m": 0.25}}, ["m"])
+    b = make_result("b", {"q1": {"m": 0.75}, "q2": {"m": 0.5}}, ["m"])
+    report = compare_results([a, b], test="sign", bootstrap_samples=50)
+    rows = list(csv.DictReader(io.StringIO(format_report(report, "csv"))))
+    assert len(rows) == 1
+    (row,) = rows
+    assert (row["metric"], row["baseline"], row["candidate"], row["n"]) == ("m", "a", "b", "2")
+    assert float(row["mean_diff"]) == 0.25 and row["effect_size"] == ""  # a constant shift: d unbounded
+    assert row["significant"] in ("True", "False")
 
 
 def test_missing_queries_are_in_the_legend() -> None:

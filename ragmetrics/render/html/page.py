@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Sequence
 
+from ragmetrics._format import format_effect, format_p
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
 
 _CSS = """
@@ -107,8 +108,7 @@ def _num(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _p(value: float) -> str:
-    return f"{value:.2e}" if value < 1e-3 else f"{value:.4f}"
+_p = format_p
 
 
 def _meta_block(report: Report) -> str:
@@ -234,7 +234,7 @@ def _comparisons_block(report: Report) -> str:
             f"<tr{cls}><td class='l'>{_e(c.metric)}</td><td class='l'>{_e(c.baseline)}</td>"
             f"<td class='l'>{_e(c.candidate)}</td><td>{c.n}</td><td>{c.mean_diff:+.4f}</td>"
             f"<td>[{c.ci_low:+.4f}, {c.ci_high:+.4f}]</td><td>{_p(c.p_value)}</td>"
-            f"<td>{_p(c.p_corrected)}{' *' if c.significant else ''}</td><td>{c.effect_size:+.3f}</td>"
+            f"<td>{_p(c.p_corrected)}{' *' if c.significant else ''}</td><td>{format_effect(c.effect_size, 3)}</td>"
             f"<td>{c.wins}/{c.ties}/{c.losses}</td></tr>"
         )
     return (

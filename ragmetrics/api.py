@@ -60,7 +60,9 @@ def compare(
     names = [run.name for run in runs if isinstance(run, Run)]
     check_unique_names(names)
     if baseline is not None and baseline not in names:
-        raise InputError(f"baseline run {baseline!r} is not among the runs: {', '.join(names)}", field="baseline")
+        raise InputError(
+            f"baseline run {baseline!r} is not among the runs: {', '.join(names)}", field="baseline"
+        )
 
     results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
     return compare_results(

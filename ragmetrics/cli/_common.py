@@ -3,6 +3,7 @@ each other, so each stays readable on its own."""
 
 from __future__ import annotations
 
+import argparse
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +28,12 @@ def load_runs(paths: list[str]) -> list[Run]:
 
 
 def score_files(
-    qrels_path: str, run_paths: list[str], metrics: list[str], *, intersection: bool = False
+    qrels_path: str,
+    run_paths: list[str],
+    metrics: list[str],
+    *,
+    intersection: bool = False,
+    allow_disjoint: bool = False,
 ) -> list[RunResult]:
     """Score every run file against the qrels file; the CLI's work, reusable from Python."""
     from ragmetrics.retrieval.evaluate import evaluate
@@ -37,4 +43,15 @@ def score_files(
     parse_metrics(metrics)  # reject a bad metric before reading large files
     qrels = Qrels.read(qrels_path)
     query_set = "intersection" if intersection else "qrels"
-    return [evaluate(qrels, run, metrics, query_set=query_set) for run in load_runs(run_paths)]
+    return [
+        evaluate(qrels, run, metrics, query_set=query_set, allow_disjoint=allow_disjoint)
+        for run in load_runs(run_paths)
+    ]
+
+
+def add_allow_disjoint(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-disjoint",
+        action="store_true",
+        help="score a run that shares no query id with the qrels (all zeros) instead of refusing it",
+    )

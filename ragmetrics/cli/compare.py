@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmetrics._textfile import read_utf8
+from ragmetrics.cli._common import add_allow_disjoint
 from ragmetrics.errors import InputError
 from ragmetrics.options import CORRECTIONS, TESTS
 from ragmetrics.schema import Report, RunResult
@@ -85,6 +86,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--bootstrap-samples", type=int, default=10_000, help="bootstrap samples (default: 10000)"
     )
+    add_allow_disjoint(parser)
     parser.add_argument("--intersection", action="store_true", help="compare over the queries every run has")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument(
@@ -174,7 +176,11 @@ def _score_runs(args: argparse.Namespace) -> list[RunResult]:
     from ragmetrics.cli._common import score_files
 
     return score_files(
-        args.inputs[0], args.inputs[1:], list(dict.fromkeys(args.metrics)), intersection=args.intersection
+        args.inputs[0],
+        args.inputs[1:],
+        list(dict.fromkeys(args.metrics)),
+        intersection=args.intersection,
+        allow_disjoint=args.allow_disjoint,
     )
 
 

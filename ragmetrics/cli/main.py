@@ -46,7 +46,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ragmetrics: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("ragmetrics: interrupted", file=sys.stderr)
+        print(
+            "ragmetrics: interrupted; run the same command again to resume "
+            "(judge verdicts already had are cached and not asked again)",
+            file=sys.stderr,
+        )
         return 130
 
 

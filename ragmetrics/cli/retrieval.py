@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ragmetrics.cli._common import score_files
+from ragmetrics.cli._common import add_allow_disjoint, score_files
 from ragmetrics.retrieval.metrics import metric_help
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--per-query", action="store_true", help="also print one row per query")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    add_allow_disjoint(parser)
     parser.add_argument(
         "--intersection",
         action="store_true",
@@ -65,7 +66,9 @@ def render(results: list[RunResult], metrics: list[str], fmt: str, per_query: bo
 
 def run_command(args: argparse.Namespace) -> int:
     metrics = list(dict.fromkeys(args.metrics))
-    results = score_files(args.qrels, args.runs, metrics, intersection=args.intersection)
+    results = score_files(
+        args.qrels, args.runs, metrics, intersection=args.intersection, allow_disjoint=args.allow_disjoint
+    )
     text = render(results, metrics, args.format, args.per_query)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     for result in results:

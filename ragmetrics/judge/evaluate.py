@@ -148,7 +148,7 @@ async def aevaluate_rag(
         judge = make_judge()
     try:
         metric_list = _check_metrics(metrics, judge)
-        limit = _unit_limit(max_units_in_flight, max_concurrency)
+        limit = _unit_limit(max_units_in_flight, max_concurrency, judge)
         units = [(s, m) for s in items for m in metric_list]
         results: dict[tuple[str, str], MetricOutcome | SampleFailure] = {}
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
@@ -269,8 +269,10 @@ def evaluate_rag(
     return run_sync(run())
 
 
-def _unit_limit(max_units_in_flight: int | None, max_concurrency: int | None) -> int:
-    """The unit limit, from its name or (with a warning) from the old name it had before 0.2."""
+def _unit_limit(max_units_in_flight: int | None, max_concurrency: int | None, judge: Judge) -> int:
+    """The unit limit: given, or (with a warning) from the old name it had before 0.2, or the judge's own
+    preference (an LLM judge wants about twice its HTTP limit: more units would only queue for a request
+    slot, and keep running after an interrupt; the local judge wants many, to batch its embeddings)."""
     if max_concurrency is not None:
         warnings.warn(
             "evaluate_rag(max_concurrency=...) is now max_units_in_flight (units in flight); "
@@ -280,7 +282,10 @@ def _unit_limit(max_units_in_flight: int | None, max_concurrency: int | None) ->
         )
         if max_units_in_flight is None:
             max_units_in_flight = max_concurrency
-    limit = DEFAULT_MAX_CONCURRENCY if max_units_in_flight is None else max_units_in_flight
+    if max_units_in_flight is None:
+        preferred = getattr(judge, "preferred_units_in_flight", None)
+        max_units_in_flight = preferred if isinstance(preferred, int) else DEFAULT_MAX_CONCURRENCY
+    limit = max_units_in_flight
     if limit < 1:
         raise ConfigError(f"max_units_in_flight must be at least 1, not {limit}")
     return limit

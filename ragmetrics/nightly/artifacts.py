@@ -9,8 +9,10 @@ Before anything is written, the payloads are scanned for the judge's API key; a 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,6 +128,7 @@ def write_artifacts(
     gate: GateResult | None = None,
     now: datetime | None = None,
     base_url: str | None = None,
+    keep: int | None = None,
 ) -> tuple[Path, dict[str, Path]]:
     """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""
     unknown = [f for f in formats if f not in FORMATS]
@@ -174,7 +177,29 @@ def write_artifacts(
         raise
     written = {name: final / path.name for name, path in written.items()}
     point_latest(root, final)
+    if keep is not None:
+        prune(root, keep, protect=final)
     return final, written
+
+
+def prune(root: Path, keep: int, *, protect: Path) -> list[Path]:
+    """Delete all but the newest `keep` complete dated folders under `root` (never `protect`, never
+    another run's partial folder, never anything that is not a dated folder)."""
+    dated = sorted(
+        (p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and _DATED.fullmatch(p.name)),
+        key=lambda p: p.name,
+        reverse=True,
+    )
+    removed = []
+    for folder in dated[keep:]:
+        if folder.resolve() == protect.resolve():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4,6}Z(-\d+)?")
 
 
 def _claim_folder(root: Path, now: datetime | None) -> Path:
@@ -211,7 +236,7 @@ def _sync_folder(folder: Path) -> None:
 def point_latest(root: Path, folder: Path) -> Path:
     """Make root/latest refer to `folder`: a relative symlink, replaced atomically; else a text file."""
     link = root / "latest"
-    temp = root / f".latest.{os.getpid()}"
+    temp = root / f".latest.{os.getpid()}.{uuid.uuid4().hex}"  # unique per process and thread
     try:
         if temp.is_symlink() or temp.exists():
             temp.unlink()

@@ -9,9 +9,11 @@ Secrets never live here: the judge reads its API key from the environment variab
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -199,6 +201,12 @@ class OutputConfig(_Section):
         default_factory=lambda: list(OUTPUT_FORMATS), description="artifacts to write; json is required"
     )
     plots: bool = Field(default=True, description="embed plots in report.html (needs matplotlib)")
+    keep: int | None = Field(
+        default=None,
+        ge=1,
+        description="keep only the newest N dated folders under dir (older ones are deleted after a run); "
+        "unset keeps all",
+    )
 
     @field_validator("formats")
     @classmethod
@@ -347,6 +355,34 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     return config
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation can hold (through Optional, list[...], unions, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found += _models_in(arg)
+    return found
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """ "; did you mean 'output'?" for a misspelt key, from the keys its section accepts."""
+    models: list[type[BaseModel]] = [NightlyConfig]
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        nested: list[type[BaseModel]] = []
+        for model in models:
+            field = model.model_fields.get(str(part))
+            if field is not None:
+                nested += _models_in(field.annotation)
+        if nested:
+            models = nested
+    known = sorted({name for model in models for name in model.model_fields})
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
     """One line per problem, each led by the key path as the user wrote it (tags of unions left out)."""
     lines = []
@@ -355,7 +391,7 @@ def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
         kind = err["type"]
         ctx = err.get("ctx") or {}
         if kind == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + _did_you_mean(err["loc"])
         elif kind == "missing":
             message = "required key is missing"
         elif kind in ("union_tag_invalid", "union_tag_not_found"):

@@ -165,6 +165,7 @@ def run_pipeline(
             plots=config.output.plots,
             gate=gate,
             base_url=config.judge.base_url if config.judge is not None else None,
+            keep=config.output.keep,
         )
         outcome.folder, outcome.artifacts = folder, written
     return outcome

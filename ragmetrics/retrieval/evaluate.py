@@ -208,6 +208,7 @@ def score_matrix(
     *,
     query_set: QuerySet | str = "qrels",
     name: str | None = None,
+    allow_disjoint: bool = False,
 ) -> ScoreMatrix:
     """Score `run` on every requested metric; rows follow the qrels' (sorted) query order."""
     from ragmetrics.retrieval.kernels import score_queries
@@ -228,6 +229,14 @@ def score_matrix(
     qrels_ids = set(q.query_ids)
     missing = tuple(qid for qid in q.query_ids if qid not in run_rows)
     extra = tuple(qid for qid in r.query_ids if qid not in qrels_ids)
+    if len(extra) == len(r.query_ids) and len(r.query_ids) and not allow_disjoint:
+        raise InputError(
+            f"run {run_name!r} shares no query id with the qrels (run: {', '.join(map(repr, r.query_ids[:3]))}"
+            f"{', ...' if len(r.query_ids) > 3 else ''}; qrels: {', '.join(map(repr, q.query_ids[:3]))}"
+            f"{', ...' if len(q.query_ids) > 3 else ''}): every score would be 0. Are these the right files? "
+            "(allow_disjoint=True, or --allow-disjoint, scores it anyway)",
+            field="query_id",
+        )
     if query_set == "qrels":
         rows = list(range(len(q.query_ids)))
     else:
@@ -286,12 +295,18 @@ def evaluate(
     *,
     query_set: QuerySet | str = "qrels",
     name: str | None = None,
+    allow_disjoint: bool = False,
 ) -> RunResult:
     """Score one run: `RunResult` with per-query values keyed by the metric spelling used, and their means.
+
+    A run that shares no query id with the qrels is an InputError (its scores would all be 0, which is
+    almost always a mix-up of files) unless `allow_disjoint`.
 
     `qrels` and `run` are `Qrels`/`Run` (or plain nested dicts, converted with `from_dict`). By default the
     mean is over every qrels query and a query the run lacks scores 0 (trec_eval -c); ``"intersection"``
     averages over the queries both have. Queries only the run has are listed in `metadata.extra_queries`.
     Unknown metrics and bad cutoffs raise `InputError`.
     """
-    return score_matrix(qrels, run, metrics, query_set=query_set, name=name).to_result()
+    return score_matrix(
+        qrels, run, metrics, query_set=query_set, name=name, allow_disjoint=allow_disjoint
+    ).to_result()

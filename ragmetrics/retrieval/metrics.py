@@ -10,6 +10,7 @@ metric reference in Markdown.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -326,7 +327,11 @@ def parse_metric(spelling: str) -> MetricRequest:
 
     found = _BY_NAME.get(base)
     if found is None:
-        raise _bad(spelling, f"unknown metric {text!r}; known metrics: {_known()} (and trec_eval spellings)")
+        close = difflib.get_close_matches(base, [*_BY_NAME, "rbp.80"], n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise _bad(
+            spelling, f"unknown metric {text!r}; {hint}known metrics: {_known()} (and trec_eval spellings)"
+        )
     if cutoff and not found.cutoff:
         raise _bad(spelling, f"{found.name} takes no cutoff")
     return MetricRequest(spelling, found, cutoff, level)

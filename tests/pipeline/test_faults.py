@@ -119,3 +119,19 @@ def test_url_secrets_never_reach_artifacts(tmp_path: Path) -> None:
     for path in folder.iterdir():
         text = path.read_text(encoding="utf-8")
         assert "SECRET-TOKEN-42" not in text and "bob-the-user" not in text, path.name
+
+
+def test_output_keep_prunes_the_oldest_complete_folders(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime(2026, 11, 20, 3, 0, tzinfo=UTC)
+    (tmp_path / "notes").mkdir()  # not a dated folder: never touched
+    folders = [
+        write_artifacts(
+            _report("r"), tmp_path, formats=("json",), plots=False, now=start + timedelta(days=d), keep=2
+        )[0]
+        for d in range(4)
+    ]
+    left = sorted(p.name for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink())
+    assert left == sorted([folders[2].name, folders[3].name, "notes"])
+    assert (tmp_path / "latest").resolve() == folders[3].resolve()

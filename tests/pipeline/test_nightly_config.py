@@ -56,13 +56,15 @@ def test_judge_section_embeds_judge_settings(tmp_path: Path) -> None:
 def test_unknown_key_names_its_path(tmp_path: Path) -> None:
     data = _base()
     data["judge"]["max_concurency"] = 4
-    assert _error(data, tmp_path) == "c.yaml: judge.max_concurency: unknown key"
+    assert (
+        _error(data, tmp_path) == "c.yaml: judge.max_concurency: unknown key; did you mean 'max_concurrency'?"
+    )
 
 
 def test_unknown_top_level_section(tmp_path: Path) -> None:
     data = _base()
     data["outptu"] = {}
-    assert _error(data, tmp_path) == "c.yaml: outptu: unknown key"
+    assert _error(data, tmp_path) == "c.yaml: outptu: unknown key; did you mean 'output'?"
 
 
 def test_unknown_retrieval_metric_names_index(tmp_path: Path) -> None:

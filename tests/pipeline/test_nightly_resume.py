@@ -115,6 +115,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGINT)
     assert code == 130, err
     assert "ragmetrics: interrupted" in err and "Traceback" not in err, err
+    assert "run the same command again to resume" in err
     asked = loopback.count(path=CHAT, status=200)
     kept = _cached(cache)
     assert asked < total, "the run finished before it could be interrupted"
@@ -126,6 +127,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGTERM)
     assert code == 130, err
     assert "ragmetrics: interrupted" in err and "Traceback" not in err, err
+    assert "run the same command again to resume" in err
     asked = loopback.count(path=CHAT, status=200)
     kept_before, kept = kept, _cached(cache)
     assert kept_before + asked < total, "the run finished before it could be stopped"

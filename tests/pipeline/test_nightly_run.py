@@ -160,7 +160,9 @@ def test_unknown_config_key_exits_2(write_config: ConfigWriter, capsys: Any) -> 
     config = write_config(judge={"metrics": ["context_recall"], "max_concurency": 4})
     code, out, err = run_cli([str(config)], capsys)
     assert code == 2 and out == ""
-    assert _one_error(err).endswith("config.yaml: judge.max_concurency: unknown key")
+    assert _one_error(err).endswith(
+        "config.yaml: judge.max_concurency: unknown key; did you mean 'max_concurrency'?"
+    )
 
 
 def test_missing_column_exits_2(write_config: ConfigWriter, capsys: Any) -> None:

@@ -61,6 +61,11 @@ class LLMJudge(PlanDispatch):
     def backend(self) -> str:
         return BACKEND
 
+    @property
+    def preferred_units_in_flight(self) -> int:
+        """Enough units to keep every HTTP slot busy while others parse and validate, and no more."""
+        return 2 * self.settings.max_concurrency
+
     def supported_metrics(self) -> tuple[str, ...]:
         return JUDGE_METRICS
 

@@ -10,9 +10,10 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# The runtime install: what a user of the library gets from `pip install .` (no test or lint tools).
+# What the quickstart needs: the library, BM25 for its retriever runs and matplotlib for the report's plots
+# (no test or lint tools; a library-only install is `pip install .`).
 $(VENV)/.runtime: pyproject.toml | $(PY)
-	$(PIP) -e .
+	$(PIP) -e '.[examples,plots]'
 	touch $@
 
 # The dev install: the runtime plus pytest, ruff, mypy and the reference implementations tests compare to.

@@ -70,7 +70,7 @@ def main() -> None:
     from ragmetrics.judge.evaluate import evaluate_rag
 
     samples = make_samples(args.samples)
-    texts = [str(s["question"]) for s in samples] + [str(s["answer"]) for s in samples]
+    texts = [str(t) for s in samples for t in (s["question"], s["answer"])]  # the judge's own mix
     bare = MiniLMEmbedder(cache_size=0)
     asyncio.run(bare.embed(texts[:64]))  # load the model outside the timing
     probe = texts[: min(len(texts), 4000)]

@@ -161,6 +161,12 @@ class LocalJudge(PlanDispatch):
         return BACKEND
 
     @property
+    def preferred_units_in_flight(self) -> int:
+        """Many units at once: their texts are embedded together, so the model sees large batches while
+        Python turns the previous batch into verdicts."""
+        return 512
+
+    @property
     def thresholds(self) -> LocalThresholds:
         return self._thresholds
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -76,8 +77,69 @@ def markdown_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
-def to_terminal(grid: Grid, *, color: bool = False) -> str:
-    """Render with rich into a string; `color=False` gives plain text without escape codes."""
+def terminal_width() -> int:
+    """The terminal's width (COLUMNS wins), or 120 when output is not a terminal."""
+    return shutil.get_terminal_size((120, 24)).columns
+
+
+def _column_widths(grid: Grid) -> list[int]:
+    from rich.cells import cell_len  # display width: a CJK character takes two cells
+
+    widths = [cell_len(h) for h in grid.headers]
+    for row in grid.rows:
+        for k, cell in enumerate(row):
+            widths[k] = max(widths[k], cell_len(cell))
+    return widths
+
+
+def split_to_width(grid: Grid, width: int) -> list[Grid]:
+    """The grid as one table, or as several that each fit `width`: the leading label columns repeat in
+    every part and the value columns are shared out in order, so no cell is ever cut or wrapped."""
+    widths = _column_widths(grid)
+    if sum(w + 3 for w in widths) + 1 <= width:
+        return [grid]
+    align = grid.alignment()
+    labels = next((k for k, a in enumerate(align) if a != "left"), len(align))
+    label_width = sum(w + 3 for w in widths[:labels]) + 1
+    parts: list[list[int]] = [[]]
+    used = label_width
+    for k in range(labels, len(widths)):
+        if parts[-1] and used + widths[k] + 3 > width:
+            parts.append([])
+            used = label_width
+        parts[-1].append(k)
+        used += widths[k] + 3
+    if len(parts) == 1:
+        return [grid]
+    out = []
+    for n, chosen in enumerate(parts):
+        keep = list(range(labels)) + chosen
+        index = {old: new for new, old in enumerate(keep)}
+        out.append(
+            Grid(
+                headers=[grid.headers[k] for k in keep],
+                rows=[[row[k] for k in keep] for row in grid.rows],
+                align=[align[k] for k in keep],
+                title=grid.title if n == 0 else f"{grid.title or ''} (continued)".strip(),
+                notes=grid.notes if n == len(parts) - 1 else [],
+                styles=None if grid.styles is None else [[st[k] for k in keep] for st in grid.styles],
+                sections=grid.sections,
+                bold={(r, index[c]) for r, c in grid.bold if c in index},
+            )
+        )
+    return out
+
+
+def to_terminal(grid: Grid, *, color: bool = False, width: int | None = None) -> str:
+    """Render with rich into a string; `color=False` gives plain text without escape codes. A grid wider
+    than `width` (default: the terminal's) is printed as several tables that each fit."""
+    parts = split_to_width(grid, width if width is not None else terminal_width())
+    if len(parts) > 1:
+        return "\n".join(_render_terminal(part, color=color) for part in parts)
+    return _render_terminal(grid, color=color)
+
+
+def _render_terminal(grid: Grid, *, color: bool) -> str:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text

@@ -52,6 +52,53 @@ def _scores(report: Report, metric: str) -> dict[str, NDArray[np.float64]]:
     return {run.name: aligned_score_matrix(run, [metric], query_ids)[0][:, 0] for run in report.runs}
 
 
+def is_binary(report: Report, metric: str) -> bool:
+    """Whether every score of `metric` is 0 or 1 (hit_rate, a 0/1 verdict): a box plot says nothing there."""
+    values = np.concatenate([v[~np.isnan(v)] for v in _scores(report, metric).values()])
+    return bool(values.size) and bool(np.all((values == 0.0) | (values == 1.0)))
+
+
+def share_plot(report: Report, metric: str) -> Any:
+    """For a 0/1 metric: each run's share of queries scoring 1, as a bar with its count."""
+    scores = _scores(report, metric)
+    names = list(scores)
+    valid = [v[~np.isnan(v)] for v in scores.values()]
+    shares = [float(v.mean()) if v.size else 0.0 for v in valid]
+    figure = _figure(max(4.0, 1.1 * len(names) + 1.5), 4.0)
+    ax = figure.add_subplot()
+    bars = ax.bar(range(len(names)), shares, color="#264653", width=0.6)
+    for bar, share, v in zip(bars, shares, valid, strict=True):
+        ax.annotate(f"{share:.2f} ({int(v.sum())}/{v.size})", (bar.get_x() + bar.get_width() / 2, share),
+                    ha="center", va="bottom", fontsize=8)  # fmt: skip
+    _run_ticks(ax, names)
+    ax.set_ylim(0, 1.1)
+    ax.set_ylabel(f"share with {metric} = 1")
+    ax.set_title(_wrap(f"{metric}: share of queries scoring 1 (a 0/1 metric)"), fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    return figure
+
+
+def metric_plot(report: Report, metric: str) -> Any:
+    """The per-metric plot: a box plot, or a share bar for a 0/1 metric."""
+    return share_plot(report, metric) if is_binary(report, metric) else box_plot(report, metric)
+
+
+def _wrap(title: str, width: int = 60) -> str:
+    """Titles wrapped onto lines rather than cut at the figure's edge."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, width)) or title
+
+
+def _run_ticks(ax: Any, names: list[str]) -> None:
+    ax.set_xticks(
+        range(len(names)),
+        names,
+        rotation=20 if len(names) > 4 else 0,
+        ha="right" if len(names) > 4 else "center",
+    )
+
+
 def box_plot(report: Report, metric: str) -> Any:
     """One box per run (median, quartiles, 1.5 IQR whiskers) with the mean as a marker; failures left out."""
     scores = _scores(report, metric)
@@ -67,7 +114,9 @@ def box_plot(report: Report, metric: str) -> Any:
         ha="right" if len(names) > 4 else "center",
     )
     ax.set_ylabel(metric)
-    ax.set_title(f"{metric} per query ({len(next(iter(scores.values())))} queries; diamond = mean)")
+    ax.set_title(
+        _wrap(f"{metric} per query ({len(next(iter(scores.values())))} queries; diamond = mean)"), fontsize=10
+    )
     ax.grid(axis="y", alpha=0.3)
     return figure
 
@@ -100,8 +149,12 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
     )
     verdict = "significant" if comparison.significant else "not significant"
     ax.set_title(
-        f"{comparison.metric}: {comparison.candidate} - {comparison.baseline} "
-        f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, p corr. {format_p(comparison.p_corrected)}, {verdict})",
+        _wrap(
+            f"{comparison.metric}: {comparison.candidate} - {comparison.baseline} "
+            f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, "
+            f"p corr. {format_p(comparison.p_corrected)}, {verdict})",
+            80,
+        ),
         fontsize=9,
     )
     ax.set_xlabel("queries, sorted by difference")
@@ -113,7 +166,8 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
 
 
 def save_plots(report: Report, directory: str | Path) -> list[Path]:
-    """Write box_<metric>.png per metric and diff_<metric>_<candidate>_vs_<baseline>.png per pair."""
+    """Write box_<metric>.png (share_<metric>.png for a 0/1 metric) per metric and
+    diff_<metric>_<candidate>_vs_<baseline>.png per compared pair."""
     out = Path(directory)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -121,8 +175,9 @@ def save_plots(report: Report, directory: str | Path) -> list[Path]:
         raise InputError(f"cannot create the plot directory: {exc}", source=str(out)) from exc
     written: list[Path] = []
     for metric in report.metrics:
-        path = _unused(out / f"box_{_safe(metric)}.png", written)
-        box_plot(report, metric).savefig(path)
+        kind = "share" if is_binary(report, metric) else "box"
+        path = _unused(out / f"{kind}_{_safe(metric)}.png", written)
+        metric_plot(report, metric).savefig(path)
         written.append(path)
     for c in report.comparisons:
         path = _unused(

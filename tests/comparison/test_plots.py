@@ -87,3 +87,50 @@ def test_missing_matplotlib_is_a_clear_error(report: Report, monkeypatch: pytest
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     with pytest.raises(ConfigError, match=r"pip install 'ragmetrics\[plots\]'"):
         box_plot(report, "ndcg@10")
+
+
+def test_html_plots_cover_every_pair_and_use_shares_for_binary_metrics() -> None:
+    pytest.importorskip("matplotlib")
+    from ragmetrics.comparison.pairs import compare_results
+    from ragmetrics.render.html import report_plots
+    from ragmetrics.render.plots import is_binary
+
+    from .conftest import make_result
+
+    runs = [
+        make_result(name, {f"q{i}": {"hit": float((i + k) % 2), "ndcg": 0.1 * ((i * (k + 1)) % 10)} for i in range(12)},
+                    ["hit", "ndcg"])
+        for k, name in enumerate(["a", "b", "c"])
+    ]  # fmt: skip
+    report = compare_results(runs, test="sign", bootstrap_samples=50)
+    assert is_binary(report, "hit") and not is_binary(report, "ndcg")
+    captions = [caption for caption, _ in report_plots(report)[0]]
+    assert "hit: share of queries scoring 1 by run" in captions
+    assert "ndcg: per-query scores by run" in captions
+    pairs = {c.split(",")[0] for c in captions if " minus " in c}
+    assert pairs == {
+        f"{m}: {y} minus {x}" for m in ("hit", "ndcg") for x, y in (("a", "b"), ("a", "c"), ("b", "c"))
+    }
+
+
+def test_drill_down_shows_verdicts_as_a_table_numbered_from_one() -> None:
+    from ragmetrics.render.html.page import _detail_html
+    from ragmetrics.schema import JudgeDetail
+
+    detail = JudgeDetail(
+        verdicts=[
+            {
+                "chunk": 0,
+                "sentence_index": 2,
+                "sentence": "Canberra is the capital.",
+                "verdict": True,
+                "cosine": 0.71,
+                "reason": "names the capital",
+            }
+        ],  # fmt: skip
+        reason="1 of 1 relevant",
+    )
+    page = _detail_html("run", "context_relevancy", detail)
+    assert "<table class='verdicts'>" in page
+    assert "chunk 1, sentence 3" in page and "&#10003;" in page and "names the capital" in page
+    assert "{" not in page  # no raw dict text

@@ -12,6 +12,7 @@ import html
 import json
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ragmetrics._format import format_effect, format_p
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
@@ -311,15 +312,41 @@ def _detail_html(run: str, metric: str, detail: JudgeDetail) -> str:
     if detail.reason:
         head += f": <span class='reason'>{_e(detail.reason)}</span>"
     head += "</p>"
-    items = []
-    for verdict in detail.verdicts[:30]:
-        items.append(
-            "<li>" + _e(", ".join(f"{k}: {_clip(str(v), 200)}" for k, v in verdict.items())) + "</li>"
+    shown = detail.verdicts[:30]
+    if not shown:
+        return head
+    rows = []
+    for verdict in shown:
+        where = _where(verdict)
+        text = verdict.get("sentence") or verdict.get("statement") or verdict.get("question") or ""
+        value = verdict.get("verdict", verdict.get("noncommittal"))
+        mark = (
+            "&ndash;"
+            if value is None
+            else ("&#10003;" if value is True else "&#10007;" if value is False else _e(value))
         )
-    more = len(detail.verdicts) - 30
-    if more > 0:
-        items.append(f"<li>&hellip; {more} more in report.json</li>")
-    return head + (f"<ul class='verdicts'>{''.join(items)}</ul>" if items else "")
+        score = verdict.get("cosine")
+        rows.append(
+            f"<tr><td class='l'>{_e(where)}</td><td class='l'>{_e(_clip(str(text), 160))}</td><td>{mark}</td>"
+            f"<td>{'' if score is None else _e(score)}</td><td class='l'>{_e(_clip(str(verdict.get('reason', '')), 200))}</td></tr>"
+        )
+    more = len(detail.verdicts) - len(shown)
+    tail = f"<p class='legend'>&hellip; {more} more verdicts in report.json</p>" if more > 0 else ""
+    return (
+        head
+        + "<table class='verdicts'><tr><th class='l'>where</th><th class='l'>text</th><th>verdict</th>"
+        + f"<th>cosine</th><th class='l'>reason</th></tr>{''.join(rows)}</table>{tail}"
+    )
+
+
+def _where(verdict: dict[str, Any]) -> str:
+    """Chunk and sentence numbers as a reader counts them (from 1); the schema keeps them 0-based."""
+    parts = []
+    if isinstance(verdict.get("chunk"), int):
+        parts.append(f"chunk {verdict['chunk'] + 1}")
+    if isinstance(verdict.get("sentence_index"), int):
+        parts.append(f"sentence {verdict['sentence_index'] + 1}")
+    return ", ".join(parts)
 
 
 def _clip(text: str, width: int) -> str:

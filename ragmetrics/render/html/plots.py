@@ -17,7 +17,8 @@ MAX_PLOTS = 40
 
 
 def report_plots(report: Report) -> tuple[list[tuple[str, bytes]], str | None]:
-    """(caption, PNG) pairs: a box plot per compared metric, then each run's differences against the first run."""
+    """(caption, PNG) pairs: a plot per compared metric (a share bar for 0/1 metrics), then the per-query
+    differences of every compared pair (every pair against the baseline when the report names one)."""
     try:
         from ragmetrics.render import plots
     except ImportError as exc:  # pragma: no cover - only in a partial install
@@ -25,12 +26,13 @@ def report_plots(report: Report) -> tuple[list[tuple[str, bytes]], str | None]:
     out: list[tuple[str, bytes]] = []
     try:
         for metric in report.metrics:
-            out.append((f"{metric}: per-query scores by run", _png(plots.box_plot(report, metric))))
-        first = report.runs[0].name
+            what = "share of queries scoring 1" if plots.is_binary(report, metric) else "per-query scores"
+            out.append((f"{metric}: {what} by run", _png(plots.metric_plot(report, metric))))
         for comparison in report.comparisons:
-            if comparison.baseline == first:
-                caption = f"{comparison.metric}: {comparison.candidate} minus {first}, per query, sorted"
-                out.append((caption, _png(plots.difference_plot(report, comparison))))
+            caption = (
+                f"{comparison.metric}: {comparison.candidate} minus {comparison.baseline}, per query, sorted"
+            )
+            out.append((caption, _png(plots.difference_plot(report, comparison))))
     except ConfigError as exc:  # matplotlib is missing
         return [], f"plots skipped: {exc}"
     note = None

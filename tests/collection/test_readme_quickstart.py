@@ -1,0 +1,40 @@
+"""The README's quickstart table is what the quickstart computes, number for number (it cannot drift)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from ragmetrics.nightly.config import load_config
+from ragmetrics.nightly.pipeline import run_pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _readme_table() -> dict[str, dict[str, str]]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text[text.index("Its first table") :]
+    block = block[block.index("```") + 3 :]
+    block = block[: block.index("```")]
+    lines = [line for line in block.splitlines() if line.startswith(("┃", "│"))]
+    header = [cell.strip() for cell in lines[0].strip("┃").split("┃")]
+    table = {}
+    for line in lines[1:]:
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        table[cells[1]] = dict(zip(header[2:], cells[2:], strict=True))
+    return table
+
+
+def test_readme_quickstart_table_equals_the_quickstart(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    config = load_config(tmp_path / "configs" / "quickstart.yaml")
+    report = run_pipeline(config, progress=False, write=False).report
+    expected = _readme_table()
+    assert set(expected) == {run.name for run in report.runs}
+    for run in report.runs:
+        for metric, cell in expected[run.name].items():
+            value = run.aggregate[metric]
+            assert value is not None
+            assert re.match(r"[\d.]+", cell)
+            assert cell.split()[0] == f"{value:.4f}", (run.name, metric)

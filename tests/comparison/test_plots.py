@@ -127,7 +127,7 @@ def test_drill_down_shows_verdicts_as_a_table_numbered_from_one() -> None:
                 "cosine": 0.71,
                 "reason": "names the capital",
             }
-        ],  # fmt: skip
+        ],
         reason="1 of 1 relevant",
     )
     page = _detail_html("run", "context_relevancy", detail)

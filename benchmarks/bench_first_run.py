@@ -57,7 +57,9 @@ def median_of(n: int, command: list[str], env: dict[str, str], cwd: Path | None 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--skip-quickstart", action="store_true")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
@@ -77,7 +79,12 @@ def main() -> None:
         for name, script in (("pytrec_eval", PYTREC), ("ranx", RANX)):
             code = script.replace("QRELS_PATH", repr(str(qrels))).replace("RUN_PATH", repr(str(run)))
             try:
-                rows.append((f"{name}, same evaluation in a fresh process", median_of(args.repeat, [py, "-c", code], env)))
+                rows.append(
+                    (
+                        f"{name}, same evaluation in a fresh process",
+                        median_of(args.repeat, [py, "-c", code], env),
+                    )
+                )
             except SystemExit as exc:
                 rows.append((f"{name}: not available ({str(exc).splitlines()[0][:60]})", float("nan")))
         if not args.skip_quickstart:

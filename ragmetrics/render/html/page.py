@@ -211,7 +211,7 @@ def _summary_block(report: Report) -> str:
         rows.append(f"<tr><th class='l'>{_e(run.name)}</th>{''.join(cells)}</tr>")
     legend = (
         f"Mean per query. &#9650;/&#9660;: significantly better/worse than <b>{_e(first)}</b> "
-        f"({_e(report.settings.test)} test, {_e(report.settings.correction)}-corrected p &lt; "
+        f"({_e(report.settings.test)} test, {_e(report.settings.correction)}-corrected p &le; "
         f"{report.settings.alpha:g}); bold: best run; (n&times;): failed scores, left out of the mean."
     )
     return (

@@ -79,15 +79,21 @@ def _check_metrics(metrics: Sequence[str], judge: Judge) -> list[str]:
     return list(metrics)
 
 
-def _progress(enabled: bool, total: int) -> tuple[AbstractContextManager[Any], Any]:
-    """A rich progress bar on an interactive stderr, else a no-op; returns (context, advance callback)."""
+def _progress(
+    enabled: bool, total: int, run: str, metrics: Sequence[str]
+) -> tuple[AbstractContextManager[Any], Any]:
+    """A rich progress bar on an interactive stderr, else a no-op; returns (context, advance callback).
+
+    The bar says which run and which metrics it judges, so a nightly job's several bars can be told apart.
+    """
     if not enabled or not sys.stderr.isatty():
         return nullcontext(), lambda: None
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    label = f"judging {run}: {', '.join(metrics)}"
     bar = Progress(
-        TextColumn("judging"),
+        TextColumn(label.replace("[", "\\[")),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
@@ -154,7 +160,7 @@ async def aevaluate_rag(
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
         for unit in units:
             queue.put_nowait(unit)
-        context, advance = _progress(progress, len(units))
+        context, advance = _progress(progress, len(units), name, metric_list)
 
         in_flight: set[asyncio.Task[MetricOutcome | SampleFailure]] = set()
 

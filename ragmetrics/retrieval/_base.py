@@ -73,6 +73,13 @@ class CsrBase:
         io_trec.check_writable(self.doc_vocab.tolist(), "document id", target, leads_line=False)
         return self._entry_ids()
 
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def to_json(self, path: str | Path) -> None:
+        """Write ``{query id: {document id: value}}`` (grades, or scores in ranking order) as one JSON object."""
+        io_json.write_json(path, self.to_dict())
+
     def _write_jsonl(self, path: str | Path, keys: tuple[str, str, str]) -> None:
         """One JSON object per entry in stored order, keyed as the matching `from_jsonl` reads them."""
         qids, docs = self._entry_ids()

@@ -187,10 +187,6 @@ class Qrels(CsrBase):
         lines = [f"{q} 0 {d} {g}" for q, d, g in zip(qids, docs, self.grades.tolist(), strict=True)]
         io_trec.write_lines(path, lines)
 
-    def to_json(self, path: str | Path) -> None:
-        """Write ``{query id: {document id: grade}}`` as one JSON object (UTF-8)."""
-        io_json.write_json(path, self.to_dict())
-
     def to_jsonl(
         self, path: str | Path, *, q_key: str = Q_COL, doc_key: str = DOC_COL, grade_key: str = GRADE_COL
     ) -> None:

@@ -194,10 +194,6 @@ class Run(CsrBase):
         ]
         io_trec.write_lines(path, lines)
 
-    def to_json(self, path: str | Path) -> None:
-        """Write ``{query id: {document id: score}}`` as one JSON object, documents in ranking order."""
-        io_json.write_json(path, self.to_dict())
-
     def to_jsonl(
         self, path: str | Path, *, q_key: str = Q_COL, doc_key: str = DOC_COL, score_key: str = SCORE_COL
     ) -> None:

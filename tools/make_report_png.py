@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "report.png")
     parser.add_argument("--height", type=int, default=1400)
     args = parser.parse_args()
@@ -39,10 +41,18 @@ def main() -> int:
         page = outcome.folder / "report.html"
         subprocess.run(
             [
-                chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                "--disable-background-networking", "--no-first-run", f"--user-data-dir={work / 'profile'}",
-                f"--window-size=1280,{args.height}", f"--screenshot={args.out.resolve()}", page.as_uri(),
-            ],  # fmt: skip
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--disable-background-networking",
+                "--no-first-run",
+                f"--user-data-dir={work / 'profile'}",
+                f"--window-size=1280,{args.height}",
+                f"--screenshot={args.out.resolve()}",
+                page.as_uri(),
+            ],
             check=True,
             capture_output=True,
             timeout=120,

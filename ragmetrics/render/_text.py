@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -77,9 +79,15 @@ def markdown_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
-def terminal_width() -> int:
-    """The terminal's width (COLUMNS wins), or 120 when output is not a terminal."""
-    return shutil.get_terminal_size((120, 24)).columns
+def terminal_width() -> int | None:
+    """The width to fit: $COLUMNS when set, else the terminal's when stdout is one, else None (a file or a CI
+    log keeps whole tables, which a reader scrolls rather than reassembles)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((120, 24)).columns
+    return None
 
 
 def _column_widths(grid: Grid) -> list[int]:
@@ -120,7 +128,7 @@ def split_to_width(grid: Grid, width: int) -> list[Grid]:
                 headers=[grid.headers[k] for k in keep],
                 rows=[[row[k] for k in keep] for row in grid.rows],
                 align=[align[k] for k in keep],
-                title=grid.title if n == 0 else f"{grid.title or ''} (continued)".strip(),
+                title=grid.title if n == 0 else "(continued)",
                 notes=grid.notes if n == len(parts) - 1 else [],
                 styles=None if grid.styles is None else [[st[k] for k in keep] for st in grid.styles],
                 sections=grid.sections,
@@ -133,7 +141,8 @@ def split_to_width(grid: Grid, width: int) -> list[Grid]:
 def to_terminal(grid: Grid, *, color: bool = False, width: int | None = None) -> str:
     """Render with rich into a string; `color=False` gives plain text without escape codes. A grid wider
     than `width` (default: the terminal's) is printed as several tables that each fit."""
-    parts = split_to_width(grid, width if width is not None else terminal_width())
+    limit = width if width is not None else terminal_width()
+    parts = split_to_width(grid, limit) if limit is not None else [grid]
     if len(parts) > 1:
         return "\n".join(_render_terminal(part, color=color) for part in parts)
     return _render_terminal(grid, color=color)

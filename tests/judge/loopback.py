@@ -41,6 +41,8 @@ FAULTS = (
     "truncated_body",  # 200 whose JSON body is cut off half way (Content-Length matches what is sent)
     "short_body",  # 200 that announces a longer body than it sends, then closes the connection
     "echo_url",  # 400 whose message repeats the request line, query string and all, as some proxies do
+    "embedding_short",  # an embeddings answer with one vector too few
+    "embedding_zero",  # an embeddings answer whose first vector is all zeros
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -336,6 +338,10 @@ class _Handler(BaseHTTPRequestHandler):
                 {"object": "embedding", "index": i, "embedding": state.vectors.get(t) or _hash_vector(t)}
                 for i, t in enumerate(texts)
             ]
+            if fault == "embedding_short":
+                data = data[:-1]
+            elif fault == "embedding_zero" and data:
+                data[0]["embedding"] = [0.0] * len(data[0]["embedding"])
             tokens = sum(len(t) for t in texts) // 4
             self._send(
                 200,

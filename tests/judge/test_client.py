@@ -174,6 +174,32 @@ def test_embedding_faults_are_retried(make_judge: JudgeFactory, server: Loopback
     assert [r.status for r in server.records if r.path == "/v1/embeddings"] == [500, 200]
 
 
+@pytest.mark.parametrize("fault", ["embedding_short", "embedding_zero"])
+def test_malformed_embeddings_are_asked_again(
+    make_judge: JudgeFactory, server: LoopbackServer, fault: str
+) -> None:
+    """Like a malformed chat answer: asked again, then the verdict as usual."""
+    server.inject(fault, times=2, path="/v1/embeddings")
+    judge = make_judge(use_cache=False)
+    assert 0.0 < _score(judge, "answer_relevancy") <= 1.0
+    assert server.count(path="/v1/embeddings") == 3
+    assert judge.info().usage.retries == 2
+
+
+@pytest.mark.parametrize(
+    ("fault", "problem"), [("embedding_short", "vectors, got"), ("embedding_zero", "zero")]
+)
+def test_persistently_malformed_embeddings_are_a_recorded_failure(
+    make_judge: JudgeFactory, server: LoopbackServer, fault: str, problem: str
+) -> None:
+    server.inject(fault, times=None, path="/v1/embeddings")
+    res = evaluate_rag([sample("s")], ["answer_relevancy"], make_judge(max_retries=2), progress=False)
+    (failure,) = res.failures
+    assert failure.cause == "invalid_output" and problem in failure.message
+    assert "gave up after 3 attempts" in failure.message
+    assert server.count(path="/v1/embeddings") == 3
+
+
 def test_retry_after_parsing() -> None:
     assert retry_after_seconds({"Retry-After": "3"}) == 3.0
     assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -212,29 +213,47 @@ class JudgeClient:
     # -- embeddings ------------------------------------------------------------------------------------------
 
     async def embed(self, texts: list[str], model: str) -> tuple[list[list[float]], CallUsage]:
-        """One /v1/embeddings request for `texts` (the caller batches); vectors in input order."""
+        """One /v1/embeddings request for `texts` (the caller batches); vectors in input order.
+
+        A malformed answer (a vector missing, vectors of unequal length, a zero or non-finite vector) is
+        asked again like a malformed chat answer, up to `max_retries` times, then fails as invalid_output.
+        """
         call = CallUsage()
 
         async def op(api: openai.AsyncOpenAI) -> CreateEmbeddingResponse:
             body = {"model": model, "input": texts, "encoding_format": "float"}
             return await api.post("/embeddings", body=body, cast_to=CreateEmbeddingResponse)
 
-        response = await self.transport.send(call, f"embeddings ({model})", op)
-        data = sorted(response.data, key=lambda d: d.index)
-        if len(data) != len(texts) or [d.index for d in data] != list(range(len(texts))):
-            raise JudgeError(
-                f"embeddings ({model}): asked for {len(texts)} vectors, got {len(data)}",
-                cause="invalid_output",
-            )
-        vectors = [list(map(float, d.embedding)) for d in data]
-        if len({len(v) for v in vectors}) > 1 or any(not v for v in vectors):
-            raise JudgeError(
-                f"embeddings ({model}): vectors of unequal or zero length", cause="invalid_output"
-            )
-        tokens = getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
-        call.embedding_tokens += tokens
-        self.usage.embedding_tokens += tokens
-        return vectors, call
+        what = f"embeddings ({model})"
+        for attempt in range(self.settings.max_retries + 1):
+            response = await self.transport.send(call, what, op)
+            tokens = getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
+            call.embedding_tokens += tokens
+            self.usage.embedding_tokens += tokens
+            vectors, problem = _embedding_vectors(response, len(texts))
+            if problem is None:
+                return vectors, call
+            if attempt == self.settings.max_retries:
+                raise JudgeError(
+                    f"{what}: {problem}; gave up after {attempt + 1} attempts", cause="invalid_output"
+                )
+            logger.info("%s: %s; asking again", what, problem)
+            call.retries += 1
+            self.usage.retries += 1
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _embedding_vectors(response: CreateEmbeddingResponse, count: int) -> tuple[list[list[float]], str | None]:
+    """The vectors of an embeddings response in input order, or what is wrong with it."""
+    data = sorted(response.data, key=lambda d: d.index)
+    if len(data) != count or [d.index for d in data] != list(range(count)):
+        return [], f"asked for {count} vectors, got {len(data)}"
+    vectors = [list(map(float, d.embedding)) for d in data]
+    if len({len(v) for v in vectors}) > 1 or any(not v for v in vectors):
+        return [], "vectors of unequal or zero length"
+    if any(not all(math.isfinite(x) for x in v) or not any(v) for v in vectors):
+        return [], "a zero or non-finite vector"
+    return vectors, None
 
 
 def dump_verdict(verdict: Verdict) -> dict[str, Any]:

@@ -130,6 +130,7 @@ def _compare_with_ranx(ranx: Any, qrels: Qrels, run: RunDict, metrics: list[str]
             assert _close(value, expected), (qid, metric, value, expected)
 
 
+@pytest.mark.slow  # ~60 s, most of it ranx compiling its kernels; CI runs it in the slow step
 @RANX_SETTINGS
 @given(data=collections(ties=False, min_grade=0, max_grade=3), k=st.integers(1, 14), level=st.integers(1, 2))
 def test_equals_ranx_per_query(ranx: Any, data: tuple[Qrels, RunDict], k: int, level: int) -> None:

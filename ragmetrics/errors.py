@@ -71,3 +71,12 @@ class JudgeError(RagmetricsError):
             raise ValueError(f"unknown failure cause {cause!r}; causes: {', '.join(FAILURE_CAUSES)}")
         self.cause: FailureCause = cause
         super().__init__(message)
+
+
+class NotApplicable(RagmetricsError):
+    """A metric does not apply to a sample (faithfulness of an answer that declines to answer): recorded with
+    its reason, apart from values and failures; never a NaN, never a 0, never silently dropped."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

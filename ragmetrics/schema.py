@@ -45,6 +45,14 @@ class SampleFailure(_Model):
     message: str
 
 
+class NotApplicableScore(_Model):
+    """A metric that does not apply to one query (e.g. faithfulness of a refusal), with the reason."""
+
+    query_id: str
+    metric: str
+    reason: str
+
+
 class TokenUsage(_Model):
     calls: int = 0
     prompt_tokens: int = 0
@@ -124,6 +132,9 @@ class RunResult(_Model):
         default_factory=dict, description="mean over the queries with a value; None only if every one failed"
     )
     failures: list[SampleFailure] = Field(default_factory=list)
+    not_applicable: list[NotApplicableScore] = Field(
+        default_factory=list, description="scores that do not apply (value None), apart from failures"
+    )
     details: dict[str, dict[str, JudgeDetail]] = Field(
         default_factory=dict, description="query -> metric -> verdicts and reasons (judge metrics)"
     )
@@ -153,6 +164,9 @@ class RunResult(_Model):
 
     def failure_count(self, metric: str) -> int:
         return sum(1 for f in self.failures if f.metric == metric)
+
+    def not_applicable_count(self, metric: str) -> int:
+        return sum(1 for n in self.not_applicable if n.metric == metric)
 
     def recompute_aggregate(self) -> None:
         """Mean of each metric over queries with a value; failures are counted, never averaged in."""
@@ -186,6 +200,7 @@ class RunResult(_Model):
             name=self.name,
             per_query=per_query,
             failures=[*self.failures, *other.failures],
+            not_applicable=[*self.not_applicable, *other.not_applicable],
             details=details,
             metadata=meta,
         )

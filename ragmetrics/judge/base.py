@@ -14,8 +14,10 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ragmetrics.errors import JudgeError
-from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, judge_metric_names, spec
+from ragmetrics.errors import JudgeError, NotApplicable
+from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge_metric_names, spec
+from ragmetrics.judge.text.refusal import is_refusal
+from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
 JUDGE_METRICS: tuple[str, ...] = judge_metric_names()
@@ -55,8 +57,11 @@ class RagSample(BaseModel):
     def missing_fields(self, metric: str) -> list[str]:
         """Fields `metric` needs that this sample lacks (empty strings and empty context lists count as missing)."""
         missing: list[str] = []
-        for name in spec(metric).required:
+        metric_spec = spec(metric)
+        for name in metric_spec.required:
             value = getattr(self, name)
+            if metric_spec.refusal_not_applicable and name == metric_spec.target and value is not None:
+                continue  # an empty answer is given, and says nothing: not applicable, decided by the backend
             if value is None or (isinstance(value, str) and not value.strip()) or value == []:
                 missing.append(name)
         return missing
@@ -73,6 +78,26 @@ def check_scorable(metric: str, sample: RagSample) -> None:
         raise JudgeError(
             f"sample {sample.id!r} lacks {', '.join(missing)} needed by {metric}", cause="missing_field"
         )
+
+
+def target_statements(metric_spec: JudgeMetricSpec, sample: RagSample) -> list[str]:
+    """The statements a statement-plan metric judges, cut in code from the spec's target field.
+
+    No statement is a missing field for a reference (context recall), and not applicable for an answer
+    (faithfulness): an empty answer, or one whose first statement declines to answer, claims nothing.
+    """
+    field = str(metric_spec.target)
+    statements = split_statements(str(getattr(sample, field) or ""))
+    if metric_spec.refusal_not_applicable:
+        if not statements:
+            raise NotApplicable(f"the {field} is empty: it makes no claim to check")
+        if is_refusal(statements[0]):
+            raise NotApplicable(
+                f"the {field} declines to answer ({statements[0][:80]!r}): it makes no claim to check"
+            )
+    if not statements:
+        raise JudgeError(f"sample {sample.id!r}: the {field} contains no statements", cause="missing_field")
+    return statements
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmetrics._async import run_sync
-from ragmetrics.errors import ConfigError, InputError, JudgeError
+from ragmetrics.errors import ConfigError, InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
-from ragmetrics.schema import JudgeDetail, RunMetadata, RunResult, SampleFailure
+from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
 logger = logging.getLogger("ragmetrics.judge")
 
@@ -103,7 +103,9 @@ def _progress(
     return bar, lambda: bar.advance(task)
 
 
-async def _score_one(judge: Judge, metric: str, sample: RagSample) -> MetricOutcome | SampleFailure:
+async def _score_one(
+    judge: Judge, metric: str, sample: RagSample
+) -> MetricOutcome | SampleFailure | NotApplicableScore:
     missing = sample.missing_fields(metric)
     if missing:
         return SampleFailure(
@@ -114,6 +116,8 @@ async def _score_one(judge: Judge, metric: str, sample: RagSample) -> MetricOutc
         )
     try:
         outcome = await judge.score(metric, sample)
+    except NotApplicable as exc:
+        return NotApplicableScore(query_id=sample.id, metric=metric, reason=exc.reason)
     except JudgeError as exc:
         return SampleFailure(query_id=sample.id, metric=metric, cause=exc.cause, message=str(exc))
     except Exception as exc:  # one faulty unit must not cost the run its other, possibly paid-for, scores
@@ -156,13 +160,13 @@ async def aevaluate_rag(
         metric_list = _check_metrics(metrics, judge)
         limit = _unit_limit(max_units_in_flight, max_concurrency, judge)
         units = [(s, m) for s in items for m in metric_list]
-        results: dict[tuple[str, str], MetricOutcome | SampleFailure] = {}
+        results: dict[tuple[str, str], MetricOutcome | SampleFailure | NotApplicableScore] = {}
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
         for unit in units:
             queue.put_nowait(unit)
         context, advance = _progress(progress, len(units), name, metric_list)
 
-        in_flight: set[asyncio.Task[MetricOutcome | SampleFailure]] = set()
+        in_flight: set[asyncio.Task[MetricOutcome | SampleFailure | NotApplicableScore]] = set()
 
         async def worker(j: Judge) -> None:
             while True:
@@ -197,12 +201,13 @@ def _result(
     name: str,
     items: list[RagSample],
     metrics: list[str],
-    results: dict[tuple[str, str], MetricOutcome | SampleFailure],
+    results: dict[tuple[str, str], MetricOutcome | SampleFailure | NotApplicableScore],
     judge: Judge,
 ) -> RunResult:
     per_query: dict[str, dict[str, float | None]] = {}
     details: dict[str, dict[str, JudgeDetail]] = {}
     failures: list[SampleFailure] = []
+    not_applicable: list[NotApplicableScore] = []
     for sample in items:
         scores: dict[str, float | None] = {}
         for metric in metrics:
@@ -210,6 +215,9 @@ def _result(
             if isinstance(outcome, SampleFailure):
                 scores[metric] = None
                 failures.append(outcome)
+            elif isinstance(outcome, NotApplicableScore):
+                scores[metric] = None
+                not_applicable.append(outcome)
             else:
                 scores[metric] = float(outcome.value)
                 details.setdefault(sample.id, {})[metric] = outcome.detail
@@ -220,6 +228,7 @@ def _result(
         name=name,
         per_query=per_query,
         failures=failures,
+        not_applicable=not_applicable,
         details=details,
         metadata=RunMetadata(
             kind="judge",

@@ -15,6 +15,7 @@ __all__ = [
     "context_recall_score",
     "context_relevancy_score",
     "cosine",
+    "faithfulness_score",
     "is_noncommittal",
     "share_positive",
 ]
@@ -42,6 +43,11 @@ def share_positive(verdicts: Sequence[bool | int]) -> float:
 def context_recall_score(attributed: Sequence[bool | int]) -> float:
     """Context recall: reference statements attributed to the contexts / all reference statements."""
     return share_positive(attributed)
+
+
+def faithfulness_score(supported: Sequence[bool | int]) -> float:
+    """Faithfulness: answer statements supported by the contexts / all answer statements (cut in code)."""
+    return share_positive(supported)
 
 
 def context_relevancy_score(relevant: Sequence[bool | int]) -> float:

@@ -81,10 +81,15 @@ class Prompt:
 
     def validation_context(self, values: Mapping[str, InputValue]) -> dict[str, int]:
         """The counts the answer must match (one verdict per chunk, N questions, ...)."""
+        context: dict[str, int] = {}
+        chunks = values.get("chunks")
+        if isinstance(chunks, list | tuple):
+            context["chunks"] = len(chunks)
         if self.count_of is None:
-            return {}
+            return context
         value = values[self.count_of]
-        return {"count": value if isinstance(value, int) else len(value)}
+        context["count"] = value if isinstance(value, int) else len(value)
+        return context
 
     def render_input(self, values: Mapping[str, InputValue]) -> str:
         missing = self.inputs - set(values)

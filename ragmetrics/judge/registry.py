@@ -29,6 +29,7 @@ from ragmetrics.judge.verdicts import (
     SentenceVerdicts,
     SingleChunkVerdict,
     StatementVerdicts,
+    SupportVerdicts,
     Verdict,
 )
 
@@ -73,6 +74,10 @@ class JudgeMetricSpec:
     local_threshold: float | None = None
     target: Field | None = None
     aliases: tuple[str, ...] = ()
+    verdict_flag: str = "attributed"
+    """statement plans: the verdict field that says yes (`attributed` for recall, `supported` for faithfulness)."""
+    refusal_not_applicable: bool = False
+    """statement plans: an empty target, or one whose first statement declines to answer, is not applicable."""
 
 
 _RAGAS = (
@@ -127,6 +132,27 @@ JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
         prompts=("context_recall",),
         local_variant="statement attributed when its best cosine with a context sentence reaches the threshold",
         local_threshold=0.45,
+    ),
+    JudgeMetricSpec(
+        name="faithfulness",
+        description="is what the answer says supported by the retrieved contexts?",
+        formula_in_words=(
+            "answer statements supported by the contexts / all answer statements (statements cut in code, each "
+            "verdict names its supporting chunk); not applicable (not 0, not NaN) when the answer is empty or "
+            "declines to answer"
+        ),
+        citation=_RAGAS + " (Faithfulness)",
+        required=("question", "contexts", "answer"),
+        plan="statement_attribution",
+        target="answer",
+        score=formulas.faithfulness_score,
+        verdict_models=(SupportVerdicts,),
+        prompts=("faithfulness",),
+        local_variant="statement supported when its best cosine with a context sentence reaches the threshold "
+        "(the weaker variant: similarity is not entailment, so a contradicted number still scores as supported)",
+        local_threshold=0.45,
+        verdict_flag="supported",
+        refusal_not_applicable=True,
     ),
     JudgeMetricSpec(
         name="context_relevancy",

@@ -87,6 +87,39 @@ class StatementVerdicts(Verdict):
         return sorted(self.statements, key=lambda s: s.statement)
 
 
+class SupportJudgement(Verdict):
+    statement: int
+    reason: str
+    supported: bool
+    chunk: int  # 1-based number of the chunk that supports the statement; 0 when it is not supported
+
+
+class SupportVerdicts(Verdict):
+    """Faithfulness: one judgement per numbered answer statement, with the chunk that supports it.
+
+    The statements are cut in code, so the denominator is ours; a supported statement must name a chunk
+    that exists, an unsupported one names none (0).
+    """
+
+    statements: list[SupportJudgement]
+
+    @model_validator(mode="after")
+    def _one_per_statement(self, info: ValidationInfo) -> SupportVerdicts:
+        _check_numbering([s.statement for s in self.statements], _expected(info, "count"), "statement")
+        chunks = _expected(info, "chunks")
+        for s in self.statements:
+            if s.supported and (s.chunk < 1 or (chunks is not None and s.chunk > chunks)):
+                raise ValueError(
+                    f"statement {s.statement} is supported but names chunk {s.chunk}; give 1..{chunks}"
+                )
+            if not s.supported and s.chunk != 0:
+                raise ValueError(f"statement {s.statement} is not supported, so its chunk must be 0")
+        return self
+
+    def ordered(self) -> list[SupportJudgement]:
+        return sorted(self.statements, key=lambda s: s.statement)
+
+
 class SentenceJudgement(Verdict):
     sentence: int
     reason: str
@@ -129,7 +162,14 @@ class GeneratedQuestions(Verdict):
 
 VERDICT_MODELS: dict[str, type[Verdict]] = {
     m.__name__: m
-    for m in (ChunkVerdicts, SingleChunkVerdict, StatementVerdicts, SentenceVerdicts, GeneratedQuestions)
+    for m in (
+        ChunkVerdicts,
+        SingleChunkVerdict,
+        StatementVerdicts,
+        SupportVerdicts,
+        SentenceVerdicts,
+        GeneratedQuestions,
+    )
 }
 
 

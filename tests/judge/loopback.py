@@ -115,6 +115,21 @@ def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
                 for n, t in statements
             ]
         }
+    if prompt == "faithfulness":
+        statements = re.findall(r'<statement id="(\d+)">(.*?)</statement>', user, re.S)
+        chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
+        support = next((int(n) for n, t in chunks if "[useful]" in t), 1)
+        return {
+            "statements": [
+                {
+                    "statement": int(n),
+                    "reason": "scripted support",
+                    "supported": "[sup]" in t,
+                    "chunk": support if "[sup]" in t else 0,
+                }
+                for n, t in statements
+            ]
+        }
     if prompt == "context_relevancy":
         sentences = re.findall(r'<sentence id="(\d+)">(.*?)</sentence>', user, re.S)
         return {

@@ -165,8 +165,8 @@ def test_bad_samples_and_metrics_are_clear_errors(make_judge: JudgeFactory) -> N
         evaluate_rag([sample("a"), sample("a")], ["context_recall"], judge, progress=False)
     with pytest.raises(InputError, match="line 1, field 'id'"):
         evaluate_rag([{"question": "Q?"}], ["context_recall"], judge, progress=False)
-    with pytest.raises(ConfigError, match="faithfulness"):
-        evaluate_rag([sample("a")], ["faithfulness"], judge, progress=False)
+    with pytest.raises(ConfigError, match="groundedness"):
+        evaluate_rag([sample("a")], ["groundedness"], judge, progress=False)
     with pytest.raises(ConfigError, match="list of names"):
         evaluate_rag([sample("a")], "context_recall", judge, progress=False)
 

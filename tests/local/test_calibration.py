@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 
 from ragmetrics.embeddings import MiniLMEmbedder
-from ragmetrics.judge.backends.local import VERDICT_KINDS, LocalThresholds, pair_similarities
+from ragmetrics.judge.backends.local import (
+    CALIBRATED_KINDS as VERDICT_KINDS,
+    LocalThresholds,
+    pair_similarities,
+)
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 

@@ -134,7 +134,7 @@ def test_missing_fields_and_unknown_metric_are_judge_errors() -> None:
         run(judge, "context_precision", RagSample(id="s1", question="Q?", contexts=["x"], reference="- "))
     assert info.value.cause == "missing_field"
     with pytest.raises(JudgeError, match="not a judge metric"):
-        run(judge, "faithfulness", RagSample(id="s1", question="Q?"))
+        run(judge, "groundedness", RagSample(id="s1", question="Q?"))
     assert judge.info().failures == 4
 
 
@@ -198,7 +198,7 @@ def test_units_per_kind() -> None:
     assert units("context_recall", "a", " A claim. ") == ["A claim."]
     assert units("context_relevancy", "b", "  ") == []
     with pytest.raises(ValueError):
-        units("faithfulness", "a", "x")  # type: ignore[arg-type]
+        units("groundedness", "a", "x")  # type: ignore[arg-type]
 
 
 def test_pair_similarities_matches_judge_and_handles_blank() -> None:

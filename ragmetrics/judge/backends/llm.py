@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
@@ -24,13 +24,16 @@ from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.judge.text.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.sentences import split_sentences
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
     GeneratedQuestions,
     SentenceVerdicts,
     SingleChunkVerdict,
+    StatementJudgement,
     StatementVerdicts,
+    SupportJudgement,
+    SupportVerdicts,
     Verdict,
 )
 from ragmetrics.schema import JudgeDetail, JudgeInfo
@@ -195,31 +198,32 @@ class LLMJudge(PlanDispatch):
 
     async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         target_field = str(spec.target)
-        target = str(getattr(sample, target_field))
-        statements = split_statements(target)
-        if not statements:
-            raise JudgeError(
-                f"sample {sample.id!r}: the {target_field} contains no statements", cause="missing_field"
-            )
+        statements = target_statements(spec, sample)
         values: dict[str, InputValue] = {
             "question": sample.question,
             "chunks": sample.contexts,
-            target_field: target,
+            target_field: str(getattr(sample, target_field)),
             "statements": statements,
         }
         verdict, cached = await self.verdict(spec.prompts[0], values)
-        assert isinstance(verdict, StatementVerdicts)
-        ordered = verdict.ordered()
-        verdicts: list[dict[str, Any]] = [
-            {"statement": text, "verdict": v.attributed, "reason": v.reason}
-            for text, v in zip(statements, ordered, strict=True)
-        ]
-        hits = sum(1 for v in ordered if v.attributed)
+        assert isinstance(verdict, StatementVerdicts | SupportVerdicts)
+        ordered: list[StatementJudgement | SupportJudgement] = list(verdict.ordered())
+        flags = [bool(getattr(j, spec.verdict_flag)) for j in ordered]
+        verdicts: list[dict[str, Any]] = []
+        for text, judgement, flag in zip(statements, ordered, flags, strict=True):
+            item: dict[str, Any] = {"statement": text, "verdict": flag, "reason": judgement.reason}
+            if isinstance(judgement, SupportJudgement) and judgement.chunk:
+                item["chunk"] = (
+                    judgement.chunk - 1
+                )  # 0-based like every index in results; reports print from 1
+            verdicts.append(item)
+        hits = sum(flags)
+        how = "supported by" if spec.verdict_flag == "supported" else "attributed to"
         return MetricOutcome(
-            value=spec.score([v.attributed for v in ordered]),
+            value=spec.score(flags),
             detail=JudgeDetail(
                 verdicts=verdicts,
-                reason=f"{hits} of {len(verdicts)} {target_field} statements attributed to the contexts",
+                reason=f"{hits} of {len(verdicts)} {target_field} statements {how} the contexts",
                 cached=cached,
             ),
         )

@@ -18,23 +18,30 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample
+from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
-from ragmetrics.judge.text.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.sentences import split_sentences
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
 ANSWER_RELEVANCY_VARIANT = "local_cosine"
-VerdictKind = Literal["context_precision", "context_utilization", "context_recall", "context_relevancy"]
+VerdictKind = Literal[
+    "context_precision", "context_utilization", "context_recall", "context_relevancy", "faithfulness"
+]
 VERDICT_KINDS: tuple[VerdictKind, ...] = (
     "context_precision",
     "context_utilization",
     "context_recall",
     "context_relevancy",
+    "faithfulness",
 )
+CALIBRATED_KINDS: tuple[VerdictKind, ...] = VERDICT_KINDS[:4]
+"""Verdict types with their own labelled pairs (tests/data/local_judge_pairs.jsonl). Faithfulness compares an
+answer statement with context sentences exactly as context recall compares a reference statement, so it
+borrows context recall's threshold until it has labelled pairs of its own."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,9 @@ class LocalThresholds:
     context_utilization: float = spec("context_utilization").local_threshold or 0.0
     context_recall: float = spec("context_recall").local_threshold or 0.0
     context_relevancy: float = spec("context_relevancy").local_threshold or 0.0
+    faithfulness: float = (
+        spec("faithfulness").local_threshold or 0.0
+    )  # context recall's, see CALIBRATED_KINDS
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -82,7 +92,7 @@ def units(kind: VerdictKind, side: Literal["a", "b"], text: str) -> list[str]:
         if side == "a":
             return sentences
         return [*sentences, text.strip()] if len(sentences) > 1 else sentences
-    if kind == "context_recall":
+    if kind in ("context_recall", "faithfulness"):
         return [text.strip()] if side == "a" else split_sentences(text)
     if kind == "context_relevancy":
         return [text.strip()] if text.strip() else []
@@ -280,11 +290,7 @@ class LocalJudge(PlanDispatch):
     async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         threshold = self._thresholds.for_kind(_verdict_kind(spec))
         target_field = str(spec.target)
-        statements = split_statements(str(getattr(sample, target_field)))
-        if not statements:  # as in the LLM judge: never a 0 over no statements
-            raise JudgeError(
-                f"sample {sample.id!r}: the {target_field} contains no statements", cause="missing_field"
-            )
+        statements = target_statements(spec, sample)  # as in the LLM judge: never a 0 over no statements
         sentences = self._context_sentences(sample)
         stmt_vecs, sent_vecs = await self._embed_groups([statements, [s for _, _, s in sentences]])
         verdicts: list[dict[str, Any]] = []
@@ -307,7 +313,8 @@ class LocalJudge(PlanDispatch):
             })  # fmt: skip
         value = spec.score([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])
-        reason = f"{hits} of {len(verdicts)} {target_field} statements attributed to the context (local judge, threshold {threshold:.2f})"
+        how = "supported by" if spec.verdict_flag == "supported" else "attributed to"
+        reason = f"{hits} of {len(verdicts)} {target_field} statements {how} the context (local judge, threshold {threshold:.2f})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
     async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:

@@ -13,6 +13,8 @@ import pytest
 from ragmetrics.embeddings import MiniLMEmbedder
 from ragmetrics.judge.backends.local import (
     CALIBRATED_KINDS as VERDICT_KINDS,
+)
+from ragmetrics.judge.backends.local import (
     LocalThresholds,
     pair_similarities,
 )

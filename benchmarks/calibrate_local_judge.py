@@ -31,14 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragmetrics.embeddings import MiniLMEmbedder  # noqa: E402
-from ragmetrics.judge.backends.local import (
-    CALIBRATED_KINDS as VERDICT_KINDS,
-)
-from ragmetrics.judge.backends.local import (
-    LocalThresholds,
-    VerdictKind,
-    pair_similarities,
-)
+from ragmetrics.judge.backends.local import CALIBRATED_KINDS as VERDICT_KINDS  # noqa: E402
+from ragmetrics.judge.backends.local import LocalThresholds, VerdictKind, pair_similarities  # noqa: E402
 from ragmetrics.judge.text.sentences import split_statements  # noqa: E402
 
 TOPICS = ROOT / "tests" / "data" / "local_judge_topics.jsonl"

@@ -36,7 +36,11 @@ class JudgeSettings(BaseModel):
     answer_in_input_language: bool = False
     context_precision_mode: Literal["per_sample", "per_chunk"] = "per_sample"
     answer_relevancy_questions: int = Field(default=3, ge=1, le=20)
-    noncommittal_rule: Literal["any", "all"] = "any"
+    noncommittal_rule: Literal["any", "all"] = Field(
+        default="all",
+        description="answer_relevancy is 0 when 'all' generated questions are flagged noncommittal (RAGAS >= 0.3.6, "
+        "ResponseRelevancy) or when 'any' is (RAGAS before 0.3.6)",
+    )
     price_per_million_tokens: dict[str, float] | None = Field(
         default=None,
         description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens",

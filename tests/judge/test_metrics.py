@@ -233,3 +233,17 @@ def test_noncommittal_rule_edges() -> None:
     with pytest.raises(ValueError, match="'any' or 'all'"):
         is_noncommittal([True], "most")
     assert answer_relevancy([1.0, 0.0], [[1.0, 0.0], [0.0, 2.0]], [False, False], rule="all") == 0.5
+
+
+def test_the_default_noncommittal_rule_is_ragas_current_all(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    """RAGAS >= 0.3.6 scores 0 only when every generated question is noncommittal; one flagged is not enough."""
+    from ragmetrics.judge.settings import JudgeSettings
+
+    assert JudgeSettings().noncommittal_rule == "all"
+    q, a = "Where was Einstein born?", "I cannot say [nc1]"
+    _register_vectors(server, q, a)
+    res = evaluate_rag([sample("s", question=q, answer=a)], ["answer_relevancy"], make_judge(use_cache=False),
+                       progress=False)  # fmt: skip
+    assert res.per_query["s"]["answer_relevancy"] == pytest.approx((1.0 + 1 / math.sqrt(2)) / 3, abs=1e-6)

@@ -10,7 +10,9 @@ import math
 from collections.abc import Sequence
 
 __all__ = [
+    "answer_correctness_score",
     "answer_relevancy_score",
+    "answer_similarity_score",
     "context_precision_score",
     "context_recall_score",
     "context_relevancy_score",
@@ -18,6 +20,7 @@ __all__ = [
     "faithfulness_score",
     "is_noncommittal",
     "share_positive",
+    "statement_f1",
 ]
 
 
@@ -48,6 +51,28 @@ def context_recall_score(attributed: Sequence[bool | int]) -> float:
 def faithfulness_score(supported: Sequence[bool | int]) -> float:
     """Faithfulness: answer statements supported by the contexts / all answer statements (cut in code)."""
     return share_positive(supported)
+
+
+def statement_f1(tp: int, fp: int, fn: int) -> float:
+    """RAGAS's factual F1: TP / (TP + (FP + FN) / 2); 0 when there is nothing to count."""
+    denominator = tp + 0.5 * (fp + fn)
+    return tp / denominator if denominator > 0 else 0.0
+
+
+def answer_similarity_score(answer_embedding: Sequence[float], reference_embedding: Sequence[float]) -> float:
+    """Answer similarity (RAGAS SemanticSimilarity): cosine of the answer's and the reference's embeddings,
+    clipped to [0, 1]."""
+    return min(1.0, max(0.0, cosine(answer_embedding, reference_embedding)))
+
+
+def answer_correctness_score(
+    tp: int, fp: int, fn: int, similarity: float, weights: tuple[float, float] = (0.75, 0.25)
+) -> float:
+    """Answer correctness (RAGAS AnswerCorrectness): the weighted mean of the statement F1 and the answer
+    similarity, weights (F1, similarity) = (0.75, 0.25) by default. TP=2, FP=1, FN=1, similarity 0.9:
+    0.75 x 0.6667 + 0.25 x 0.9 = 0.725."""
+    w_f1, w_sim = weights
+    return (w_f1 * statement_f1(tp, fp, fn) + w_sim * similarity) / (w_f1 + w_sim)
 
 
 def context_relevancy_score(relevant: Sequence[bool | int]) -> float:

@@ -81,10 +81,9 @@ class Prompt:
 
     def validation_context(self, values: Mapping[str, InputValue]) -> dict[str, int]:
         """The counts the answer must match (one verdict per chunk, N questions, ...)."""
-        context: dict[str, int] = {}
-        chunks = values.get("chunks")
-        if isinstance(chunks, list | tuple):
-            context["chunks"] = len(chunks)
+        # Every list input's length under its name ("chunks", "answer_statements", ...), for checks that
+        # depend on more than one count.
+        context: dict[str, int] = {k: len(v) for k, v in values.items() if isinstance(v, list | tuple)}
         if self.count_of is None:
             return context
         value = values[self.count_of]

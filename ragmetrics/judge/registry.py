@@ -25,6 +25,7 @@ from ragmetrics.errors import JudgeError
 from ragmetrics.judge import formulas
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
+    CorrectnessVerdicts,
     GeneratedQuestions,
     SentenceVerdicts,
     SingleChunkVerdict,
@@ -44,13 +45,23 @@ __all__ = [
     "spec",
 ]
 
-Plan = Literal["chunk_usefulness", "statement_attribution", "sentence_relevance", "question_generation"]
+Plan = Literal[
+    "chunk_usefulness",
+    "statement_attribution",
+    "sentence_relevance",
+    "question_generation",
+    "embedding_similarity",
+    "statement_classification",
+]
 """How a metric is judged:
 
 - chunk_usefulness: one verdict per retrieved chunk, "useful for the target text" (a reference or the answer);
 - statement_attribution: one verdict per statement of a target text cut in code, "supported by the contexts";
 - sentence_relevance: one verdict per context sentence cut in code, "relevant to the question";
-- question_generation: N questions generated from the answer, compared with the asked one by embedding.
+- question_generation: N questions generated from the answer, compared with the asked one by embedding;
+- embedding_similarity: the cosine of two texts' embeddings, no verdict;
+- statement_classification: answer and reference statements, cut in code, classified against each other
+  (true positive, false positive, false negative), combined with the embedding similarity.
 """
 
 Field = Literal["question", "contexts", "answer", "reference"]
@@ -188,6 +199,42 @@ JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
     ),
 )
 
+JUDGE_METRIC_SPECS = (
+    *JUDGE_METRIC_SPECS,
+    JudgeMetricSpec(
+        name="answer_similarity",
+        description="how close is the answer's meaning to the reference's?",
+        formula_in_words="cosine of the answer's and the reference's embeddings, clipped to [0, 1]",
+        citation=_RAGAS + " (SemanticSimilarity)",
+        required=("question", "answer", "reference"),
+        plan="embedding_similarity",
+        target="reference",
+        score=formulas.answer_similarity_score,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same formula with the local embedding model",
+    ),
+    JudgeMetricSpec(
+        name="answer_correctness",
+        description="does the answer say what the reference says, and nothing else?",
+        formula_in_words=(
+            "weighted mean (default 0.75, 0.25) of the statement F1 = TP / (TP + (FP + FN) / 2) and the answer "
+            "similarity; TP = answer statements the reference supports, FP = those it does not, FN = reference "
+            "statements the answer lacks (statements cut in code on both sides)"
+        ),
+        citation=_RAGAS + " (AnswerCorrectness)",
+        required=("question", "answer", "reference"),
+        plan="statement_classification",
+        target="reference",
+        score=formulas.answer_correctness_score,
+        verdict_models=(CorrectnessVerdicts,),
+        prompts=("answer_correctness",),
+        local_variant="a statement counts as present on the other side when its best cosine with a statement "
+        "there reaches the threshold (context recall's); similarity from the local embedding model",
+        local_threshold=0.45,
+    ),
+)
+
 _BY_NAME: dict[str, JudgeMetricSpec] = {s.name: s for s in JUDGE_METRIC_SPECS}
 _ALIASES: dict[str, str] = {alias: s.name for s in JUDGE_METRIC_SPECS for alias in s.aliases}
 
@@ -229,7 +276,7 @@ def metric_table() -> str:
     ]
     for s in JUDGE_METRIC_SPECS:
         name = f"`{s.name}`" + (f" (alias {', '.join(f'`{a}`' for a in s.aliases)})" if s.aliases else "")
-        prompts = ", ".join(f"`prompts/{p}.yaml`" for p in s.prompts)
+        prompts = ", ".join(f"`prompts/{p}.yaml`" for p in s.prompts) or "none (embeddings only)"
         local = s.local_variant + (
             f" (threshold {s.local_threshold:.2f})" if s.local_threshold is not None else ""
         )

@@ -41,10 +41,21 @@ class JudgeSettings(BaseModel):
         description="answer_relevancy is 0 when 'all' generated questions are flagged noncommittal (RAGAS >= 0.3.6, "
         "ResponseRelevancy) or when 'any' is (RAGAS before 0.3.6)",
     )
+    answer_correctness_weights: tuple[float, float] = Field(
+        default=(0.75, 0.25),
+        description="answer_correctness = weighted mean of (statement F1, answer similarity), as RAGAS",
+    )
     price_per_million_tokens: dict[str, float] | None = Field(
         default=None,
         description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens",
     )
+
+    @field_validator("answer_correctness_weights")
+    @classmethod
+    def _weights(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if min(value) < 0 or sum(value) <= 0:
+            raise ValueError(f"weights must be >= 0 with a positive sum, got {list(value)}")
+        return value
 
     @field_validator("price_per_million_tokens")
     @classmethod

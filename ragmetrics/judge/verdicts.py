@@ -120,6 +120,48 @@ class SupportVerdicts(Verdict):
         return sorted(self.statements, key=lambda s: s.statement)
 
 
+class AnswerStatementJudgement(Verdict):
+    statement: int
+    reason: str
+    in_reference: bool
+
+
+class ReferenceStatementJudgement(Verdict):
+    statement: int
+    reason: str
+    in_answer: bool
+
+
+class CorrectnessVerdicts(Verdict):
+    """Answer correctness: every answer statement judged against the reference (true positive when the
+    reference supports it, false positive otherwise) and every reference statement against the answer (false
+    negative when the answer lacks it). Both lists are cut in code and must come back complete."""
+
+    answer_statements: list[AnswerStatementJudgement]
+    reference_statements: list[ReferenceStatementJudgement]
+
+    @model_validator(mode="after")
+    def _complete(self, info: ValidationInfo) -> CorrectnessVerdicts:
+        _check_numbering(
+            [s.statement for s in self.answer_statements],
+            _expected(info, "answer_statements"),
+            "answer statement",
+        )
+        _check_numbering(
+            [s.statement for s in self.reference_statements],
+            _expected(info, "reference_statements"),
+            "reference statement",
+        )
+        return self
+
+    def counts(self) -> tuple[int, int, int]:
+        """(true positives, false positives, false negatives)."""
+        tp = sum(1 for s in self.answer_statements if s.in_reference)
+        fp = len(self.answer_statements) - tp
+        fn = sum(1 for s in self.reference_statements if not s.in_answer)
+        return tp, fp, fn
+
+
 class SentenceJudgement(Verdict):
     sentence: int
     reason: str
@@ -167,6 +209,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         SingleChunkVerdict,
         StatementVerdicts,
         SupportVerdicts,
+        CorrectnessVerdicts,
         SentenceVerdicts,
         GeneratedQuestions,
     )

@@ -130,6 +130,21 @@ def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
                 for n, t in statements
             ]
         }
+    if prompt == "answer_correctness":
+        answer = re.findall(
+            r'<statement id="(\d+)">(.*?)</statement>', _section(user, "answer_statements"), re.S
+        )
+        reference = re.findall(
+            r'<statement id="(\d+)">(.*?)</statement>', _section(user, "reference_statements"), re.S
+        )
+        return {
+            "answer_statements": [
+                {"statement": int(n), "reason": "scripted", "in_reference": "[tp]" in t} for n, t in answer
+            ],
+            "reference_statements": [
+                {"statement": int(n), "reason": "scripted", "in_answer": "[cov]" in t} for n, t in reference
+            ],
+        }
     if prompt == "context_relevancy":
         sentences = re.findall(r'<sentence id="(\d+)">(.*?)</sentence>', user, re.S)
         return {

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.prompts import PromptLibrary, default_library
+from ragmetrics.judge.registry import JUDGE_METRIC_SPECS
 from ragmetrics.judge.verdicts import ChunkVerdicts, GeneratedQuestions, SentenceVerdicts, strict_json_schema
 
 PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
@@ -20,7 +21,9 @@ PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 def test_every_metric_has_its_prompts_with_hash_versions() -> None:
     lib = default_library()
     versions = lib.versions()
-    expected = {*JUDGE_METRICS, "context_precision_chunk", "context_utilization_chunk", "_shared"}
+    # Every prompt a registry entry names (answer_similarity needs none: it only embeds), and the shared texts.
+    expected = {p for s in JUDGE_METRIC_SPECS for p in s.prompts} | {"_shared"}
+    assert set(JUDGE_METRICS) - {"answer_similarity"} <= expected
     assert set(versions) == expected
     assert all(re.fullmatch(r"[0-9a-f]{12}", v) for v in versions.values())
     assert len(set(versions.values())) == len(versions)

@@ -55,6 +55,8 @@ def test_evaluate_rag_with_local_judge(embedder: MiniLMEmbedder) -> None:
         ("no-reference", "context_utilization"),
         ("no-reference", "answer_relevancy"),
         ("no-reference", "faithfulness"),
+        ("no-reference", "answer_similarity"),
+        ("no-reference", "answer_correctness"),
     }
     assert result.per_query["no-reference"]["context_relevancy"] is not None
     assert all(v is not None for m, v in result.aggregate.items())

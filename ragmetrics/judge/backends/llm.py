@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics.errors import JudgeError
+from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache, cache_key
@@ -24,9 +25,10 @@ from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.judge.text.sentences import split_sentences
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
+    CorrectnessVerdicts,
     GeneratedQuestions,
     SentenceVerdicts,
     SingleChunkVerdict,
@@ -146,7 +148,61 @@ class LLMJudge(PlanDispatch):
             "statement_attribution": self._statement_attribution,
             "sentence_relevance": self._sentence_relevance,
             "question_generation": self._question_generation,
+            "embedding_similarity": self._embedding_similarity,
+            "statement_classification": self._statement_classification,
         }
+
+    async def _similarity(self, sample: RagSample) -> float:
+        vectors = await self.embedder.embed([str(sample.answer).strip(), str(sample.reference).strip()])
+        return formulas.answer_similarity_score(vectors[0].tolist(), vectors[1].tolist())
+
+    async def _embedding_similarity(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        value = await self._similarity(sample)
+        detail = JudgeDetail(
+            verdicts=[{"cosine": round(value, 6), "reason": "cosine of the answer and reference embeddings"}],
+            reason=f"embedding similarity of answer and reference = {value:.4f} ({self.embedder.name})",
+        )
+        return MetricOutcome(value=value, detail=detail)
+
+    async def _statement_classification(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        answer_statements = split_statements(str(sample.answer))
+        reference_statements = split_statements(str(sample.reference))
+        if not reference_statements:
+            raise JudgeError(
+                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+            )
+        cached = True
+        tp, fp, fn = 0, 0, len(reference_statements)
+        verdicts: list[dict[str, Any]] = []
+        if answer_statements:
+            values: dict[str, InputValue] = {
+                "question": sample.question,
+                "answer_statements": answer_statements,
+                "reference_statements": reference_statements,
+            }
+            verdict, cached = await self.verdict(spec.prompts[0], values)
+            assert isinstance(verdict, CorrectnessVerdicts)
+            tp, fp, fn = verdict.counts()
+            answer_sorted = sorted(verdict.answer_statements, key=lambda j: j.statement)
+            reference_sorted = sorted(verdict.reference_statements, key=lambda j: j.statement)
+            verdicts += [
+                {"side": "answer", "statement": t, "verdict": j.in_reference, "class": "TP" if j.in_reference else "FP",
+                 "reason": j.reason}
+                for t, j in zip(answer_statements, answer_sorted, strict=True)
+            ]  # fmt: skip
+            verdicts += [
+                {"side": "reference", "statement": t, "verdict": j.in_answer, "class": None if j.in_answer else "FN",
+                 "reason": j.reason}
+                for t, j in zip(reference_statements, reference_sorted, strict=True)
+            ]  # fmt: skip
+        similarity = await self._similarity(sample)
+        weights = self.settings.answer_correctness_weights
+        value = spec.score(tp, fp, fn, similarity, weights)
+        reason = (
+            f"TP {tp}, FP {fp}, FN {fn}: F1 {formulas.statement_f1(tp, fp, fn):.4f}; similarity {similarity:.4f}; "
+            f"weights {weights[0]:g}/{weights[1]:g}"
+        )
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))
 
     async def _chunk_usefulness(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         target_field = str(spec.target)

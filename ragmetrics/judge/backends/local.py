@@ -17,13 +17,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
+from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
-from ragmetrics.judge.text.sentences import split_sentences
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
@@ -210,7 +211,61 @@ class LocalJudge(PlanDispatch):
             "statement_attribution": self._statement_attribution,
             "sentence_relevance": self._sentence_relevance,
             "question_generation": self._answer_cosine,
+            "embedding_similarity": self._embedding_similarity,
+            "statement_classification": self._statement_classification,
         }
+
+    async def _embedding_similarity(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        a_vec, r_vec = await self._embed_groups(
+            [[str(sample.answer).strip()], [str(sample.reference).strip()]]
+        )
+        value = formulas.answer_similarity_score(a_vec[0].tolist(), r_vec[0].tolist())
+        return MetricOutcome(
+            value=value,
+            detail=JudgeDetail(
+                verdicts=[{"cosine": _r(value), "reason": "cosine of the answer and reference embeddings"}],
+                reason=f"embedding similarity of answer and reference = {value:.4f} (local model)",
+            ),
+        )
+
+    async def _statement_classification(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        threshold = spec.local_threshold or 0.0
+        answer_statements = split_statements(str(sample.answer))
+        reference_statements = split_statements(str(sample.reference))
+        if not reference_statements:
+            raise JudgeError(
+                f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
+            )
+        a_vecs, r_vecs, whole_a, whole_r = await self._embed_groups(
+            [
+                answer_statements,
+                reference_statements,
+                [str(sample.answer).strip()],
+                [str(sample.reference).strip()],
+            ]
+        )
+        verdicts: list[dict[str, Any]] = []
+        tp = fp = 0
+        for n, statement in enumerate(answer_statements):
+            match = best_match(a_vecs[n : n + 1], r_vecs)
+            present = match is not None and match.cosine >= threshold
+            tp, fp = (tp + 1, fp) if present else (tp, fp + 1)
+            verdicts.append({"side": "answer", "statement": statement, "verdict": present,
+                             "class": "TP" if present else "FP",
+                             "cosine": None if match is None else _r(match.cosine)})  # fmt: skip
+        fn = 0
+        for n, statement in enumerate(reference_statements):
+            match = best_match(r_vecs[n : n + 1], a_vecs) if len(a_vecs) else None
+            present = match is not None and match.cosine >= threshold
+            fn += 0 if present else 1
+            verdicts.append({"side": "reference", "statement": statement, "verdict": present,
+                             "class": None if present else "FN",
+                             "cosine": None if match is None else _r(match.cosine)})  # fmt: skip
+        similarity = formulas.answer_similarity_score(whole_a[0].tolist(), whole_r[0].tolist())
+        value = spec.score(tp, fp, fn, similarity)
+        reason = (f"TP {tp}, FP {fp}, FN {fn} (local judge, threshold {threshold:.2f}): "
+                  f"F1 {formulas.statement_f1(tp, fp, fn):.4f}; similarity {similarity:.4f}")  # fmt: skip
+        return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
     async def _embed_groups(self, groups: list[list[str]]) -> list[NDArray[np.float32]]:
         """One embedder call for all groups, split back per group.

@@ -211,6 +211,7 @@ class RunResult(_Model):
 class DescriptiveStats(_Model):
     count: int
     failures: int = 0
+    not_applicable: int = 0
     mean: float
     std: float
     min: float

@@ -260,7 +260,10 @@ def _describe_all(
     for result, matrix in zip(results, scores, strict=True):
         per_metric: dict[str, DescriptiveStats] = {}
         for m, metric in enumerate(metrics):
-            stats = describe([None if np.isnan(v) else float(v) for v in matrix[:, m]])
+            stats = describe(
+                [None if np.isnan(v) else float(v) for v in matrix[:, m]],
+                not_applicable=result.not_applicable_count(metric),
+            )
             if stats is None:
                 notes.append(f"{result.name}: every {metric} score failed; no descriptive statistics")
             else:

@@ -432,7 +432,9 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
         stats = report.descriptive.setdefault(result.name, {})
         for metric in result.metrics:
             if metric not in stats:
-                described = describe(result.scores(metric))
+                described = describe(
+                    result.scores(metric), not_applicable=result.not_applicable_count(metric)
+                )
                 if described is not None:
                     stats[metric] = described
     return report

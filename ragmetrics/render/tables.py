@@ -222,7 +222,9 @@ def _descriptive_grid(report: Report, digits: int) -> Grid:
     grid = Grid(headers=headers, align=aligned(2, len(headers) - 2))
     grid.title = "Descriptive statistics per run (std: sample, ddof=1)"
     for run in report.runs:
-        for metric in report.metrics:
+        # Compared metrics first, then those described only (scored for some runs, e.g. answer metrics).
+        described = [m for m in report.descriptive.get(run.name, {}) if m not in report.metrics]
+        for metric in [*report.metrics, *described]:
             stats = report.descriptive.get(run.name, {}).get(metric)
             if stats is None:
                 grid.rows.append([run.name, metric, "0", "all", *([MISSING] * 7)])
@@ -233,7 +235,7 @@ def _descriptive_grid(report: Report, digits: int) -> Grid:
                     run.name,
                     metric,
                     str(stats.count),
-                    str(stats.failures),
+                    str(stats.failures) + (f" (+{stats.not_applicable} n/a)" if stats.not_applicable else ""),
                     *(fmt_float(v, digits) for v in numbers),
                 ]
             )
@@ -261,6 +263,14 @@ def _legend(report: Report) -> list[str]:
         lines.append(
             f"{name} lacks {len(queries)} of {report.metadata.query_count} queries, scored 0: {shown}"
         )
+    for run in report.runs:
+        for metric in dict.fromkeys(n.metric for n in run.not_applicable):
+            count = run.not_applicable_count(metric)
+            example = next(n.reason for n in run.not_applicable if n.metric == metric)
+            lines.append(
+                f"{run.name} / {metric}: {count} of {len(run.per_query)} queries not applicable, left out of "
+                f"the mean (e.g. {example})"
+            )
     lines += [f"note: {n}" for n in report.metadata.notes]
     return lines
 

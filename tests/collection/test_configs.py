@@ -23,6 +23,7 @@ def test_quickstart_config() -> None:
         "context_recall",
         "context_relevancy",
         "answer_relevancy",
+        "faithfulness",
     }
     assert config.compare.correction == "holm" and "html" in config.output.formats
 

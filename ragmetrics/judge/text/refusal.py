@@ -3,7 +3,7 @@
 Faithfulness asks whether what an answer claims is supported; an answer that claims nothing because it
 declines has no faithfulness to measure. RAGAS returns NaN there and DeepEval counts it as fully faithful;
 ragmetrics records it as not applicable, with the reason, apart from values and failures. The rule is ours and
-deterministic: the answer is empty, or its first statement is a refusal in one of the languages below
+deterministic: the answer is empty, or its first sentence is a refusal in one of the languages below
 (English, German, French, Spanish, Russian, Japanese, Chinese, Korean). An answer that declines and then
 explains what the documents do say is still a refusal: its first claim is that it cannot answer.
 """
@@ -21,6 +21,7 @@ _PATTERNS = [
     r"\b(i|we) (cannot|can't|can not|am unable to|are unable to|could not|couldn't) "
     r"(answer|say|tell|determine|find|help|provide)",
     r"\b(no|not enough|insufficient) (relevant )?(information|context|data)\b",
+    r"\b(do not|don't|does not|doesn't) (have|contain|give|provide) (enough|sufficient|the) (information|details)",
     r"\b(the )?(provided |given |retrieved )?(context|contexts|documents?|passages?|sources?) "
     r"(do|does|did) not (say|mention|contain|cover|provide|include|specify|explain)",
     r"\bnot (mentioned|covered|provided|specified|stated) in the (provided |given )?(context|documents?|passages?)",

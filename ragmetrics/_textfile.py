@@ -7,20 +7,26 @@ from pathlib import Path
 
 from ragmetrics.errors import InputError
 
-__all__ = ["read_utf8"]
+__all__ = ["read_bytes", "read_utf8"]
+
+
+def read_bytes(path: Path | str, *, prefix: str = "") -> bytes:
+    """The file's bytes, every OS failure an InputError naming the file (its message led by `prefix`)."""
+    source = str(path)
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{prefix}file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError(f"{prefix}is a directory, expected a file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"{prefix or 'cannot read file: '}{exc.strerror or exc}", source=source) from None
 
 
 def read_utf8(path: Path | str, *, allow_empty: bool = False) -> str:
     """The file's text (a UTF-8 byte-order mark dropped); an empty or blank file is an error unless allowed."""
     source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("cannot read: file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("cannot read: is a directory, expected a file", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    data = read_bytes(path, prefix="cannot read: ")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics._textfile import read_bytes as read_file_bytes
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval._build import Columns, Origin
 from ragmetrics.retrieval._lazy import numba_for
@@ -53,15 +54,7 @@ class Fields:
 
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes, with every OS failure turned into an InputError that names the file."""
-    source = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", source=source) from None
+    data = read_file_bytes(path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return data

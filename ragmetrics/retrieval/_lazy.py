@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -41,8 +42,12 @@ R = TypeVar("R")
 prange = range
 """Parallel range in compiled kernels (numba.prange), a plain range in Python."""
 
-NUMBA_MIN_SIZE = int(os.environ.get("RAGMETRICS_NUMBA_MIN_SIZE", "20000"))
-"""Input size (run entries, or bytes / 16 for text) from which compiled kernels pay for their start-up."""
+NUMBA_MIN_SIZE = int(os.environ.get("RAGMETRICS_NUMBA_MIN_SIZE", "10000"))
+"""Input size (entries; a file's bytes / 32) from which compiled kernels pay for numba's start-up (~0.5 s:
+importing numba, loading the cached machine code) in a fresh process."""
+
+NUMBA_LOADED_MIN_SIZE = 1000
+"""Once numba is loaded in the process, its start-up is paid: compiled kernels win from this size."""
 
 _USE_NUMBA: contextvars.ContextVar[bool] = contextvars.ContextVar("ragmetrics_use_numba", default=False)
 _FORCED: contextvars.ContextVar[bool | None] = contextvars.ContextVar("ragmetrics_forced_path", default=None)
@@ -122,7 +127,8 @@ def numba_for(size: int) -> Iterator[bool]:
         yield True
         return
     forced = _FORCED.get()
-    use = forced if forced is not None else size >= NUMBA_MIN_SIZE
+    loaded = "numba" in sys.modules
+    use = forced if forced is not None else size >= (NUMBA_LOADED_MIN_SIZE if loaded else NUMBA_MIN_SIZE)
     token = _USE_NUMBA.set(use)
     try:
         yield use

@@ -23,7 +23,7 @@ from ragmetrics.retrieval.kernels.score import (
 
 __all__ = ["PARALLEL_MIN_ENTRIES", "UNJUDGED", "match_sorted_rows", "score_queries"]
 
-PARALLEL_MIN_ENTRIES = 20_000
+PARALLEL_MIN_ENTRIES = 20_000  # as before the kernels became lazy
 """Run entries from which waking numba's thread pool pays (below, compiled kernels run serially)."""
 
 

@@ -60,6 +60,16 @@ class BatchingEmbedder:
         return await request.future
 
     async def _drain(self) -> None:
+        try:
+            await self._drain_batches()
+        except asyncio.CancelledError:
+            # The loop is shutting down (an interrupt): nobody may wait forever on a batch that will not run.
+            for request in self._pending:
+                request.future.cancel()
+            self._pending = []
+            raise
+
+    async def _drain_batches(self) -> None:
         await asyncio.sleep(0)  # let the other units of this event-loop turn add their requests
         while self._pending:
             batch: list[_Request] = []
@@ -73,12 +83,14 @@ class BatchingEmbedder:
                 vectors = await self._inner.embed(unique)
                 if vectors.ndim != 2 or vectors.shape[0] != len(unique):
                     raise ValueError(f"returned shape {vectors.shape} for {len(unique)} texts")
-            except BaseException as exc:  # every waiting caller gets the embedder's own error
+            except asyncio.CancelledError:
+                for request in batch:
+                    request.future.cancel()
+                raise
+            except Exception as exc:  # every waiting caller gets the embedder's own error
                 for request in batch:
                     if not request.future.done():
                         request.future.set_exception(exc)
-                if not isinstance(exc, Exception):
-                    raise
                 continue
             row = {text: i for i, text in enumerate(unique)}
             for request in batch:

@@ -78,3 +78,26 @@ def test_batching_across_units_changes_no_value(tmp_path: Path, units: int) -> N
     batched = evaluate_rag(samples, metrics, judge, progress=False, max_units_in_flight=units)
     plain = evaluate_rag(samples, metrics, LocalJudge(MiniLMEmbedder(cache_size=0)), progress=False)
     assert batched.per_query == plain.per_query
+
+
+def test_a_cancelled_batch_leaves_no_caller_waiting() -> None:
+    """An interrupt cancels the batch in flight: every unit waiting on it is cancelled too, none hangs."""
+    from ragmetrics.judge.embedding_batch import BatchingEmbedder
+
+    class Slow:
+        name = "slow"
+
+        async def embed(self, texts: list[str]) -> np.ndarray:
+            await asyncio.sleep(30)
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    async def scenario() -> list[bool]:
+        embedder = BatchingEmbedder(Slow())
+        callers = [asyncio.ensure_future(embedder.embed([f"t{i}"])) for i in range(3)]
+        await asyncio.sleep(0.05)
+        assert embedder._worker is not None
+        embedder._worker.cancel()
+        done, pending = await asyncio.wait(callers, timeout=2)
+        return [not pending, all(c.cancelled() for c in done)]
+
+    assert asyncio.run(scenario()) == [True, True]

@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "Qrels": "ragmetrics.retrieval.qrels",
     "Run": "ragmetrics.retrieval.run",
     "evaluate": "ragmetrics.retrieval.evaluate",
+    "fuse": "ragmetrics.retrieval.fusion",
     # comparison
     "compare": "ragmetrics.api",
     "compare_results": "ragmetrics.comparison.pairs",
@@ -54,6 +55,7 @@ __all__ = [
     "evaluate_rag",
     "format_report",
     "format_results",
+    "fuse",
     "load_config",
     "make_judge",
     "run_pipeline",
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from ragmetrics.nightly.pipeline import run_pipeline
     from ragmetrics.render.tables import format_report, format_results
     from ragmetrics.retrieval.evaluate import evaluate
+    from ragmetrics.retrieval.fusion import fuse
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.retrieval.fusion import FusionMethod, Norm
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
 DATASET_FIELDS: tuple[str, ...] = (
@@ -42,7 +43,7 @@ DATASET_FIELDS: tuple[str, ...] = (
 # Built-in datasets, by the name a config uses in `dataset.builtin`.
 BUILTIN_DATASETS: tuple[str, ...] = ("pydocs",)
 
-RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever")
+RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever", "fusion")
 OutputFormat = Literal["json", "parquet", "csv", "md", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("json", "parquet", "csv", "md", "html")
 
@@ -155,7 +156,22 @@ class RetrieverRunSpec(_Section):
     params: dict[str, Any] = Field(default_factory=dict, description="the retriever's parameters, e.g. top_k")
 
 
-RunSpec = Annotated[DatasetRunSpec | FileRunSpec | RetrieverRunSpec, Field(discriminator="source")]
+class FusionRunSpec(_Section):
+    """A run fused now from runs listed before it (a hybrid retriever: BM25 + dense, say)."""
+
+    source: Literal["fusion"] = Field(description="runs listed earlier, fused by ragmetrics.fuse")
+    name: str = Field(min_length=1, description="the fused run's name")
+    runs: list[str] = Field(min_length=2, description="names of two or more runs listed before this one")
+    method: FusionMethod = Field(default="rrf", description="rrf | combsum | combmnz | combmax | wsum")
+    norm: Norm = Field(
+        default="min-max", description="none | min-max | zmuv | max | sum | rank (not for rrf)"
+    )
+    weights: list[float] | None = Field(default=None, description="wsum: one weight per run")
+    k: float = Field(default=60.0, ge=0, description="rrf's k")
+
+
+AnyRunSpec = DatasetRunSpec | FileRunSpec | RetrieverRunSpec | FusionRunSpec
+RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
 
 
 class JudgeConfig(JudgeSettings):
@@ -282,11 +298,11 @@ class NightlyConfig(_Section):
         return [*self.retrieval.metrics, *judged]
 
 
-def _default_runs() -> list[DatasetRunSpec | FileRunSpec | RetrieverRunSpec]:
+def _default_runs() -> list[AnyRunSpec]:
     return [DatasetRunSpec(source="dataset")]
 
 
-def run_name(spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec) -> str:
+def run_name(spec: AnyRunSpec) -> str:
     """The name a run spec's results carry."""
     if spec.name is not None:
         return spec.name

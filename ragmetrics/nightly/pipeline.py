@@ -25,6 +25,7 @@ from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
 from ragmetrics.nightly.config import (
     DatasetRunSpec,
     FileRunSpec,
+    FusionRunSpec,
     NightlyConfig,
     RetrieverRunSpec,
     load_config,
@@ -207,9 +208,28 @@ def build_runs(config: NightlyConfig, dataset: QADataset, *, progress: bool = Fa
     with _steps("building runs", len(config.runs), progress) as advance:
         for i, spec in enumerate(config.runs):
             name = run_name(spec)
-            runs[name] = _build_run(spec, name, i, dataset)
+            if isinstance(spec, FusionRunSpec):
+                runs[name] = _fuse_runs(spec, i, runs)
+            else:
+                runs[name] = _build_run(spec, name, i, dataset)
             advance()
     return runs
+
+
+def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run]) -> Run:
+    from ragmetrics.retrieval.fusion import fuse
+
+    unknown = [n for n in spec.runs if n not in built]
+    if unknown:
+        raise ConfigError(
+            f"runs[{index}] (fusion {spec.name!r}): {', '.join(map(repr, unknown))} must be runs listed before it; "
+            f"listed so far: {', '.join(built) or 'none'}"
+        )
+    try:
+        return fuse([built[n] for n in spec.runs], spec.method, norm=spec.norm, weights=spec.weights, k=spec.k,
+                    name=spec.name)  # fmt: skip
+    except InputError as exc:
+        raise ConfigError(f"runs[{index}] (fusion {spec.name!r}): {exc}") from None
 
 
 def _build_run(

@@ -135,3 +135,22 @@ def test_output_keep_prunes_the_oldest_complete_folders(tmp_path: Path) -> None:
     left = sorted(p.name for p in tmp_path.iterdir() if p.is_dir() and not p.is_symlink())
     assert left == sorted([folders[2].name, folders[3].name, "notes"])
     assert (tmp_path / "latest").resolve() == folders[3].resolve()
+
+
+def test_a_fusion_run_is_built_from_earlier_runs(
+    qa_dir: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.pipeline import run_pipeline
+
+    runs = [
+        {"source": "dataset", "name": "pipeline"},
+        {"source": "file", "path": "weaker.trec", "name": "weaker"},
+        {"source": "fusion", "name": "hybrid", "runs": ["pipeline", "weaker"], "method": "rrf"},
+    ]
+    report = run_pipeline(load_config(write_config(runs=runs)), progress=False, write=False).report
+    assert [r.name for r in report.runs] == ["pipeline", "weaker", "hybrid"]
+    assert report.run("hybrid").aggregate["ndcg@10"] is not None
+    bad = [*runs[:2], {"source": "fusion", "name": "h", "runs": ["pipeline", "later"]}]
+    code, err = _run(["run", str(write_config(runs=bad)), "--no-progress"], capsys)
+    assert code == 2 and "'later' must be runs listed before it" in err

@@ -445,6 +445,12 @@ class LoopbackServer:
 
     @property
     def records(self) -> list[Record]:
+        # A response reaches the client before its handler records it: give handlers that are finishing
+        # a moment, so a test that reads records right after its call sees that call (stalled ones are
+        # still in flight after the grace period and are simply not there yet).
+        deadline = time.monotonic() + 0.5
+        while self.state.in_flight and time.monotonic() < deadline:
+            time.sleep(0.005)
         with self.state.lock:
             return list(self.state.records)
 

@@ -13,12 +13,16 @@ __all__ = [
     "ALIGNMENTS",
     "CORRECTIONS",
     "CORRECTION_SCOPES",
+    "FUSION_METHODS",
+    "FUSION_NORMS",
     "QUERY_SETS",
     "TESTS",
     "Align",
     "Correction",
     "CorrectionScope",
     "ExitCode",
+    "FusionMethod",
+    "FusionNorm",
     "QuerySet",
     "Test",
     "is_significant",
@@ -43,6 +47,15 @@ ALIGNMENTS: tuple[str, ...] = get_args(Align)
 QuerySet = Literal["qrels", "intersection"]
 """Which queries a retrieval mean is over: the qrels' (missing ones score 0, trec_eval -c) or the shared ones."""
 QUERY_SETS: tuple[str, ...] = get_args(QuerySet)
+
+
+FusionMethod = Literal["rrf", "combsum", "combmnz", "combmax", "wsum"]
+"""Run fusion methods (`ragmetrics.fuse`): reciprocal rank fusion, CombSUM, CombMNZ, CombMAX, weighted sum."""
+FUSION_METHODS: tuple[str, ...] = get_args(FusionMethod)
+
+FusionNorm = Literal["none", "min-max", "zmuv", "max", "sum", "rank"]
+"""Score normalisations applied per query and run before fusing."""
+FUSION_NORMS: tuple[str, ...] = get_args(FusionNorm)
 
 
 class ExitCode(IntEnum):

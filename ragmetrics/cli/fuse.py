@@ -7,11 +7,9 @@ import sys
 from pathlib import Path
 
 from ragmetrics.cli._common import load_runs
+from ragmetrics.options import FUSION_METHODS as METHODS
+from ragmetrics.options import FUSION_NORMS as NORMS
 from ragmetrics.options import ExitCode
-
-# Spelled out so that building the parser imports no numpy; a test checks they equal the library's names.
-METHODS = ("rrf", "combsum", "combmnz", "combmax", "wsum")
-NORMS = ("none", "min-max", "zmuv", "max", "sum", "rank")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

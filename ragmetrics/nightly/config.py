@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.retrieval.fusion import FusionMethod, Norm
+from ragmetrics.options import FusionMethod, FusionNorm
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
 DATASET_FIELDS: tuple[str, ...] = (
@@ -163,7 +163,7 @@ class FusionRunSpec(_Section):
     name: str = Field(min_length=1, description="the fused run's name")
     runs: list[str] = Field(min_length=2, description="names of two or more runs listed before this one")
     method: FusionMethod = Field(default="rrf", description="rrf | combsum | combmnz | combmax | wsum")
-    norm: Norm = Field(
+    norm: FusionNorm = Field(
         default="min-max", description="none | min-max | zmuv | max | sum | rank (not for rrf)"
     )
     weights: list[float] | None = Field(default=None, description="wsum: one weight per run")

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal, get_args
 
 from ragmetrics.errors import InputError
+from ragmetrics.options import FUSION_METHODS as METHODS
+from ragmetrics.options import FUSION_NORMS as NORMS
+from ragmetrics.options import FusionMethod
+from ragmetrics.options import FusionNorm as Norm
 from ragmetrics.retrieval.run import Run
 
 __all__ = ["METHODS", "NORMS", "FusionMethod", "Norm", "fuse"]
-
-FusionMethod = Literal["rrf", "combsum", "combmnz", "combmax", "wsum"]
-METHODS: tuple[str, ...] = get_args(FusionMethod)
-Norm = Literal["none", "min-max", "zmuv", "max", "sum", "rank"]
-NORMS: tuple[str, ...] = get_args(Norm)
 _EPSILON = 1e-9
 
 

@@ -445,19 +445,30 @@ class LoopbackServer:
 
     @property
     def records(self) -> list[Record]:
-        # A response reaches the client before its handler records it: give handlers that are finishing
-        # a moment, so a test that reads records right after its call sees that call (stalled ones are
-        # still in flight after the grace period and are simply not there yet).
-        deadline = time.monotonic() + 0.5
+        return self.snapshot(settle=True)
+
+    def snapshot(self, *, settle: bool) -> list[Record]:
+        """The records so far. A response reaches the client before its handler records it: `settle` gives
+        handlers that are finishing a moment, so a test that reads records right after its call sees that
+        call (stalled ones are still in flight after the grace period and are simply not there yet). A test
+        that polls while requests run wants `settle=False`."""
+        deadline = time.monotonic() + (0.5 if settle else 0.0)
         while self.state.in_flight and time.monotonic() < deadline:
             time.sleep(0.005)
         with self.state.lock:
             return list(self.state.records)
 
-    def count(self, *, path: str | None = None, prompt: str | None = None, status: int | None = None) -> int:
+    def count(
+        self,
+        *,
+        path: str | None = None,
+        prompt: str | None = None,
+        status: int | None = None,
+        settle: bool = True,
+    ) -> int:
         return sum(
             1
-            for r in self.records
+            for r in self.snapshot(settle=settle)
             if (path is None or r.path == path)
             and (prompt is None or r.prompt == prompt)
             and (status is None or r.status == status)

@@ -170,7 +170,7 @@ def test_a_writer_killed_mid_run_leaves_the_others_and_the_cache_sound(
     plan = [("llm", 0, 40), ("llm", 20, 60), ("llm", 40, 80), ("local", 0, 16)]
     procs = [_start(tmp_path, server, cache, n, p) for n, p in enumerate(plan)]
     deadline = time.monotonic() + 60
-    while server.count() < 30 and time.monotonic() < deadline:
+    while server.count(settle=False) < 30 and time.monotonic() < deadline:
         time.sleep(0.02)
     victim = procs[1]
     victim.send_signal(signal.SIGKILL)

@@ -60,15 +60,19 @@ def _scores(report: Report) -> dict[str, Any]:
     return {r.name: (r.per_query, r.aggregate, [f.model_dump() for f in r.failures]) for r in report.runs}
 
 
-def _interrupt(command: list[str], cwd: Path, env: dict[str, str], server: Any, sig: int) -> tuple[int, str]:
-    """Start `ragmetrics run`, send `sig` once it has made 20 more judge calls; its exit code and stderr."""
-    start = server.count(path=CHAT)
+def _interrupt(
+    command: list[str], cwd: Path, env: dict[str, str], server: Any, sig: int, after: int = 20
+) -> tuple[int, str]:
+    """Start `ragmetrics run`, send `sig` once it has made `after` more judge calls; its exit code and stderr."""
+    start = server.count(path=CHAT, settle=False)
     proc = subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         _wait_for(
-            lambda: server.count(path=CHAT) >= start + 20 or proc.poll() is not None, 120, "judge calls"
+            lambda: server.count(path=CHAT, settle=False) >= start + after or proc.poll() is not None,
+            120,
+            "judge calls",
         )
         if proc.poll() is not None:  # it ended before it could be interrupted: show why
             out, err = proc.communicate()
@@ -124,7 +128,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
 
     # 2. Restarted, then SIGTERM (a CI timeout): the same clean stop, and nothing stored was asked again.
     loopback.reset_records()
-    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGTERM)
+    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGTERM, after=6)
     assert code == 130, err
     assert "ragmetrics: interrupted" in err and "Traceback" not in err, err
     assert "run the same command again to resume" in err
@@ -135,7 +139,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
 
     # 3. Restarted, then SIGKILL (no chance to clean up): it asked nothing that was already stored.
     loopback.reset_records()
-    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGKILL)
+    code, err = _interrupt(command, qa_dir, env, loopback, signal.SIGKILL, after=3)
     assert code == -signal.SIGKILL, err
     asked = loopback.count(path=CHAT, status=200)
     kept_before, kept = kept, _cached(cache)

@@ -12,6 +12,7 @@ FailureCause = Literal[
     "auth",  # HTTP 401/403: a key problem, never retried
     "not_found",  # HTTP 404: wrong base_url or model, never retried
     "bad_request",  # another 4xx: the server refused the request, never retried
+    "unsupported",  # the server says it cannot do this at all (HTTP 501, or a 5xx saying so), never retried
     "invalid_response",  # a 200 whose body is not a complete JSON response, after every retry
     "invalid_output",  # the model's answer does not validate against the verdict model, after every repair
     "embedder_error",  # an embedder raised or returned vectors of the wrong shape

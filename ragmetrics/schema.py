@@ -70,6 +70,10 @@ class CacheStats(_Model):
     write_failures: int = Field(
         default=0, description="values kept in memory because the cache stayed locked"
     )
+    failure_hits: int = Field(
+        default=0, description="units whose recorded failure was reported again without a call (retry_failed)"
+    )
+    failure_retries: int = Field(default=0, description="units that had failed before and were tried again")
     path: str | None = None
     enabled: bool = True
 

@@ -13,6 +13,11 @@ whatever a later run reads back can be trusted; a row that no longer validates i
 
 The key is the SHA-256 of a canonical JSON document of everything that determines a verdict: backend, model,
 prompt name and version, sampling parameters and the inputs. Credentials are never part of it and never stored.
+
+Failures are kept apart (table `failures`, same key): a unit whose last attempt failed is recorded with its
+cause, message and time, so a rerun knows it failed before and the judge's `retry_failed` policy decides
+whether to pay for it again. A failure is never read as a verdict, and a later success removes it. The
+`meta` table also remembers small facts about endpoints (the response mode a server accepted).
 """
 
 from __future__ import annotations
@@ -70,6 +75,16 @@ class CachedValue:
     usage: dict[str, int]
 
 
+@dataclass(frozen=True)
+class RecordedFailure:
+    """A unit's last failed attempt: why, what the judge said, and when (seconds since the epoch)."""
+
+    cause: str
+    message: str
+    created: float
+    attempts: int
+
+
 class VerdictCache:
     """Key -> validated JSON value with the token usage it cost. `enabled=False` or `path=None` bypasses it."""
 
@@ -80,6 +95,8 @@ class VerdictCache:
         self._misses = 0
         self._writes = 0
         self._write_failures = 0
+        self.failure_hits = 0  # recorded failures reported again without a call (retry_failed)
+        self.failure_retries = 0  # recorded failures tried again
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._rng = random.Random()
@@ -104,6 +121,11 @@ class VerdictCache:
                     " usage TEXT NOT NULL, created REAL NOT NULL)"
                 )
                 conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS failures ("
+                    " key TEXT PRIMARY KEY, kind TEXT NOT NULL, cause TEXT NOT NULL, message TEXT NOT NULL,"
+                    " created REAL NOT NULL, attempts INTEGER NOT NULL)"
+                )
                 conn.execute(
                     "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
                     (str(_SCHEMA_VERSION),),
@@ -188,6 +210,7 @@ class VerdictCache:
                         "INSERT OR REPLACE INTO verdicts (key, kind, value, usage, created) VALUES (?, ?, ?, ?, ?)",
                         rows,
                     )
+                    conn.executemany("DELETE FROM failures WHERE key = ?", [(row[0],) for row in rows])
 
             try:
                 _with_lock_retries(write, rng=self._rng)
@@ -207,6 +230,77 @@ class VerdictCache:
                 return
             self._writes += len(rows)
 
+    def failure(self, key: str) -> RecordedFailure | None:
+        """The recorded failure of `key`'s unit, if its last attempt failed (None when bypassed)."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            conn = self._connection()
+
+            def read() -> tuple[str, str, float, int] | None:
+                row = conn.execute(
+                    "SELECT cause, message, created, attempts FROM failures WHERE key = ?", (key,)
+                ).fetchone()
+                return None if row is None else (str(row[0]), str(row[1]), float(row[2]), int(row[3]))
+
+            row = _with_lock_retries(read, rng=self._rng)
+        return None if row is None else RecordedFailure(*row)
+
+    def put_failure(self, key: str, kind: str, cause: str, message: str) -> None:
+        """Record that `key`'s unit failed (again); best effort: a locked cache only loses the record."""
+        if not self.enabled:
+            return
+        with self._lock:
+            conn = self._connection()
+
+            def write() -> None:
+                with conn:
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute(
+                        "INSERT INTO failures (key, kind, cause, message, created, attempts)"
+                        " VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT(key) DO UPDATE SET cause = excluded.cause,"
+                        " message = excluded.message, created = excluded.created, attempts = attempts + 1",
+                        (key, kind, cause, message, time.time()),
+                    )
+
+            try:
+                _with_lock_retries(write, rng=self._rng)
+            except sqlite3.OperationalError as exc:
+                if not _is_lock_error(exc):
+                    raise
+                logger.warning("the verdict cache %s stayed locked; a failure was not recorded", self.path)
+
+    def meta(self, name: str) -> str | None:
+        """A remembered fact (see module doc), or None."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            conn = self._connection()
+
+            def read() -> str | None:
+                row = conn.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+                return None if row is None else str(row[0])
+
+            return _with_lock_retries(read, rng=self._rng)
+
+    def set_meta(self, name: str, value: str) -> None:
+        """Remember a fact; best effort (a locked cache only means the next run finds it out again)."""
+        if not self.enabled:
+            return
+        with self._lock:
+            conn = self._connection()
+
+            def write() -> None:
+                with conn:
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
+
+            try:
+                _with_lock_retries(write, rng=self._rng)
+            except sqlite3.OperationalError as exc:
+                if not _is_lock_error(exc):
+                    raise
+
     def clear(self) -> int:
         """Delete every stored value; returns how many were removed."""
         if self.path is None or not self.path.exists():
@@ -216,6 +310,7 @@ class VerdictCache:
             with conn:
                 conn.execute("BEGIN IMMEDIATE")
                 removed = conn.execute("DELETE FROM verdicts").rowcount
+                conn.execute("DELETE FROM failures")
             return int(removed)
 
     def __len__(self) -> int:
@@ -230,6 +325,8 @@ class VerdictCache:
             misses=self._misses,
             writes=self._writes,
             write_failures=self._write_failures,
+            failure_hits=self.failure_hits,
+            failure_retries=self.failure_retries,
             path=str(self.path) if self.path is not None else None,
             enabled=self.enabled,
         )

@@ -115,8 +115,10 @@ class Prompt:
         *,
         answer_in_input_language: bool = False,
         with_schema: bool = False,
+        with_examples: bool = True,
     ) -> list[Message]:
-        """System message, few-shot pairs, then the input; `with_schema` spells the schema out (no json_schema mode)."""
+        """System message, few-shot pairs, then the input; `with_schema` spells the schema out (no json_schema
+        mode); `with_examples=False` leaves the few-shot pairs out (a repair after the model copied one)."""
         system = self.system.rstrip("\n")
         if answer_in_input_language:
             system += "\n\n" + shared.language.rstrip("\n")
@@ -125,9 +127,32 @@ class Prompt:
             system += "\n\n" + shared.json_instructions.format(schema=schema).rstrip("\n")
         return [
             {"role": "system", "content": system},
-            *self._example_messages,
+            *(self._example_messages if with_examples else []),
             {"role": "user", "content": self.render_input(values)},
         ]
+
+    def copied_example(self, answer: Any, values: Mapping[str, InputValue]) -> int | None:
+        """The number of the few-shot example `answer` reproduces instead of judging `values`, else None.
+
+        Small models at temperature 0 sometimes return an example's verdicts word for word; when the counts
+        happen to match (two sentences, two statements) such an answer validates and silently scores the
+        example. An answer counts as copied when it contains at least half of one example's free-text
+        verdicts (reasons, generated questions) verbatim, ignoring texts that also occur in the real input
+        (a question about the example's own subject may legitimately yield the same words).
+        """
+        given = _strings(answer)
+        if not given:
+            return None
+        rendered = self.render_input(values).casefold()
+        for number, texts in enumerate(self._example_texts, start=1):
+            own = {t for t in texts if t not in rendered}
+            if own and len(own & given) >= max(1, -(-len(own) // 2)):
+                return number
+        return None
+
+    @cached_property
+    def _example_texts(self) -> list[set[str]]:
+        return [_strings(ex.output) for ex in self.examples]
 
     @cached_property
     def _example_messages(self) -> list[Message]:
@@ -270,3 +295,23 @@ class PromptLibrary:
 @lru_cache(maxsize=1)
 def default_library() -> PromptLibrary:
     return PromptLibrary.load()
+
+
+_MIN_COPY_CHARS = 12  # shorter texts ("Yes.", "Relevant.") are too common to say anything about copying
+
+
+def _strings(data: Any) -> set[str]:
+    """Every free-text value in a JSON-like structure long enough to identify it, case-folded and trimmed."""
+    found: set[str] = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            text = " ".join(item.split()).casefold()
+            if len(text) >= _MIN_COPY_CHARS:
+                found.add(text)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found

@@ -6,12 +6,56 @@ at the moment a client is built, and is never stored, hashed into cache keys, lo
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 PRICE_KEYS = ("prompt", "completion", "embedding")
+TokenPooling = Literal["refuse", "mean", "first", "last"]
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def retry_failed_delay_s(policy: str) -> float:
+    """Seconds after which a recorded failure is tried again: 0 for 'always', infinity for 'never'."""
+    if policy == "always":
+        return 0.0
+    if policy == "never":
+        return math.inf
+    m = _DURATION.match(policy)
+    if m is None:
+        raise ValueError(
+            f"retry_failed must be 'always', 'never' or a delay such as '30m', '12h', '7d'; got {policy!r}"
+        )
+    return float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+
+
+class EmbeddingSettings(BaseModel):
+    """The embedder of answer_relevancy, answer_similarity and answer_correctness, chosen apart from the chat
+    judge: a chat-only server (llama.cpp started without --embedding) can pair with the local model or with a
+    second server. Keys left unset fall back to the judge's own (base_url, api_key_env, model)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["openai", "local"] = Field(
+        default="openai",
+        description="'openai': any OpenAI-compatible /v1/embeddings; 'local': the built-in model",
+    )
+    model: str | None = Field(default=None, description="embedding model (default: judge.embedding_model)")
+    base_url: str | None = Field(
+        default=None, description="embeddings endpoint (default: the judge's base_url)"
+    )
+    api_key_env: str | None = Field(
+        default=None, description="environment variable with its API key (default: the judge's)"
+    )
+    pooling: TokenPooling = Field(
+        default="refuse",
+        description="a server answering one vector per token (llama.cpp with --pooling none): 'mean', 'first' "
+        "or 'last' pools them; 'refuse' fails with how to start the server",
+    )
 
 
 class JudgeSettings(BaseModel):
@@ -31,6 +75,25 @@ class JudgeSettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
     max_repairs: int = Field(default=2, ge=0)
+    max_tokens: int | None = Field(
+        default=None,
+        ge=16,
+        description="cap on the tokens of one answer; unset: sized per request, 384 + 120 per verdict asked for",
+    )
+    adaptive_concurrency: bool = Field(
+        default=True,
+        description="halve the requests in flight when requests time out, are rate-limited or queue up at the "
+        "server, and grow them back one at a time (AIMD) up to max_concurrency",
+    )
+    retry_failed: str = Field(
+        default="always",
+        description="units whose last attempt failed (invalid output, a refused request, a timeout) are "
+        "recorded in the cache: 'always' tries them again, 'never' reports the recorded failure without a "
+        "call, a delay ('30m', '12h', '7d') tries again once the failure is that old",
+    )
+    embeddings: EmbeddingSettings | None = Field(
+        default=None, description="a separate embedder (default: the judge's endpoint and embedding_model)"
+    )
     cache_path: Path | None = Path(".ragmetrics-cache/verdicts.sqlite")
     use_cache: bool = True
     answer_in_input_language: bool = False
@@ -49,6 +112,12 @@ class JudgeSettings(BaseModel):
         default=None,
         description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens",
     )
+
+    @field_validator("retry_failed")
+    @classmethod
+    def _retry_failed(cls, value: str) -> str:
+        retry_failed_delay_s(value)
+        return value
 
     @field_validator("answer_correctness_weights")
     @classmethod

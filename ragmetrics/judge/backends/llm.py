@@ -3,18 +3,25 @@
 Every verdict comes from a prompt file, is validated against its pydantic model, and is cached under a key of
 everything that determines it before it is used, so an interrupted run resumes where it stopped and a repeated
 run makes no calls. Scores come from the formulas shared with the local judge (`judge.formulas`).
+
+A unit that fails in a way asking again would likely repeat (invalid output after every repair, a refused
+request, a timeout) is recorded in the cache under the same key; `JudgeSettings.retry_failed` decides whether a
+rerun pays for it again ('always'), reports the recorded failure without a call ('never'), or retries once
+the failure is old enough ('12h'). Either way the result says so: no rerun pays twice without being told.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from ragmetrics.errors import JudgeError
+from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
@@ -22,9 +29,10 @@ from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
+from ragmetrics.judge.openai.output import MODES, ResponseMode
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
-from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.settings import JudgeSettings, retry_failed_delay_s
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
@@ -41,6 +49,28 @@ from ragmetrics.judge.verdicts import (
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
 BACKEND = "openai"
+RECORDED_CAUSES: frozenset[FailureCause] = frozenset({"invalid_output", "bad_request", "timeout"})
+"""Failure causes recorded in the cache for `retry_failed`: those a second identical request would likely
+repeat. Rate limits, connection errors, auth and server faults are about the endpoint, not the unit, and
+are always tried again."""
+
+
+class _CachedModeMemory:
+    """The response mode an endpoint+model accepted, kept in the verdict cache's meta table."""
+
+    def __init__(self, cache: VerdictCache, base_url: str | None, model: str) -> None:
+        self._cache = cache
+        self._name = f"response_mode|{public_url(base_url) or 'https://api.openai.com/v1'}|{model}"
+
+    def recall(self) -> ResponseMode | None:
+        value = self._cache.meta(self._name)
+        for mode in MODES:
+            if value == mode:
+                return mode
+        return None
+
+    def remember(self, mode: ResponseMode) -> None:
+        self._cache.set_meta(self._name, mode)
 
 
 class LLMJudge(PlanDispatch):
@@ -57,9 +87,11 @@ class LLMJudge(PlanDispatch):
     ) -> None:
         self.settings = settings or JudgeSettings()
         self.prompts = prompts or default_library()
-        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry)
         self.cache = cache or VerdictCache(self.settings.cache_path, enabled=self.settings.use_cache)
-        self.embedder: Embedder = embedder or OpenAIEmbedder(self.client, cache=self.cache)
+        memory = _CachedModeMemory(self.cache, self.settings.base_url, self.settings.model)
+        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry, mode_memory=memory)
+        self.embedder: Embedder = embedder or make_embedder(self.settings, self.client, self.cache, retry)
+        self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0
 
     @property
@@ -76,6 +108,7 @@ class LLMJudge(PlanDispatch):
 
     def info(self) -> JudgeInfo:
         s = self.settings
+        mode, mode_source = self.client.response_mode_report()
         return JudgeInfo(
             backend=BACKEND,
             model=s.model,
@@ -89,11 +122,15 @@ class LLMJudge(PlanDispatch):
                 "answer_relevancy_questions": s.answer_relevancy_questions,
                 "noncommittal_rule": s.noncommittal_rule,
                 "answer_in_input_language": s.answer_in_input_language,
-                "response_mode": self.client.response_mode,
+                "response_mode": mode,
+                "response_mode_source": mode_source,
                 "max_concurrency": s.max_concurrency,
+                "concurrency": self.client.transport.concurrency(),
                 "timeout_s": s.timeout_s,
                 "max_retries": s.max_retries,
                 "max_repairs": s.max_repairs,
+                "max_tokens": s.max_tokens if s.max_tokens is not None else "auto",
+                "retry_failed": s.retry_failed,
             },
             cache=self.cache.stats(),
             usage=self.client.token_usage(),
@@ -102,6 +139,9 @@ class LLMJudge(PlanDispatch):
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        close_embedder = getattr(self.embedder, "aclose", None)
+        if close_embedder is not None:
+            await close_embedder()
         self.cache.close()
 
     # -- verdicts --------------------------------------------------------------------------------------------
@@ -134,9 +174,26 @@ class LLMJudge(PlanDispatch):
                 self.cache.discard_hit()
             else:
                 return verdict, True
-        completion = await self.client.complete(
-            prompt, values, answer_in_input_language=self.settings.answer_in_input_language
-        )
+        recorded = self.cache.failure(key)
+        if recorded is not None:
+            age_s = time.time() - recorded.created
+            if age_s < self._retry_after_s:
+                self.cache.failure_hits += 1
+                when = datetime.fromtimestamp(recorded.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
+                raise JudgeError(
+                    f"{recorded.message} [recorded failure from {when}, {recorded.attempts} attempt(s); not "
+                    f"retried: retry_failed={self.settings.retry_failed!r}]",
+                    cause=_known_cause(recorded.cause),
+                )
+            self.cache.failure_retries += 1
+        try:
+            completion = await self.client.complete(
+                prompt, values, answer_in_input_language=self.settings.answer_in_input_language
+            )
+        except JudgeError as exc:
+            if exc.cause in RECORDED_CAUSES:
+                self.cache.put_failure(key, prompt_name, exc.cause, str(exc))
+            raise
         self.cache.put(key, prompt_name, dump_verdict(completion.verdict), completion.usage.as_dict())
         return completion.verdict, False
 
@@ -334,3 +391,38 @@ class LLMJudge(PlanDispatch):
         else:
             reason = f"mean cosine of the question with {len(verdicts)} generated questions"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))
+
+
+def _known_cause(cause: str) -> FailureCause:
+    """A recorded cause as the closed set takes it (a cache written by a newer version may hold others)."""
+    for known in RECORDED_CAUSES:
+        if cause == known:
+            return known
+    return "invalid_output"
+
+
+def make_embedder(
+    settings: JudgeSettings, client: JudgeClient, cache: VerdictCache, retry: RetryPolicy | None = None
+) -> Embedder:
+    """The embedder `settings.embeddings` asks for: the judge's own endpoint by default, the built-in local
+    model, or a second OpenAI-compatible endpoint with its own base_url, model and key variable."""
+    chosen = settings.embeddings
+    if chosen is None:
+        return OpenAIEmbedder(client, cache=cache)
+    if chosen.backend == "local":
+        from ragmetrics.embeddings.minilm import MiniLMEmbedder
+        from ragmetrics.judge.embedding_store import StoredEmbedder
+
+        return StoredEmbedder(MiniLMEmbedder(), cache, backend="local")
+    model = chosen.model or settings.embedding_model
+    if chosen.base_url is None and chosen.api_key_env is None:
+        return OpenAIEmbedder(client, model, cache=cache, pooling=chosen.pooling)
+    own = settings.model_copy(
+        update={
+            "base_url": chosen.base_url if chosen.base_url is not None else settings.base_url,
+            "api_key_env": chosen.api_key_env or settings.api_key_env,
+            "embedding_model": model,
+        }
+    )
+    second = JudgeClient(own, prompts=client.prompts, retry=retry)
+    return OpenAIEmbedder(second, model, cache=cache, pooling=chosen.pooling, owns_client=True)

@@ -5,6 +5,12 @@ It composes the parts, each in its own module: `transport` (requests, concurrenc
 verdict loop: ask, validate against the prompt's pydantic model, and on invalid output ask for a bounded
 number of repairs that show the model its previous answer and what was wrong with it.
 
+A repair is never a replay: at temperature 0 a model asked the same thing answers byte for byte the same, so
+each repair round also changes the sampling (a new seed, and a temperature of at least 0.3 x round), and a
+repair after a copied few-shot example leaves the examples out. Answers are capped (`max_tokens`, sized per
+request from the number of verdicts asked for unless set), because a local server keeps generating after the
+client has given up and every retry queues behind the runaway request.
+
 The API key is read from the environment when the client is built and lives only inside the `openai` client
 object: it is never logged, never part of a cache key, and never written to results.
 """
@@ -29,6 +35,7 @@ from ragmetrics.errors import ConfigError, JudgeError
 from ragmetrics.judge.openai.output import (
     MODES,
     FormatRefused,
+    ModeMemory,
     ModeNegotiator,
     ResponseMode,
     describe_validation_error,
@@ -39,7 +46,7 @@ from ragmetrics.judge.openai.scrub import Scrubber, public_url
 from ragmetrics.judge.openai.transport import RetryPolicy, Transport, retry_after_seconds
 from ragmetrics.judge.openai.usage import CallUsage, token_usage
 from ragmetrics.judge.prompts import InputValue, Message, Prompt, PromptLibrary, repair_message
-from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.settings import JudgeSettings, TokenPooling
 from ragmetrics.judge.verdicts import Verdict
 from ragmetrics.schema import TokenUsage
 
@@ -58,6 +65,25 @@ __all__ = [
 logger = logging.getLogger("ragmetrics.judge")
 
 _NO_KEY_PLACEHOLDER = "not-needed"
+AUTO_MAX_TOKENS_BASE = 384
+AUTO_MAX_TOKENS_PER_ITEM = 120
+AUTO_MAX_TOKENS_CEILING = 16384
+REPAIR_TEMPERATURE_STEP = 0.3
+
+
+def auto_max_tokens(prompt: Prompt, values: Mapping[str, InputValue]) -> int:
+    """The answer cap when none is set: room for one verdict (number, reason, flag) per item asked for."""
+    counts = prompt.validation_context(values)
+    items = counts.get("count")
+    if items is None:
+        items = sum(counts.values()) or 1
+    return min(AUTO_MAX_TOKENS_CEILING, AUTO_MAX_TOKENS_BASE + AUTO_MAX_TOKENS_PER_ITEM * items)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    content: str
+    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -78,6 +104,7 @@ class JudgeClient:
         prompts: PromptLibrary,
         retry: RetryPolicy | None = None,
         rng_seed: int | None = None,
+        mode_memory: ModeMemory | None = None,
     ) -> None:
         self.settings = settings
         self.prompts = prompts
@@ -93,7 +120,8 @@ class JudgeClient:
             api_key=None if key == _NO_KEY_PLACEHOLDER else key, base_url=settings.base_url
         )
         self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed)
-        self.modes = ModeNegotiator()
+        self.modes = ModeNegotiator(mode_memory)
+        self._token_field = "max_tokens"
 
     def __repr__(self) -> str:
         return f"JudgeClient(model={self.settings.model!r}, base_url={public_url(self.settings.base_url)!r})"
@@ -106,6 +134,10 @@ class JudgeClient:
     def response_mode(self) -> ResponseMode:
         """The structured-output mode requests start with; it steps down once a lower mode has worked after a refusal."""
         return self.modes.current
+
+    def response_mode_report(self) -> tuple[ResponseMode | None, str]:
+        """The mode verdicts actually came in and how that is known (see `ModeNegotiator.report`)."""
+        return self.modes.report()
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -120,19 +152,30 @@ class JudgeClient:
         return self.modes.is_refusal(exc, mode, attempt)
 
     async def _chat(
-        self, call: CallUsage, prompt: Prompt, base: Callable[[bool], list[Message]], tail: list[Message]
-    ) -> str:
+        self,
+        call: CallUsage,
+        prompt: Prompt,
+        base: Callable[[bool], list[Message]],
+        tail: list[Message],
+        *,
+        max_tokens: int,
+        round_: int,
+    ) -> _Answer:
         index = self.modes.start_index
         while True:
             mode = MODES[index]
             messages = base(mode != "json_schema") + tail
+            temperature = self.settings.temperature
+            if round_:
+                temperature = max(temperature, min(1.0, REPAIR_TEMPERATURE_STEP * round_))
             payload: dict[str, Any] = {
                 "model": self.settings.model,
                 "messages": messages,
-                "temperature": self.settings.temperature,
+                "temperature": temperature,
+                self._token_field: max_tokens,
             }
             if self.settings.seed is not None:
-                payload["seed"] = self.settings.seed
+                payload["seed"] = self.settings.seed + round_
             fmt = response_format(mode, prompt.model)
             if fmt is not None:
                 payload["response_format"] = fmt
@@ -155,6 +198,17 @@ class JudgeClient:
                 logger.info("%s: the server refused response_format=%s (%s)", prompt.name, mode, refusal)
                 index += 1
                 continue
+            except JudgeError as exc:
+                # OpenAI's reasoning models refuse `max_tokens` and name its successor; switch once.
+                if (
+                    exc.cause == "bad_request"
+                    and self._token_field == "max_tokens"
+                    and ("max_completion_tokens" in str(exc))
+                ):
+                    logger.warning("the server wants max_completion_tokens instead of max_tokens; switching")
+                    self._token_field = "max_completion_tokens"
+                    continue
+                raise
             previous = self.modes.current
             if self.modes.worked(index):
                 logger.warning(
@@ -167,7 +221,8 @@ class JudgeClient:
                     counter.completion_tokens += usage.completion_tokens or 0
             choices = getattr(response, "choices", None) or []
             content = choices[0].message.content if choices else None
-            return content or ""
+            truncated = bool(choices) and choices[0].finish_reason == "length"
+            return _Answer(content or "", truncated)
 
     async def complete(
         self,
@@ -180,25 +235,44 @@ class JudgeClient:
         call = CallUsage()
         context = prompt.validation_context(values)
         shared = self.prompts.shared
+        max_tokens = self.settings.max_tokens or auto_max_tokens(prompt, values)
+        with_examples = True
 
         def base(with_schema: bool) -> list[Message]:
             return prompt.messages(
-                values, shared, answer_in_input_language=answer_in_input_language, with_schema=with_schema
+                values,
+                shared,
+                answer_in_input_language=answer_in_input_language,
+                with_schema=with_schema,
+                with_examples=with_examples,
             )
 
         tail: list[Message] = []
         for round_ in range(self.settings.max_repairs + 1):
-            content = await self._chat(call, prompt, base, tail)
+            answer = await self._chat(call, prompt, base, tail, max_tokens=max_tokens, round_=round_)
+            content = answer.content
             try:
                 if not content.strip():
                     raise ValueError("the answer was empty")
                 verdict = prompt.model.model_validate_json(extract_json(content), context=context)
+                copied = prompt.copied_example(dump_verdict(verdict), values)
+                if copied is not None:
+                    with_examples = False
+                    raise ValueError(
+                        f"the answer repeats worked example {copied} instead of judging this input; "
+                        "judge the items given here"
+                    )
             except ValidationError as exc:
                 error = describe_validation_error(exc)
             except ValueError as exc:
                 error = str(exc)
             else:
                 return Completion(verdict=verdict, usage=call)
+            if answer.truncated:
+                error = (
+                    f"the answer was cut off at {max_tokens} tokens (finish_reason=length); keep every "
+                    f"reason to one short sentence ({error})"
+                )
             if round_ == self.settings.max_repairs:
                 raise JudgeError(
                     f"{prompt.name}: no valid answer after {round_} repair attempt(s): {error}",
@@ -212,11 +286,15 @@ class JudgeClient:
 
     # -- embeddings ------------------------------------------------------------------------------------------
 
-    async def embed(self, texts: list[str], model: str) -> tuple[list[list[float]], CallUsage]:
+    async def embed(
+        self, texts: list[str], model: str, *, pooling: TokenPooling = "refuse"
+    ) -> tuple[list[list[float]], CallUsage]:
         """One /v1/embeddings request for `texts` (the caller batches); vectors in input order.
 
         A malformed answer (a vector missing, vectors of unequal length, a zero or non-finite vector) is
         asked again like a malformed chat answer, up to `max_retries` times, then fails as invalid_output.
+        A server that answers one vector per token (llama.cpp started with ``--pooling none``) is pooled
+        as `pooling` says, or refused with how to start it; asking again would get the same answer.
         """
         call = CallUsage()
 
@@ -230,7 +308,7 @@ class JudgeClient:
             tokens = getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0
             call.embedding_tokens += tokens
             self.usage.embedding_tokens += tokens
-            vectors, problem = _embedding_vectors(response, len(texts))
+            vectors, problem = _embedding_vectors(response, len(texts), pooling, what)
             if problem is None:
                 return vectors, call
             if attempt == self.settings.max_retries:
@@ -243,17 +321,50 @@ class JudgeClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _embedding_vectors(response: CreateEmbeddingResponse, count: int) -> tuple[list[list[float]], str | None]:
+def _embedding_vectors(
+    response: CreateEmbeddingResponse, count: int, pooling: TokenPooling, what: str
+) -> tuple[list[list[float]], str | None]:
     """The vectors of an embeddings response in input order, or what is wrong with it."""
     data = sorted(response.data, key=lambda d: d.index)
     if len(data) != count or [d.index for d in data] != list(range(count)):
         return [], f"asked for {count} vectors, got {len(data)}"
-    vectors = [list(map(float, d.embedding)) for d in data]
+    raw: list[Any] = [d.embedding for d in data]
+    if any(isinstance(v, list) and v and isinstance(v[0], list) for v in raw):
+        raw = [_pool_tokens(v, pooling, what) for v in raw]
+    try:
+        vectors = [list(map(float, v)) for v in raw]
+    except (TypeError, ValueError):
+        return [], "an embedding is not a list of numbers"
     if len({len(v) for v in vectors}) > 1 or any(not v for v in vectors):
         return [], "vectors of unequal or zero length"
     if any(not all(math.isfinite(x) for x in v) or not any(v) for v in vectors):
         return [], "a zero or non-finite vector"
     return vectors, None
+
+
+def _pool_tokens(vector: Any, pooling: TokenPooling, what: str) -> list[float]:
+    """One vector from a server's per-token vectors, or a JudgeError saying how to get one vector per text."""
+    if not (isinstance(vector, list) and vector and all(isinstance(row, list) for row in vector)):
+        raise JudgeError(f"{what}: the server mixes per-token and per-text vectors", cause="invalid_output")
+    if pooling == "refuse":
+        raise JudgeError(
+            f"{what}: the server returned one vector per token ({len(vector)} tokens) instead of one per text; "
+            "start llama.cpp's server with --embeddings --pooling mean (or cls / last), or set "
+            "judge.embeddings.pooling to mean, first or last to pool them here",
+            cause="unsupported",
+        )
+    try:
+        rows = [[float(x) for x in row] for row in vector]
+    except (TypeError, ValueError):
+        raise JudgeError(f"{what}: a token vector is not a list of numbers", cause="invalid_output") from None
+    if len({len(row) for row in rows}) != 1:
+        raise JudgeError(f"{what}: token vectors of unequal length", cause="invalid_output")
+    if pooling == "first":
+        return rows[0]
+    if pooling == "last":
+        return rows[-1]
+    width = len(rows[0])
+    return [sum(row[i] for row in rows) / len(rows) for i in range(width)]
 
 
 def dump_verdict(verdict: Verdict) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from ragmetrics.judge.base import Embedder
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.openai.client import JudgeClient
+from ragmetrics.judge.settings import TokenPooling
 
 DEFAULT_BATCH_SIZE = 128
 
@@ -24,10 +25,11 @@ DEFAULT_BATCH_SIZE = 128
 class _Endpoint:
     """The endpoint itself: distinct texts in batches, unit-length float32 vectors back."""
 
-    def __init__(self, client: JudgeClient, model: str, batch_size: int) -> None:
+    def __init__(self, client: JudgeClient, model: str, batch_size: int, pooling: TokenPooling) -> None:
         self._client = client
         self._model = model
         self._batch_size = batch_size
+        self._pooling = pooling
 
     @property
     def name(self) -> str:
@@ -38,7 +40,9 @@ class _Endpoint:
             return np.zeros((0, 0), dtype=np.float32)
         unique = list(dict.fromkeys(texts))
         batches = [unique[i : i + self._batch_size] for i in range(0, len(unique), self._batch_size)]
-        results = await asyncio.gather(*(self._client.embed(batch, self._model) for batch in batches))
+        results = await asyncio.gather(
+            *(self._client.embed(batch, self._model, pooling=self._pooling) for batch in batches)
+        )
         by_text = {
             text: vector
             for batch, (vectors, _usage) in zip(batches, results, strict=True)
@@ -72,10 +76,13 @@ class OpenAIEmbedder:
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache: VerdictCache | None = None,
+        pooling: TokenPooling = "refuse",
+        owns_client: bool = False,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}")
-        endpoint = _Endpoint(client, model or client.settings.embedding_model, batch_size)
+        self._client = client if owns_client else None
+        endpoint = _Endpoint(client, model or client.settings.embedding_model, batch_size, pooling)
         self._impl: Embedder = (
             StoredEmbedder(endpoint, cache, backend="openai") if cache is not None else endpoint
         )
@@ -86,3 +93,8 @@ class OpenAIEmbedder:
 
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
         return await self._impl.embed(texts)
+
+    async def aclose(self) -> None:
+        """Close the client when it is this embedder's own (a second endpoint), not the judge's."""
+        if self._client is not None:
+            await self._client.aclose()

@@ -3,13 +3,16 @@
 Servers differ in what they accept: OpenAI and vLLM take a JSON schema, llama.cpp and Ollama often only JSON
 mode, some only free text. Requests start with the strongest mode the server is known to take and step
 down (json_schema -> json_object -> text with JSON extraction) when it refuses one. The step down is
-remembered only once a lower mode has worked, so one oversized request cannot degrade a whole run.
+remembered only once a lower mode has worked, so one oversized request cannot degrade a whole run, and it is
+remembered across runs (per endpoint and model, in the verdict cache, through `ModeMemory`), so a new judge
+does not probe a mode the server has already refused, and a fully cached rerun still reports the mode that
+produced its verdicts.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -19,6 +22,7 @@ from ragmetrics.judge.verdicts import strict_json_schema
 __all__ = [
     "MODES",
     "FormatRefused",
+    "ModeMemory",
     "ModeNegotiator",
     "ResponseMode",
     "describe_validation_error",
@@ -49,12 +53,33 @@ def response_format(mode: ResponseMode, model: type[BaseModel]) -> dict[str, Any
     return None
 
 
+class ModeMemory(Protocol):
+    """Where the mode an endpoint accepted is kept between runs (the verdict cache, keyed by endpoint+model)."""
+
+    def recall(self) -> ResponseMode | None: ...
+
+    def remember(self, mode: ResponseMode) -> None: ...
+
+
 class ModeNegotiator:
     """Which mode a request starts with, and whether an HTTP error means "this mode is not supported"."""
 
-    def __init__(self) -> None:
-        self._index = 0
+    def __init__(self, memory: ModeMemory | None = None) -> None:
+        self._memory = memory
+        remembered = memory.recall() if memory is not None else None
+        self.remembered: ResponseMode | None = remembered
+        self._index = MODES.index(remembered) if remembered in MODES else 0
         self._confirmed: set[ResponseMode] = set()
+        self.used: ResponseMode | None = None
+
+    def report(self) -> tuple[ResponseMode | None, str]:
+        """(the mode verdicts came in, how that is known) for the result's metadata: a mode is reported only
+        when an answer came in it, this run or an earlier one against the same endpoint and model."""
+        if self.used is not None:
+            return self.used, "negotiated this run"
+        if self.remembered is not None:
+            return self.remembered, "remembered from an earlier run (no request this run)"
+        return None, "not negotiated: no request was made"
 
     @property
     def start_index(self) -> int:
@@ -67,11 +92,18 @@ class ModeNegotiator:
 
     def worked(self, index: int) -> bool:
         """Record that MODES[index] produced an answer; True when that is a step down from `current`."""
-        self._confirmed.add(MODES[index])
-        if index > self._index:
+        mode = MODES[index]
+        self._confirmed.add(mode)
+        stepped_down = index > self._index
+        if stepped_down:
             self._index = index
-            return True
-        return False
+        if index < self._index:
+            return False  # a late answer in a mode already stepped down from: not what requests use now
+        self.used = mode
+        if self._memory is not None and mode != self.remembered:
+            self._memory.remember(mode)
+            self.remembered = mode
+        return stepped_down
 
     def is_refusal(self, exc: openai.APIStatusError, mode: ResponseMode, attempt: int) -> bool:
         if mode == "text":

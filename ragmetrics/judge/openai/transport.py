@@ -2,8 +2,13 @@
 
 The `openai` package does the HTTP; its own retries are off because they neither tell us why a call failed
 nor count what it cost. Ours: exponential backoff with jitter on 429, 5xx, timeouts, connection errors and
-bodies that are not complete JSON (a 200 cut off by a proxy), Retry-After honoured up to a cap; every other
-4xx is permanent and fails at once. Every message that leaves this module has passed the scrubber.
+bodies that are not complete JSON (a 200 cut off by a proxy), Retry-After honoured up to a cap. Permanent
+errors fail at once: every 4xx but 408 and 429, HTTP 501, and a 5xx whose text says the server cannot do
+this at all ("must be created with embedding=True", "not supported"), because asking again gets the same
+answer. Every failure keeps the server's own words (its error message, scrubbed and shortened), and every
+message that leaves this module has passed the scrubber. How many requests are in flight is the adaptive
+limit's job (`limiter.AdaptiveLimit`); a request's timeout starts when it is sent, not while it waits for a
+slot.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -21,11 +27,12 @@ from typing import TypeVar
 import openai
 
 from ragmetrics.errors import FailureCause, JudgeError
+from ragmetrics.judge.openai.limiter import AdaptiveLimit, Signal
 from ragmetrics.judge.openai.scrub import Scrubber, split_base_url
 from ragmetrics.judge.openai.usage import CallUsage
 from ragmetrics.judge.settings import JudgeSettings
 
-__all__ = ["RetryPolicy", "Transport", "retry_after_seconds", "status_cause"]
+__all__ = ["RetryPolicy", "Transport", "retry_after_seconds", "server_message", "status_cause"]
 
 logger = logging.getLogger("ragmetrics.judge")
 
@@ -36,6 +43,16 @@ _RETRIED: tuple[FailureCause, ...] = (
     "timeout",
     "connection",
     "invalid_response",
+)
+
+
+_MESSAGE_CHARS = 400
+# How servers say "I cannot do this" in a 5xx (llama.cpp: "Llama model must be created with embedding=True",
+# "This server does not support embeddings. Start it with `--embeddings`"; vLLM: "... is not supported").
+_UNSUPPORTED = re.compile(
+    r"not supported|unsupported|does not support|doesn't support|not implemented|must be created with|"
+    r"start it with|not enabled|is disabled",
+    re.IGNORECASE,
 )
 
 
@@ -77,8 +94,9 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def status_cause(status: int) -> FailureCause:
-    """The failure cause an HTTP status means; only rate_limited, server_error and timeout are retried."""
+def status_cause(status: int, message: str = "") -> FailureCause:
+    """The failure cause an HTTP status (and the server's message) means; only rate_limited, server_error
+    and timeout are retried."""
     if status == 429:
         return "rate_limited"
     if status in (401, 403):
@@ -87,9 +105,37 @@ def status_cause(status: int) -> FailureCause:
         return "not_found"
     if status == 408:
         return "timeout"
+    if status == 501 or (status >= 500 and _UNSUPPORTED.search(message)):
+        return "unsupported"
     if status >= 500:
         return "server_error"
     return "bad_request"
+
+
+def server_message(exc: openai.APIStatusError) -> str:
+    """What the server said, from the shapes servers use: OpenAI/llama.cpp/vLLM ``{"error": {"message"}}``,
+    ``{"error": "..."}``, FastAPI and text-embeddings-inference ``{"detail"}`` / ``{"message"}``, or plain
+    text. Whitespace folded and shortened to a few hundred characters; the caller scrubs it."""
+    body = exc.body
+    text: object = None
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            text = error.get("message") or error.get("msg")
+        elif isinstance(error, str):
+            text = error
+        if not text:
+            text = body.get("message") or body.get("detail") or body.get("msg")
+        if text is not None and not isinstance(text, str):
+            text = json.dumps(text, ensure_ascii=False)
+    elif isinstance(body, str):
+        text = body
+    message = " ".join(str(text).split()) if text else ""
+    if not message:
+        message = exc.message.removeprefix(f"Error code: {exc.status_code}").strip(" -") or "no message"
+    if len(message) > _MESSAGE_CHARS:
+        message = message[: _MESSAGE_CHARS - 1] + "…"
+    return message
 
 
 RefusalCheck = Callable[[openai.APIStatusError, int], bool]
@@ -115,14 +161,21 @@ class Transport:
         self._rng = random.Random(rng_seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: openai.AsyncOpenAI | None = None
-        self._semaphore: asyncio.Semaphore | None = None
+        self._limit: AdaptiveLimit | None = None
+        self._lowest_limit = settings.max_concurrency
         self.usage = CallUsage()
 
-    def api(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
-        # An AsyncOpenAI client and a semaphore belong to one event loop; the synchronous entry point runs a
-        # fresh loop per call, so both are rebuilt when the loop changes.
+    def concurrency(self) -> dict[str, int]:
+        """The request limit: its ceiling, its size now and its lowest this run (the report's back-off figures)."""
+        now = self._limit.limit if self._limit is not None else self.settings.max_concurrency
+        lowest = min(self._lowest_limit, self._limit.lowest if self._limit is not None else now)
+        return {"max": self.settings.max_concurrency, "now": now, "lowest": lowest}
+
+    def api(self) -> tuple[openai.AsyncOpenAI, AdaptiveLimit]:
+        # An AsyncOpenAI client and the limit's condition belong to one event loop; the synchronous entry point
+        # runs a fresh loop per call, so both are rebuilt when the loop changes (the limit keeps its size).
         loop = asyncio.get_running_loop()
-        if self._openai is None or self._semaphore is None or self._loop is not loop:
+        if self._openai is None or self._limit is None or self._loop is not loop:
             self._openai = openai.AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self._base_url,
@@ -130,15 +183,20 @@ class Transport:
                 max_retries=0,
                 timeout=self.settings.timeout_s,
             )
-            self._semaphore = asyncio.Semaphore(self.settings.max_concurrency)
+            previous = self._limit
+            self._limit = AdaptiveLimit(
+                self.settings.max_concurrency, adaptive=self.settings.adaptive_concurrency
+            )
+            if previous is not None:
+                self._limit.limit = previous.limit
+                self._lowest_limit = min(self._lowest_limit, previous.lowest)
             self._loop = loop
-        return self._openai, self._semaphore
+        return self._openai, self._limit
 
     async def aclose(self) -> None:
         if self._openai is not None and self._loop is asyncio.get_running_loop():
             await self._openai.close()
         self._openai = None
-        self._semaphore = None
         self._loop = None
 
     async def send(
@@ -154,19 +212,19 @@ class Transport:
         `on_refusal(message)` is raised for the caller to try another format."""
         attempt = 0
         while True:
-            api, semaphore = self.api()
+            api, limit = self.api()
             retry_after: float | None = None
             cause: FailureCause
             try:
-                async with semaphore:
+                async with limit.slot():
                     call.calls += 1
                     self.usage.calls += 1
-                    return await op(api)
+                    return await _observed(limit, op(api))
             except openai.APIStatusError as exc:
-                message = self.scrub(exc.message)
+                message = self.scrub(server_message(exc))
                 if refusal is not None and on_refusal is not None and refusal(exc, attempt):
                     raise on_refusal(message) from None
-                cause = status_cause(exc.status_code)
+                cause = status_cause(exc.status_code, message)
                 detail = f"HTTP {exc.status_code}: {message}"
                 if cause not in _RETRIED:
                     # `from None`: the chained openai exception carries the raw, unscrubbed server message.
@@ -191,3 +249,22 @@ class Transport:
             logger.info("%s: %s (%s); retry %d in %.2f s", what, detail, cause, attempt + 1, delay)
             await asyncio.sleep(delay)
             attempt += 1
+
+
+async def _observed(limit: AdaptiveLimit, request: Awaitable[T]) -> T:
+    """`await request`, telling the limit what its outcome says about the server's load."""
+    sent = time.monotonic()
+    signal: Signal = "neutral"
+    try:
+        result = await request
+    except openai.APITimeoutError:
+        signal = "overload"
+        raise
+    except openai.APIStatusError as exc:
+        signal = "overload" if exc.status_code in (429, 503) else "neutral"
+        raise
+    else:
+        signal = "ok"
+        return result
+    finally:
+        limit.record(signal, time.monotonic() - sent if signal == "ok" else None)

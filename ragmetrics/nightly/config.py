@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 from ragmetrics.options import FusionMethod, FusionNorm
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
@@ -533,6 +533,11 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("runs[] (source: file)", FileRunSpec, "a ranking from a file"),
     ("runs[] (source: retriever)", RetrieverRunSpec, "a ranking built now by ragmetrics.retrievers"),
     ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
+    (
+        "judge.embeddings",
+        EmbeddingSettings,
+        "the embedder of answer_relevancy / answer_similarity / answer_correctness, apart from the chat judge",
+    ),
     ("compare", CompareConfig, "how runs are compared (and how the regression gate tests)"),
     ("output", OutputConfig, "where and what to write"),
     ("baseline", BaselineConfig, "the regression gate"),
@@ -542,6 +547,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
 def _type_name(annotation: Any) -> str:
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
     text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
+    text = re.sub(r"\bragmetrics(\.\w+)*\.(\w+Settings)\b", r"\2 (below)", text)
     optional = re.fullmatch(r"Optional\[(.*)\]", text)
     if optional:
         text = f"{optional.group(1)} | None"

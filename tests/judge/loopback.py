@@ -43,6 +43,13 @@ FAULTS = (
     "echo_url",  # 400 whose message repeats the request line, query string and all, as some proxies do
     "embedding_short",  # an embeddings answer with one vector too few
     "embedding_zero",  # an embeddings answer whose first vector is all zeros
+    # Behaviours seen on real local servers (llama.cpp with a small model):
+    "copy_examples",  # the model returns the first few-shot example's answer (when the request has examples)
+    "greedy_malformed",  # at temperature 0 the answer is never valid (and byte-identical); sampled, it is
+    "length",  # the answer stops at max_tokens: cut off mid-JSON, finish_reason "length"
+    "unsupported_500",  # llama.cpp without --embedding: 500 "Llama model must be created with embedding=True"
+    "detail_500",  # a 500 whose body is FastAPI's {"detail": ...}, not OpenAI's {"error": {"message"}}
+    "token_embeddings",  # llama.cpp with --pooling none: one vector per token (a list of lists) per input
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -67,6 +74,10 @@ class Record:
     digest: str
     user: str
     at: float
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+    examples: bool = False
 
 
 @dataclass
@@ -80,6 +91,9 @@ class State:
     in_flight: int = 0
     peak_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # A server with `slots` set computes that many requests at a time and queues the rest, as llama.cpp
+    # (-np 1) and Ollama do; a request the client gave up on is still computed, holding its slot.
+    slots: threading.Semaphore | None = None
 
 
 def _hash_vector(text: str, dim: int = 16) -> list[float]:
@@ -222,6 +236,8 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.in_flight += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        if state.slots is not None:
+            state.slots.acquire()
         try:
             if state.latency_s:
                 time.sleep(state.latency_s)
@@ -233,6 +249,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._error(404, f"no route {self.path}")
         finally:
+            if state.slots is not None:
+                state.slots.release()
             with state.lock:
                 state.in_flight -= 1
 
@@ -267,6 +285,21 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "server_error":
             self._error(500, "internal error (test fault)")
             return True
+        if fault == "unsupported_500":
+            self._send(
+                500,
+                {
+                    "error": {
+                        "code": 500,
+                        "message": "Llama model must be created with embedding=True to call this API",
+                        "type": "server_error",
+                    }
+                },
+            )
+            return True
+        if fault == "detail_500":
+            self._send(500, {"detail": "worker crashed: CUDA out of memory (test fault)"})
+            return True
         if fault == "stall":
             time.sleep(state.stall_s)
         return False
@@ -282,6 +315,15 @@ class _Handler(BaseHTTPRequestHandler):
         user = inputs[-1] if inputs else ""
         fmt = body.get("response_format") or {}
         mode = fmt.get("type") if fmt else None
+        example_answers = [m["content"] for m in messages[:-1] if m["role"] == "assistant"]
+        if repair:
+            example_answers = example_answers[:-1]  # the last assistant message is the answer being repaired
+        sampling = {
+            "temperature": body.get("temperature"),
+            "seed": body.get("seed"),
+            "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
+            "examples": bool(example_answers),
+        }
         digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
         fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
         status = 200
@@ -304,13 +346,18 @@ class _Handler(BaseHTTPRequestHandler):
         elif self._transport_fault(state, fault):
             status = 429 if fault == "rate_limit" else 500
         else:
+            finish = "stop"
             if prompt is None:
                 status = 400
                 self._error(400, "no prompt marker in the system message")
             else:
                 verdict = scripted_verdict(prompt, user)
-                if fault == "malformed":
+                if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
+                elif fault == "copy_examples" and example_answers:
+                    content = example_answers[0]
+                elif fault == "length":
+                    content, finish = json.dumps(verdict)[:40], "length"
                 elif fault in ("schema_violation", "wrong_count"):
                     content = json.dumps(_break(verdict, fault))
                 elif mode is None:
@@ -330,7 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
                             {
                                 "index": 0,
                                 "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
+                                "finish_reason": finish,
                             }
                         ],
                         "usage": {
@@ -351,6 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
             mode=mode,
             digest=digest,
             user=user,
+            **sampling,
         )
 
     def _embeddings(self, state: State, body: dict[str, Any]) -> None:
@@ -368,6 +416,9 @@ class _Handler(BaseHTTPRequestHandler):
                 {"object": "embedding", "index": i, "embedding": state.vectors.get(t) or _hash_vector(t)}
                 for i, t in enumerate(texts)
             ]
+            if fault == "token_embeddings":
+                for item, text in zip(data, texts, strict=True):
+                    item["embedding"] = [_hash_vector(token) for token in text.split() or [text]]
             if fault == "embedding_short":
                 data = data[:-1]
             elif fault == "embedding_zero" and data:
@@ -407,8 +458,17 @@ class _Server(ThreadingHTTPServer):
 class LoopbackServer:
     """Start with `start()`; `url` is the base_url to give the judge (ends in /v1)."""
 
-    def __init__(self, *, latency_s: float = 0.0, stall_s: float = 2.0, retry_after: str = "0") -> None:
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        stall_s: float = 2.0,
+        retry_after: str = "0",
+        slots: int | None = None,
+    ) -> None:
         self.state = State(latency_s=latency_s, stall_s=stall_s, retry_after=retry_after)
+        if slots is not None:
+            self.state.slots = threading.Semaphore(slots)
         self._server = _Server(self.state)
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.embeddings import MiniLMEmbedder
 from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 
 pytestmark = pytest.mark.slow
 
@@ -123,21 +122,36 @@ def test_llm_judge_against_llama_cpp_server(
         base_url=llama_server,
         model="smollm2",
         cache_path=tmp_path / "verdicts.sqlite",
-        max_concurrency=1,
+        max_concurrency=1,  # one slot (the docs' advice for single-slot servers)
         timeout_s=120,
         max_retries=1,
         max_repairs=1,
+        max_tokens=300,  # a runaway answer must not hold the slot for minutes
         answer_relevancy_questions=1,
+        # This server has no embeddings endpoint: the chat judge pairs with the built-in embedder.
+        embeddings=EmbeddingSettings(backend="local"),
+        retry_failed="never",
     )
-    judge = LLMJudge(settings, embedder=MiniLMEmbedder())
     metrics = ["context_precision", "context_recall", "answer_relevancy"]
-    result = evaluate_rag(SAMPLES, metrics, judge, name="smollm2", progress=False)
+    result = evaluate_rag(SAMPLES, metrics, LLMJudge(settings), name="smollm2", progress=False)
 
     info = result.metadata.judge
     assert info is not None and info.backend == "openai" and info.base_url == llama_server
-    # The server answers 500 to json_schema and accepts json_object: the client must have stepped down.
-    assert info.settings.get("response_mode") in ("json_object", "text")
-    assert info.usage.calls > 0 and info.usage.prompt_tokens > 0
+    assert "MiniLM" in str(info.embedding_model)
+    assert info.settings["max_tokens"] == 300
+    mode = info.settings.get("response_mode")
+    assert (
+        mode in ("json_schema", "json_object", "text")
+        and info.usage.calls > 0
+        and info.usage.prompt_tokens > 0
+    )
+
+    # The rerun makes no call at all: verdicts come from the cache, and failures recorded by the first run are
+    # reported again (retry_failed="never"); it reports the mode the first run negotiated, not a default.
+    again = evaluate_rag(SAMPLES, metrics, LLMJudge(settings), name="smollm2", progress=False)
+    assert again.metadata.judge is not None and again.metadata.judge.usage.calls == 0
+    assert again.metadata.judge.settings["response_mode"] == mode
+    assert again.per_query == result.per_query
     transport = {"connection", "timeout", "server_error", "rate_limited", "internal_error"}
     assert not [f for f in result.failures if f.cause in transport], result.failures
     values = [v for scores in result.per_query.values() for v in scores.values() if v is not None]

@@ -53,6 +53,31 @@ def test_judge_section_embeds_judge_settings(tmp_path: Path) -> None:
     assert (settings.model, settings.max_concurrency, settings.timeout_s) == ("m", 3, 5.0)
 
 
+def test_judge_embeddings_and_real_server_settings(tmp_path: Path) -> None:
+    data = _base()
+    data["judge"].update(
+        backend="openai",
+        base_url="http://127.0.0.1:9/v1",
+        max_tokens=512,
+        retry_failed="12h",
+        adaptive_concurrency=False,
+        embeddings={
+            "backend": "openai",
+            "base_url": "http://127.0.0.1:10/v1",
+            "model": "e",
+            "pooling": "mean",
+        },
+    )
+    settings = parse_config(data, base_dir=tmp_path).judge.settings()  # type: ignore[union-attr]
+    assert settings.embeddings is not None and settings.embeddings.pooling == "mean"
+    assert (settings.max_tokens, settings.retry_failed, settings.adaptive_concurrency) == (512, "12h", False)
+    data["judge"]["embeddings"] = {"backend": "local", "poolin": "mean"}
+    assert "judge.embeddings.poolin: unknown key" in _error(data, tmp_path)
+    data["judge"]["embeddings"] = {"backend": "local"}
+    data["judge"]["retry_failed"] = "sometimes"
+    assert "judge.retry_failed" in _error(data, tmp_path)
+
+
 def test_unknown_key_names_its_path(tmp_path: Path) -> None:
     data = _base()
     data["judge"]["max_concurency"] = 4

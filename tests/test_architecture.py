@@ -1,7 +1,7 @@
 """The package's layers, enforced: every import (top-level, inside functions, importlib with a literal) is
 checked against the dependency direction documented in docs/architecture.md.
 
-    cli -> nightly -> (api, render, collection, retrievers) -> (retrieval | judge | comparison | trust)
+    cli -> nightly -> (api, engines, render, collection, retrievers) -> (retrieval | judge | comparison | trust)
         -> (schema, errors, options, _async, embeddings)
 
 retrieval and judge never import each other; comparison imports neither; nothing imports cli, and only cli
@@ -25,6 +25,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.cli": "cli",
     "ragmetrics.nightly": "nightly",
     "ragmetrics.api": "api",
+    "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",
     "ragmetrics.retrievers": "extras",
@@ -53,10 +54,11 @@ ALLOWED: dict[str, set[str]] = {
     "trust": {"base"},
     "render": {"base", "comparison"},
     "api": {"base"} | CORE,
+    "engines": {"base"} | CORE,
     "extras": {"base", "retrieval", "judge"},
-    "nightly": {"base", "api", "render", "extras"} | CORE,
-    "cli": {"base", "api", "render", "extras", "nightly", "facade"} | CORE,
-    "facade": {"base", "api", "render", "extras", "nightly"} | CORE,
+    "nightly": {"base", "api", "engines", "render", "extras"} | CORE,
+    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade"} | CORE,
+    "facade": {"base", "api", "engines", "render", "extras", "nightly"} | CORE,
 }
 
 
@@ -201,3 +203,20 @@ def test_allowed_arrows_pass() -> None:
         Edge("ragmetrics.judge.backends.local", "ragmetrics.embeddings.minilm", "x.py", 1),
     ]
     assert violations(allowed) == []
+
+
+def test_only_the_ray_engine_imports_ray() -> None:
+    # Ray is an optional extra: the core must import and run without it.
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if "engines/ray" in path.as_posix():
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n == "ray" or n.startswith("ray.") for n in names):
+                offenders.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not offenders, offenders

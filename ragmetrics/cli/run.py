@@ -36,6 +36,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="DIR",
         help="where the dated artifact folder goes (overrides output.dir)",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        help="where the work runs (overrides engine.kind; ray needs pip install 'ragmetrics[ray]')",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(handler=_run)
 
@@ -51,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
             baseline=args.baseline,
             output_dir=args.output,
             progress=False if args.no_progress else None,
+            engine=args.engine,
         )
     print(format_report(outcome.report, "table").rstrip())
     partial = partial_metrics_table(outcome.report)

@@ -170,6 +170,24 @@ class VerdictCache:
             self._misses += len(keys) - hits
         return found
 
+    def peek_many(self, keys: Sequence[str]) -> set[str]:
+        """Which of `keys` hold a stored verdict, without counting hits or misses (for merging caches)."""
+        if not self.enabled or not keys:
+            return set()
+        unique = list(dict.fromkeys(keys))
+        present: set[str] = set()
+        with self._lock:
+            conn = self._connection()
+            for start in range(0, len(unique), _SQL_BATCH):
+                chunk = unique[start : start + _SQL_BATCH]
+                sql = f"SELECT key FROM verdicts WHERE key IN ({','.join('?' * len(chunk))})"
+
+                def read(sql: str = sql, chunk: list[str] = chunk) -> list[tuple[str]]:
+                    return list(conn.execute(sql, chunk).fetchall())
+
+                present.update(row[0] for row in _with_lock_retries(read, rng=self._rng))
+        return present
+
     def discard_hit(self) -> None:
         """Re-count the last hit as a miss: the caller found the stored value no longer validates."""
         with self._lock:

@@ -12,6 +12,7 @@ import os
 from typing import Literal
 
 from ragmetrics.judge.base import Judge
+from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.settings import JudgeSettings
 
 logger = logging.getLogger("ragmetrics.judge")
@@ -30,8 +31,9 @@ def resolve_backend(settings: JudgeSettings) -> tuple[Backend, str]:
     return "local", f"no base_url and ${settings.api_key_env} is unset or empty"
 
 
-def make_judge(settings: JudgeSettings | None = None) -> Judge:
-    """Build the judge the settings ask for (see `resolve_backend`)."""
+def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | None = None) -> Judge:
+    """Build the judge the settings ask for (see `resolve_backend`); `cache` replaces the one the settings
+    name (a worker's shard of it, say)."""
     settings = settings or JudgeSettings()
     backend, why = resolve_backend(settings)
     if backend == "local":
@@ -44,11 +46,10 @@ def make_judge(settings: JudgeSettings | None = None) -> Judge:
                 why,
                 settings.api_key_env,
             )
-        from ragmetrics.judge.cache import VerdictCache
-
-        cache = VerdictCache(settings.cache_path, enabled=settings.use_cache) if settings.cache_path else None
+        if cache is None and settings.cache_path:
+            cache = VerdictCache(settings.cache_path, enabled=settings.use_cache)
         return LocalJudge(cache=cache)
     from ragmetrics.judge.backends.llm import LLMJudge
 
-    judge: Judge = LLMJudge(settings)
+    judge: Judge = LLMJudge(settings, cache=cache)
     return judge

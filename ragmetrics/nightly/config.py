@@ -232,6 +232,30 @@ class OutputConfig(_Section):
         return list(dict.fromkeys(v))
 
 
+class EngineConfig(_Section):
+    """Where the work runs: this process, or a Ray cluster (pip install 'ragmetrics[ray]'; docs/scale.md)."""
+
+    kind: Literal["local", "ray"] = Field(default="local", description="'local' (this process) or 'ray'")
+    address: str | None = Field(
+        default=None, description="ray: 'auto', 'ray://host:10001', or unset to start a local cluster"
+    )
+    workers: int = Field(default=2, ge=1, le=10_000, description="ray: judge actors")
+    batch_size: int = Field(
+        default=64, ge=1, description="ray: samples per judge task (the checkpoint granularity)"
+    )
+    num_cpus: int | None = Field(
+        default=None, ge=1, description="ray: CPUs of a local cluster (default: all)"
+    )
+    worker_cpus: float = Field(default=1.0, gt=0, description="ray: CPUs reserved per judge actor")
+    retrieval_shards: int | None = Field(
+        default=None, ge=1, description="ray: retrieval tasks per run (default: 2 per worker)"
+    )
+
+    def options(self) -> dict[str, object]:
+        """The keyword arguments of `RayEngine`."""
+        return self.model_dump(exclude={"kind"})
+
+
 class BaselineConfig(_Section):
     """The regression gate: a metric regresses when its mean drops by more than its threshold, significantly."""
 
@@ -263,6 +287,7 @@ class NightlyConfig(_Section):
     compare: CompareConfig = Field(default_factory=CompareConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"
     )
@@ -541,6 +566,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("compare", CompareConfig, "how runs are compared (and how the regression gate tests)"),
     ("output", OutputConfig, "where and what to write"),
     ("baseline", BaselineConfig, "the regression gate"),
+    ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
 )
 
 

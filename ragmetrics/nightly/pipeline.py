@@ -46,6 +46,7 @@ from ragmetrics.schema import (
 )
 
 if TYPE_CHECKING:
+    from ragmetrics.engines import Engine
     from ragmetrics.judge.base import Judge
     from ragmetrics.retrieval.run import Run
 
@@ -80,10 +81,14 @@ def run_pipeline(
     progress: bool | None = None,
     write: bool = True,
     log: Log | None = None,
+    engine: str | None = None,
 ) -> PipelineOutcome:
-    """Run a whole evaluation. `baseline` and `output_dir` override the config; `write=False` skips artifacts."""
+    """Run a whole evaluation. `baseline`, `output_dir` and `engine` ('local', 'ray') override the config;
+    `write=False` skips artifacts."""
     if not isinstance(config, NightlyConfig):
         config = load_config(config)
+    if engine is not None:
+        config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
     show = config.progress if progress is None else progress
     say: Log = log or (lambda message: print(message, file=sys.stderr))
     notes: list[str] = []
@@ -104,12 +109,23 @@ def run_pipeline(
     with _timed(timings, "runs"):
         runs = build_runs(config, dataset, progress=show)
     results: dict[str, RunResult] = {}
-    with _timed(timings, "retrieval"):
-        for name, result in score_retrieval(config, dataset, runs, notes, progress=show).items():
-            results[name] = result
     judge_info: JudgeInfo | None = None
-    with _timed(timings, "judge"):
-        judged, judge_info = score_judge(config, dataset, runs, notes, progress=show)
+    from ragmetrics.engines import make_engine
+
+    worker = (
+        make_engine(config.engine.kind, **config.engine.options()) if config.engine.kind != "local" else None
+    )
+    try:
+        with _timed(timings, "retrieval"):
+            for name, result in score_retrieval(
+                config, dataset, runs, notes, progress=show, engine=worker
+            ).items():
+                results[name] = result
+        with _timed(timings, "judge"):
+            judged, judge_info = score_judge(config, dataset, runs, notes, progress=show, engine=worker)
+    finally:
+        if worker is not None:
+            worker.close()
     for name, result in judged.items():
         results[name] = results[name].merge(result) if name in results else result
     ordered = [results[n] for n in runs if n in results]
@@ -276,6 +292,7 @@ def score_retrieval(
     notes: list[str],
     *,
     progress: bool = False,
+    engine: Engine | None = None,
 ) -> dict[str, RunResult]:
     """Retrieval metrics for every run, where the dataset has relevance judgments."""
     metrics = config.retrieval.metrics
@@ -292,7 +309,12 @@ def score_retrieval(
     out: dict[str, RunResult] = {}
     with _steps("retrieval metrics", len(runs), progress) as advance:
         for name, run in runs.items():
-            out[name] = evaluate(qrels, run, metrics, query_set=config.retrieval.query_set, name=name)
+            if engine is None:
+                out[name] = evaluate(qrels, run, metrics, query_set=config.retrieval.query_set, name=name)
+            else:
+                out[name] = engine.score_retrieval(
+                    qrels, run, metrics, query_set=config.retrieval.query_set, name=name
+                )
             advance()
     return out
 
@@ -370,12 +392,23 @@ def score_judge(
     notes: list[str],
     *,
     progress: bool = False,
+    engine: Engine | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info."""
     plan = judge_plan(config, dataset, runs, notes)
     if not plan:
         return {}, None
     assert config.judge is not None
+    if engine is not None:
+        session = engine.judge_session(config.judge.settings())
+        try:
+            scored = {
+                name: session.score(samples, metrics, name=name, progress=progress)
+                for name, (samples, metrics) in plan.items()
+            }
+            return scored, session.info()
+        finally:
+            session.close()
     from ragmetrics.judge.evaluate import evaluate_rag
     from ragmetrics.judge.select import make_judge
 

@@ -39,27 +39,18 @@ def shard_of(query_id: str, shards: int) -> int:
     return zlib.crc32(query_id.encode("utf-8")) % shards
 
 
-class _ShardScorer:
-    """Scores one shard's lines (a pandas frame) against the qrels of that shard's queries."""
+def _score_shard(frame: Any, qrels: Qrels, metrics: list[str], name: str) -> Any:
+    """Score one shard's lines (a pandas frame) against the qrels of that shard's queries."""
+    import pandas as pd
 
-    def __init__(self, qrels: Qrels, metrics: list[str], name: str) -> None:
-        self.qrels = qrels
-        self.metrics = metrics
-        self.name = name
-
-    def __call__(self, frame: Any) -> Any:
-        import pandas as pd
-
-        run = Run.from_df(
-            frame[[Q_COL, DOC_COL, SCORE_COL]], name=self.name, source=f"{self.name} partitions"
-        )
-        wanted = [qid for qid in run.query_ids if qid in self.qrels]
-        if not wanted:
-            return pd.DataFrame({Q_COL: pd.Series([], dtype=str), **{m: [] for m in self.metrics}})
-        matrix = score_matrix(self.qrels.select(wanted), run.select(wanted), self.metrics, name=self.name)
-        out = pd.DataFrame(matrix.values, columns=list(matrix.metrics))
-        out.insert(0, Q_COL, list(matrix.query_ids))
-        return out
+    run = Run.from_df(frame[[Q_COL, DOC_COL, SCORE_COL]], name=name, source=f"{name} partitions")
+    wanted = [qid for qid in run.query_ids if qid in qrels]
+    if not wanted:
+        return pd.DataFrame({Q_COL: pd.Series([], dtype=str), **{m: [] for m in metrics}})
+    matrix = score_matrix(qrels.select(wanted), run.select(wanted), metrics, name=name)
+    out = pd.DataFrame(matrix.values, columns=list(matrix.metrics))
+    out.insert(0, Q_COL, list(matrix.query_ids))
+    return out
 
 
 def _add_shard(batch: Any, shards: int) -> Any:
@@ -83,13 +74,18 @@ def evaluate_partitions(
     empty and whose `aggregate` holds the means, the per-query scores written to `output` as Parquet.
     """
     ray = import_ray()
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False  # the driver's own output stays readable; Ray logs progress anyway
     paths = [str(p) for p in ([runs] if isinstance(runs, str | Path) else runs)]
     if not paths:
         raise InputError("no run partitions given", source=name)
-    dataset = ray.data.read_parquet(paths, columns=[Q_COL, DOC_COL, SCORE_COL])
+    dataset = ray.data.read_parquet(paths).select_columns([Q_COL, DOC_COL, SCORE_COL])
     dataset = dataset.map_batches(_add_shard, fn_kwargs={"shards": shards}, batch_format="pandas")
-    scorer = _ShardScorer(qrels, list(metrics), name)
-    scored = dataset.groupby(_SHARD_COL).map_groups(scorer, batch_format="pandas")
+    scored = dataset.groupby(_SHARD_COL, num_partitions=shards).map_groups(
+        _score_shard,
+        batch_format="pandas",
+        fn_kwargs={"qrels": qrels, "metrics": list(metrics), "name": name},
+    )
     probe = score_matrix(qrels.select(qrels.query_ids[:1]), Run.from_dict({}, name=name), metrics, name=name)
     columns = list(probe.metrics)
     if output is not None:

@@ -27,6 +27,11 @@ _EXPORTS: dict[str, str] = {
     "RagSample": "ragmetrics.judge.base",
     "JudgeSettings": "ragmetrics.judge.settings",
     "make_judge": "ragmetrics.judge.select",
+    # trust
+    "judge_agreement": "ragmetrics.trust",
+    "ppi_difference": "ragmetrics.trust",
+    "judge_noise_stats": "ragmetrics.trust",
+    "load_labels": "ragmetrics.trust",
     # nightly job
     "load_config": "ragmetrics.nightly.config",
     "run_pipeline": "ragmetrics.nightly.pipeline",
@@ -56,8 +61,12 @@ __all__ = [
     "format_report",
     "format_results",
     "fuse",
+    "judge_agreement",
+    "judge_noise_stats",
     "load_config",
+    "load_labels",
     "make_judge",
+    "ppi_difference",
     "run_pipeline",
 ]
 
@@ -77,6 +86,7 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult
+    from ragmetrics.trust import judge_agreement, judge_noise_stats, load_labels, ppi_difference
 
 
 def __getattr__(name: str) -> Any:

@@ -127,6 +127,88 @@ class RunMetadata(_Model):
     extra: dict[str, Any] = Field(default_factory=dict)
 
 
+class Interval(_Model):
+    """An estimate with its confidence interval; None where the figure is undefined (never NaN)."""
+
+    estimate: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+class CalibrationBin(_Model):
+    """Judge scores in [low, high): how many, their mean, and the people's mean on the same samples."""
+
+    low: float
+    high: float
+    n: int
+    judge_mean: float
+    human_mean: float
+
+
+class MetricAgreement(_Model):
+    """How a judge metric agrees with human labels on the samples both scored (`ragmetrics.trust.agreement`)."""
+
+    metric: str
+    n_labeled: int
+    label_kind: Literal["binary", "graded", "score"]
+    threshold: float = Field(description="both sides count as positive at or above it (accuracy, kappa)")
+    accuracy: Interval | None = None
+    balanced_accuracy: Interval | None = None
+    kappa: Interval | None = Field(default=None, description="Cohen's kappa (binary labels)")
+    spearman: Interval | None = None
+    kendall: Interval | None = Field(default=None, description="Kendall's tau-b (graded or score labels)")
+    bias: Interval = Field(description="mean(judge - human) on the labelled samples, t interval")
+    calibration: list[CalibrationBin] = Field(default_factory=list)
+
+
+class PPIEstimate(_Model):
+    """The people's mean of a metric estimated four ways (`ragmetrics.trust.ppi`): judge only, labels only
+    (classical), prediction-powered (PPI) and power-tuned PPI++ with its weight `ppi_lambda`."""
+
+    metric: str
+    n_labeled: int
+    n_unlabeled: int
+    confidence: float
+    judge_only: Interval
+    classical: Interval | None = None
+    ppi: Interval | None = None
+    ppi_plus: Interval | None = None
+    ppi_lambda: float | None = None
+
+
+class JudgeNoiseStats(_Model):
+    """A judge metric judged `repeats` times per sample with distinct seeds (`ragmetrics.trust.variance`)."""
+
+    metric: str
+    samples: int
+    repeats: int
+    mean: float = Field(description="mean of the per-sample means over repeats")
+    mean_spread: float = Field(description="mean over samples of the standard deviation over repeats")
+    flip_rate: float = Field(description="share of verdicts not the same in every repeat")
+    icc: float | None = Field(description="ICC(1): share of variance between samples, 1 = noiseless judge")
+    ci_samples: Interval = Field(description="bootstrap CI of the mean over samples only")
+    ci_with_noise: Interval = Field(description="two-level bootstrap CI over samples and repeats")
+    spread: dict[str, float] = Field(default_factory=dict, description="per-sample standard deviation")
+
+
+class PairPPI(_Model):
+    """The PPI-corrected difference candidate - baseline on one metric, over samples both runs scored."""
+
+    metric: str
+    baseline: str
+    candidate: str
+    estimate: PPIEstimate
+
+
+class RunTrust(_Model):
+    """How far this run's judge numbers are from people and from the judge itself."""
+
+    labels_source: str | None = None
+    agreement: list[MetricAgreement] = Field(default_factory=list)
+    ppi: list[PPIEstimate] = Field(default_factory=list)
+    noise: list[JudgeNoiseStats] = Field(default_factory=list)
+
+
 class RunResult(_Model):
     """One run's scores. `per_query[qid][metric]` is None only where a judge failure is recorded in `failures`."""
 
@@ -143,6 +225,9 @@ class RunResult(_Model):
         default_factory=dict, description="query -> metric -> verdicts and reasons (judge metrics)"
     )
     metadata: RunMetadata = Field(default_factory=RunMetadata)
+    trust: RunTrust | None = Field(
+        default=None, description="agreement with human labels, PPI estimates, judge noise over repeats"
+    )
 
     @field_validator("per_query")
     @classmethod
@@ -207,6 +292,7 @@ class RunResult(_Model):
             not_applicable=[*self.not_applicable, *other.not_applicable],
             details=details,
             metadata=meta,
+            trust=self.trust or other.trust,
         )
         merged.recompute_aggregate()
         return merged
@@ -394,6 +480,10 @@ class ReportMetadata(_Model):
     versions: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     nightly: NightlyRun | None = Field(default=None, description="set by the nightly job (`ragmetrics run`)")
+    ppi_pairs: list[PairPPI] = Field(
+        default_factory=list,
+        description="PPI-corrected paired differences where human labels cover both runs",
+    )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="free for callers; ragmetrics writes none"
     )

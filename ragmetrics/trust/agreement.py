@@ -1,0 +1,177 @@
+"""How well a judge agrees with people on the samples both scored: one metric at a time, each figure with a CI.
+
+Scores are in [0, 1] on both sides (human grades divided by their scale when loaded). Agreement on decisions
+(accuracy, balanced accuracy, Cohen's kappa) compares both sides cut at `threshold` (0.5: a score of at least
+one half counts as positive); agreement on order (Spearman, Kendall's tau-b) uses the scores themselves.
+The calibration table bins the judge's scores and shows the people's mean in each bin: a calibrated judge
+has them equal. Bias is mean(judge - human) with a t interval; every other CI is a percentile bootstrap over
+the labelled samples (`resamples`, fixed `seed`), because none of these statistics has a simple exact
+interval that holds for small n.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+__all__ = ["Agreement", "CalibrationRow", "Estimate", "LabelKind", "agreement"]
+
+LabelKind = str  # "binary" | "graded" | "score"
+CALIBRATION_BINS = 5
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    low: float
+    high: float
+    n: int
+    judge_mean: float
+    human_mean: float
+
+
+@dataclass(frozen=True)
+class Agreement:
+    n: int
+    kind: LabelKind
+    threshold: float
+    accuracy: Estimate | None
+    balanced_accuracy: Estimate | None
+    kappa: Estimate | None
+    spearman: Estimate | None
+    kendall: Estimate | None
+    bias: Estimate
+    calibration: list[CalibrationRow] = field(default_factory=list)
+
+
+def _accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    return float(np.mean(j == h))
+
+
+def _balanced_accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    pos, neg = h, ~h
+    if not pos.any() or not neg.any():
+        return math.nan
+    return float((np.mean(j[pos]) + np.mean(~j[neg])) / 2.0)
+
+
+def _kappa(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    observed = float(np.mean(j == h))
+    pj, ph = float(np.mean(j)), float(np.mean(h))
+    expected = pj * ph + (1 - pj) * (1 - ph)
+    return math.nan if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+
+
+def _rank(kind: str) -> Callable[[NDArray[np.float64], NDArray[np.float64]], float]:
+    def spearman(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+        if np.ptp(a) == 0 or np.ptp(b) == 0:
+            return math.nan
+        return float(stats.spearmanr(a, b).statistic)
+
+    def kendall(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
+        if np.ptp(a) == 0 or np.ptp(b) == 0:
+            return math.nan
+        return float(stats.kendalltau(a, b).statistic)
+
+    return spearman if kind == "spearman" else kendall
+
+
+def _bootstrap(
+    stat: Callable[[NDArray[np.intp]], float], n: int, resamples: int, rng: np.random.Generator, alpha: float
+) -> Estimate | None:
+    value = stat(np.arange(n))
+    if not math.isfinite(value):
+        return None
+    draws = np.array([stat(rng.integers(0, n, size=n)) for _ in range(resamples)])
+    draws = draws[np.isfinite(draws)]
+    if draws.size < resamples // 2:
+        return Estimate(value, math.nan, math.nan)
+    low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
+    return Estimate(value, float(low), float(high))
+
+
+def label_kind(raw: ArrayLike) -> LabelKind:
+    """'binary' (every label 0 or 1), 'graded' (whole numbers above 1 occur), else 'score'."""
+    values = np.asarray(raw, dtype=np.float64)
+    if np.isin(values, (0.0, 1.0)).all():
+        return "binary"
+    if np.all(values == np.round(values)) and values.max(initial=0) > 1:
+        return "graded"
+    return "score"
+
+
+def agreement(
+    judge: ArrayLike,
+    human: ArrayLike,
+    *,
+    kind: LabelKind = "score",
+    threshold: float = 0.5,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Agreement:
+    """Agreement figures of paired judge scores and human labels (both in [0, 1]); see the module doc."""
+    j = np.asarray(judge, dtype=np.float64).ravel()
+    h = np.asarray(human, dtype=np.float64).ravel()
+    if j.shape != h.shape:
+        raise ValueError(f"{j.size} judge scores for {h.size} labels: they must pair up")
+    if j.size == 0:
+        raise ValueError("no labelled sample has a judge score")
+    if not (np.isfinite(j).all() and np.isfinite(h).all()):
+        raise ValueError("scores and labels must be finite")
+    n = j.size
+    alpha = 1.0 - confidence
+    rng = np.random.default_rng(seed)
+    jb, hb = j >= threshold, h >= threshold
+
+    def on(
+        fn: Callable[[NDArray[np.bool_], NDArray[np.bool_]], float],
+    ) -> Callable[[NDArray[np.intp]], float]:
+        return lambda idx: fn(jb[idx], hb[idx])
+
+    def ranked(name: str) -> Callable[[NDArray[np.intp]], float]:
+        fn = _rank(name)
+        return lambda idx: fn(j[idx], h[idx])
+
+    diff = j - h
+    if n > 1:
+        half = float(stats.t.ppf(1 - alpha / 2, n - 1)) * float(diff.std(ddof=1)) / math.sqrt(n)
+    else:
+        half = math.nan
+    bias = Estimate(float(diff.mean()), float(diff.mean()) - half, float(diff.mean()) + half)
+    edges = np.linspace(0.0, 1.0, CALIBRATION_BINS + 1)
+    which = np.clip(np.digitize(j, edges[1:-1], right=False), 0, CALIBRATION_BINS - 1)
+    calibration = [
+        CalibrationRow(
+            low=float(edges[b]),
+            high=float(edges[b + 1]),
+            n=int((which == b).sum()),
+            judge_mean=float(j[which == b].mean()),
+            human_mean=float(h[which == b].mean()),
+        )
+        for b in range(CALIBRATION_BINS)
+        if (which == b).any()
+    ]
+    return Agreement(
+        n=n,
+        kind=kind,
+        threshold=threshold,
+        accuracy=_bootstrap(on(_accuracy), n, resamples, rng, alpha),
+        balanced_accuracy=_bootstrap(on(_balanced_accuracy), n, resamples, rng, alpha),
+        kappa=_bootstrap(on(_kappa), n, resamples, rng, alpha) if kind == "binary" else None,
+        spearman=_bootstrap(ranked("spearman"), n, resamples, rng, alpha),
+        kendall=_bootstrap(ranked("kendall"), n, resamples, rng, alpha) if kind != "binary" else None,
+        bias=bias,
+        calibration=calibration,
+    )

@@ -1,0 +1,187 @@
+"""Human labels: a file (CSV, JSONL or Parquet) of (sample id, metric, label), read strictly.
+
+Columns: ``sample_id`` (or ``id`` / ``query_id``), ``metric`` (a judge metric such as context_relevancy),
+``label``, and optionally ``run`` (labels of one run's outputs; without it a label applies to every run). A
+label is 0/1, a score in [0, 1], or a whole-number grade when the file's `scale` is given (grade / scale).
+Every problem is an InputError naming the file, the 1-based line (data rows: line 2 is the first row of a
+CSV, line 1 of a JSONL) and the field: a missing column, a label that is not a number or out of range, the
+same (run, sample, metric) twice, and (when checked against results) a sample id no run has.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmetrics._textfile import read_bytes, read_utf8
+from ragmetrics.errors import InputError
+
+__all__ = ["HumanLabel", "HumanLabels", "load_labels"]
+
+_ID_COLUMNS = ("sample_id", "id", "query_id")
+
+
+@dataclass(frozen=True)
+class HumanLabel:
+    sample_id: str
+    metric: str
+    value: float  # in [0, 1]
+    raw: float
+    run: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class HumanLabels:
+    source: str
+    labels: tuple[HumanLabel, ...]
+    scale: float | None = None
+
+    def metrics(self) -> list[str]:
+        return sorted({label.metric for label in self.labels})
+
+    def for_metric(self, metric: str, run: str | None = None) -> dict[str, HumanLabel]:
+        """Sample id -> label of `metric` that applies to `run` (a run-specific label wins over a general one)."""
+        found: dict[str, HumanLabel] = {}
+        for label in self.labels:
+            if label.metric != metric or label.run not in (None, run):
+                continue
+            if label.sample_id not in found or label.run is not None:
+                found[label.sample_id] = label
+        return found
+
+    def check_ids(self, known: Iterable[str]) -> None:
+        """An InputError for the first label whose sample id is not among `known`."""
+        ids = set(known)
+        for label in self.labels:
+            if label.sample_id not in ids:
+                raise InputError(
+                    f"unknown sample id {label.sample_id!r}: no judged sample has it",
+                    source=self.source,
+                    line=label.line,
+                    field="sample_id",
+                )
+
+    def check_metrics(self, known: Iterable[str]) -> None:
+        names = set(known)
+        for label in self.labels:
+            if label.metric not in names:
+                raise InputError(
+                    f"metric {label.metric!r} is not a judge metric of these results ({', '.join(sorted(names))})",
+                    source=self.source,
+                    line=label.line,
+                    field="metric",
+                )
+
+
+def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
+    source = str(path)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        read_bytes(path, prefix="cannot read: ")  # a missing file is an InputError, not an Arrow error
+        try:
+            table = pq.read_table(path)
+        except Exception as exc:
+            raise InputError(f"not a readable Parquet file: {exc}", source=source) from None
+        return [(i, row) for i, row in enumerate(table.to_pylist(), start=1)]
+    text = read_utf8(path)
+    if suffix in (".jsonl", ".ndjson"):
+        rows: list[tuple[int, Mapping[str, Any]]] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON: {exc.msg}", source=source, line=number) from None
+            if not isinstance(row, dict):
+                raise InputError("expected a JSON object per line", source=source, line=number)
+            rows.append((number, row))
+        return rows
+    if suffix in (".csv", ".tsv"):
+        import csv
+        import io
+
+        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
+        return [(number, row) for number, row in enumerate(reader, start=2)]
+    raise InputError(f"unknown labels format {suffix!r}: use .csv, .tsv, .jsonl or .parquet", source=source)
+
+
+def _number(value: Any, source: str, line: int) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"label {value!r} is not a number", source=source, line=line, field="label"
+        ) from None
+    if not math.isfinite(number):
+        raise InputError(f"label {value!r} is not a finite number", source=source, line=line, field="label")
+    return number
+
+
+def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
+    """Read and check a labels file (module doc); `scale` turns whole-number grades 0..scale into [0, 1]."""
+    path = Path(path)
+    source = str(path)
+    if scale is not None and not scale > 0:
+        raise InputError(f"scale must be positive, got {scale}", source=source, field="scale")
+    rows = _rows(path)
+    if not rows:
+        raise InputError("no labels in the file", source=source)
+    labels: list[HumanLabel] = []
+    seen: dict[tuple[str | None, str, str], int] = {}
+    for line, row in rows:
+        id_column = next((c for c in _ID_COLUMNS if c in row), None)
+        if id_column is None:
+            raise InputError(
+                f"no sample id column (one of {', '.join(_ID_COLUMNS)})",
+                source=source,
+                line=line,
+                field="sample_id",
+            )
+        for column in ("metric", "label"):
+            if column not in row or row[column] in (None, ""):
+                raise InputError(f"missing {column}", source=source, line=line, field=column)
+        sample_id = str(row[id_column]).strip()
+        if not sample_id:
+            raise InputError("empty sample id", source=source, line=line, field=id_column)
+        raw = _number(row["label"], source, line)
+        if scale is not None:
+            if raw < 0 or raw > scale:
+                raise InputError(
+                    f"grade {raw:g} is outside 0..{scale:g}", source=source, line=line, field="label"
+                )
+            value = raw / scale
+        elif 0.0 <= raw <= 1.0:
+            value = raw
+        else:
+            raise InputError(
+                f"label {raw:g} is outside [0, 1]; for graded labels give the scale (e.g. human_labels.scale: 3)",
+                source=source,
+                line=line,
+                field="label",
+            )
+        run = row.get("run")
+        run = str(run).strip() or None if run not in (None, "") else None
+        metric = str(row["metric"]).strip()
+        key = (run, sample_id, metric)
+        if key in seen:
+            raise InputError(
+                f"duplicate label for sample {sample_id!r}, metric {metric!r}"
+                + (f", run {run!r}" if run else "")
+                + f" (first on line {seen[key]})",
+                source=source,
+                line=line,
+                field="sample_id",
+            )
+        seen[key] = line
+        labels.append(HumanLabel(sample_id, metric, value, raw, run, line))
+    return HumanLabels(source=source, labels=tuple(labels), scale=scale)

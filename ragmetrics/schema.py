@@ -379,6 +379,16 @@ class MetricCheck(_Model):
     significant: bool
     regressed: bool
     worst_queries: list[QueryDrop] = Field(default_factory=list)
+    noise_margin: float | None = Field(
+        default=None,
+        description="judge metrics judged with repeats: the half-width the judge's own noise adds; with "
+        "baseline.beyond_judge_noise a drop must also exceed it",
+    )
+    ppi_diff: Interval | None = Field(
+        default=None,
+        description="with baseline.use_ppi: the PPI++ estimate of current - baseline corrected by human labels; "
+        "it replaces the paired test (significant when its CI excludes 0)",
+    )
 
 
 class GateResult(_Model):

@@ -91,6 +91,13 @@ class JudgeSettings(BaseModel):
         "recorded in the cache: 'always' tries them again, 'never' reports the recorded failure without a "
         "call, a delay ('30m', '12h', '7d') tries again once the failure is that old",
     )
+    repeats: int = Field(
+        default=1,
+        ge=1,
+        le=20,
+        description="judge every unit this many times with distinct seeds (seed + repeat) to measure the "
+        "judge's own noise (docs/trust.md); results keep repeat 0's scores, each repeat is cached apart",
+    )
     embeddings: EmbeddingSettings | None = Field(
         default=None, description="a separate embedder (default: the judge's endpoint and embedding_model)"
     )

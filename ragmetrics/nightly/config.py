@@ -256,6 +256,21 @@ class EngineConfig(_Section):
         return self.model_dump(exclude={"kind"})
 
 
+class HumanLabelsConfig(_Section):
+    """Human labels of judge metrics (docs/trust.md): agreement, PPI-corrected means, the PPI gate."""
+
+    path: Path = Field(
+        description="CSV, TSV, JSONL or Parquet: sample_id, metric, label (and optionally run)"
+    )
+    scale: float | None = Field(
+        default=None,
+        gt=0,
+        description="labels are whole-number grades 0..scale (divided by it); unset: in [0, 1]",
+    )
+    threshold: float = Field(default=0.5, ge=0, le=1, description="positive at or above it (accuracy, kappa)")
+    confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence of every interval")
+
+
 class BaselineConfig(_Section):
     """The regression gate: a metric regresses when its mean drops by more than its threshold, significantly."""
 
@@ -263,6 +278,15 @@ class BaselineConfig(_Section):
     max_drop: float = Field(default=0.0, ge=0, description="allowed absolute drop of the mean, every metric")
     max_drop_per_metric: dict[str, float] = Field(default_factory=dict, description="metric -> allowed drop")
     metrics: list[str] | None = Field(default=None, description="metrics the gate checks (default: all)")
+    use_ppi: bool = Field(
+        default=False,
+        description="judge metrics with human_labels: gate on the PPI++ difference corrected by the labels "
+        "instead of the paired test",
+    )
+    beyond_judge_noise: bool = Field(
+        default=False,
+        description="judge metrics judged with judge.repeats > 1: a drop must also exceed the judge's own noise",
+    )
 
     @field_validator("max_drop_per_metric")
     @classmethod
@@ -287,6 +311,7 @@ class NightlyConfig(_Section):
     compare: CompareConfig = Field(default_factory=CompareConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    human_labels: HumanLabelsConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"
@@ -393,6 +418,8 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     assert out is not None
     config.output.dir = out
     config.baseline.path = _resolve(config.baseline.path, base)
+    if config.human_labels is not None:
+        config.human_labels.path = _resolve(config.human_labels.path, base)  # type: ignore[assignment]
     return config
 
 
@@ -566,6 +593,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("compare", CompareConfig, "how runs are compared (and how the regression gate tests)"),
     ("output", OutputConfig, "where and what to write"),
     ("baseline", BaselineConfig, "the regression gate"),
+    ("human_labels", HumanLabelsConfig, "human labels of judge metrics (docs/trust.md); leave out for none"),
     ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
 )
 

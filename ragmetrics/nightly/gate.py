@@ -5,6 +5,11 @@ absolute drop AND a paired test (the config's test) says the drop is significant
 across every (run, metric) checked. Requiring both keeps the gate quiet on noise and on tiny but consistent
 drops nobody cares about. Queries with a failed score (None) on either side are left out of that pair; a
 pair the test cannot assess (a t-test on one shared query) cannot be shown significant and is noted, not checked.
+
+Two switches make judge metrics answer to more than the judge: `use_ppi` replaces the paired test by the
+PPI++ estimate of the difference corrected by human labels (a drop counts when that estimate drops by more
+than the threshold and its CI excludes 0), and `beyond_judge_noise` requires a drop larger than the noise the
+judge itself adds (measured with `judge.repeats`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import TESTS, is_significant
-from ragmetrics.schema import GateResult, MetricCheck, QueryDrop, Report, RunResult
+from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
+from ragmetrics.trust.labels import HumanLabels
 
 WORST_QUERIES = 5
 
@@ -76,6 +82,9 @@ def check_regressions(
     alpha: float = 0.05,
     seed: int = 42,
     permutations: int = 10_000,
+    labels: HumanLabels | None = None,
+    use_ppi: bool = False,
+    beyond_judge_noise: bool = False,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule."""
     from ragmetrics.comparison.corrections import adjust
@@ -141,6 +150,14 @@ def check_regressions(
         drop = mean_old - mean_cur
         threshold = thresholds(metric)
         significant = is_significant(float(p_adj), alpha)
+        regressed = drop > threshold and significant
+        ppi_diff = _ppi_diff(old, run, metric, shared, labels, 1 - alpha) if use_ppi and labels else None
+        if ppi_diff is not None and ppi_diff.estimate is not None and ppi_diff.high is not None:
+            significant = ppi_diff.high < 0 or (ppi_diff.low is not None and ppi_diff.low > 0)
+            regressed = -ppi_diff.estimate > threshold and ppi_diff.high < 0
+        margin = _noise_margin(run, metric)
+        if beyond_judge_noise and margin is not None:
+            regressed = regressed and drop > margin
         order = sorted(range(len(shared)), key=lambda i: (diffs[i], shared[i]))
         worst = [
             QueryDrop(
@@ -164,8 +181,10 @@ def check_regressions(
                 p_value=p,
                 p_corrected=float(p_adj),
                 significant=significant,
-                regressed=drop > threshold and significant,
+                regressed=regressed,
                 worst_queries=worst,
+                noise_margin=margin,
+                ppi_diff=ppi_diff,
             )
         )
     return gate
@@ -175,3 +194,32 @@ def _value(result: RunResult, query_id: str, metric: str) -> float:
     value = result.per_query[query_id][metric]
     assert value is not None
     return value
+
+
+def _noise_margin(run: RunResult, metric: str) -> float | None:
+    """The half-width judge noise adds to `metric`'s CI in `run` (None without repeats)."""
+    if run.trust is None:
+        return None
+    for stats in run.trust.noise:
+        if stats.metric == metric and stats.repeats > 1:
+            with_noise, without = stats.ci_with_noise, stats.ci_samples
+            if None in (with_noise.low, with_noise.high, without.low, without.high):
+                return None
+            half_with = (with_noise.high - with_noise.low) / 2  # type: ignore[operator]
+            half_without = (without.high - without.low) / 2  # type: ignore[operator]
+            return math.sqrt(max(half_with**2 - half_without**2, 0.0))
+    return None
+
+
+def _ppi_diff(
+    old: RunResult, run: RunResult, metric: str, shared: list[str], labels: HumanLabels, confidence: float
+) -> Interval | None:
+    from ragmetrics.trust import ppi_difference
+
+    pick = set(shared)
+    base = old.model_copy(update={"per_query": {q: s for q, s in old.per_query.items() if q in pick}})
+    cur = run.model_copy(update={"per_query": {q: s for q, s in run.per_query.items() if q in pick}})
+    pair = ppi_difference(base, cur, labels, metric, confidence=confidence)
+    if pair is None:
+        return None
+    return pair.estimate.ppi_plus or pair.estimate.ppi

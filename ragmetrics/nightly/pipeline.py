@@ -42,6 +42,7 @@ from ragmetrics.schema import (
     Report,
     ReportMetadata,
     RunResult,
+    RunTrust,
     SampleText,
 )
 
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from ragmetrics.engines import Engine
     from ragmetrics.judge.base import Judge
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.trust.labels import HumanLabels
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -139,6 +141,8 @@ def run_pipeline(
 
     with _timed(timings, "compare"):
         report = compare_runs(config, ordered, notes)
+    with _timed(timings, "trust"):
+        labels = attach_human_labels(config, {r.name: r for r in report.runs}, report)
     report.metadata.config = config_snapshot(config)
     report.metadata.dataset_fingerprint = dataset.fingerprint
     report.metadata.versions = versions()
@@ -168,6 +172,9 @@ def run_pipeline(
             alpha=config.compare.alpha,
             seed=config.compare.seed,
             permutations=config.compare.permutations,
+            labels=labels,
+            use_ppi=config.baseline.use_ppi,
+            beyond_judge_noise=config.baseline.beyond_judge_noise,
         )
         report.metadata.nightly.regression = gate
 
@@ -394,39 +401,101 @@ def score_judge(
     progress: bool = False,
     engine: Engine | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
-    """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info."""
+    """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info.
+
+    With `judge.repeats` = k > 1 every unit is judged k times with seeds seed, seed + 1, ... (each repeat
+    cached under its own key); the results keep repeat 0's scores and carry the noise figures in `trust.noise`.
+    """
+    from ragmetrics.engines import LocalEngine
+
     plan = judge_plan(config, dataset, runs, notes)
     if not plan:
         return {}, None
     assert config.judge is not None
-    if engine is not None:
-        session = engine.judge_session(config.judge.settings())
+    base = config.judge.settings()
+    rounds: list[dict[str, RunResult]] = []
+    info: JudgeInfo | None = None
+    for repeat in range(base.repeats):
+        settings = base if repeat == 0 else base.model_copy(update={"seed": (base.seed or 0) + repeat})
+        session = (engine or LocalEngine()).judge_session(settings)
         try:
-            scored = {
-                name: session.score(samples, metrics, name=name, progress=progress)
-                for name, (samples, metrics) in plan.items()
-            }
-            return scored, session.info()
+            rounds.append(
+                {
+                    name: session.score(
+                        samples,
+                        metrics,
+                        name=name if repeat == 0 else f"{name} (repeat {repeat})",
+                        progress=progress,
+                    )
+                    for name, (samples, metrics) in plan.items()
+                }
+            )
+            if repeat == 0:
+                info = session.info()
         finally:
             session.close()
-    from ragmetrics.judge.evaluate import evaluate_rag
-    from ragmetrics.judge.select import make_judge
+    out = rounds[0]
+    if len(rounds) > 1:
+        from ragmetrics.trust import judge_noise_stats
 
-    judge = make_judge(config.judge.settings())
-    out: dict[str, RunResult] = {}
-    try:
-        for name, (samples, metrics) in plan.items():
-            out[name] = evaluate_rag(
-                samples,
-                metrics,
-                judge,
-                name=name,
-                progress=progress,
+        for name, result in out.items():
+            noise = [
+                stats
+                for metric in result.metadata.metrics
+                if (stats := judge_noise_stats([r[name] for r in rounds], metric, seed=config.compare.seed))
+                is not None
+            ]
+            result.trust = (result.trust or RunTrust()).model_copy(update={"noise": noise})
+        if base.backend == "local" or (info is not None and info.backend == "local"):
+            notes.append(
+                "judge.repeats with the local judge: it is deterministic, so repeats agree exactly (noise 0)"
             )
-        info = judge.info()
-    finally:
-        _close(judge)
     return out, info
+
+
+def attach_human_labels(
+    config: NightlyConfig, results: dict[str, RunResult], report: Report
+) -> HumanLabels | None:
+    """Agreement and PPI estimates on every judged run, and PPI-corrected paired differences, from the
+    config's human labels; returns the labels (the gate's PPI switch uses them)."""
+    if config.human_labels is None:
+        return None
+    from ragmetrics.trust import judge_agreement, load_labels, ppi_difference
+
+    spec = config.human_labels
+    labels = load_labels(spec.path, scale=spec.scale)
+    judged = [
+        r for r in results.values() if r.metadata.judge is not None or r.metadata.kind in ("judge", "mixed")
+    ]
+    labels.check_ids(
+        {q for r in judged for q in r.per_query} or {q for r in results.values() for q in r.per_query}
+    )
+    judge_metrics = set(config.judge.metrics) if config.judge is not None else set()
+    labels.check_metrics(judge_metrics)
+    for result in judged:
+        trust = judge_agreement(
+            result,
+            labels,
+            metrics=[m for m in result.metadata.metrics if m in judge_metrics],
+            threshold=spec.threshold,
+            confidence=spec.confidence,
+            seed=config.compare.seed,
+            check_ids=False,
+        )
+        noise = result.trust.noise if result.trust is not None else []
+        result.trust = trust.model_copy(update={"noise": noise})
+    pairs = []
+    for comparison in report.comparisons:
+        if comparison.metric not in judge_metrics:
+            continue
+        a, b = results.get(comparison.baseline), results.get(comparison.candidate)
+        if a is None or b is None:
+            continue
+        pair = ppi_difference(a, b, labels, comparison.metric, confidence=spec.confidence)
+        if pair is not None:
+            pairs.append(pair)
+    report.metadata.ppi_pairs = pairs
+    return labels
 
 
 def _close(judge: Judge) -> None:

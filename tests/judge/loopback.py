@@ -108,8 +108,10 @@ def _section(text: str, tag: str) -> str:
     return m.group(1)
 
 
-def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
-    """The correct answer to `prompt` for the input message `user`, by the markers in the module docstring."""
+def scripted_verdict(prompt: str, user: str, seed: int | None = None) -> dict[str, Any]:
+    """The correct answer to `prompt` for the input message `user`, by the markers in the module docstring;
+    a statement or sentence marked ``[coin]`` is positive only with an even `seed` (a judge's own noise)."""
+    coin = seed is not None and seed % 2 == 0
     if prompt in ("context_precision", "context_utilization"):
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
         return {
@@ -125,7 +127,11 @@ def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
         statements = re.findall(r'<statement id="(\d+)">(.*?)</statement>', user, re.S)
         return {
             "statements": [
-                {"statement": int(n), "reason": "scripted attribution", "attributed": "[attr]" in t}
+                {
+                    "statement": int(n),
+                    "reason": "scripted attribution",
+                    "attributed": "[attr]" in t or ("[coin]" in t and coin),
+                }
                 for n, t in statements
             ]
         }
@@ -163,7 +169,11 @@ def scripted_verdict(prompt: str, user: str) -> dict[str, Any]:
         sentences = re.findall(r'<sentence id="(\d+)">(.*?)</sentence>', user, re.S)
         return {
             "sentences": [
-                {"sentence": int(n), "reason": "scripted relevance", "relevant": "[rel]" in t}
+                {
+                    "sentence": int(n),
+                    "reason": "scripted relevance",
+                    "relevant": "[rel]" in t or ("[coin]" in t and coin),
+                }
                 for n, t in sentences
             ]
         }
@@ -351,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status = 400
                 self._error(400, "no prompt marker in the system message")
             else:
-                verdict = scripted_verdict(prompt, user)
+                verdict = scripted_verdict(prompt, user, body.get("seed"))
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "copy_examples" and example_answers:

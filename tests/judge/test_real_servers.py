@@ -379,3 +379,21 @@ def test_failures_never_store_a_secret(
     recorded.close()
     data = b"".join(p.read_bytes() for p in cache_file.parent.iterdir())
     assert b"maximum context length" in data and fake_key.encode() not in data
+
+
+def test_slots_are_first_come_first_served() -> None:
+    # A task that releases a slot and asks again (a repair) queues behind the tasks already waiting.
+    async def scenario() -> list[str]:
+        limit = AdaptiveLimit(1)
+        order: list[str] = []
+
+        async def task(name: str, rounds: int) -> None:
+            for _ in range(rounds):
+                async with limit.slot():
+                    order.append(name)
+                    await asyncio.sleep(0.01)
+
+        await asyncio.gather(task("a", 2), task("b", 1), task("c", 1))
+        return order
+
+    assert asyncio.run(scenario()) == ["a", "b", "c", "a"]

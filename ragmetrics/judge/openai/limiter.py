@@ -49,23 +49,47 @@ class AdaptiveLimit:
         self.peak_in_flight = 0
         self.decreases = 0
         self.lowest = ceiling
-        self._condition = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
         self._since_change = 0
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
-        """Hold one request slot for the duration of the block."""
-        async with self._condition:
-            await self._condition.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        """Hold one request slot for the duration of the block. Slots are handed out first come, first
+        served: a task that just released one (to send its repair, say) queues behind those already waiting."""
+        await self._acquire()
         try:
             yield
         finally:
-            async with self._condition:
-                self.in_flight -= 1
-                self._condition.notify_all()
+            self.in_flight -= 1
+            self._hand_out()
+
+    async def _acquire(self) -> None:
+        if not self._waiters and self.in_flight < self.limit:
+            self._take()
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.in_flight -= 1  # granted as it was cancelled: pass the slot on
+                self._hand_out()
+            else:
+                self._waiters.remove(waiter)
+            raise
+
+    def _take(self) -> None:
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def _hand_out(self) -> None:
+        while self._waiters and self.in_flight < self.limit:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                self._take()
+                waiter.set_result(None)
 
     def record(self, signal: Signal, latency_s: float | None = None) -> None:
         """What one request's outcome says about the server: 'ok' (answered), 'overload' (timed out, 429,
@@ -83,7 +107,8 @@ class AdaptiveLimit:
                 return
         if self._since_change >= self.limit and self.limit < self.ceiling:
             self.limit += 1
-            self._since_change = 0  # waiters get in at this request's release, which notifies them
+            self._since_change = 0
+            self._hand_out()
 
     def _queueing(self) -> bool:
         if len(self._latencies) < _MIN_SAMPLES or self.limit == 1:

@@ -63,6 +63,12 @@ def _run(args: argparse.Namespace) -> int:
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
         print("\nMetrics not every run has (mean per run; not compared):")
         print("\n".join(partial))
+    from ragmetrics.render.trust import trust_lines
+
+    trust = trust_lines(outcome.report)
+    if trust:
+        print("\nHow far to trust the judge (docs/trust.md):")
+        print("\n".join(f"  {line}" for line in trust))
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:

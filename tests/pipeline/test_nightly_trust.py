@@ -71,7 +71,9 @@ def test_human_labels_give_agreement_ppi_and_can_drive_the_gate(
     (ppi,) = trust.ppi
     assert agree.n_labeled == 10 and ppi.n_labeled == 10 and ppi.n_unlabeled == len(TOPICS) - 10
     assert ppi.classical is not None and ppi.classical.estimate == pytest.approx(0.0)
-    assert agree.bias.estimate == pytest.approx(0.0)  # no reference statement carries [attr]: the judge says 0, as the labels
+    assert agree.bias.estimate == pytest.approx(
+        0.0
+    )  # no reference statement carries [attr]: the judge says 0, as the labels
     report_json = json.loads((outcome.folder / "report.json").read_text())  # type: ignore[operator]
     assert report_json["runs"][0]["trust"]["ppi"][0]["ppi_plus"] is not None
     # the PPI gate against this report as baseline: nothing moved, nothing regressed
@@ -106,3 +108,26 @@ def test_bad_labels_exit_2_naming_the_line(
     assert main(["run", str(config), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "labels.jsonl" in err and "line 2" in err and "unknown sample id 'nope'" in err
+
+
+def test_trust_figures_reach_the_terminal_and_the_html_report(
+    qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from ragmetrics.cli import main
+
+    monkeypatch.setenv("RAGMETRICS_TRUST_KEY", "sk-trust")
+    _noisy_rows(qa_dir)
+    write_jsonl(
+        qa_dir / "labels.jsonl",
+        [{"sample_id": r["id"], "metric": "context_recall", "label": 1} for r in qa_rows()[:8]],
+    )
+    config = write_config(judge=_judge(loopback, repeats=2), human_labels={"path": "labels.jsonl"})
+    assert main(["run", str(config), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "How far to trust the judge" in out and "PPI++" in out and "flip rate" in out and "bias" in out
+    page = next((qa_dir / "out").glob("*/report.html")).read_text(encoding="utf-8")
+    assert (
+        "How far to trust the judge" in page
+        and "per-sample spread" in page
+        and "Agreement with human labels" in page
+    )

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmetrics._format import format_effect, format_p
+from ragmetrics.render.trust import trust_html
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
 
 _CSS = """
@@ -80,6 +81,7 @@ def render_html(
         parts.append(_gate_block(gate))
     parts.append(_summary_block(report))
     parts.append(_comparisons_block(report))
+    parts.append(trust_html(report))
     if plots:
         parts.append("<h2>Plots</h2><div class='plots'>")
         for caption, png in plots:

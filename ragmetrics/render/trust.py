@@ -1,0 +1,121 @@
+"""The trust figures of a report (agreement with people, PPI-corrected means, judge noise) as text lines and
+an HTML section; both read only the schema, so every format shows the same numbers."""
+
+from __future__ import annotations
+
+import html
+
+from ragmetrics.schema import Interval, Report
+
+__all__ = ["trust_html", "trust_lines"]
+
+
+def _ci(interval: Interval | None, digits: int = 3) -> str:
+    if interval is None or interval.estimate is None:
+        return "-"
+    if interval.low is None or interval.high is None:
+        return f"{interval.estimate:.{digits}f}"
+    return f"{interval.estimate:.{digits}f} [{interval.low:.{digits}f}, {interval.high:.{digits}f}]"
+
+
+def trust_lines(report: Report) -> list[str]:
+    """Plain-text lines for the terminal (empty when the report holds no trust figures)."""
+    lines: list[str] = []
+    for run in report.runs:
+        trust = run.trust
+        if trust is None:
+            continue
+        for agree in trust.agreement:
+            lines.append(
+                f"{run.name} / {agree.metric}: judge vs people on {agree.n_labeled} labelled samples "
+                f"({agree.label_kind}): balanced accuracy {_ci(agree.balanced_accuracy)}, "
+                + (f"kappa {_ci(agree.kappa)}, " if agree.kappa is not None else "")
+                + f"Spearman {_ci(agree.spearman)}, bias (judge - people) {_ci(agree.bias)}"
+            )
+        for est in trust.ppi:
+            lines.append(
+                f"{run.name} / {est.metric}: mean ({est.confidence:.0%} CI): judge only {_ci(est.judge_only)}; "
+                f"labels only {_ci(est.classical)}; PPI++ {_ci(est.ppi_plus)} "
+                f"({est.n_labeled} labelled + {est.n_unlabeled} judged only)"
+            )
+        for noise in trust.noise:
+            icc = f"{noise.icc:.2f}" if noise.icc is not None else "-"
+            lines.append(
+                f"{run.name} / {noise.metric}: judge noise over {noise.repeats} repeats: flip rate "
+                f"{noise.flip_rate:.1%}, mean spread {noise.mean_spread:.3f}, ICC {icc}; mean CI "
+                f"{_ci(noise.ci_samples)} over samples, {_ci(noise.ci_with_noise)} with judge noise"
+            )
+    for pair in report.metadata.ppi_pairs:
+        lines.append(
+            f"{pair.candidate} - {pair.baseline} / {pair.metric}: PPI++ difference {_ci(pair.estimate.ppi_plus)} "
+            f"(judge only {_ci(pair.estimate.judge_only)})"
+        )
+    return lines
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def trust_html(report: Report) -> str:
+    """The report's 'How far to trust the judge' section (empty string when there is nothing to show)."""
+    rows_agree, rows_ppi, rows_noise, spreads = [], [], [], []
+    for run in report.runs:
+        trust = run.trust
+        if trust is None:
+            continue
+        for a in trust.agreement:
+            rows_agree.append(
+                f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(a.metric)}</td><td>{a.n_labeled}</td>"
+                f"<td>{_e(_ci(a.accuracy))}</td><td>{_e(_ci(a.balanced_accuracy))}</td><td>{_e(_ci(a.kappa))}</td>"
+                f"<td>{_e(_ci(a.spearman))}</td><td>{_e(_ci(a.kendall))}</td><td>{_e(_ci(a.bias))}</td></tr>"
+            )
+        for p in trust.ppi:
+            rows_ppi.append(
+                f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(p.metric)}</td><td>{p.n_labeled}</td>"
+                f"<td>{p.n_unlabeled}</td><td>{_e(_ci(p.judge_only))}</td><td>{_e(_ci(p.classical))}</td>"
+                f"<td>{_e(_ci(p.ppi))}</td><td>{_e(_ci(p.ppi_plus))}</td></tr>"
+            )
+        for n in trust.noise:
+            icc = f"{n.icc:.2f}" if n.icc is not None else "-"
+            rows_noise.append(
+                f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(n.metric)}</td><td>{n.repeats}</td>"
+                f"<td>{n.flip_rate:.1%}</td><td>{n.mean_spread:.3f}</td><td>{icc}</td>"
+                f"<td>{_e(_ci(n.ci_samples))}</td><td>{_e(_ci(n.ci_with_noise))}</td></tr>"
+            )
+            worst = sorted(n.spread.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+            bars = "".join(
+                f"<tr><td class='l'>{_e(q)}</td><td><span class='bar' style='display:inline-block;height:0.7em;"
+                f"background:#c96;width:{min(100.0, 200 * s):.0f}px'></span> {s:.3f}</td></tr>"
+                for q, s in worst
+            )
+            spreads.append(
+                f"<details><summary>{_e(run.name)} / {_e(n.metric)}: per-sample spread (largest 20 of "
+                f"{len(n.spread)})</summary><table><tr><th class='l'>sample</th><th>std over repeats</th></tr>"
+                f"{bars}</table></details>"
+            )
+    if not (rows_agree or rows_ppi or rows_noise):
+        return ""
+    parts = ["<h2>How far to trust the judge</h2>"]
+    if rows_agree:
+        parts.append(
+            "<h3>Agreement with human labels</h3><div class='scroll'><table><tr><th class='l'>run</th>"
+            "<th class='l'>metric</th><th>n</th><th>accuracy</th><th>balanced acc.</th><th>kappa</th>"
+            "<th>Spearman</th><th>Kendall</th><th>bias</th></tr>" + "".join(rows_agree) + "</table></div>"
+        )
+    if rows_ppi:
+        parts.append(
+            "<h3>Means corrected by the labels (PPI)</h3><div class='scroll'><table><tr><th class='l'>run</th>"
+            "<th class='l'>metric</th><th>labelled</th><th>judged only</th><th>judge only</th><th>labels only</th>"
+            "<th>PPI</th><th>PPI++</th></tr>" + "".join(rows_ppi) + "</table></div>"
+        )
+    if rows_noise:
+        parts.append(
+            "<h3>The judge's own noise (repeats)</h3><div class='scroll'><table><tr><th class='l'>run</th>"
+            "<th class='l'>metric</th><th>repeats</th><th>flip rate</th><th>mean spread</th><th>ICC</th>"
+            "<th>CI over samples</th><th>CI with judge noise</th></tr>"
+            + "".join(rows_noise)
+            + "</table></div>"
+        )
+        parts.extend(spreads)
+    return "\n".join(parts)

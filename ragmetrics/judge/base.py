@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge_metric_names, spec
+from ragmetrics.judge.text.language import LANGUAGE_CODE, detect_language
 from ragmetrics.judge.text.refusal import is_refusal
 from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.schema import JudgeDetail, JudgeInfo
@@ -38,6 +39,22 @@ class RagSample(BaseModel):
     context_ids: list[str] | None = None
     answer: str | None = None
     reference: str | None = None
+    language: str | None = Field(
+        default=None,
+        description="ISO 639 code of the sample's texts ('ja', 'de'); unset: each text's script decides",
+    )
+
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, v: str | None) -> str | None:
+        if v is not None and not LANGUAGE_CODE.match(v):
+            raise ValueError(f"language {v!r} is not an ISO 639 code such as 'ja', 'de' or 'pt-BR'")
+        return v
+
+    @property
+    def question_language(self) -> str:
+        """The language generated questions are written in: `language`, else the question's script."""
+        return self.language or detect_language(self.question)
 
     @field_validator("question")
     @classmethod
@@ -87,7 +104,7 @@ def target_statements(metric_spec: JudgeMetricSpec, sample: RagSample) -> list[s
     (faithfulness): an empty answer, or one whose first statement declines to answer, claims nothing.
     """
     field = str(metric_spec.target)
-    statements = split_statements(str(getattr(sample, field) or ""))
+    statements = split_statements(str(getattr(sample, field) or ""), sample.language)
     if metric_spec.refusal_not_applicable:
         if not statements:
             raise NotApplicable(f"the {field} is empty: it makes no claim to check")

@@ -14,6 +14,7 @@ import logging
 import math
 import sys
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -224,6 +225,7 @@ def _result(
         per_query[sample.id] = scores
     info = judge.info()
     info.failures = len(failures)
+    info.settings = {**info.settings, **_language_settings(items)}
     result = RunResult(
         name=name,
         per_query=per_query,
@@ -240,6 +242,17 @@ def _result(
     )
     result.recompute_aggregate()
     return result
+
+
+def _language_settings(items: list[RagSample]) -> dict[str, Any]:
+    """What the result records about languages: how many samples' questions are in each (set per sample, or
+    detected from the script), and whether any language was set rather than detected."""
+    counts = Counter(sample.question_language for sample in items)
+    given = sorted({sample.language for sample in items if sample.language})
+    return {
+        "languages": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "language_source": ("set: " + ", ".join(given)) if given else "detected from each text's script",
+    }
 
 
 def evaluate_rag(

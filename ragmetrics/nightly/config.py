@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
+from ragmetrics.judge.text.language import LANGUAGE_CODE
 from ragmetrics.options import FusionMethod, FusionNorm
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
@@ -34,6 +35,7 @@ DATASET_FIELDS: tuple[str, ...] = (
     "context_ids",
     "answer",
     "reference",
+    "language",
     "retrieved_ids",
     "retrieved_scores",
     "relevant_ids",
@@ -69,10 +71,22 @@ class DatasetConfig(_Section):
         description="a row failing validation stops the run, or is skipped and listed in the report",
     )
     limit: int | None = Field(default=None, ge=1, description="use only the first N valid rows")
+    language: str | None = Field(
+        default=None,
+        description="ISO 639 code of the dataset's texts ('ja', 'de'), for rows without a 'language' column "
+        "value; unset: each text's script decides (Latin script reads as English, so set 'de', 'fr', ...)",
+    )
     passages: Path | None = Field(
         default=None,
         description="JSONL of {id, text, title?} passages for retriever runs (builtin: the shipped ones)",
     )
+
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, v: str | None) -> str | None:
+        if v is not None and not LANGUAGE_CODE.match(v):
+            raise ValueError(f"language {v!r} is not an ISO 639 code such as 'ja', 'de' or 'pt-BR'")
+        return v
 
     @field_validator("builtin")
     @classmethod

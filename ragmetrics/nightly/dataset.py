@@ -26,6 +26,7 @@ from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.text.language import LANGUAGE_CODE
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
@@ -147,7 +148,12 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True) -> QADataset:
     source = str(config.path)
     rows = read_rows(config.path, config.format, config.split, progress=progress)
     dataset = validate_rows(
-        rows, source=source, mapping=config.mapping, on_bad_row=config.on_bad_row, limit=config.limit
+        rows,
+        source=source,
+        mapping=config.mapping,
+        on_bad_row=config.on_bad_row,
+        limit=config.limit,
+        language=config.language,
     )
     if config.passages is not None:
         dataset.passages = read_passages(config.passages)
@@ -163,6 +169,7 @@ def _load_builtin(config: DatasetConfig) -> QADataset:
         mapping=config.mapping,
         on_bad_row=config.on_bad_row,
         limit=config.limit,
+        language=config.language,
     )
     # qa.jsonl lists only the relevant passages (grade >= 1); qrels.txt also holds the judged non-relevant
     # ones (grade 0), without which bpref takes them for unjudged and comes out far too high (0.77 vs 0.51).
@@ -319,8 +326,10 @@ def validate_rows(
     mapping: Mapping[str, str] | None = None,
     on_bad_row: Literal["fail", "skip"] = "fail",
     limit: int | None = None,
+    language: str | None = None,
 ) -> QADataset:
-    """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking."""
+    """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking;
+    `language` is the dataset's language, for rows without a language column value."""
     columns = _resolve_columns(rows, source, dict(mapping or {}))
     present = {c for row in rows for c in row}
     ignored = sorted(present - set(columns.values()))
@@ -337,6 +346,8 @@ def validate_rows(
         values = {ours: row.get(theirs) for ours, theirs in columns.items()}
         if generated:
             values["id"] = f"row-{row_no}"
+        if language is not None and values.get("language") is None:
+            values["language"] = language
         try:
             clean = _clean_row(values)
             qid = clean["id"]
@@ -423,6 +434,12 @@ def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):
             raise _RowError(name, f"expected a string or null, got {_type(value)}")
         out[name] = value
+    language = values.get("language")
+    if language is not None and (not isinstance(language, str) or not LANGUAGE_CODE.match(language)):
+        raise _RowError(
+            "language", f"expected an ISO 639 code such as 'ja' or 'pt-BR', or null; got {_type(language)}"
+        )
+    out["language"] = language
     lists = {name: _list(name, values.get(name)) for name in _LIST_FIELDS}
     contexts = lists["contexts"]
     out["contexts"] = [_text_item("contexts", i, v) for i, v in enumerate(contexts or [])]
@@ -547,5 +564,7 @@ def _type(value: Any) -> str:
 
 
 def _sample(clean: dict[str, Any]) -> RagSample:
-    fields = {k: clean[k] for k in ("id", "question", "contexts", "context_ids", "answer", "reference")}
+    fields = {
+        k: clean[k] for k in ("id", "question", "contexts", "context_ids", "answer", "reference", "language")
+    }
     return RagSample.model_validate(fields)

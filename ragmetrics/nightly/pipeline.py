@@ -387,6 +387,7 @@ def contexts_from_run(
                 context_ids=doc_ids,
                 answer=sample.answer if keep_answers else None,
                 reference=sample.reference,
+                language=sample.language,
             )
         )
     return samples

@@ -33,6 +33,7 @@ from ragmetrics.judge.openai.output import MODES, ResponseMode
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.settings import JudgeSettings, retry_failed_delay_s
+from ragmetrics.judge.text.language import language_name
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
@@ -222,8 +223,8 @@ class LLMJudge(PlanDispatch):
         return MetricOutcome(value=value, detail=detail)
 
     async def _statement_classification(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
-        answer_statements = split_statements(str(sample.answer))
-        reference_statements = split_statements(str(sample.reference))
+        answer_statements = split_statements(str(sample.answer), sample.language)
+        reference_statements = split_statements(str(sample.reference), sample.language)
         if not reference_statements:
             raise JudgeError(
                 f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
@@ -342,7 +343,9 @@ class LLMJudge(PlanDispatch):
         )
 
     async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
-        located = [(k, s) for k, ctx in enumerate(sample.contexts) for s in split_sentences(ctx)]
+        located = [
+            (k, s) for k, ctx in enumerate(sample.contexts) for s in split_sentences(ctx, sample.language)
+        ]
         if not located:
             raise JudgeError(
                 f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field"
@@ -368,7 +371,12 @@ class LLMJudge(PlanDispatch):
     async def _question_generation(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         n = self.settings.answer_relevancy_questions
         verdict, cached = await self.verdict(
-            spec.prompts[0], {"answer": str(sample.answer), "n_questions": n}
+            spec.prompts[0],
+            {
+                "answer": str(sample.answer),
+                "n_questions": n,
+                "language": language_name(sample.question_language),
+            },
         )
         assert isinstance(verdict, GeneratedQuestions)
         texts = [sample.question, *(q.question for q in verdict.questions)]

@@ -81,7 +81,7 @@ class Match:
     right: int
 
 
-def units(kind: VerdictKind, side: Literal["a", "b"], text: str) -> list[str]:
+def units(kind: VerdictKind, side: Literal["a", "b"], text: str, language: str | None = None) -> list[str]:
     """The text units compared for a verdict type; side 'a' is the judged item, 'b' what it is judged against.
 
     context_precision / context_utilization: a = chunk (its sentences), b = reference / answer (its
@@ -89,12 +89,12 @@ def units(kind: VerdictKind, side: Literal["a", "b"], text: str) -> list[str]:
     b = context (its sentences). context_relevancy: a = question (whole), b = one context sentence (whole).
     """
     if kind in ("context_precision", "context_utilization"):
-        sentences = split_sentences(text)
+        sentences = split_sentences(text, language)
         if side == "a":
             return sentences
         return [*sentences, text.strip()] if len(sentences) > 1 else sentences
     if kind in ("context_recall", "faithfulness"):
-        return [text.strip()] if side == "a" else split_sentences(text)
+        return [text.strip()] if side == "a" else split_sentences(text, language)
     if kind == "context_relevancy":
         return [text.strip()] if text.strip() else []
     raise ValueError(f"unknown verdict kind {kind!r}; expected one of {VERDICT_KINDS}")
@@ -230,8 +230,8 @@ class LocalJudge(PlanDispatch):
 
     async def _statement_classification(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         threshold = spec.local_threshold or 0.0
-        answer_statements = split_statements(str(sample.answer))
-        reference_statements = split_statements(str(sample.reference))
+        answer_statements = split_statements(str(sample.answer), sample.language)
+        reference_statements = split_statements(str(sample.reference), sample.language)
         if not reference_statements:
             raise JudgeError(
                 f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
@@ -303,12 +303,12 @@ class LocalJudge(PlanDispatch):
         threshold = self._thresholds.for_kind(kind)
         against = str(spec.target)
         target = str(getattr(sample, against))
-        target_units = units(kind, "b", target)
+        target_units = units(kind, "b", target, sample.language)
         if not target_units:  # otherwise every chunk would read as "empty chunk" and score 0
             raise JudgeError(
                 f"sample {sample.id!r}: the {against} contains no sentences", cause="missing_field"
             )
-        chunk_units = [units(kind, "a", chunk) for chunk in sample.contexts]
+        chunk_units = [units(kind, "a", chunk, sample.language) for chunk in sample.contexts]
         target_vecs, *chunk_vecs = await self._embed_groups([target_units, *chunk_units])
         verdicts: list[dict[str, Any]] = []
         for k, vecs in enumerate(chunk_vecs):
@@ -339,7 +339,9 @@ class LocalJudge(PlanDispatch):
     @staticmethod
     def _context_sentences(sample: RagSample) -> list[tuple[int, int, str]]:
         return [
-            (k, i, s) for k, chunk in enumerate(sample.contexts) for i, s in enumerate(split_sentences(chunk))
+            (k, i, s)
+            for k, chunk in enumerate(sample.contexts)
+            for i, s in enumerate(split_sentences(chunk, sample.language))
         ]
 
     async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:

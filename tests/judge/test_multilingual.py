@@ -40,7 +40,9 @@ def test_llm_judge_makes_one_verdict_per_japanese_sentence(
     assert res.metadata.judge.settings["languages"] == {"ja": 1}
 
 
-def test_llm_judge_counts_russian_reference_statements(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+def test_llm_judge_counts_russian_reference_statements(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
     judge = make_judge(use_cache=False)
     reference = "Это метрика, т.е. число [attr]. Она растёт очень быстро; она падает редко и медленно. Да?"
     res = evaluate_rag(
@@ -100,7 +102,11 @@ def test_a_language_that_is_not_a_code_is_refused() -> None:
 
 def test_local_judge_makes_one_verdict_per_japanese_sentence() -> None:
     res = evaluate_rag(
-        [RagSample(id="ja", question="佐藤は何と答えましたか？", contexts=[JAPANESE_CONTEXT.replace("[rel]", "")])],
+        [
+            RagSample(
+                id="ja", question="佐藤は何と答えましたか？", contexts=[JAPANESE_CONTEXT.replace("[rel]", "")]
+            )
+        ],
         ["context_relevancy"],
         LocalJudge(),
         progress=False,

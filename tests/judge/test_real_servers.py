@@ -79,7 +79,7 @@ def test_an_answer_sharing_words_with_the_input_is_not_called_a_copy() -> None:
 
     prompt = default_library().get("answer_relevancy")
     answer = "Albert Einstein was born in Ulm, Germany, in 1879."
-    values = {"answer": answer, "n_questions": 3}
+    values = {"answer": answer, "n_questions": 3, "language": "English (en)"}
     example = prompt.examples[0].output
     # Same subject as the example: identical questions are legitimate when the input makes them so...
     assert prompt.copied_example(example, {**values, "answer": answer + " Where and when was Albert "

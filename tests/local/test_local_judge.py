@@ -182,8 +182,10 @@ def test_info_says_local_and_not_llm() -> None:
     info = judge.info()
     assert info.backend == "local" and judge.backend == "local"
     assert "not by an LLM" in info.settings["note"]
-    assert info.settings["thresholds"]["context_recall"] == 0.8
-    assert "local variant" in info.settings["answer_relevancy"]
+    (name,) = info.settings["thresholds"]
+    assert name == info.embedding_model
+    assert info.settings["thresholds"][name]["context_recall"] == 0.8
+    assert "cosine(question, answer)" in info.settings["answer_relevancy"][name]  # no fitted model for it
     assert info.cache.enabled is False
 
 

@@ -19,6 +19,16 @@ from numpy.typing import NDArray
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
+from ragmetrics.judge.backends.local_model import (
+    ANSWER_FEATURES,
+    FittedModel,
+    answer_features,
+    background_texts,
+    fitted_thresholds,
+    model_provenance,
+    models_for,
+    sentence_features,
+)
 from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_batch import BatchingEmbedder
@@ -29,6 +39,7 @@ from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
 ANSWER_RELEVANCY_VARIANT = "local_cosine"
+FITTED_ANSWER_VARIANT = "local_fitted"
 VerdictKind = Literal[
     "context_precision", "context_utilization", "context_recall", "context_relevancy", "faithfulness"
 ]
@@ -142,8 +153,32 @@ def _r(x: float) -> float:
     return round(x, 4)
 
 
+LocalModel = Literal["auto", "minilm", "e5"]
+LOCAL_MODELS: tuple[LocalModel, ...] = ("auto", "minilm", "e5")
+
+
+@dataclass
+class _Profile:
+    """One embedding model with what the judge decides by on its cosines."""
+
+    embedder: BatchingEmbedder
+    thresholds: LocalThresholds
+    models: dict[str, FittedModel] | None
+    background: NDArray[np.float32] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.embedder.name
+
+
 class LocalJudge(PlanDispatch):
-    """Judge protocol over an embedder. The default embedder is the bundled int8 MiniLM (see ragmetrics.embeddings)."""
+    """Judge protocol over an embedder.
+
+    By default (`model="auto"`) English samples are judged with the bundled int8 MiniLM and samples in any
+    other language with multilingual-e5-small (see ragmetrics.embeddings), each with thresholds and fitted
+    verdict models of its own; a sample's language is `RagSample.language`, else its question's script.
+    `model="minilm"` or `"e5"` uses one model for every sample; an explicit `embedder` does too.
+    """
 
     def __init__(
         self,
@@ -151,21 +186,60 @@ class LocalJudge(PlanDispatch):
         thresholds: LocalThresholds | None = None,
         *,
         cache: VerdictCache | None = None,
+        model: LocalModel = "auto",
     ) -> None:
-        if embedder is None:
-            from ragmetrics.embeddings.minilm import MiniLMEmbedder
-
-            embedder = MiniLMEmbedder()
+        if model not in LOCAL_MODELS:
+            raise ValueError(f"local model must be one of {LOCAL_MODELS}, not {model!r}")
         self._cache = cache
-        if cache is not None and cache.enabled:
+        self._given_thresholds = thresholds
+        self._model = model if embedder is None else "given"
+        self._profiles: dict[str, _Profile] = {}
+        if embedder is not None:
+            self._profiles["given"] = self._make_profile(embedder)
+        self._failures = 0
+        self._used: dict[str, int] = {}
+
+    def _make_profile(self, embedder: Embedder) -> _Profile:
+        if self._cache is not None and self._cache.enabled:
             # Vectors, not verdicts, are what cost time here; stored, a rerun never runs the model again.
             from ragmetrics.embeddings.seeds import seed_vectors
 
-            embedder = StoredEmbedder(embedder, cache, seeds=seed_vectors(embedder.name))
+            embedder = StoredEmbedder(embedder, self._cache, seeds=seed_vectors(embedder.name))
+        thresholds = self._given_thresholds or fitted_thresholds(embedder.name) or LocalThresholds()
         # Units in flight each ask for a few texts; one model call (and one cache transaction) serves them all.
-        self._embedder = BatchingEmbedder(embedder)
-        self._thresholds = thresholds or LocalThresholds()
-        self._failures = 0
+        return _Profile(BatchingEmbedder(embedder), thresholds, models_for(embedder.name))
+
+    def _profile_named(self, key: str) -> _Profile:
+        profile = self._profiles.get(key)
+        if profile is None:
+            if key == "e5":
+                from ragmetrics.embeddings.e5 import E5Embedder
+
+                profile = self._make_profile(E5Embedder())
+            else:
+                from ragmetrics.embeddings.minilm import MiniLMEmbedder
+
+                profile = self._make_profile(MiniLMEmbedder())
+            self._profiles[key] = profile
+        return profile
+
+    def _profile(self, sample: RagSample) -> _Profile:
+        """The model a sample is judged with (class doc)."""
+        if self._model == "given":
+            key = "given"
+        elif self._model == "auto":
+            key = "minilm" if sample.question_language.split("-")[0] == "en" else "e5"
+        else:
+            key = self._model
+        profile = self._profile_named(key)
+        self._used[profile.name] = self._used.get(profile.name, 0) + 1
+        return profile
+
+    async def _background(self, profile: _Profile) -> NDArray[np.float32]:
+        if profile.background is None:
+            (vectors,) = await self._embed_groups(profile, [list(background_texts())])
+            profile.background = vectors
+        return profile.background
 
     @property
     def backend(self) -> str:
@@ -179,22 +253,43 @@ class LocalJudge(PlanDispatch):
 
     @property
     def thresholds(self) -> LocalThresholds:
-        return self._thresholds
+        """The thresholds of the English model (or of the given embedder)."""
+        return self._profile_named("given" if self._model == "given" else self._default_key).thresholds
+
+    @property
+    def _default_key(self) -> str:
+        return "e5" if self._model == "e5" else "minilm"
 
     def supported_metrics(self) -> tuple[str, ...]:
         return JUDGE_METRICS
 
     def info(self) -> JudgeInfo:
+        profiles = list(self._profiles.values()) or [self._profile_named(self._default_key)]
+        names = [p.name for p in profiles]
         return JudgeInfo(
             backend=BACKEND,
-            model=self._embedder.name,
-            embedding_model=self._embedder.name,
+            model=" + ".join(names),
+            embedding_model=" + ".join(names),
             settings={
-                "note": "built-in local judge: verdicts by embedding similarity against calibrated "
-                "thresholds, not by an LLM",
-                "thresholds": asdict(self._thresholds),
-                "answer_relevancy": f"{ANSWER_RELEVANCY_VARIANT}: local variant, cosine(question, answer) "
-                "clipped to [0, 1]; not the generated-question method",
+                "note": "built-in local judge: verdicts by embedding similarity and lexical signals, not by "
+                "an LLM",
+                "local_model": self._model,
+                "samples_per_model": dict(self._used),
+                "thresholds": {p.name: asdict(p.thresholds) for p in profiles},
+                "fitted_verdicts": {
+                    p.name: model_provenance(p.name) if p.models is not None else "none: cosine thresholds"
+                    for p in profiles
+                },
+                "answer_relevancy": {
+                    p.name: (
+                        f"{FITTED_ANSWER_VARIANT}: probability the answer addresses the question, from a "
+                        "fitted model (cosines, word overlap, novelty, refusal, hedging); not the "
+                        "generated-question method"
+                        if p.models is not None
+                        else f"{ANSWER_RELEVANCY_VARIANT}: cosine(question, answer) clipped to [0, 1]"
+                    )
+                    for p in profiles
+                },
                 "sentence_splitter": "ragmetrics.judge.text.sentences",
             },
             cache=self._cache.stats() if self._cache is not None else CacheStats(enabled=False),
@@ -210,14 +305,14 @@ class LocalJudge(PlanDispatch):
             "chunk_usefulness": self._chunk_usefulness,
             "statement_attribution": self._statement_attribution,
             "sentence_relevance": self._sentence_relevance,
-            "question_generation": self._answer_cosine,
+            "question_generation": self._answer_relevance,
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
         }
 
     async def _embedding_similarity(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         a_vec, r_vec = await self._embed_groups(
-            [[str(sample.answer).strip()], [str(sample.reference).strip()]]
+            self._profile(sample), [[str(sample.answer).strip()], [str(sample.reference).strip()]]
         )
         value = formulas.answer_similarity_score(a_vec[0].tolist(), r_vec[0].tolist())
         return MetricOutcome(
@@ -237,12 +332,13 @@ class LocalJudge(PlanDispatch):
                 f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
             )
         a_vecs, r_vecs, whole_a, whole_r = await self._embed_groups(
+            self._profile(sample),
             [
                 answer_statements,
                 reference_statements,
                 [str(sample.answer).strip()],
                 [str(sample.reference).strip()],
-            ]
+            ],
         )
         verdicts: list[dict[str, Any]] = []
         tp = fp = 0
@@ -267,7 +363,7 @@ class LocalJudge(PlanDispatch):
                   f"F1 {formulas.statement_f1(tp, fp, fn):.4f}; similarity {similarity:.4f}")  # fmt: skip
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
-    async def _embed_groups(self, groups: list[list[str]]) -> list[NDArray[np.float32]]:
+    async def _embed_groups(self, profile: _Profile, groups: list[list[str]]) -> list[NDArray[np.float32]]:
         """One embedder call for all groups, split back per group.
 
         Only the embedder's own errors become `embedder_error`: a bug in this module should surface as one
@@ -278,17 +374,17 @@ class LocalJudge(PlanDispatch):
         if not flat:
             return [np.zeros((0, 0), dtype=np.float32) for _ in groups]
         try:
-            vectors = await self._embedder.embed(flat)
+            vectors = await profile.embedder.embed(flat)
         except JudgeError:
             raise
         except Exception as exc:  # a pluggable embedder may raise anything
             raise JudgeError(
-                f"embedder {self._embedder.name!r} failed: {type(exc).__name__}: {exc}",
+                f"embedder {profile.name!r} failed: {type(exc).__name__}: {exc}",
                 cause="embedder_error",
             ) from exc
         if vectors.ndim != 2 or vectors.shape[0] != len(flat):
             raise JudgeError(
-                f"embedder {self._embedder.name!r} returned shape {vectors.shape} for {len(flat)} texts",
+                f"embedder {profile.name!r} returned shape {vectors.shape} for {len(flat)} texts",
                 cause="embedder_error",
             )
         out = []
@@ -300,7 +396,8 @@ class LocalJudge(PlanDispatch):
 
     async def _chunk_usefulness(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         kind = _verdict_kind(spec)
-        threshold = self._thresholds.for_kind(kind)
+        profile = self._profile(sample)
+        threshold = profile.thresholds.for_kind(kind)
         against = str(spec.target)
         target = str(getattr(sample, against))
         target_units = units(kind, "b", target, sample.language)
@@ -309,7 +406,7 @@ class LocalJudge(PlanDispatch):
                 f"sample {sample.id!r}: the {against} contains no sentences", cause="missing_field"
             )
         chunk_units = [units(kind, "a", chunk, sample.language) for chunk in sample.contexts]
-        target_vecs, *chunk_vecs = await self._embed_groups([target_units, *chunk_units])
+        target_vecs, *chunk_vecs = await self._embed_groups(profile, [target_units, *chunk_units])
         verdicts: list[dict[str, Any]] = []
         for k, vecs in enumerate(chunk_vecs):
             match = best_match(vecs, target_vecs)
@@ -345,11 +442,12 @@ class LocalJudge(PlanDispatch):
         ]
 
     async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
-        threshold = self._thresholds.for_kind(_verdict_kind(spec))
+        profile = self._profile(sample)
+        threshold = profile.thresholds.for_kind(_verdict_kind(spec))
         target_field = str(spec.target)
         statements = target_statements(spec, sample)  # as in the LLM judge: never a 0 over no statements
         sentences = self._context_sentences(sample)
-        stmt_vecs, sent_vecs = await self._embed_groups([statements, [s for _, _, s in sentences]])
+        stmt_vecs, sent_vecs = await self._embed_groups(profile, [statements, [s for _, _, s in sentences]])
         verdicts: list[dict[str, Any]] = []
         for n, statement in enumerate(statements):
             match = best_match(stmt_vecs[n : n + 1], sent_vecs)
@@ -375,36 +473,82 @@ class LocalJudge(PlanDispatch):
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
     async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
-        threshold = self._thresholds.for_kind(_verdict_kind(spec))
+        profile = self._profile(sample)
         sentences = self._context_sentences(sample)
         if not sentences:
             raise JudgeError(
                 f"sample {sample.id!r}: the contexts contain no sentences", cause="missing_field"
             )
-        q_vec, sent_vecs = await self._embed_groups([[sample.question.strip()], [s for _, _, s in sentences]])
-        sims = sent_vecs @ q_vec[0]
+        question = sample.question.strip()
+        q_vec, sent_vecs = await self._embed_groups(profile, [[question], [s for _, _, s in sentences]])
+        sims = (sent_vecs @ q_vec[0]).tolist()
+        model = profile.models["context_relevancy"] if profile.models is not None else None
+        if model is not None:
+            background = float((await self._background(profile) @ q_vec[0]).mean())
+            features = sentence_features(
+                question,
+                q_vec[0],
+                background,
+                [s for _, _, s in sentences],
+                sent_vecs,
+                [k for k, _, _ in sentences],
+                list(sample.contexts),
+            )
+            scores = model.probability(features).tolist()
+            cut, how = model.threshold, "P(relevant)"
+        else:
+            scores, cut, how = (
+                sims,
+                profile.thresholds.for_kind(_verdict_kind(spec)),
+                "cosine with the question",
+            )
         verdicts: list[dict[str, Any]] = []
-        for (chunk, index, sentence), sim in zip(sentences, sims.tolist(), strict=True):
-            relevant = sim >= threshold
+        for (chunk, index, sentence), score, sim in zip(sentences, scores, sims, strict=True):
+            relevant = score >= cut
             verdicts.append({
                 "chunk": chunk,
                 "sentence_index": index,
                 "sentence": sentence,
                 "verdict": relevant,
                 "cosine": _r(sim),
-                "reason": f"sentence {index + 1} of chunk {chunk + 1}: cosine with the question {sim:.2f} {'>=' if relevant else '<'} {threshold:.2f}",
+                **({"probability": _r(score)} if model is not None else {}),
+                "reason": f"sentence {index + 1} of chunk {chunk + 1}: {how} {score:.2f} "
+                f"{'>=' if relevant else '<'} {cut:.2f}",
             })  # fmt: skip
         value = spec.score([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])
-        reason = f"{hits} of {len(verdicts)} context sentences relevant to the question (local judge, threshold {threshold:.2f})"
+        basis = "fitted model" if model is not None else f"threshold {cut:.2f}"
+        reason = f"{hits} of {len(verdicts)} context sentences relevant to the question (local judge, {profile.name}, {basis})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
-    async def _answer_cosine(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
-        q_vec, a_vec = await self._embed_groups([[sample.question.strip()], [str(sample.answer).strip()]])
+    async def _answer_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        profile = self._profile(sample)
+        question, answer = sample.question.strip(), str(sample.answer).strip()
+        statements = split_statements(answer, sample.language) or [answer]
+        q_vec, a_vec, st_vecs = await self._embed_groups(profile, [[question], [answer], statements])
         cos = float(q_vec[0] @ a_vec[0])
-        value = min(1.0, max(0.0, cos))
-        verdicts = [{"variant": ANSWER_RELEVANCY_VARIANT, "cosine": _r(cos), "value": _r(value),
-                     "reason": f"cosine(question, answer) = {cos:.2f}, clipped to [0, 1]"}]  # fmt: skip
-        reason = (f"local variant of answer relevancy: cosine of question and answer = {value:.2f} "
-                  "(no generated questions, no noncommittal check)")  # fmt: skip
+        model = profile.models["answer_relevancy"] if profile.models is not None else None
+        if model is None:
+            value = min(1.0, max(0.0, cos))
+            verdicts = [{"variant": ANSWER_RELEVANCY_VARIANT, "cosine": _r(cos), "value": _r(value),
+                         "reason": f"cosine(question, answer) = {cos:.2f}, clipped to [0, 1]"}]  # fmt: skip
+            reason = (f"local variant of answer relevancy: cosine of question and answer = {value:.2f} "
+                      "(no generated questions, no noncommittal check)")  # fmt: skip
+            return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
+        background = float((await self._background(profile) @ q_vec[0]).mean())
+        features = answer_features(question, answer, statements, q_vec[0], a_vec[0], st_vecs, background)
+        value = float(model.probability(features)[0])
+        named = dict(zip(ANSWER_FEATURES, features[0].tolist(), strict=True))
+        verdicts = [{
+            "variant": FITTED_ANSWER_VARIANT,
+            "value": _r(value),
+            "cosine": _r(cos),
+            "signals": {k: _r(v) for k, v in named.items()},
+            "reason": f"P(the answer addresses the question) = {value:.2f} from cosine {cos:.2f}, "
+            f"question words covered {named['question_coverage']:.2f}, new words {named['novelty']:.2f}"
+            + (", a refusal" if named["refusal"] else "")
+            + (f", {named['hedges']:.1f} hedges per statement" if named["hedges"] else ""),
+        }]  # fmt: skip
+        reason = (f"local variant of answer relevancy ({profile.name}): probability from a fitted model = "
+                  f"{value:.2f} (no generated questions)")  # fmt: skip
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))

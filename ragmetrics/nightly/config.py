@@ -273,8 +273,13 @@ class EngineConfig(_Section):
 class HumanLabelsConfig(_Section):
     """Human labels of judge metrics (docs/trust.md): agreement, PPI-corrected means, the PPI gate."""
 
-    path: Path = Field(
-        description="CSV, TSV, JSONL or Parquet: sample_id, metric, label (and optionally run)"
+    path: Path | None = Field(
+        default=None, description="CSV, TSV, JSONL or Parquet: sample_id, metric, label (and optionally run)"
+    )
+    columns: dict[str, str] | None = Field(
+        default=None,
+        description="or labels in the QA dataset: judge metric -> the column holding its label (empty cells: "
+        "unlabelled samples)",
     )
     scale: float | None = Field(
         default=None,
@@ -283,6 +288,20 @@ class HumanLabelsConfig(_Section):
     )
     threshold: float = Field(default=0.5, ge=0, le=1, description="positive at or above it (accuracy, kappa)")
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence of every interval")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> HumanLabelsConfig:
+        if (self.path is None) == (self.columns is None):
+            raise ValueError("give either path (a labels file) or columns (metric -> dataset column)")
+        if self.columns is not None:
+            if not self.columns:
+                raise ValueError("columns is empty: map a judge metric to the column of its labels")
+            unknown = sorted(set(self.columns) - set(JUDGE_METRICS))
+            if unknown:
+                raise ValueError(
+                    f"unknown judge metric {unknown[0]!r} in columns; metrics: {', '.join(JUDGE_METRICS)}"
+                )
+        return self
 
 
 class BaselineConfig(_Section):
@@ -433,7 +452,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     config.output.dir = out
     config.baseline.path = _resolve(config.baseline.path, base)
     if config.human_labels is not None:
-        config.human_labels.path = _resolve(config.human_labels.path, base)  # type: ignore[assignment]
+        config.human_labels.path = _resolve(config.human_labels.path, base)
     return config
 
 

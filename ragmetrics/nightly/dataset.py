@@ -93,6 +93,8 @@ class QADataset:
     ignored_columns: list[str] = field(default_factory=list)
     generated_ids: bool = False
     passages: dict[str, Passage] | None = None
+    kept: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    """(row number, sample id, values) of the columns asked for by `keep` (human labels)."""
 
     @property
     def query_ids(self) -> list[str]:
@@ -140,10 +142,10 @@ class QADataset:
         }
 
 
-def load_dataset(config: DatasetConfig, *, progress: bool = True) -> QADataset:
+def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence[str] = ()) -> QADataset:
     """Load, map and validate the dataset a config describes (paths already resolved)."""
     if config.builtin is not None:
-        return _load_builtin(config)
+        return _load_builtin(config, keep)
     assert config.path is not None
     source = str(config.path)
     rows = read_rows(config.path, config.format, config.split, progress=progress)
@@ -154,13 +156,14 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True) -> QADataset:
         on_bad_row=config.on_bad_row,
         limit=config.limit,
         language=config.language,
+        keep=keep,
     )
     if config.passages is not None:
         dataset.passages = read_passages(config.passages)
     return dataset
 
 
-def _load_builtin(config: DatasetConfig) -> QADataset:
+def _load_builtin(config: DatasetConfig, keep: Sequence[str]) -> QADataset:
     collection = importlib.import_module("ragmetrics.collection")
     rows: list[dict[str, Any]] = collection.load_qa()
     dataset = validate_rows(
@@ -170,6 +173,7 @@ def _load_builtin(config: DatasetConfig) -> QADataset:
         on_bad_row=config.on_bad_row,
         limit=config.limit,
         language=config.language,
+        keep=keep,
     )
     # qa.jsonl lists only the relevant passages (grade >= 1); qrels.txt also holds the judged non-relevant
     # ones (grade 0), without which bpref takes them for unjudged and comes out far too high (0.77 vs 0.51).
@@ -327,12 +331,21 @@ def validate_rows(
     on_bad_row: Literal["fail", "skip"] = "fail",
     limit: int | None = None,
     language: str | None = None,
+    keep: Sequence[str] = (),
 ) -> QADataset:
     """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking;
     `language` is the dataset's language, for rows without a language column value."""
     columns = _resolve_columns(rows, source, dict(mapping or {}))
     present = {c for row in rows for c in row}
-    ignored = sorted(present - set(columns.values()))
+    missing_kept = sorted(set(keep) - present)
+    if missing_kept:
+        raise InputError(
+            f"no column {missing_kept[0]!r} (named by human_labels.columns); columns: {', '.join(sorted(present))}",
+            source=source,
+            field=missing_kept[0],
+        )
+    kept: list[tuple[int, str, dict[str, Any]]] = []
+    ignored = sorted(present - set(columns.values()) - set(keep))
     samples: list[RagSample] = []
     relevance: dict[str, dict[str, int]] = {}
     retrieved: dict[str, dict[str, float]] = {}
@@ -362,6 +375,8 @@ def validate_rows(
             continue
         seen[qid] = row_no
         samples.append(sample)
+        if keep:
+            kept.append((row_no, qid, {c: row.get(c) for c in keep}))
         if clean.get("relevant_ids") is not None:
             relevance[qid] = dict(zip(clean["relevant_ids"], clean["relevant_grades"], strict=True))
         if clean.get("retrieved_ids") is not None:
@@ -383,6 +398,7 @@ def validate_rows(
         columns=columns,
         ignored_columns=ignored,
         generated_ids=generated,
+        kept=kept,
     )
 
 

@@ -100,7 +100,10 @@ def run_pipeline(
     baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
 
     with _timed(timings, "dataset"):
-        dataset = load_dataset(config.dataset, progress=show and sys.stderr.isatty())
+        label_columns = (
+            sorted(set((config.human_labels.columns or {}).values())) if config.human_labels else []
+        )
+        dataset = load_dataset(config.dataset, progress=show and sys.stderr.isatty(), keep=label_columns)
     for bad in dataset.skipped:
         notes.append(f"skipped {bad.describe(dataset.source)}")
     if dataset.skipped:
@@ -142,7 +145,7 @@ def run_pipeline(
     with _timed(timings, "compare"):
         report = compare_runs(config, ordered, notes)
     with _timed(timings, "trust"):
-        labels = attach_human_labels(config, {r.name: r for r in report.runs}, report)
+        labels = attach_human_labels(config, {r.name: r for r in report.runs}, report, dataset)
     report.metadata.config = config_snapshot(config)
     report.metadata.dataset_fingerprint = dataset.fingerprint
     report.metadata.versions = versions()
@@ -455,16 +458,21 @@ def score_judge(
 
 
 def attach_human_labels(
-    config: NightlyConfig, results: dict[str, RunResult], report: Report
+    config: NightlyConfig, results: dict[str, RunResult], report: Report, dataset: QADataset
 ) -> HumanLabels | None:
     """Agreement and PPI estimates on every judged run, and PPI-corrected paired differences, from the
     config's human labels; returns the labels (the gate's PPI switch uses them)."""
     if config.human_labels is None:
         return None
     from ragmetrics.trust import judge_agreement, load_labels, ppi_difference
+    from ragmetrics.trust.labels import labels_from_columns
 
     spec = config.human_labels
-    labels = load_labels(spec.path, scale=spec.scale)
+    if spec.columns is not None:
+        labels = labels_from_columns(dataset.kept, spec.columns, source=dataset.source, scale=spec.scale)
+    else:
+        assert spec.path is not None  # the config allows exactly one of them
+        labels = load_labels(spec.path, scale=spec.scale)
     judged = [
         r for r in results.values() if r.metadata.judge is not None or r.metadata.kind in ("judge", "mixed")
     ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from ragmetrics._textfile import read_bytes, read_utf8
 from ragmetrics.errors import InputError
 
-__all__ = ["HumanLabel", "HumanLabels", "load_labels"]
+__all__ = ["HumanLabel", "HumanLabels", "labels_from_columns", "labels_from_rows", "load_labels"]
 
 _ID_COLUMNS = ("sample_id", "id", "query_id")
 
@@ -113,17 +113,15 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
     raise InputError(f"unknown labels format {suffix!r}: use .csv, .tsv, .jsonl or .parquet", source=source)
 
 
-def _number(value: Any, source: str, line: int) -> float:
+def _number(value: Any, source: str, line: int, field: str = "label") -> float:
     if isinstance(value, bool):
         return float(value)
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InputError(
-            f"label {value!r} is not a number", source=source, line=line, field="label"
-        ) from None
+        raise InputError(f"label {value!r} is not a number", source=source, line=line, field=field) from None
     if not math.isfinite(number):
-        raise InputError(f"label {value!r} is not a finite number", source=source, line=line, field="label")
+        raise InputError(f"label {value!r} is not a finite number", source=source, line=line, field=field)
     return number
 
 
@@ -136,6 +134,40 @@ def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
     rows = _rows(path)
     if not rows:
         raise InputError("no labels in the file", source=source)
+    return labels_from_rows(rows, source=source, scale=scale)
+
+
+def labels_from_columns(
+    rows: Sequence[tuple[int, str, Mapping[str, Any]]],
+    columns: Mapping[str, str],
+    *,
+    source: str,
+    scale: float | None = None,
+) -> HumanLabels:
+    """Labels kept in columns of the QA dataset: `rows` are (row number, sample id, the row's values) and
+    `columns` maps a metric to the column holding its label; an empty cell (null) is an unlabelled sample."""
+    if scale is not None and not scale > 0:
+        raise InputError(f"scale must be positive, got {scale}", source=source, field="scale")
+    out: list[tuple[int, Mapping[str, Any]]] = []
+    for line, sample_id, values in rows:
+        for metric, column in columns.items():
+            value = values.get(column)
+            if value is not None and value != "":
+                out.append(
+                    (line, {"sample_id": sample_id, "metric": metric, "label": value, "_column": column})
+                )
+    if not out:
+        raise InputError(
+            f"no labels: columns {', '.join(sorted(set(columns.values())))} are empty in every row",
+            source=source,
+        )
+    return labels_from_rows(out, source=source, scale=scale)
+
+
+def labels_from_rows(
+    rows: Sequence[tuple[int, Mapping[str, Any]]], *, source: str, scale: float | None = None
+) -> HumanLabels:
+    """Check label rows (line number, {sample_id, metric, label, run?}) into `HumanLabels`."""
     labels: list[HumanLabel] = []
     seen: dict[tuple[str | None, str, str], int] = {}
     for line, row in rows:
@@ -153,11 +185,12 @@ def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
         sample_id = str(row[id_column]).strip()
         if not sample_id:
             raise InputError("empty sample id", source=source, line=line, field=id_column)
-        raw = _number(row["label"], source, line)
+        label_field = str(row.get("_column", "label"))
+        raw = _number(row["label"], source, line, label_field)
         if scale is not None:
             if raw < 0 or raw > scale:
                 raise InputError(
-                    f"grade {raw:g} is outside 0..{scale:g}", source=source, line=line, field="label"
+                    f"grade {raw:g} is outside 0..{scale:g}", source=source, line=line, field=label_field
                 )
             value = raw / scale
         elif 0.0 <= raw <= 1.0:
@@ -167,7 +200,7 @@ def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
                 f"label {raw:g} is outside [0, 1]; for graded labels give the scale (e.g. human_labels.scale: 3)",
                 source=source,
                 line=line,
-                field="label",
+                field=label_field,
             )
         run = row.get("run")
         run = str(run).strip() or None if run not in (None, "") else None

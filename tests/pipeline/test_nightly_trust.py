@@ -131,3 +131,48 @@ def test_trust_figures_reach_the_terminal_and_the_html_report(
         and "per-sample spread" in page
         and "Agreement with human labels" in page
     )
+
+
+def test_labels_from_a_dataset_column_equal_the_same_labels_from_a_file(
+    qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGMETRICS_TRUST_KEY", "sk-trust")
+    rows = qa_rows()
+    for i, row in enumerate(rows):
+        row["reference"] = f"{row['reference']} [attr]. Another claim."
+        row["human_recall"] = (0.5 if i % 3 else 1.0) if i < 12 else None  # 12 labelled, the rest empty
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    write_jsonl(
+        qa_dir / "labels.jsonl",
+        [{"sample_id": r["id"], "metric": "context_recall", "label": r["human_recall"]} for r in rows[:12]],
+    )
+    from_column = run_pipeline(
+        write_config(judge=_judge(loopback), human_labels={"columns": {"context_recall": "human_recall"}}),
+        write=False,
+    )
+    from_file = run_pipeline(
+        write_config(name="file.yaml", judge=_judge(loopback), human_labels={"path": "labels.jsonl"}),
+        write=False,
+    )
+    a = from_column.report.run("pipeline").trust
+    b = from_file.report.run("pipeline").trust
+    assert a is not None and b is not None
+    assert a.agreement[0].n_labeled == 12
+    assert a.ppi == b.ppi and a.agreement == b.agreement
+
+
+def test_a_bad_label_in_a_dataset_column_names_the_row_and_column(
+    qa_dir: Path, write_config: ConfigWriter, loopback: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    from ragmetrics.cli import main
+
+    monkeypatch.setenv("RAGMETRICS_TRUST_KEY", "sk-trust")
+    rows = qa_rows()
+    rows[3]["human_recall"] = 7  # not in [0, 1], and no scale given
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    config = write_config(
+        judge=_judge(loopback), human_labels={"columns": {"context_recall": "human_recall"}}
+    )
+    assert main(["run", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "line 4" in err and "human_recall" in err and "outside [0, 1]" in err

@@ -20,8 +20,7 @@ __all__ = ["content_units", "coverage", "hedge_count", "novelty"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+(?:[.,]\d+)?", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-_STOP_WORDS = (
-    """a an the and or but if of to in on at by for with from as is are was were be been being it its this
+_STOP_WORDS = """a an the and or but if of to in on at by for with from as is are was were be been being it its this
     that these those there here what which who whom whose when where why how do does did done can could
     should would will shall may might must have has had having not no yes so than then too very just also
     about into over under out up down any some all each more most much many such own same other only i you
@@ -30,7 +29,6 @@ _STOP_WORDS = (
     was wer wo wann warum den dem des auch es sie er wir ihr
     и в во на с со по к ко о об от до из за для не ни но а же ли что как это этот эта эти то так бы был
     была были быть есть или у он она они мы вы я ты его её их"""
-)
 _STOP = frozenset(_STOP_WORDS.split())
 # Phrases that deflect instead of answering; counted, not matched whole-answer, since an evasive answer may
 # wrap them in polite sentences. Refusals proper are `text.refusal.is_refusal`.

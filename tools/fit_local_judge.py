@@ -383,11 +383,11 @@ def main() -> int:
                         "answer_relevancy": round(r["answer_auc_new"], 3),
                     }
                     for r in rows
-                },  # fmt: skip
+                },
                 "in_sample_auc": {
                     "context_relevancy": round(everything["context_auc_new"], 3),
                     "answer_relevancy": round(everything["answer_auc_new"], 3),
-                },  # fmt: skip
+                },
             },
         }
     print_rows(all_rows)

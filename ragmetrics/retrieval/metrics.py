@@ -36,6 +36,7 @@ class Kind(IntEnum):
     NDCG = 11
     DCG_BURGES = 12
     NDCG_BURGES = 13
+    JUDGED = 14
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,20 @@ REGISTRY: tuple[MetricSpec, ...] = (
         citation=_BURGES,
         ranx="ndcg_burges",
     ),
+    MetricSpec(
+        name="judged",
+        kind=Kind.JUDGED,
+        description="Fraction of the retrieved documents (the top k) that the qrels judge, whatever the grade: "
+        "how far a metric on this run rests on judgments rather than on unjudged documents counted as "
+        "non-relevant.",
+        formula="judged@k = |{i <= k : d_i in qrels}| / k; without a cutoff / n (n = documents retrieved)",
+        citation="ir_measures' Judged@k (MacAvaney and others, 'Streamlining evaluation with ir-measures', ECIR 2022)",
+        aliases=("judged_k",),
+        ranx=None,
+        notes="Relevance levels (-lN) do not apply: a judged non-relevant document counts. With a cutoff the "
+        "denominator is k even when fewer than k documents were retrieved, as ir_measures (P@k with a relevance "
+        "level below every judgment).",
+    ),
 )
 
 _BY_NAME: dict[str, MetricSpec] = {}
@@ -334,6 +349,8 @@ def parse_metric(spelling: str) -> MetricRequest:
         )
     if cutoff and not found.cutoff:
         raise _bad(spelling, f"{found.name} takes no cutoff")
+    if match and found.kind == Kind.JUDGED:
+        raise _bad(spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade")
     return MetricRequest(spelling, found, cutoff, level)
 
 

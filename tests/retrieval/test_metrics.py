@@ -115,11 +115,11 @@ def test_parse_metrics_keeps_order_and_drops_exact_repeats_only() -> None:
         parse_metrics([])
 
 
-def test_registry_holds_the_fourteen_metrics_with_unique_kinds() -> None:
+def test_registry_holds_the_fourteen_metrics_and_judged_with_unique_kinds() -> None:
     names = [spec.name for spec in REGISTRY]
     assert names == [
         "hits", "hit_rate", "precision", "recall", "f1", "r-precision", "bpref",
-        "rbp", "mrr", "map", "dcg", "ndcg", "dcg_burges", "ndcg_burges",
+        "rbp", "mrr", "map", "dcg", "ndcg", "dcg_burges", "ndcg_burges", "judged",
     ]  # fmt: skip
     assert len({spec.kind for spec in REGISTRY}) == len(REGISTRY)
     for spec in REGISTRY:
@@ -145,3 +145,15 @@ def test_docs_metric_reference_is_generated_from_the_registry() -> None:
     assert doc.read_text(encoding="utf-8") == render_reference(), (
         "docs/metrics.md is stale: run `python -m ragmetrics.retrieval.metrics > docs/metrics.md`"
     )
+
+
+def test_judged_counts_judged_documents_of_the_top_k_whatever_their_grade() -> None:
+    from ragmetrics import Qrels, Run, evaluate
+
+    qrels = Qrels.from_dict({"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"x": 1}})
+    run = Run.from_dict({"q1": {"a": 0.9, "z": 0.8, "b": 0.7, "y": 0.6}, "q2": {"m": 0.5}})
+    result = evaluate(qrels, run, ["judged@3", "judged@10", "judged"])
+    assert result.per_query["q1"] == {"judged@3": 2 / 3, "judged@10": 2 / 10, "judged": 2 / 4}
+    assert result.per_query["q2"] == {"judged@3": 0.0, "judged@10": 0.0, "judged": 0.0}
+    with pytest.raises(InputError, match="judged takes no relevance level"):
+        parse_metric("judged@10-l2")

@@ -22,7 +22,7 @@ from ragmetrics.retrieval.kernels.bpref import bpref
 from ragmetrics.retrieval.kernels.gain import dcg, ndcg
 from ragmetrics.retrieval.kernels.rank import average_precision, reciprocal_rank
 from ragmetrics.retrieval.kernels.rbp import rbp
-from ragmetrics.retrieval.kernels.sets import r_precision, set_based
+from ragmetrics.retrieval.kernels.sets import judged_share, r_precision, set_based
 from ragmetrics.retrieval.metrics import Kind
 
 Ints = NDArray[np.int64]
@@ -39,6 +39,7 @@ DCG = int(Kind.DCG)
 NDCG = int(Kind.NDCG)
 DCG_BURGES = int(Kind.DCG_BURGES)
 NDCG_BURGES = int(Kind.NDCG_BURGES)
+JUDGED = int(Kind.JUDGED)
 
 UNJUDGED = -1
 """Grade of a retrieved document that the qrels of its query do not list: unjudged, gain 0."""
@@ -98,6 +99,8 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, out: NDArray[np.float64]
             out[j] = reciprocal_rank(ranked, depth, level)
         elif kind == MAP:
             out[j] = average_precision(ranked, depth, level, n_rel)
+        elif kind == JUDGED:
+            out[j] = judged_share(ranked, depth, k if k > 0 else n)
         else:
             out[j] = set_based(kind, ranked, depth, k if k > 0 else n, level, n_rel)
 

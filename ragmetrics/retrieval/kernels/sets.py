@@ -53,3 +53,13 @@ def r_precision(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> fl
         if ranked[i] >= level:
             hits += 1
     return hits / n_rel if n_rel > 0 else 0.0
+
+
+@kernel
+def judged_share(ranked: NDArray[np.int64], depth: int, denominator: int) -> float:
+    """Documents of the top `depth` with any judgment (grade >= 0), over `denominator` (k, or n without @k)."""
+    judged = 0
+    for i in range(depth):
+        if ranked[i] >= 0:
+            judged += 1
+    return judged / denominator if denominator > 0 else 0.0

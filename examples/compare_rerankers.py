@@ -24,7 +24,9 @@ def build_runs(candidates: list[int]) -> list[Run]:
     passages, questions = load_passages(), load_questions()
     runs = [build_run("bm25", {"top_k": 100}, passages, questions, "bm25")]
     for n in candidates:
-        runs.append(build_run("bm25_rerank", {"candidates": n}, passages, questions, f"rerank_top{n}"))
+        runs.append(
+            build_run("bm25_embedding_rerank", {"candidates": n}, passages, questions, f"embed_rerank_top{n}")
+        )
     return runs
 
 

@@ -36,7 +36,7 @@ def main() -> None:
     runs = [
         load_pipeline_run("pipeline"),
         build_run("bm25", {"top_k": 100}, passages, questions, "bm25"),
-        build_run("bm25_rerank", {"candidates": 50}, passages, questions, "bm25_rerank"),
+        build_run("bm25_embedding_rerank", {"candidates": 50}, passages, questions, "bm25_embed_rerank"),
     ]
     for run in runs:
         result = evaluate(qrels, run, RETRIEVAL_METRICS)

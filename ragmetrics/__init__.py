@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "Run": "ragmetrics.retrieval.run",
     "evaluate": "ragmetrics.retrieval.evaluate",
     "fuse": "ragmetrics.retrieval.fusion",
+    "search_fusion": "ragmetrics.retrieval.fusion_search",
     # comparison
     "compare": "ragmetrics.api",
     "compare_results": "ragmetrics.comparison.pairs",
@@ -68,6 +69,7 @@ __all__ = [
     "make_judge",
     "ppi_difference",
     "run_pipeline",
+    "search_fusion",
 ]
 
 if TYPE_CHECKING:
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
     from ragmetrics.render.tables import format_report, format_results
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.fusion import fuse
+    from ragmetrics.retrieval.fusion_search import search_fusion
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult

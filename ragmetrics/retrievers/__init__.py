@@ -1,8 +1,11 @@
 """Reference retrievers for the built-in collection and the reranker comparison (the `examples` extra).
 
-They are deliberately small and deterministic: BM25 with `bm25s`, and BM25 candidates reranked by the local
-MiniLM embedder. They turn (passages, queries) into a `Run`; `ragmetrics run` builds one per
-`runs: [{source: retriever, retriever: KIND, params: {...}}]` entry.
+They are deliberately small and deterministic: BM25 with `bm25s`; dense retrieval by the local MiniLM
+embedder (a bi-encoder); and BM25 candidates reranked, by default by the same embedder's cosine: an
+*embedding* reranker, not a cross-encoder, hence the kind's name `bm25_embedding_rerank` (`bm25_rerank`, its
+name before 0.3, is still accepted). Any other reranker plugs in through the `reranker` parameter: a Python
+callable or an HTTP rerank endpoint (`ragmetrics.retrievers.rerank`). They turn (passages, queries) into a
+`Run`; `ragmetrics run` builds one per `runs: [{source: retriever, retriever: KIND, params: {...}}]` entry.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
 
 Ranking = list[tuple[str, float]]
 
-__all__ = ["KINDS", "build_run", "search"]
+__all__ = ["ALIASES", "KINDS", "build_run", "search"]
 
 
 def _bm25(
@@ -38,11 +41,22 @@ def _bm25_rerank(
     return bm25_rerank_search(corpus, queries, params, embedder)
 
 
+def _dense(
+    corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any], embedder: Any
+) -> dict[str, Ranking]:
+    from ragmetrics.retrievers.dense import dense_search
+
+    return dense_search(corpus, queries, params, embedder)
+
+
 _KINDS: dict[str, Callable[[Corpus, Mapping[str, str], Mapping[str, Any], Any], dict[str, Ranking]]] = {
     "bm25": _bm25,
-    "bm25_rerank": _bm25_rerank,
+    "dense": _dense,
+    "bm25_embedding_rerank": _bm25_rerank,
 }
 KINDS: tuple[str, ...] = tuple(_KINDS)
+ALIASES: dict[str, str] = {"bm25_rerank": "bm25_embedding_rerank"}
+"""Old kind names, still accepted."""
 
 
 def search(
@@ -54,7 +68,7 @@ def search(
     embedder: SyncEmbedder | None = None,
 ) -> dict[str, Ranking]:
     """Query id -> [(passage id, score)] in rank order (score descending, ties by passage id descending)."""
-    retrieve = _KINDS.get(kind)
+    retrieve = _KINDS.get(ALIASES.get(kind, kind))
     if retrieve is None:
         raise ConfigError(f"unknown retriever kind {kind!r}; kinds: {', '.join(KINDS)}")
     if params is not None and not isinstance(params, Mapping):
@@ -73,8 +87,9 @@ def build_run(
 ) -> Run:
     """Retrieve for every query and return the rankings as a `Run` named `name` (default: the kind).
 
-    kinds: "bm25" (params k1, b, method, stem, stopwords, top_k=100) and "bm25_rerank" (the same BM25
-    params plus candidates=50 and top_k=candidates; score = cosine of MiniLM embeddings). A query that
+    kinds: "bm25" (params k1, b, method, stem, stopwords, top_k=100); "dense" (top_k=100; cosine of MiniLM
+    embeddings over every passage); "bm25_embedding_rerank" (the BM25 params plus candidates=50,
+    top_k=candidates and reranker: the MiniLM cosine unless a callable or endpoint is given). A query that
     matches nothing is kept with an empty ranking, so it scores 0 rather than disappearing.
     """
     from ragmetrics.retrieval.run import Run

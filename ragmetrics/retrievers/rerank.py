@@ -1,14 +1,29 @@
-"""BM25 candidates reranked by the cosine between MiniLM embeddings of the question and each passage.
+"""BM25 candidates reranked: by default by the cosine between MiniLM embeddings of the question and each
+passage (an embedding reranker, i.e. a bi-encoder, not a cross-encoder), or by any reranker you plug in.
 
-The reranker is deliberately the project's own offline embedder (all-MiniLM-L6-v2, int8 ONNX), so the
-"does a reranker help?" comparison runs on any machine without a download. The final score is the cosine;
-BM25 only chooses the candidates.
+The default is deliberately the project's own offline embedder (all-MiniLM-L6-v2, int8 ONNX), so the
+"does a reranker help?" comparison runs on any machine without a download. The final score is the
+reranker's; BM25 only chooses the candidates.
+
+A team's own reranker plugs in through the `reranker` parameter:
+
+- a Python callable `(question, passages) -> scores` (one float per passage, higher is better), given as
+  an object from Python or as "package.module:function" in a config: a cross-encoder, an LLM, anything;
+- an HTTP rerank endpoint, `{url: ..., model: ..., api_key_env: ..., format: cohere|tei}`: the Cohere /
+  Jina / vLLM shape (POST {model, query, documents} -> {results: [{index, relevance_score}]}) or
+  text-embeddings-inference's (POST {query, texts} -> [{index, score}]).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import importlib
+import json
+import math
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -83,6 +98,9 @@ def default_embedder() -> SyncEmbedder:
     return PrecomputedEmbedder(MiniLMEmbedder(), model, vectors)
 
 
+Scorer = Callable[[str, list[str]], Sequence[float]]
+
+
 def rerank(
     corpus: Corpus,
     queries: Mapping[str, str],
@@ -110,6 +128,124 @@ def rerank(
     return out
 
 
+def rerank_with(
+    corpus: Corpus,
+    queries: Mapping[str, str],
+    candidates: Mapping[str, Ranking],
+    scorer: Scorer,
+    top_k_docs: int,
+) -> dict[str, Ranking]:
+    """Order each query's candidates by `scorer(question, passages)`; ties by passage id descending."""
+    position = {pid: i for i, pid in enumerate(corpus.ids)}
+    id_ranks = id_order(corpus.ids)
+    out: dict[str, Ranking] = {q: [] for q in queries}
+    for qid, question in queries.items():
+        ranking = candidates.get(qid) or []
+        if not ranking:
+            continue
+        docs = np.array([position[pid] for pid, _ in ranking], dtype=np.int64)
+        scores = list(scorer(question, [corpus.texts[int(d)] for d in docs]))
+        if len(scores) != len(docs) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in scores
+        ):
+            raise ConfigError(
+                f"reranker returned {len(scores)} scores for {len(docs)} passages of query {qid!r}, or a "
+                "score that is not a finite number: it must return one finite float per passage"
+            )
+        values = np.asarray(scores, dtype=np.float64)
+        best = top_k(values, id_ranks[docs], top_k_docs, positive_only=False)
+        out[qid] = [(corpus.ids[int(docs[i])], float(values[i])) for i in best]
+    return out
+
+
+def load_scorer(spec: Any) -> Scorer:
+    """A reranker from the `reranker` parameter (module doc): a callable, "module:function" or an endpoint."""
+    if callable(spec):
+        return spec  # type: ignore[no-any-return]
+    if isinstance(spec, str):
+        module_name, _, attribute = spec.partition(":")
+        if not module_name or not attribute:
+            raise ConfigError(f"reranker {spec!r}: expected 'package.module:function'")
+        try:
+            found = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"reranker {spec!r}: cannot import it ({exc})") from None
+        if not callable(found):
+            raise ConfigError(f"reranker {spec!r} is not callable")
+        return found  # type: ignore[no-any-return]
+    if isinstance(spec, Mapping):
+        return HttpReranker(**dict(spec))
+    raise ConfigError(
+        f"reranker must be a callable, 'module:function' or {{url: ...}}, got {type(spec).__name__}"
+    )
+
+
+class HttpReranker:
+    """A rerank endpoint (module doc); the API key is read from `api_key_env` at call time, never stored."""
+
+    def __init__(
+        self,
+        url: str,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        format: str = "cohere",
+        timeout_s: float = 60.0,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"reranker url must be an http(s) URL, got {url!r}")
+        if format not in ("cohere", "tei"):
+            raise ConfigError(f"reranker format must be 'cohere' or 'tei', got {format!r}")
+        self.url, self.model, self.api_key_env, self.format, self.timeout_s = (
+            url,
+            model,
+            api_key_env,
+            format,
+            timeout_s,
+        )
+
+    def __call__(self, question: str, passages: list[str]) -> list[float]:
+        body: dict[str, Any] = {"query": question}
+        if self.format == "tei":
+            body["texts"] = passages
+        else:
+            body["documents"] = passages
+            body["top_n"] = len(passages)
+            if self.model:
+                body["model"] = self.model
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(self.url, json.dumps(body).encode("utf-8"), headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                reply = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")[:200]
+            raise ConfigError(f"reranker {self.url}: HTTP {exc.code}: {detail}") from None
+        except (urllib.error.URLError, TimeoutError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"reranker {self.url}: {exc}") from None
+        items = reply.get("results") if isinstance(reply, dict) else reply
+        if not isinstance(items, list):
+            raise ConfigError(f"reranker {self.url}: expected a list of results, got {str(reply)[:120]!r}")
+        scores: list[float | None] = [None] * len(passages)
+        for item in items:
+            index = item.get("index") if isinstance(item, dict) else None
+            value = item.get("relevance_score", item.get("score")) if isinstance(item, dict) else None
+            if (
+                not isinstance(index, int)
+                or not 0 <= index < len(passages)
+                or not isinstance(value, int | float)
+            ):
+                raise ConfigError(f"reranker {self.url}: bad result {str(item)[:120]!r}")
+            scores[index] = float(value)
+        if any(v is None for v in scores):
+            raise ConfigError(
+                f"reranker {self.url}: scored {sum(v is not None for v in scores)} of {len(passages)} passages"
+            )
+        return [float(v) for v in scores if v is not None]
+
+
 def bm25_rerank_search(
     corpus: Corpus,
     queries: Mapping[str, str],
@@ -117,21 +253,23 @@ def bm25_rerank_search(
     embedder: SyncEmbedder | None = None,
 ) -> dict[str, Ranking]:
     """BM25 top-`candidates` (default 50) per query, reranked; `top_k` (default: all candidates) are kept."""
-    known = {*BM25_PARAMS, "candidates"}
+    known = {*BM25_PARAMS, "candidates", "reranker"}
     unknown = sorted(set(params) - known)
     if unknown:  # checked here, so the message names this retriever and lists `candidates` too
-        raise ConfigError(f"bm25_rerank: unknown parameter(s) {unknown}; known: {sorted(known)}")
+        raise ConfigError(f"bm25_embedding_rerank: unknown parameter(s) {unknown}; known: {sorted(known)}")
     candidates_n = params.get("candidates", DEFAULT_CANDIDATES)
     keep = params.get("top_k", candidates_n)
     for key, value in (("candidates", candidates_n), ("top_k", keep)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"bm25_rerank: {key} must be an integer >= 1, got {value!r}")
+            raise ConfigError(f"bm25_embedding_rerank: {key} must be an integer >= 1, got {value!r}")
     if keep > candidates_n:
         raise ConfigError(
-            f"bm25_rerank: top_k ({keep}) exceeds candidates ({candidates_n}); a reranker only reorders its "
-            "candidates, so raise candidates or lower top_k"
+            f"bm25_embedding_rerank: top_k ({keep}) exceeds candidates ({candidates_n}); a reranker only "
+            "reorders its candidates, so raise candidates or lower top_k"
         )
-    first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k")}
+    first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k", "reranker")}
     first_stage["top_k"] = candidates_n
     candidates = bm25_search(corpus, queries, first_stage)
+    if params.get("reranker") is not None:
+        return rerank_with(corpus, queries, candidates, load_scorer(params["reranker"]), keep)
     return rerank(corpus, queries, candidates, embedder or default_embedder(), keep)

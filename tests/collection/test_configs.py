@@ -16,7 +16,7 @@ def test_quickstart_config() -> None:
     config = load_config(CONFIGS / "quickstart.yaml")
     assert config.dataset.builtin == "pydocs"
     assert [spec.source for spec in config.runs] == ["dataset", "retriever", "retriever"]
-    assert {getattr(spec, "retriever", None) for spec in config.runs} >= {"bm25", "bm25_rerank"}
+    assert {getattr(spec, "retriever", None) for spec in config.runs} >= {"bm25", "bm25_embedding_rerank"}
     assert config.judge is not None and config.judge.backend == "local"
     assert set(config.judge.metrics) == {
         "context_precision",
@@ -30,14 +30,16 @@ def test_quickstart_config() -> None:
 
 def test_rerankers_config_finds_a_significant_gain(tmp_path: Path) -> None:
     config = load_config(CONFIGS / "rerankers.yaml")
-    config.runs = [spec for spec in config.runs if getattr(spec, "name", None) in ("bm25", "rerank_top50")]
+    config.runs = [
+        spec for spec in config.runs if getattr(spec, "name", None) in ("bm25", "embed_rerank_top50")
+    ]
     config.retrieval.metrics = ["ndcg@10", "recall@10"]
     config.compare.permutations = 2000
     config.output.formats = ["json"]
     config.output.plots = False
     outcome = run_pipeline(config, output_dir=tmp_path, progress=False, log=lambda _: None)
     (pair,) = [c for c in outcome.report.comparisons if c.metric == "ndcg@10"]
-    assert (pair.baseline, pair.candidate) == ("bm25", "rerank_top50")
+    assert (pair.baseline, pair.candidate) == ("bm25", "embed_rerank_top50")
     assert pair.mean_diff > 0.05 and pair.significant
     assert pair.p_corrected < 0.05
     assert outcome.exit_code == 0

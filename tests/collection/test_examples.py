@@ -25,8 +25,10 @@ def _run(name: str, *args: str) -> str:
 
 def test_compare_rerankers_finds_the_reranker_better() -> None:
     out = _run("compare_rerankers.py", "--format", "markdown")
-    assert "| b | rerank_top50 | **0.7428 [a]** |" in out  # the markdown table, with its significance marker
-    assert "rerank_top50 beats bm25 on ndcg@10: +0.0979" in out
+    assert (
+        "| b | embed_rerank_top50 | **0.7428 [a]** |" in out
+    )  # the markdown table, with its significance marker
+    assert "embed_rerank_top50 beats bm25 on ndcg@10: +0.0979" in out
 
 
 @pytest.mark.slow
@@ -34,4 +36,4 @@ def test_score_from_python_runs_end_to_end() -> None:
     out = _run("score_from_python.py")
     assert out.startswith("toy run:")
     assert "judge (local):" in out and "context_recall" in out
-    assert "bm25_rerank" in out and "ndcg@10" in out
+    assert "bm25_embed_rerank" in out and "ndcg@10" in out

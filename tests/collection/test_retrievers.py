@@ -44,7 +44,7 @@ class KeywordEmbedder:
 
 
 def test_kinds() -> None:
-    assert KINDS == ("bm25", "bm25_rerank")
+    assert KINDS == ("bm25", "dense", "bm25_embedding_rerank")
 
 
 def test_bm25_ranks_matching_passages_and_breaks_ties_by_id_descending() -> None:
@@ -70,8 +70,10 @@ def test_query_matching_nothing_is_kept_with_an_empty_ranking() -> None:
 
 
 def test_unknown_kind_lists_the_kinds() -> None:
-    with pytest.raises(ConfigError, match=r"unknown retriever kind 'dense'.*bm25, bm25_rerank"):
-        build_run("dense", {}, PASSAGES, {"q": "with"}, "x")
+    with pytest.raises(
+        ConfigError, match=r"unknown retriever kind 'splade'.*bm25, dense, bm25_embedding_rerank"
+    ):
+        build_run("splade", {}, PASSAGES, {"q": "with"}, "x")
 
 
 @pytest.mark.parametrize(
@@ -126,7 +128,7 @@ def test_rerank_orders_bm25_candidates_by_cosine() -> None:
     embedder = KeywordEmbedder()
     query = {"q": "with statement generator yield"}
     candidates = search("bm25", {"top_k": 50}, PASSAGES, query)["q"]
-    ranking = search("bm25_rerank", {}, PASSAGES, query, embedder=embedder)["q"]
+    ranking = search("bm25_embedding_rerank", {}, PASSAGES, query, embedder=embedder)["q"]
     assert {d for d, _ in ranking} == {d for d, _ in candidates}  # reranking never adds passages
     scores = dict(ranking)
     assert scores["p2"] == pytest.approx(2 / np.sqrt(3) / np.sqrt(2), abs=1e-6)  # yield + generator
@@ -138,20 +140,21 @@ def test_rerank_respects_candidates_and_top_k() -> None:
     embedder = KeywordEmbedder()
     query = {"q": "with statement sort list key function"}
     bm25 = search("bm25", {"top_k": 2}, PASSAGES, query)["q"]
-    reranked = search("bm25_rerank", {"candidates": 2}, PASSAGES, query, embedder=embedder)["q"]
+    reranked = search("bm25_embedding_rerank", {"candidates": 2}, PASSAGES, query, embedder=embedder)["q"]
     assert {d for d, _ in reranked} == {d for d, _ in bm25}
-    assert len(search("bm25_rerank", {"top_k": 1}, PASSAGES, query, embedder=embedder)["q"]) == 1
+    assert len(search("bm25_embedding_rerank", {"top_k": 1}, PASSAGES, query, embedder=embedder)["q"]) == 1
     with pytest.raises(ConfigError, match="candidates must be an integer >= 1"):
-        search("bm25_rerank", {"candidates": 0}, PASSAGES, query, embedder=embedder)
+        search("bm25_embedding_rerank", {"candidates": 0}, PASSAGES, query, embedder=embedder)
     with pytest.raises(ConfigError, match=r"top_k must be an integer >= 1, got 2\.5"):
-        search("bm25_rerank", {"top_k": 2.5}, PASSAGES, query, embedder=embedder)
+        search("bm25_embedding_rerank", {"top_k": 2.5}, PASSAGES, query, embedder=embedder)
     # A reranker cannot return more than its candidates: asking for it is an error, not a silent cut.
     with pytest.raises(ConfigError, match=r"top_k \(5\) exceeds candidates \(2\)"):
-        search("bm25_rerank", {"candidates": 2, "top_k": 5}, PASSAGES, query, embedder=embedder)
+        search("bm25_embedding_rerank", {"candidates": 2, "top_k": 5}, PASSAGES, query, embedder=embedder)
     with pytest.raises(
-        ConfigError, match=r"bm25_rerank: unknown parameter\(s\) \['candidate'\]; known: .*'candidates'"
+        ConfigError,
+        match=r"bm25_embedding_rerank: unknown parameter\(s\) \['candidate'\]; known: .*'candidates'",
     ):
-        search("bm25_rerank", {"candidate": 20}, PASSAGES, query, embedder=embedder)
+        search("bm25_embedding_rerank", {"candidate": 20}, PASSAGES, query, embedder=embedder)
 
 
 def test_custom_stopwords_change_what_matches() -> None:
@@ -195,7 +198,7 @@ def test_builtin_collection_runs() -> None:
     assert bm25.name == "bm25" and len(bm25) == len(questions)
     result = evaluate(qrels, bm25, ["ndcg@10", "recall@10"])
     assert 0.5 < result.aggregate["ndcg@10"] < 0.8
-    reranked = build_run("bm25_rerank", {}, passages, questions, "rerank")
+    reranked = build_run("bm25_embedding_rerank", {}, passages, questions, "rerank")
     better = evaluate(qrels, reranked, ["ndcg@10"]).aggregate["ndcg@10"]
     assert better > result.aggregate["ndcg@10"]
 

@@ -1,0 +1,47 @@
+"""Dense retrieval: every passage ranked by the cosine of its embedding with the question's (a bi-encoder).
+
+The embedder is the local MiniLM model (the built-in collection's passage vectors ship precomputed), so the
+hybrid BM25 + dense comparison runs offline. Exhaustive search: fine for thousands of passages, which is what
+the reference retrievers are for; a production index belongs to the system being evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ragmetrics.errors import ConfigError
+from ragmetrics.retrievers._inputs import Corpus
+from ragmetrics.retrievers._ranking import id_order, top_k
+from ragmetrics.retrievers.bm25 import Ranking
+from ragmetrics.retrievers.rerank import SyncEmbedder, default_embedder
+
+DEFAULT_TOP_K = 100
+
+
+def dense_search(
+    corpus: Corpus,
+    queries: Mapping[str, str],
+    params: Mapping[str, Any],
+    embedder: SyncEmbedder | None = None,
+) -> dict[str, Ranking]:
+    """The `top_k` (default 100) passages by cosine with each question; ties by passage id descending."""
+    unknown = sorted(set(params) - {"top_k"})
+    if unknown:
+        raise ConfigError(f"dense: unknown parameter(s) {unknown}; known: ['top_k']")
+    keep = params.get("top_k", DEFAULT_TOP_K)
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
+        raise ConfigError(f"dense: top_k must be an integer >= 1, got {keep!r}")
+    model = embedder or default_embedder()
+    passage_vecs = model.encode(list(corpus.texts))
+    qids = list(queries)
+    query_vecs = model.encode([queries[q] for q in qids])
+    id_ranks = id_order(corpus.ids)
+    out: dict[str, Ranking] = {}
+    for qid, qvec in zip(qids, query_vecs, strict=True):
+        cosines = (passage_vecs @ qvec).astype(np.float64)
+        best = top_k(cosines, id_ranks, keep, positive_only=False)
+        out[qid] = [(corpus.ids[i], float(cosines[i])) for i in best]
+    return out

@@ -90,6 +90,14 @@ class CsrBase:
         ]
         io_json.write_jsonl(path, rows)
 
+    def _write_parquet(self, path: str | Path, keys: tuple[str, str, str]) -> None:
+        """One row per entry in stored order, columns named as the matching `from_parquet` reads them."""
+        from ragmetrics.retrieval.io_parquet import write_parquet
+
+        qids, docs = self._entry_ids()
+        q_key, doc_key, value_key = keys
+        write_parquet(path, {q_key: list(qids), doc_key: list(docs), value_key: self._values().tolist()})
+
     def _keep(self, entries: NDArray[np.bool_], queries: NDArray[np.bool_]) -> dict[str, Any]:
         """New CSR arrays holding only the chosen entries of the chosen queries (order preserved)."""
         counts = np.diff(self.offsets)

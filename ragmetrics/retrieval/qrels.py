@@ -66,9 +66,21 @@ class Qrels(CsrBase):
         return cls._from_columns(io_json.jsonl_columns(path, (q_key, doc_key, grade_key)))
 
     @classmethod
+    def from_parquet(
+        cls, path: str | Path, *, q_col: str = Q_COL, doc_col: str = DOC_COL, score_col: str = GRADE_COL
+    ) -> Qrels:
+        """From a Parquet file with one row per judgement (integer grades)."""
+        from ragmetrics.retrieval.io_parquet import parquet_columns
+
+        return cls._from_columns(parquet_columns(path, (q_col, doc_col, score_col)))
+
+    @classmethod
     def read(cls, path: str | Path) -> Qrels:
-        """By file name: ``.json`` -> `from_json`, ``.jsonl``/``.ndjson`` -> `from_jsonl`, else `from_trec`."""
+        """By file name: ``.json`` -> `from_json`, ``.jsonl``/``.ndjson`` -> `from_jsonl`, ``.parquet`` ->
+        `from_parquet`, else `from_trec`."""
         suffix = Path(path).suffix.lower()
+        if suffix == ".parquet":
+            return cls.from_parquet(path)
         if suffix == ".json":
             return cls.from_json(path)
         if suffix in (".jsonl", ".ndjson"):
@@ -192,6 +204,12 @@ class Qrels(CsrBase):
     ) -> None:
         """Write one JSON object per judgement, the layout `from_jsonl` reads."""
         self._write_jsonl(path, (q_key, doc_key, grade_key))
+
+    def to_parquet(
+        self, path: str | Path, *, q_col: str = Q_COL, doc_col: str = DOC_COL, score_col: str = GRADE_COL
+    ) -> None:
+        """Write one row per judgement, the layout `from_parquet` reads."""
+        self._write_parquet(path, (q_col, doc_col, score_col))
 
     # -- CsrBase hooks ---------------------------------------------------------------------------------
 

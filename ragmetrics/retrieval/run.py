@@ -78,12 +78,28 @@ class Run(CsrBase):
         return cls._from_columns(io_json.jsonl_columns(path, (q_key, doc_key, score_key)), name)
 
     @classmethod
-    def read(cls, path: str | Path, name: str | None = None) -> Run:
-        """By file name: ``.json`` -> `from_json`, ``.jsonl``/``.ndjson`` -> `from_jsonl`, else `from_trec`.
+    def from_parquet(
+        cls,
+        path: str | Path,
+        name: str | None = None,
+        *,
+        q_col: str = Q_COL,
+        doc_col: str = DOC_COL,
+        score_col: str = SCORE_COL,
+    ) -> Run:
+        """From a Parquet file with one row per retrieved document (name defaults to the file's stem)."""
+        from ragmetrics.retrieval.io_parquet import parquet_columns
 
-        JSON inputs carry no tag, so their name defaults to the file's stem.
+        return cls._from_columns(parquet_columns(path, (q_col, doc_col, score_col)), name or Path(path).stem)
+
+    @classmethod
+    def read(cls, path: str | Path, name: str | None = None) -> Run:
+        """By file name: ``.json`` -> `from_json`, ``.jsonl``/``.ndjson`` -> `from_jsonl`, ``.parquet`` ->
+        `from_parquet`, else `from_trec`. JSON and Parquet carry no tag: the name defaults to the file's stem.
         """
         suffix = Path(path).suffix.lower()
+        if suffix == ".parquet":
+            return cls.from_parquet(path, name)
         if suffix == ".json":
             return cls.from_json(path, name or Path(path).stem)
         if suffix in (".jsonl", ".ndjson"):
@@ -199,6 +215,12 @@ class Run(CsrBase):
     ) -> None:
         """Write one JSON object per entry in ranking order, the layout `from_jsonl` reads."""
         self._write_jsonl(path, (q_key, doc_key, score_key))
+
+    def to_parquet(
+        self, path: str | Path, *, q_col: str = Q_COL, doc_col: str = DOC_COL, score_col: str = SCORE_COL
+    ) -> None:
+        """Write one row per entry in ranking order, the layout `from_parquet` reads (scores exact)."""
+        self._write_parquet(path, (q_col, doc_col, score_col))
 
     # -- CsrBase hooks ---------------------------------------------------------------------------------
 

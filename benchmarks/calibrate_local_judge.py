@@ -88,8 +88,16 @@ def pick_threshold(scores: list[float], labels: list[int]) -> float:
     return grid[(lo + hi) // 2]
 
 
-async def similarities(rows: list[dict[str, Any]]) -> dict[str, float]:
-    embedder = MiniLMEmbedder()
+def make_embedder(model: str) -> Any:
+    if model == "e5":
+        from ragmetrics.embeddings.e5 import E5Embedder
+
+        return E5Embedder()
+    return MiniLMEmbedder()
+
+
+async def similarities(rows: list[dict[str, Any]], model: str = "minilm") -> dict[str, float]:
+    embedder = make_embedder(model)
     out: dict[str, float] = {}
     for kind in VERDICT_KINDS:
         subset = [r for r in rows if r["kind"] == kind]
@@ -101,8 +109,8 @@ async def similarities(rows: list[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
-def calibrate(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    sims = asyncio.run(similarities(rows))
+def calibrate(rows: list[dict[str, Any]], model: str = "minilm") -> dict[str, Any]:
+    sims = asyncio.run(similarities(rows, model))
     shipped = LocalThresholds()
     report: dict[str, Any] = {}
     for kind in VERDICT_KINDS:
@@ -144,6 +152,7 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("step", choices=["build", "calibrate"])
+    parser.add_argument("--model", choices=["minilm", "e5"], default="minilm", help="the embedder to calibrate")
     args = parser.parse_args()
     if args.step == "build":
         rows = build_pairs(read_jsonl(TOPICS))
@@ -152,7 +161,7 @@ def main() -> int:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         print(f"wrote {len(rows)} pairs to {PAIRS.relative_to(ROOT)}")
         return 0
-    print(json.dumps(calibrate(read_jsonl(PAIRS)), indent=2))
+    print(json.dumps(calibrate(read_jsonl(PAIRS), args.model), indent=2))
     return 0
 
 

@@ -3,7 +3,8 @@ embeds them, embedded once with the bundled MiniLM model.
 
     python tools/build_seed_vectors.py
 
-The texts are every unit the local judge can ask for on the built-in collection: each passage's sentences
+The texts are the background sentences of the fitted verdicts and every unit the local judge can ask for on
+the built-in collection: each passage's sentences
 (any retriever's contexts are whole passages), and each question, answer and reference whole, by sentence and
 by statement. A text the seeds miss is simply embedded at run time, so the set only needs to be useful.
 """
@@ -15,6 +16,7 @@ import asyncio
 from ragmetrics.collection import load_passages, load_samples
 from ragmetrics.embeddings.minilm import MiniLMEmbedder
 from ragmetrics.embeddings.seeds import SEED_PATH, write_seeds
+from ragmetrics.judge.backends.local_model import background_texts
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 
 
@@ -27,6 +29,7 @@ def collection_texts() -> list[str]:
             if stripped:
                 texts[stripped] = None
 
+    add(*background_texts())  # the fitted verdicts' background, embedded once per judge
     for passage in load_passages():
         add(*split_sentences(passage["text"]))
     for sample in load_samples():

@@ -90,11 +90,34 @@ def load_topics() -> list[Topic]:
             topics.append(Topic(row["domain"], row["lang"], row["topic"], row["question"], row["support"],
                                 row["distractor"], row["reference"], row["answer"], negatives,
                                 row.get("length") == "long"))  # fmt: skip
-    # The Python-docs topics have no wrong replies: another topic's answer stands in as a neighbouring one.
-    old = [t for t in topics if t.domain == "python_docs"]
-    for i, t in enumerate(old):
-        t.negatives.setdefault("near_answer", old[(i + 1) % len(old)].answer)
+    # Replies a topic file does not spell out, derived from other texts (deterministically):
+    # - near: the first sentence of the neighbouring passage (same vocabulary, does not answer);
+    #   for the Python-docs topics, whose distractors are whole passages, another topic's answer;
+    # - off-topic: the answer of a topic from another domain in the same language.
+    by_domain: dict[tuple[str, str], list[Topic]] = defaultdict(list)
+    for t in topics:
+        by_domain[(t.lang, t.domain)].append(t)
+    for i, t in enumerate(topics):
+        same = by_domain[(t.lang, t.domain)]
+        if "near_answer" not in t.negatives:
+            if t.domain == "python_docs":
+                t.negatives["near_answer"] = same[(same.index(t) + 1) % len(same)].answer
+            else:
+                t.negatives["near_answer"] = split_sentences(t.distractor, _language(t))[0]
+        if "off_topic" not in t.negatives:
+            other = _other_domain(topics, i)
+            if other is not None:
+                t.negatives["off_topic"] = other.answer
     return topics
+
+
+def _other_domain(topics: list[Topic], i: int) -> Topic | None:
+    t = topics[i]
+    for step in range(7, 7 + len(topics)):
+        u = topics[(i + step) % len(topics)]
+        if u.domain != t.domain and u.lang == t.lang:
+            return u
+    return None
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
@@ -118,23 +141,41 @@ class AnswerItem:
 
 
 def build_items(topics: list[Topic]) -> tuple[list[ContextItem], list[AnswerItem]]:
+    """The labelled items of the module doc, plus long contexts: the answering passage as one paragraph
+    beside the neighbouring passage and a passage of another topic of its domain (1), and the neighbouring
+    passage between two such passages (0)."""
     contexts: list[ContextItem] = []
     answers: list[AnswerItem] = []
+    by_domain: dict[tuple[str, str], list[Topic]] = defaultdict(list)
+    for t in topics:
+        by_domain[(t.lang, t.domain)].append(t)
     for i, t in enumerate(topics):
+        same = by_domain[(t.lang, t.domain)]
+        k = same.index(t)
+        picks = dict.fromkeys((k + step) % len(same) for step in (3, 7, 11))
+        others = [same[j] for j in picks if j != k]
         contexts.append(ContextItem(t, t.support, 1, "answering"))
         contexts.append(ContextItem(t, t.distractor, 0, "neighbouring"))
-        other = next(
-            topics[(i + step) % len(topics)]
-            for step in range(7, 7 + len(topics))
-            if topics[(i + step) % len(topics)].domain != t.domain
-            and topics[(i + step) % len(topics)].lang == t.lang
-        ) if any(u.domain != t.domain and u.lang == t.lang for u in topics) else None  # fmt: skip
+        for o in others[:2]:
+            contexts.append(ContextItem(t, o.support, 0, "same_domain"))
+        other = _other_domain(topics, i)
         if other is not None:
             contexts.append(ContextItem(t, other.support, 0, "other_domain"))
+        if len(others) == 3:
+            # Long contexts as a retriever returns them: the answer in one paragraph beside the
+            # neighbouring passage and another of the domain; or those without the answer.
+            paragraphs = [others[0].support, t.distractor]
+            paragraphs.insert(k % 3, t.support)
+            contexts.append(ContextItem(t, "\n\n".join(paragraphs), 1, "long_answering"))
+            negative = [others[0].support, others[1].support]
+            negative.insert(k % 3, t.distractor)
+            contexts.append(ContextItem(t, "\n\n".join(negative), 0, "long_negative"))
         answers.append(AnswerItem(t, t.reference, 1, "reference"))
         answers.append(AnswerItem(t, t.answer, 1, "answer"))
         for kind, text in t.negatives.items():
             answers.append(AnswerItem(t, text, 0, kind))
+        if len(same) > 1:
+            answers.append(AnswerItem(t, same[(k + 5) % len(same)].answer, 0, "same_domain"))
     return contexts, answers
 
 
@@ -190,9 +231,9 @@ def context_rows(
 def answer_row(item: AnswerItem, vec: Vectors, background: NDArray[np.float32]) -> NDArray[np.float64]:
     t = item.topic
     statements = split_statements(item.answer, _language(t)) or [item.answer]
-    q = vec([t.question])[0]
-    bg = float((background @ q).mean())
-    return answer_features(t.question, item.answer, statements, q, vec([item.answer])[0], vec(statements), bg)
+    q, a = vec([t.question])[0], vec([item.answer])[0]
+    bg, abg = float((background @ q).mean()), float((background @ a).mean())
+    return answer_features(t.question, item.answer, statements, q, a, vec(statements), bg, abg)
 
 
 def fit_logistic(x: NDArray[np.float64], y: NDArray[np.float64], features: tuple[str, ...]) -> FittedModel:
@@ -282,53 +323,100 @@ def context_scores(p: Prepared, model: FittedModel) -> list[float]:
     return [float((model.probability(f) >= model.threshold).mean()) for f in p.ctx_features]
 
 
-def evaluate(p: Prepared, models: dict[str, FittedModel], select: Callable[[Topic], bool],
-             old_threshold: float) -> dict[str, Any]:  # fmt: skip
+def evaluate(
+    p: Prepared,
+    models: dict[str, FittedModel],
+    select: Callable[[Topic], bool],
+    old: Prepared,
+    old_threshold: float,
+) -> dict[str, Any]:
+    """AUCs of the fitted judge on the selected topics' items, next to the cosine-threshold judge of `old`
+    (MiniLM with its shipped threshold: what every user had before); on all items, on long contexts only, and
+    on correct answers against evasive ones only."""
     c_idx = [i for i, c in enumerate(p.contexts) if select(c.topic)]
     a_idx = [i for i, a in enumerate(p.answers) if select(a.topic)]
+    new_ctx = context_scores(p, models["context_relevancy"])
+    old_ctx = [float(np.mean(np.asarray(c) >= old_threshold)) for c in old.ctx_cosines]
+    new_ans = models["answer_relevancy"].probability(p.ans_features).tolist()
+    old_ans = [min(1.0, max(0.0, c)) for c in old.ans_cosines]
+    long_idx = [i for i in c_idx if p.contexts[i].kind in ("long_answering", "long_negative")]
+    evasive_idx = [i for i in a_idx if p.answers[i].kind in ("reference", "answer", "evasive")]
+
+    def area(scores: list[float], idx: list[int], labels: list[int]) -> float:
+        return auc([scores[i] for i in idx], labels)
+
     c_labels = [p.contexts[i].label for i in c_idx]
     a_labels = [p.answers[i].label for i in a_idx]
-    new_ctx = context_scores(p, models["context_relevancy"])
-    old_ctx = [float(np.mean(np.asarray(c) >= old_threshold)) for c in p.ctx_cosines]
-    new_ans = models["answer_relevancy"].probability(p.ans_features).tolist()
-    old_ans = [min(1.0, max(0.0, c)) for c in p.ans_cosines]
+    l_labels = [p.contexts[i].label for i in long_idx]
+    e_labels = [p.answers[i].label for i in evasive_idx]
     return {
         "context_items": len(c_idx),
         "answer_items": len(a_idx),
-        "context_auc_new": auc([new_ctx[i] for i in c_idx], c_labels),
-        "context_auc_old": auc([old_ctx[i] for i in c_idx], c_labels),
-        "answer_auc_new": auc([new_ans[i] for i in a_idx], a_labels),
-        "answer_auc_old": auc([old_ans[i] for i in a_idx], a_labels),
+        "context_auc_new": area(new_ctx, c_idx, c_labels),
+        "context_auc_old": area(old_ctx, c_idx, c_labels),
+        "long_auc_new": area(new_ctx, long_idx, l_labels),
+        "long_auc_old": area(old_ctx, long_idx, l_labels),
+        "answer_auc_new": area(new_ans, a_idx, a_labels),
+        "answer_auc_old": area(old_ans, a_idx, a_labels),
+        "evasive_auc_new": area(new_ans, evasive_idx, e_labels),
+        "evasive_auc_old": area(old_ans, evasive_idx, e_labels),
         "answer_balanced_accuracy_new": balanced_accuracy([new_ans[i] for i in a_idx], a_labels, 0.5),
     }
 
 
-def threshold_fit(p: Prepared, embedder: Embedder) -> dict[str, float]:
-    """Cosine thresholds for the verdicts that keep them (precision, utilization, recall), for a model other
-    than MiniLM: the balanced-accuracy optimum on the topics' pairs, as benchmarks/calibrate_local_judge.py
-    does for MiniLM."""
-    del embedder
-    return {}
+def threshold_fit(topics: list[Topic], embedder: Embedder) -> tuple[dict[str, float], dict[str, float]]:
+    """Cosine thresholds for the verdicts that keep them, for a model other than MiniLM, with their balanced
+    accuracy: the optimum on a 0.01 grid over pairs built from the topics as benchmarks/calibrate_local_judge.py
+    builds them for MiniLM (precision: passage vs reference; utilization: vs answer; recall: each reference
+    statement vs passage; answering passage 1, neighbouring 0). Faithfulness borrows recall's, as for MiniLM."""
+    from ragmetrics.judge.backends.local import pair_similarities
+
+    pairs: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    for t in topics:
+        for passage, label in ((t.support, 1), (t.distractor, 0)):
+            pairs["context_precision"].append((passage, t.reference, label))
+            pairs["context_utilization"].append((passage, t.answer, label))
+            for statement in split_statements(t.reference, _language(t)):
+                pairs["context_recall"].append((statement, passage, label))
+    thresholds: dict[str, float] = {}
+    accuracy: dict[str, float] = {}
+    for kind, rows in pairs.items():
+        sims = asyncio.run(pair_similarities(embedder, kind, [(a, b) for a, b, _ in rows]))  # type: ignore[arg-type]
+        scores = [float(x) for x in sims if x is not None]
+        labels = [y for (_, _, y), x in zip(rows, sims, strict=True) if x is not None]
+        grid = [i / 100 for i in range(101)]
+        accs = [balanced_accuracy(scores, labels, g) for g in grid]
+        best = max(accs)
+        chosen = [g for g, a in zip(grid, accs, strict=True) if a == best]
+        thresholds[kind] = chosen[len(chosen) // 2]
+        accuracy[kind] = round(best, 3)
+    thresholds["context_relevancy"] = thresholds["context_precision"]  # unused: the fitted model decides
+    thresholds["faithfulness"] = thresholds["context_recall"]
+    return thresholds, accuracy
 
 
-def report(name: str, p: Prepared, groups: dict[str, Callable[[Topic], bool]], old_threshold: float) -> list[dict[str, Any]]:  # fmt: skip
+def report(
+    name: str, p: Prepared, groups: dict[str, Callable[[Topic], bool]], pool: Callable[[Topic], bool],
+    old: Prepared, old_threshold: float,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """One row per held-out group: fitted on the `pool` topics outside it, measured on it."""
     rows = []
     for label, select in groups.items():
-        if all(select(c.topic) for c in p.contexts):
-            continue  # nothing left to fit on
-        models = fit_models(p, lambda t, s=select: not s(t))  # type: ignore[misc]
-        rows.append({"model": name, "held_out": label, **evaluate(p, models, select, old_threshold)})
+        models = fit_models(p, lambda t, s=select: pool(t) and not s(t))  # type: ignore[misc]
+        rows.append({"model": name, "held_out": label, **evaluate(p, models, select, old, old_threshold)})
     return rows
 
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
-    print("| model | held out | context items | context relevancy AUC before → after | answer items | "
-          "answer relevancy AUC before → after | answer bal. acc. |")  # fmt: skip
-    print("|---|---|---:|---|---:|---|---:|")
+    print("| model | held out | context items | context relevancy AUC, before → after | long contexts only | "
+          "answer items | answer relevancy AUC, before → after | correct vs evasive only | answer bal. acc. |")  # fmt: skip
+    print("|---|---|---:|---|---|---:|---|---|---:|")
     for r in rows:
         print(f"| {r['model']} | {r['held_out']} | {r['context_items']} | {r['context_auc_old']:.3f} → "
-              f"{r['context_auc_new']:.3f} | {r['answer_items']} | {r['answer_auc_old']:.3f} → "
-              f"{r['answer_auc_new']:.3f} | {r['answer_balanced_accuracy_new']:.3f} |")  # fmt: skip
+              f"{r['context_auc_new']:.3f} | {r['long_auc_old']:.3f} → {r['long_auc_new']:.3f} | "
+              f"{r['answer_items']} | {r['answer_auc_old']:.3f} → {r['answer_auc_new']:.3f} | "
+              f"{r['evasive_auc_old']:.3f} → {r['evasive_auc_new']:.3f} | "
+              f"{r['answer_balanced_accuracy_new']:.3f} |")  # fmt: skip
 
 
 def main() -> int:
@@ -347,36 +435,50 @@ def main() -> int:
           + ", ".join(f"{lang}/{dom} {n}" for (lang, dom), n in sorted(counts.items())))  # fmt: skip
     asset: dict[str, Any] = {"version": 1, "models": {}}
     all_rows: list[dict[str, Any]] = []
+    from ragmetrics.embeddings.minilm import MiniLMEmbedder
+
+    minilm = MiniLMEmbedder()
+    p_minilm = asyncio.run(prepare(topics, minilm))
+    old = LocalThresholds().context_relevancy
     for name in args.models.split(","):
         if name == "minilm":
-            from ragmetrics.embeddings.minilm import MiniLMEmbedder
-
-            embedder: Embedder = MiniLMEmbedder()
-            chosen = [t for t in topics if t.lang == "en"]
-            old = LocalThresholds().context_relevancy
-            groups = {d: (lambda t, d=d: t.domain == d) for d in sorted({t.domain for t in chosen})}
+            embedder: Embedder = minilm
+            p = p_minilm
+            pool: Callable[[Topic], bool] = lambda t: t.lang == "en"  # noqa: E731
+            groups = {
+                d: (lambda t, d=d: t.lang == "en" and t.domain == d)
+                for d in sorted({t.domain for t in topics if t.lang == "en"})
+            }
         else:
             from ragmetrics.embeddings.e5 import E5Embedder
 
             embedder = E5Embedder()
-            chosen = topics
-            old = LocalThresholds().context_relevancy
+            p = asyncio.run(prepare(topics, embedder))
+            pool = lambda t: True  # noqa: E731
             groups = {
-                f"lang {lang}": (lambda t, lang=lang: t.lang == lang)
-                for lang in sorted({t.lang for t in chosen})
+                f"{lang} (all domains)": (lambda t, lang=lang: t.lang == lang)
+                for lang in sorted({t.lang for t in topics})
             }
-        p = asyncio.run(prepare(chosen, embedder))
-        rows = report(embedder.name, p, groups, old)  # type: ignore[arg-type]
+        rows = report(embedder.name, p, groups, pool, p_minilm, old)
         all_rows += rows
-        models = fit_models(p, lambda t: True)
-        everything = evaluate(p, models, lambda t: True, old)
-        print(f"{embedder.name}, fitted and measured on all topics (in-sample): "
+        models = fit_models(p, pool)
+        chosen = [t for t in topics if pool(t)]
+        everything = evaluate(p, models, pool, p_minilm, old)
+        print(f"{embedder.name}, fitted and measured on its topics (in-sample): "
               + ", ".join(f"{k} {v:.3f}" for k, v in everything.items() if isinstance(v, float)))  # fmt: skip
+        extra: dict[str, Any] = {}
+        if name == "e5":
+            thresholds, accuracy = threshold_fit(chosen, embedder)
+            extra = {"thresholds": thresholds}
+            print(
+                f"{embedder.name} cosine thresholds {thresholds} (balanced accuracy on the pairs {accuracy})"
+            )
         asset["models"][embedder.name] = {
             **{k: m.to_json() for k, m in models.items()},
+            **extra,
             "provenance": {
-                "fitted_on": f"{len(chosen)} labelled topics ({len(p.contexts)} context items, "
-                f"{len(p.answers)} answer items), tools/fit_local_judge.py",
+                "fitted_on": f"{len(chosen)} labelled topics ({sum(pool(c.topic) for c in p.contexts)} context "
+                f"items, {sum(pool(a.topic) for a in p.answers)} answer items), tools/fit_local_judge.py",
                 "held_out_auc": {
                     r["held_out"]: {
                         "context_relevancy": round(r["context_auc_new"], 3),
@@ -384,10 +486,8 @@ def main() -> int:
                     }
                     for r in rows
                 },
-                "in_sample_auc": {
-                    "context_relevancy": round(everything["context_auc_new"], 3),
-                    "answer_relevancy": round(everything["answer_auc_new"], 3),
-                },
+                "note": "ROC AUC on labelled topics of domains (MiniLM) or languages (E5) left out of the fit; "
+                "docs/local_judge.md",
             },
         }
     print_rows(all_rows)

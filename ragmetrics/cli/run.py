@@ -63,7 +63,13 @@ def _run(args: argparse.Namespace) -> int:
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
         print("\nMetrics not every run has (mean per run; not compared):")
         print("\n".join(partial))
+    from ragmetrics.render.judge_note import judge_note
     from ragmetrics.render.trust import trust_lines
+
+    nightly = outcome.report.metadata.nightly
+    note = judge_note(nightly.judge if nightly is not None else None)
+    if note:
+        print(f"\n{note}")
 
     trust = trust_lines(outcome.report)
     if trust:

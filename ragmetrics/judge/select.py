@@ -48,7 +48,7 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
             )
         if cache is None and settings.cache_path:
             cache = VerdictCache(settings.cache_path, enabled=settings.use_cache)
-        return LocalJudge(cache=cache)
+        return LocalJudge(cache=cache, model=settings.local_model)
     from ragmetrics.judge.backends.llm import LLMJudge
 
     judge: Judge = LLMJudge(settings, cache=cache)

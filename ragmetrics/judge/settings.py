@@ -101,6 +101,11 @@ class JudgeSettings(BaseModel):
     embeddings: EmbeddingSettings | None = Field(
         default=None, description="a separate embedder (default: the judge's endpoint and embedding_model)"
     )
+    local_model: Literal["auto", "minilm", "e5"] = Field(
+        default="auto",
+        description="the local judge's embedding model: 'auto' (MiniLM for English samples, multilingual-e5-small "
+        "for other languages), 'minilm' or 'e5' for every sample",
+    )
     cache_path: Path | None = Path(".ragmetrics-cache/verdicts.sqlite")
     use_cache: bool = True
     answer_in_input_language: bool = False

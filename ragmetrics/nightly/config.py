@@ -605,6 +605,7 @@ _JUDGE_KEY_HELP: dict[str, str] = {
     "max_repairs": "repair rounds on invalid output",
     "cache_path": "SQLite verdict cache; reruns and resumed runs reuse its verdicts",
     "use_cache": "false bypasses the cache",
+    "local_model": "local judge: auto (MiniLM for English, multilingual-e5-small otherwise), minilm or e5",
     "answer_in_input_language": "ask the judge to write its reasons in the inputs' language",
     "context_precision_mode": "one call for all chunks, or one call per chunk (RAGAS's way)",
     "answer_relevancy_questions": "questions generated per answer",

@@ -535,8 +535,11 @@ class LocalJudge(PlanDispatch):
             reason = (f"local variant of answer relevancy: cosine of question and answer = {value:.2f} "
                       "(no generated questions, no noncommittal check)")  # fmt: skip
             return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
-        background = float((await self._background(profile) @ q_vec[0]).mean())
-        features = answer_features(question, answer, statements, q_vec[0], a_vec[0], st_vecs, background)
+        bg_vecs = await self._background(profile)
+        background, answer_background = float((bg_vecs @ q_vec[0]).mean()), float((bg_vecs @ a_vec[0]).mean())
+        features = answer_features(
+            question, answer, statements, q_vec[0], a_vec[0], st_vecs, background, answer_background
+        )
         value = float(model.probability(features)[0])
         named = dict(zip(ANSWER_FEATURES, features[0].tolist(), strict=True))
         verdicts = [{

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.judge.text.refusal import is_refusal
-from ragmetrics.judge.text.signals import content_units, coverage, hedge_count, novelty
+from ragmetrics.judge.text.signals import answer_type_met, content_units, coverage, hedge_count, novelty
 
 __all__ = [
     "ANSWER_FEATURES",
@@ -53,6 +53,7 @@ SENTENCE_FEATURES: tuple[str, ...] = (
     "cosine_below_context_best",
     "question_coverage",
     "chunk_question_coverage",
+    "answer_type_met",
 )
 ANSWER_FEATURES: tuple[str, ...] = (
     "cosine",
@@ -63,6 +64,8 @@ ANSWER_FEATURES: tuple[str, ...] = (
     "refusal",
     "hedges",
     "log_content_units",
+    "answer_type_met",
+    "specificity",
 )
 
 
@@ -165,7 +168,14 @@ def sentence_features(
     chunk_cov = [coverage(q_units, content_units(chunk)) for chunk in chunks]
     best = float(cosines.max()) if len(cosines) else 0.0
     rows = [
-        [c, c - background, c - best, coverage(q_units, content_units(s)), chunk_cov[k]]
+        [
+            c,
+            c - background,
+            c - best,
+            coverage(q_units, content_units(s)),
+            chunk_cov[k],
+            answer_type_met(question, s),
+        ]
         for c, s, k in zip(cosines.tolist(), sentences, chunk_of, strict=True)
     ]
     return np.asarray(rows, dtype=np.float64).reshape(len(rows), len(SENTENCE_FEATURES))
@@ -179,8 +189,10 @@ def answer_features(
     answer_vec: NDArray[np.float32],
     statement_vecs: NDArray[np.float32],
     background: float,
+    answer_background: float,
 ) -> NDArray[np.float64]:
-    """One row of `ANSWER_FEATURES` for a (question, answer) pair."""
+    """One row of `ANSWER_FEATURES` for a (question, answer) pair; `background` and `answer_background` are
+    the question's and the answer's mean cosines with the background sentences."""
     cosine = float(answer_vec @ question_vec)
     best = float((statement_vecs @ question_vec).max()) if len(statement_vecs) else cosine
     q_units, a_units = content_units(question), content_units(answer)
@@ -195,5 +207,7 @@ def answer_features(
         refusal,
         hedges,
         math.log1p(len(a_units)),
+        answer_type_met(question, answer),
+        cosine - answer_background,  # how much closer to the question than to unrelated text: not generic
     ]
     return np.asarray([row], dtype=np.float64)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["content_units", "coverage", "hedge_count", "novelty"]
+__all__ = ["answer_type_met", "content_units", "coverage", "expected_answer_type", "hedge_count", "novelty"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+(?:[.,]\d+)?", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -75,3 +75,59 @@ def novelty(question: frozenset[str], answer: frozenset[str]) -> float:
 def hedge_count(text: str) -> int:
     """How many deflecting phrases `text` contains."""
     return len(_HEDGE.findall(text.replace("\u2019", "'")))
+
+
+# What kind of answer a question asks for, from its question words (several languages). Classic QA
+# answer-type matching: a reply to "how many ..." without a number, or to "is ...?" without yes or no, does
+# not answer it, however similar its words are.
+_NUMERIC_Q = re.compile(
+    r"\bhow (many|much|long|big|tall|high|old|fast|far|deep|heavy|large|often)\b|\bwhat (percentage|temperature)\b"
+    r"|\bwie (viele?|lange|hoch|alt|gro(ß|ss))\b|\bсколько\b|\bкак(ая|ой|ова) (глубина|высота|длина|скорость)\b"
+    r"|(何メートル|何時間|何年|何人|何キロ|何度|何回|いくら|どのくらい|どれくらい|多少|几|多长|多高|多大|多久|몇|얼마)",
+    re.IGNORECASE,
+)
+_TIME_Q = re.compile(
+    r"\bwhen\b|\bwhat year\b|\bwann\b|\bкогда\b|\bв каком году\b|(いつ|何年|何月|什么时候|哪一年|何时|언제|몇 년)",
+    re.IGNORECASE,
+)
+_YES_NO_Q = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|will|would|has|have|should)\b|^\s*(ist|sind|kann|gibt)\b",
+    re.IGNORECASE,
+)
+_YES_NO_A = re.compile(
+    r"^\s*(yes|no|yeah|nope|not really|ja|nein|да|нет|はい|いいえ|是|不是|对|不|네|아니요|예)\b",
+    re.IGNORECASE,
+)
+_DIGIT = re.compile(
+    r"\d|[一二三四五六七八九十百千万億亿]|\b(one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion|dozen|half)\b",
+    re.IGNORECASE,
+)
+_MONTH = re.compile(
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter|century)\b"
+    r"|(январ|феврал|март|апрел|ма[йя]|июн|июл|август|сентябр|октябр|ноябр|декабр|весн|лет|осен|зим|век)|[年月日]|[월년]",
+    re.IGNORECASE,
+)
+
+
+def expected_answer_type(question: str) -> str | None:
+    """'number', 'time', 'yes_no' or None (no expectation) for a question."""
+    if _NUMERIC_Q.search(question):
+        return "number"
+    if _TIME_Q.search(question):
+        return "time"
+    if _YES_NO_Q.search(question):
+        return "yes_no"
+    return None
+
+
+def answer_type_met(question: str, answer: str) -> float:
+    """1 when `answer` has what the question asks for (a number, a time, a yes or no), 0 when it lacks it,
+    0.5 when the question sets no expectation."""
+    expected = expected_answer_type(question)
+    if expected is None:
+        return 0.5
+    if expected == "number":
+        return 1.0 if _DIGIT.search(answer) else 0.0
+    if expected == "time":
+        return 1.0 if _DIGIT.search(answer) or _MONTH.search(answer) else 0.0
+    return 1.0 if _YES_NO_A.search(answer) else 0.0

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmetrics._format import format_effect, format_p
+from ragmetrics.render.judge_note import judge_note
 from ragmetrics.render.trust import trust_html
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
 
@@ -132,6 +133,9 @@ def _meta_block(report: Report) -> str:
         )
     if judge is not None:
         rows.append(f"judge {_e(judge.backend)}:{_e(judge.model)}")
+        note = judge_note(judge)
+        if note:
+            rows.append(_e(note))
         cache, usage = judge.cache, judge.usage
         if cache.enabled and (cache.hits or cache.misses):
             rows.append(f"cache {cache.hits} hits / {cache.misses} misses")

@@ -152,7 +152,9 @@ def main() -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("step", choices=["build", "calibrate"])
-    parser.add_argument("--model", choices=["minilm", "e5"], default="minilm", help="the embedder to calibrate")
+    parser.add_argument(
+        "--model", choices=["minilm", "e5"], default="minilm", help="the embedder to calibrate"
+    )
     args = parser.parse_args()
     if args.step == "build":
         rows = build_pairs(read_jsonl(TOPICS))

@@ -157,26 +157,28 @@ def main() -> None:
     rows = []
     run_lines = []
     passages = []
-    for n, (lang, slug, question, answering, neighbouring, reference, answer) in enumerate(TOPICS, start=1):
+    for lang, slug, question, answering, neighbouring, reference, answer in TOPICS:
         slug = slug.replace(" ", "_")  # TREC files split on whitespace
         qid = f"{lang}-{slug}"
         good, near = f"{slug}-1", f"{slug}-2"
         order = [near, good] if slug in SWAPPED else [good, near]
         texts = {good: answering, near: neighbouring}
         passages += [{"id": good, "text": answering}, {"id": near, "text": neighbouring}]
-        rows.append({
-            "id": qid,
-            "language": lang,
-            "question": question,
-            "contexts": [texts[d] for d in order],
-            "context_ids": order,
-            "retrieved_ids": order,
-            "retrieved_scores": [2.0, 1.0],
-            "relevant_ids": [good, near],
-            "relevant_grades": [2, 0],
-            "answer": answer,
-            "reference": reference,
-        })
+        rows.append(
+            {
+                "id": qid,
+                "language": lang,
+                "question": question,
+                "contexts": [texts[d] for d in order],
+                "context_ids": order,
+                "retrieved_ids": order,
+                "retrieved_scores": [2.0, 1.0],
+                "relevant_ids": [good, near],
+                "relevant_grades": [2, 0],
+                "answer": answer,
+                "reference": reference,
+            }
+        )
         other = [near, good] if slug in KEYWORD_SWAPPED else [good, near]
         run_lines += [f"{qid} Q0 {d} {r} {3 - r}.0 keyword" for r, d in enumerate(other, start=1)]
     with (HERE / "qa.jsonl").open("w", encoding="utf-8") as fh:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -229,3 +230,22 @@ def to_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     writer.writerow(headers)
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
+
+def latex_preamble_note(tex: str) -> str:
+    """`tex`, with a first comment line saying how to compile it when it holds characters pdflatex cannot
+    typeset (Chinese, Japanese, Korean; Cyrillic needs only T2A fonts, also said)."""
+    if _CJK.search(tex):
+        return (
+            "% holds Chinese/Japanese/Korean text: compile with xelatex or lualatex and \\usepackage{xeCJK} "
+            "(\\setCJKmainfont{Noto Serif CJK JP}) or \\usepackage{luatexja}\n" + tex
+        )
+    if any("\u0400" <= ch <= "\u04ff" for ch in tex):
+        return (
+            "% holds Cyrillic text: pdflatex needs \\usepackage[T2A]{fontenc}; xelatex/lualatex need nothing\n"
+            + tex
+        )
+    return tex

@@ -13,7 +13,15 @@ from typing import Literal, get_args
 from ragmetrics._format import format_effect, format_p
 from ragmetrics.comparison.align import aligned_query_ids
 from ragmetrics.errors import InputError
-from ragmetrics.render._text import Grid, aligned, to_csv, to_latex, to_markdown, to_terminal
+from ragmetrics.render._text import (
+    Grid,
+    aligned,
+    latex_preamble_note,
+    to_csv,
+    to_latex,
+    to_markdown,
+    to_terminal,
+)
 from ragmetrics.schema import Report, RunResult
 
 Format = Literal["table", "markdown", "latex", "json", "csv"]
@@ -118,7 +126,7 @@ def format_results(
     if fmt == "markdown":
         return to_markdown(grid)
     if fmt == "latex":
-        return to_latex(grid)
+        return latex_preamble_note(to_latex(grid))
     return to_terminal(grid, color=color)
 
 
@@ -328,5 +336,5 @@ def format_report(
     if fmt == "markdown":
         return "\n".join(to_markdown(g) for g in grids)
     if fmt == "latex":
-        return "\n".join(to_latex(g) for g in grids)
+        return latex_preamble_note("\n".join(to_latex(g) for g in grids))
     return "\n".join(to_terminal(g, color=color) for g in grids)

@@ -25,6 +25,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.cli": "cli",
     "ragmetrics.nightly": "nightly",
     "ragmetrics.api": "api",
+    "ragmetrics.qrels_fill": "api",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",

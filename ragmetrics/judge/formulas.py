@@ -80,6 +80,17 @@ def context_relevancy_score(relevant: Sequence[bool | int]) -> float:
     return share_positive(relevant)
 
 
+GRADE_SCALE = 3
+"""Passage relevance grades: 0 unrelated, 1 related but does not answer, 2 partly answers, 3 answers."""
+
+
+def passage_relevance_score(grade: int) -> float:
+    """Passage relevance: the judge's 0-3 grade divided by 3 (the grade itself is what fill-qrels writes)."""
+    if not 0 <= grade <= GRADE_SCALE:
+        raise ValueError(f"grade {grade} is outside 0..{GRADE_SCALE}")
+    return grade / GRADE_SCALE
+
+
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
     na = math.sqrt(math.fsum(x * x for x in a))

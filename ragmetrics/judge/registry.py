@@ -27,6 +27,7 @@ from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
     CorrectnessVerdicts,
     GeneratedQuestions,
+    GradedRelevance,
     SentenceVerdicts,
     SingleChunkVerdict,
     StatementVerdicts,
@@ -52,6 +53,7 @@ Plan = Literal[
     "question_generation",
     "embedding_similarity",
     "statement_classification",
+    "graded_relevance",
 ]
 """How a metric is judged:
 
@@ -61,7 +63,8 @@ Plan = Literal[
 - question_generation: N questions generated from the answer, compared with the asked one by embedding;
 - embedding_similarity: the cosine of two texts' embeddings, no verdict;
 - statement_classification: answer and reference statements, cut in code, classified against each other
-  (true positive, false positive, false negative), combined with the embedding similarity.
+  (true positive, false positive, false negative), combined with the embedding similarity;
+- graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style.
 """
 
 Field = Literal["question", "contexts", "answer", "reference"]
@@ -196,6 +199,23 @@ JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
         prompts=("answer_relevancy",),
         local_variant="cosine(question, answer) clipped to [0, 1]; no generated questions, no noncommittal check",
         aliases=("response_relevancy",),
+    ),
+    JudgeMetricSpec(
+        name="passage_relevance",
+        description="how relevant is the best retrieved passage, graded 0-3? (what fill-qrels asks a judge)",
+        formula_in_words=(
+            "each context graded 0 = unrelated, 1 = related but does not answer, 2 = partly answers, 3 = answers "
+            "the question (one call per context); the value is the best grade / 3"
+        ),
+        citation="Upadhyay et al., 'UMBRELA: UMbrela is the (Open-Source Reproduction of the) Bing RELevance "
+        "Assessor', 2024 (TREC RAG's LLM relevance grades)",
+        required=("question", "contexts"),
+        plan="graded_relevance",
+        score=formulas.passage_relevance_score,
+        verdict_models=(GradedRelevance,),
+        prompts=("passage_relevance",),
+        local_variant="grade from the fitted sentence-relevance probability of the passage's best sentence: "
+        "3 from 0.85, 2 from 0.7, 1 from 0.5, else 0",
     ),
 )
 

@@ -12,7 +12,7 @@ import copy
 from functools import lru_cache
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 
 class Verdict(BaseModel):
@@ -61,6 +61,13 @@ class SingleChunkVerdict(Verdict):
 
     reason: str
     useful: bool
+
+
+class GradedRelevance(Verdict):
+    """Passage relevance: one graded judgement of one passage for a question (TREC-style 0-3 scale)."""
+
+    reason: str
+    grade: int = Field(ge=0, le=3)
 
 
 class StatementJudgement(Verdict):
@@ -212,6 +219,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         CorrectnessVerdicts,
         SentenceVerdicts,
         GeneratedQuestions,
+        GradedRelevance,
     )
 }
 

@@ -27,7 +27,7 @@ from ragmetrics.schema import (
     RunResult,
     RunTrust,
 )
-from ragmetrics.trust.agreement import Estimate, agreement, label_kind
+from ragmetrics.trust.agreement import Agreement, Estimate, agreement, label_kind
 from ragmetrics.trust.labels import HumanLabels, load_labels
 from ragmetrics.trust.ppi import MeanEstimates, NormalInterval, estimate_mean
 from ragmetrics.trust.variance import judge_noise, verdict_flip_rate
@@ -108,33 +108,34 @@ def judge_agreement(
         raw = [lab.raw for _, lab in labelled]
         kind = "graded" if human.scale is not None and label_kind(raw) != "score" else label_kind(raw)
         stats = agreement(judge, people, kind=kind, threshold=threshold, confidence=confidence, seed=seed)
-        bias = _interval(stats.bias)
-        assert bias is not None
-        trust.agreement.append(
-            MetricAgreement(
-                metric=metric,
-                n_labeled=stats.n,
-                label_kind=kind,  # type: ignore[arg-type]
-                threshold=threshold,
-                accuracy=_interval(stats.accuracy),
-                balanced_accuracy=_interval(stats.balanced_accuracy),
-                kappa=_interval(stats.kappa),
-                spearman=_interval(stats.spearman),
-                kendall=_interval(stats.kendall),
-                bias=bias,
-                calibration=[
-                    CalibrationBin(
-                        low=c.low, high=c.high, n=c.n, judge_mean=c.judge_mean, human_mean=c.human_mean
-                    )
-                    for c in stats.calibration
-                ],
-            )
-        )
+        trust.agreement.append(agreement_model(metric, stats))
         estimates = estimate_mean(
             judge, people, np.array(unlabelled, dtype=np.float64), confidence=confidence
         )
         trust.ppi.append(_ppi_model(metric, estimates, confidence))
     return trust
+
+
+def agreement_model(metric: str, stats: Agreement) -> MetricAgreement:
+    """The schema's `MetricAgreement` of agreement figures (`trust.agreement.agreement`)."""
+    bias = _interval(stats.bias)
+    assert bias is not None
+    return MetricAgreement(
+        metric=metric,
+        n_labeled=stats.n,
+        label_kind=stats.kind,  # type: ignore[arg-type]
+        threshold=stats.threshold,
+        accuracy=_interval(stats.accuracy),
+        balanced_accuracy=_interval(stats.balanced_accuracy),
+        kappa=_interval(stats.kappa),
+        spearman=_interval(stats.spearman),
+        kendall=_interval(stats.kendall),
+        bias=bias,
+        calibration=[
+            CalibrationBin(low=c.low, high=c.high, n=c.n, judge_mean=c.judge_mean, human_mean=c.human_mean)
+            for c in stats.calibration
+        ],
+    )
 
 
 def ppi_difference(

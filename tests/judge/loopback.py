@@ -177,6 +177,10 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None) -> dict[st
                 for n, t in sentences
             ]
         }
+    if prompt == "passage_relevance":
+        passage = _section(user, "passage")
+        grade = next((g for g in (3, 2, 1) if f"[g{g}]" in passage), 0)
+        return {"reason": f"scripted grade {grade}", "grade": grade}
     if prompt == "answer_relevancy":
         answer = _section(user, "answer")
         m = re.search(r"Number of questions to write: (\d+)", user)

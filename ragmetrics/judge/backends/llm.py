@@ -39,6 +39,7 @@ from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
     CorrectnessVerdicts,
     GeneratedQuestions,
+    GradedRelevance,
     SentenceVerdicts,
     SingleChunkVerdict,
     StatementJudgement,
@@ -205,6 +206,7 @@ class LLMJudge(PlanDispatch):
             "chunk_usefulness": self._chunk_usefulness,
             "statement_attribution": self._statement_attribution,
             "sentence_relevance": self._sentence_relevance,
+            "graded_relevance": self._graded_relevance,
             "question_generation": self._question_generation,
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
@@ -339,6 +341,28 @@ class LLMJudge(PlanDispatch):
                 verdicts=verdicts,
                 reason=f"{hits} of {len(verdicts)} {target_field} statements {how} the contexts",
                 cached=cached,
+            ),
+        )
+
+    async def _graded_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """One graded call per context; the value is the best grade / 3 (with one context, that passage's)."""
+        results = await asyncio.gather(
+            *(
+                self.verdict(spec.prompts[0], {"question": sample.question, "passage": c})
+                for c in sample.contexts
+            )
+        )
+        verdicts: list[dict[str, Any]] = []
+        for k, (verdict, _cached) in enumerate(results):
+            assert isinstance(verdict, GradedRelevance)
+            verdicts.append({"chunk": k, "grade": verdict.grade, "reason": verdict.reason})
+        best = max(verdicts, key=lambda v: v["grade"])
+        return MetricOutcome(
+            value=spec.score(best["grade"]),
+            detail=JudgeDetail(
+                verdicts=verdicts,
+                reason=f"best grade {best['grade']} of 3 (chunk {best['chunk'] + 1}): {best['reason']}",
+                cached=all(cached for _, cached in results),
             ),
         )
 

@@ -140,6 +140,15 @@ async def pair_similarities(
     return out
 
 
+GRADE_CUTS: tuple[float, ...] = (0.5, 0.7, 0.85)
+"""Passage relevance from the best sentence's fitted probability: grade 1 from 0.5 (a relevant sentence), 2 from
+0.7, 3 from 0.85 (without a fitted model, the same cuts shifted onto the cosine scale of the threshold)."""
+
+
+def spec_of_sentence_relevance() -> JudgeMetricSpec:
+    return spec("context_relevancy")
+
+
 def _verdict_kind(spec: JudgeMetricSpec) -> VerdictKind:
     """The thresholded verdict type of a metric: its name, when the local judge calibrates one for it."""
     if spec.name not in VERDICT_KINDS:
@@ -305,6 +314,7 @@ class LocalJudge(PlanDispatch):
             "chunk_usefulness": self._chunk_usefulness,
             "statement_attribution": self._statement_attribution,
             "sentence_relevance": self._sentence_relevance,
+            "graded_relevance": self._graded_relevance,
             "question_generation": self._answer_relevance,
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
@@ -520,6 +530,37 @@ class LocalJudge(PlanDispatch):
         basis = "fitted model" if model is not None else f"threshold {cut:.2f}"
         reason = f"{hits} of {len(verdicts)} context sentences relevant to the question (local judge, {profile.name}, {basis})"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
+
+    async def _graded_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """Each context graded 0-3 from the sentence-relevance judgement of its best sentence (`GRADE_CUTS`);
+        the value is the best grade / 3, as for the LLM judge."""
+        relevance = await self._sentence_relevance(spec_of_sentence_relevance(), sample)
+        by_chunk: dict[int, list[dict[str, Any]]] = {}
+        for v in relevance.detail.verdicts:
+            by_chunk.setdefault(int(v["chunk"]), []).append(v)
+        fitted = "probability" in relevance.detail.verdicts[0]
+        cuts = (
+            GRADE_CUTS
+            if fitted
+            else tuple(c - 0.5 + self._profile(sample).thresholds.context_relevancy for c in GRADE_CUTS)
+        )
+        verdicts: list[dict[str, Any]] = []
+        for chunk in range(len(sample.contexts)):
+            scores = [float(v["probability"] if fitted else v["cosine"]) for v in by_chunk.get(chunk, [])]
+            best = max(scores, default=0.0)
+            grade = sum(best >= cut for cut in cuts)
+            verdicts.append({
+                "chunk": chunk,
+                "grade": grade,
+                "score": _r(best),
+                "reason": f"best sentence scores {best:.2f}: grade {grade} of 3 (cuts "
+                f"{', '.join(f'{c:.2f}' for c in cuts)}; local judge)",
+            })  # fmt: skip
+        top = max(verdicts, key=lambda v: v["grade"])
+        reason = f"best grade {top['grade']} of 3 (chunk {top['chunk'] + 1}; local judge)"
+        return MetricOutcome(
+            value=spec.score(top["grade"]), detail=JudgeDetail(verdicts=verdicts, reason=reason)
+        )
 
     async def _answer_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         profile = self._profile(sample)

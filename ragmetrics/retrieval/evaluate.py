@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,6 +19,10 @@ from ragmetrics.errors import InputError
 from ragmetrics.options import QUERY_SETS, QuerySet
 from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
 from ragmetrics.schema import RunMetadata, RunResult
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.budget import Straddle, TokenLengths
+    from ragmetrics.retrieval.run import Run
 
 TIE_RULE = "score descending, then document id descending"
 
@@ -209,8 +213,11 @@ def score_matrix(
     query_set: QuerySet | str = "qrels",
     name: str | None = None,
     allow_disjoint: bool = False,
+    lengths: Mapping[str, int] | TokenLengths | None = None,
+    straddle: str = "exclude",
 ) -> ScoreMatrix:
-    """Score `run` on every requested metric; rows follow the qrels' (sorted) query order."""
+    """Score `run` on every requested metric; rows follow the qrels' (sorted) query order. Token-budget
+    metrics (``recall@512tok``) need `lengths` (document id -> tokens; `ragmetrics.retrieval.budget`)."""
     from ragmetrics.retrieval.kernels import score_queries
 
     requests = parse_metrics(metrics)
@@ -251,6 +258,9 @@ def score_matrix(
     qrels_rows = np.asarray(rows, dtype=np.int64)
     run_index = np.asarray([run_rows.get(qid, -1) for qid in query_ids], dtype=np.int64)
 
+    from ragmetrics.retrieval.budget import budget_depths
+
+    depths = budget_depths(cast("Run", r), run_index, requests, lengths, cast("Straddle", straddle))
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
     values = score_queries(
         (
@@ -271,6 +281,7 @@ def score_matrix(
             np.asarray([x.level for x in requests], dtype=np.int64),
             np.asarray([x.persistence for x in requests], dtype=np.float64),
         ),
+        depths,
     )
     _check_finite(values, requests, query_ids, q)
     return ScoreMatrix(
@@ -296,6 +307,8 @@ def evaluate(
     query_set: QuerySet | str = "qrels",
     name: str | None = None,
     allow_disjoint: bool = False,
+    lengths: Mapping[str, int] | TokenLengths | None = None,
+    straddle: str = "exclude",
 ) -> RunResult:
     """Score one run: `RunResult` with per-query values keyed by the metric spelling used, and their means.
 
@@ -308,5 +321,12 @@ def evaluate(
     Unknown metrics and bad cutoffs raise `InputError`.
     """
     return score_matrix(
-        qrels, run, metrics, query_set=query_set, name=name, allow_disjoint=allow_disjoint
+        qrels,
+        run,
+        metrics,
+        query_set=query_set,
+        name=name,
+        allow_disjoint=allow_disjoint,
+        lengths=lengths,
+        straddle=straddle,
     ).to_result()

@@ -241,6 +241,7 @@ _TREC_CUTOFF: dict[str, str] = {
     "success": "hit_rate",
 }
 _TREC_CUTOFF_RE = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)_(\d+)$")
+_BUDGET_RE = re.compile(r"(?P<n>\d+)(?P<k>k?)tok")
 _LEVEL_RE = re.compile(r"^(?P<base>.+)-l(?P<level>[^-]*)$")
 _RBP_RE = re.compile(r"^rbp(?:\.(?P<digits>[^@]*))?$")
 _DEFAULT_RBP_DIGITS = "9"
@@ -256,6 +257,9 @@ class MetricRequest:
     level: int = 1
     persistence: float = 0.0
     persistence_digits: str = ""
+    budget: int = 0
+    """A token budget instead of a count cutoff (``recall@512tok``): the ranking is cut where the retrieved
+    passages' cumulative token count exceeds it (`ragmetrics.retrieval.budget`); 0 = none."""
 
     @property
     def canonical(self) -> str:
@@ -265,6 +269,8 @@ class MetricRequest:
             text += f".{self.persistence_digits}"
         if self.cutoff:
             text += f"@{self.cutoff}"
+        if self.budget:
+            text += f"@{self.budget}tok"
         if self.level != 1:
             text += f"-l{self.level}"
         return text
@@ -277,6 +283,8 @@ class MetricRequest:
             "cutoff": self.cutoff or None,
             "relevance_level": self.level,
         }
+        if self.budget:
+            out["token_budget"] = self.budget
         if self.spec.persistence:
             out["persistence"] = self.persistence
         return out
@@ -315,9 +323,16 @@ def parse_metric(spelling: str) -> MetricRequest:
         text = match["base"]
         level = _parse_int(spelling, match["level"], "relevance level (-lN)", 1)
     cutoff = 0
+    budget = 0
     if "@" in text:
         text, _, k_text = text.partition("@")
-        cutoff = _parse_int(spelling, k_text, "cutoff (@k)", 1)
+        tokens = _BUDGET_RE.fullmatch(k_text.lower())
+        if tokens:
+            budget = _parse_int(spelling, tokens["n"], "token budget (@Ntok)", 1) * (
+                1000 if tokens["k"] else 1
+            )
+        else:
+            cutoff = _parse_int(spelling, k_text, "cutoff (@k, or @Ntok for a token budget)", 1)
     base = text.lower()
 
     rbp = _RBP_RE.match(base)
@@ -330,6 +345,8 @@ def parse_metric(spelling: str) -> MetricRequest:
                 spelling, f"rbp needs a persistence 0 < p < 1 written as rbp.P (e.g. rbp.80), got {digits!r}"
             )
         spec = _BY_NAME["rbp"]
+        if budget:
+            raise _bad(spelling, "rbp takes no token budget (it is not a metric of the top k)")
         return MetricRequest(spelling, spec, cutoff, level, float(f"0.{digits}"), digits)
 
     trec = _TREC_CUTOFF_RE.match(base)
@@ -347,8 +364,16 @@ def parse_metric(spelling: str) -> MetricRequest:
         raise _bad(
             spelling, f"unknown metric {text!r}; {hint}known metrics: {_known()} (and trec_eval spellings)"
         )
-    if cutoff and not found.cutoff:
+    if (cutoff or budget) and not found.cutoff:
         raise _bad(spelling, f"{found.name} takes no cutoff")
+    if budget:
+        if found.kind in (Kind.R_PRECISION, Kind.BPREF, Kind.RBP):
+            raise _bad(spelling, f"{found.name} takes no token budget (it is not a metric of the top k)")
+        if match and found.kind == Kind.JUDGED:
+            raise _bad(
+                spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade"
+            )
+        return MetricRequest(spelling, found, 0, level, budget=budget)
     if match and found.kind == Kind.JUDGED:
         raise _bad(spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade")
     return MetricRequest(spelling, found, cutoff, level)
@@ -391,6 +416,16 @@ def render_reference() -> str:
         "case-insensitive. trec_eval spellings with the cutoff after an underscore (`P_10`, `recall_100`, "
         "`ndcg_cut_10`, `map_cut_10`, `success_5`) and the aliases listed below are accepted; results are keyed "
         "by the spelling you used, and `metadata.metric_settings['metrics']` records the canonical form.",
+        "",
+        "**Token budgets.** `@Ntok` (or `@Nktok`, thousands) in place of `@k` cuts each query's ranking where the "
+        "retrieved passages stop fitting into N tokens: `recall@512tok`, `ndcg@2ktok`, `precision@1ktok-l2`. The "
+        "metric is then the `@k` metric at that query's depth k_q (precision's denominator and nDCG's ideal "
+        "ranking at k_q too). A passage that straddles the budget is left out (`straddle='exclude'`, default: "
+        "what fits whole; a first passage longer than the budget scores 0) or counted (`'include'`). Token "
+        "counts per document come from `evaluate(..., lengths=)` (a mapping, or a `retrieval.budget.TokenLengths` "
+        "built once), counted by `retrieval.budget.count_tokens(passages, tokenizer)`: whitespace words by "
+        "default, or a `tokenizers` JSON file; a model's own tokenizer gives its true budget. rbp, bpref and "
+        "r-precision take no budget; a retrieved document without a count is an error.",
         "",
         "## Conventions",
         "",

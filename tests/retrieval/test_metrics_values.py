@@ -218,6 +218,7 @@ def test_python_serial_and_parallel_kernels_agree() -> None:
             np.array([x.level for x in matrix.requests], dtype=np.int64),
             np.array([x.persistence for x in matrix.requests], dtype=np.float64),
         ),
+        np.full((n_q, len(matrix.requests)), -1, dtype=np.int64),
     )  # fmt: skip
     python = score.score_all_serial.py(*args)
     serial = score.score_all_serial.compiled(*args)

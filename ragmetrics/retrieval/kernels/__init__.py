@@ -28,7 +28,12 @@ PARALLEL_MIN_ENTRIES = 20_000  # as before the kernels became lazy
 
 
 def score_queries(
-    qrels: QrelsArrays, run: RunArrays, qrels_rows: NDArray[np.int64], run_rows: NDArray[np.int64], plan: Plan
+    qrels: QrelsArrays,
+    run: RunArrays,
+    qrels_rows: NDArray[np.int64],
+    run_rows: NDArray[np.int64],
+    plan: Plan,
+    depths: NDArray[np.int64] | None = None,
 ) -> NDArray[np.float64]:
     """Scores [len(qrels_rows), len(plan kinds)] of the queries `qrels_rows` (qrels CSR rows).
 
@@ -36,7 +41,9 @@ def score_queries(
     inputs run in Python (no numba start-up), mid-sized ones compiled on one thread, large ones in parallel.
     """
     entries = int(run[1].shape[0])
+    if depths is None:  # no token budget: every metric keeps the plan's cutoff
+        depths = np.full((qrels_rows.shape[0], plan[0].shape[0]), -1, dtype=np.int64)
     with numba_for(entries) as compiled:
         kernel = score_all_parallel if compiled and entries >= PARALLEL_MIN_ENTRIES else score_all_serial
-        result: NDArray[np.float64] = kernel(qrels, run, qrels_rows, run_rows, plan)
+        result: NDArray[np.float64] = kernel(qrels, run, qrels_rows, run_rows, plan, depths)
     return result

@@ -9,7 +9,9 @@ Arrays travel in three tuples, the same for every function here:
 - qrels = (offsets, doc codes, grades): the qrels' CSR rows, codes ascending within a row;
 - run = (offsets, doc codes, doc map): the run's CSR rows in rank order, and the map from the run's doc
   codes to the qrels' (-1: not in the qrels);
-- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p).
+- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p);
+- depths [queries, metrics]: a per-query count cutoff that replaces the plan's (a token budget turned into
+  the number of passages that fit, `retrieval.budget`); -1 keeps the plan's, 0 means nothing fits (score 0).
 """
 
 from __future__ import annotations
@@ -61,8 +63,9 @@ def find(codes: Ints, lo: int, hi: int, code: int) -> int:
 
 
 @kernel
-def score_query(ranked: Ints, judged: Ints, plan: Plan, out: NDArray[np.float64]) -> None:
-    """Fill `out[j]` with metric j for one query: `ranked` = grades in rank order, `judged` = qrels grades."""
+def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArray[np.float64]) -> None:
+    """Fill `out[j]` with metric j for one query: `ranked` = grades in rank order, `judged` = qrels grades,
+    `cut_at[j]` a per-query cutoff replacing the plan's when >= 0 (module doc)."""
     kinds, cutoffs, levels, params = plan
     n = ranked.shape[0]
     max_grade = 0
@@ -73,6 +76,11 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, out: NDArray[np.float64]
     for j in range(kinds.shape[0]):
         kind = kinds[j]
         k = cutoffs[j]
+        if cut_at[j] >= 0:
+            if cut_at[j] == 0:  # not even the first passage fits the budget: nothing retrieved
+                out[j] = 0.0
+                continue
+            k = cut_at[j]
         level = levels[j]
         depth = n if k == 0 or k > n else k
         n_rel = 0
@@ -113,6 +121,7 @@ def score_row(
     qrels_rows: Ints,
     run_rows: Ints,
     plan: Plan,
+    depths: NDArray[np.int64],
     out: NDArray[np.float64],
 ) -> None:
     """Align query i's ranking with its qrels (binary search per document), then score it into out[i]."""
@@ -136,26 +145,36 @@ def score_row(
             ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
     else:
         ranked[:] = UNJUDGED
-    score_query(ranked, judged, plan, out[i])
+    score_query(ranked, judged, plan, depths[i], out[i])
 
 
 @parallel_kernel
 def score_all_parallel(
-    qrels: QrelsArrays, run: RunArrays, qrels_rows: Ints, run_rows: Ints, plan: Plan
+    qrels: QrelsArrays,
+    run: RunArrays,
+    qrels_rows: Ints,
+    run_rows: Ints,
+    plan: Plan,
+    depths: NDArray[np.int64],
 ) -> NDArray[np.float64]:
     """Every query's scores, queries spread over numba's threads (a plain loop in Python)."""
     out = np.zeros((qrels_rows.shape[0], plan[0].shape[0]), dtype=np.float64)
     for i in prange(qrels_rows.shape[0]):
-        score_row(i, qrels, run, qrels_rows, run_rows, plan, out)
+        score_row(i, qrels, run, qrels_rows, run_rows, plan, depths, out)
     return out
 
 
 @kernel
 def score_all_serial(
-    qrels: QrelsArrays, run: RunArrays, qrels_rows: Ints, run_rows: Ints, plan: Plan
+    qrels: QrelsArrays,
+    run: RunArrays,
+    qrels_rows: Ints,
+    run_rows: Ints,
+    plan: Plan,
+    depths: NDArray[np.int64],
 ) -> NDArray[np.float64]:
     """Every query's scores on the calling thread: mid-sized inputs skip the thread pool's start-up."""
     out = np.zeros((qrels_rows.shape[0], plan[0].shape[0]), dtype=np.float64)
     for i in range(qrels_rows.shape[0]):
-        score_row(i, qrels, run, qrels_rows, run_rows, plan, out)
+        score_row(i, qrels, run, qrels_rows, run_rows, plan, depths, out)
     return out

@@ -32,7 +32,15 @@ class Engine(Protocol):
     name: str
 
     def score_retrieval(
-        self, qrels: Any, run: Any, metrics: Sequence[str], *, query_set: QuerySet, name: str
+        self,
+        qrels: Any,
+        run: Any,
+        metrics: Sequence[str],
+        *,
+        query_set: QuerySet,
+        name: str,
+        lengths: Any = None,
+        straddle: str = "exclude",
     ) -> RunResult: ...
 
     def judge_session(self, settings: JudgeSettings) -> JudgeSession: ...
@@ -66,11 +74,21 @@ class LocalEngine:
     name = "local"
 
     def score_retrieval(
-        self, qrels: Any, run: Any, metrics: Sequence[str], *, query_set: QuerySet, name: str
+        self,
+        qrels: Any,
+        run: Any,
+        metrics: Sequence[str],
+        *,
+        query_set: QuerySet,
+        name: str,
+        lengths: Any = None,
+        straddle: str = "exclude",
     ) -> RunResult:
         from ragmetrics.retrieval.evaluate import evaluate
 
-        return evaluate(qrels, run, metrics, query_set=query_set, name=name)
+        return evaluate(
+            qrels, run, metrics, query_set=query_set, name=name, lengths=lengths, straddle=straddle
+        )
 
     def judge_session(self, settings: JudgeSettings) -> JudgeSession:
         return _LocalJudgeSession(settings)

@@ -137,6 +137,16 @@ class RetrievalConfig(_Section):
         ),
     )
 
+    tokenizer: str = Field(
+        default="whitespace",
+        description="token-budget metrics (recall@512tok): how passage lengths are counted, 'whitespace' or a "
+        "tokenizers JSON file (the generator's own tokenizer gives its true budget)",
+    )
+    straddle: Literal["exclude", "include"] = Field(
+        default="exclude",
+        description="token-budget metrics: a passage crossing the budget is left out, or counted",
+    )
+
     @field_validator("metrics")
     @classmethod
     def _known_metrics(cls, v: list[str]) -> list[str]:

@@ -316,17 +316,38 @@ def score_retrieval(
     from ragmetrics.retrieval.evaluate import evaluate
 
     qrels = dataset.qrels()
+    lengths = _passage_lengths(config, dataset)
+    budget = {"lengths": lengths, "straddle": config.retrieval.straddle} if lengths is not None else {}
     out: dict[str, RunResult] = {}
     with _steps("retrieval metrics", len(runs), progress) as advance:
         for name, run in runs.items():
             if engine is None:
-                out[name] = evaluate(qrels, run, metrics, query_set=config.retrieval.query_set, name=name)
+                out[name] = evaluate(
+                    qrels, run, metrics, query_set=config.retrieval.query_set, name=name, **budget
+                )
             else:
                 out[name] = engine.score_retrieval(
-                    qrels, run, metrics, query_set=config.retrieval.query_set, name=name
+                    qrels, run, metrics, query_set=config.retrieval.query_set, name=name, **budget
                 )
             advance()
     return out
+
+
+def _passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
+    """Token counts of the dataset's passages when a token-budget metric is asked for, else None."""
+    from ragmetrics.retrieval.metrics import parse_metrics
+
+    if not any(request.budget for request in parse_metrics(config.retrieval.metrics)):
+        return None
+    if dataset.passages is None:
+        raise ConfigError(
+            "token-budget metrics (e.g. recall@512tok) need the passages' texts to count their tokens: set "
+            "dataset.passages (JSONL of {id, text})"
+        )
+    from ragmetrics.retrieval.budget import TokenLengths, count_tokens
+
+    texts = {pid: passage.text for pid, passage in dataset.passages.items()}
+    return TokenLengths(count_tokens(texts, config.retrieval.tokenizer))
 
 
 def judge_plan(

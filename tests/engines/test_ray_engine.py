@@ -75,6 +75,17 @@ def test_retrieval_is_equal_to_the_local_engine(engine: RayEngine, query_set: st
     )
 
 
+def test_token_budget_metrics_are_equal_to_the_local_engine(engine: RayEngine) -> None:
+    qrels, run = _random_run_and_qrels(2, 300)
+    lengths = {f"d{d}": 50 + (d * 37) % 300 for d in range(400)}
+    metrics = ["recall@512tok", "ndcg@2ktok", "precision@1ktok-l2"]
+    local = evaluate(qrels, run, metrics, name="random", lengths=lengths, straddle="include")
+    sharded = engine.score_retrieval(
+        qrels, run, metrics, query_set="qrels", name="random", lengths=lengths, straddle="include"
+    )
+    assert sharded.per_query == local.per_query and sharded.aggregate == local.aggregate
+
+
 def test_parquet_partitions_score_like_one_run(engine: RayEngine, tmp_path: Path) -> None:
     import pandas as pd
 

@@ -99,3 +99,41 @@ def test_token_counts_by_whitespace_or_a_tokenizers_file() -> None:
     assert counted["a"] >= 5 and counted["b"] == 3  # WordPiece: every CJK character is a token
     with pytest.raises(InputError, match="tokenizer must be"):
         count_tokens(texts, "no-such-tokenizer.json")
+
+
+def test_a_config_scores_token_budgets_from_the_dataset_passages(tmp_path: Path) -> None:
+    import shutil
+
+    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.pipeline import run_pipeline
+
+    root = Path(__file__).parents[2]
+    shutil.copytree(root / "configs", tmp_path / "configs")
+    shutil.copytree(root / "examples", tmp_path / "examples")
+    config = load_config(tmp_path / "configs" / "multilingual.yaml")
+    config.retrieval.metrics = ["recall@2", "recall@100tok", "ndcg@1ktok"]
+    config.judge = None
+    outcome = run_pipeline(config, write=False, progress=False, log=lambda _: None)
+    pipeline = outcome.report.run("pipeline")
+    assert pipeline.metadata.metric_settings["metrics"]["recall@100tok"]["token_budget"] == 100
+    # the same figures from the API with lengths counted here, independently
+    import json
+
+    folder = tmp_path / "examples" / "multilingual"
+    rows = [json.loads(line) for line in (folder / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    passages = [
+        json.loads(line) for line in (folder / "passages.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    lengths = {p["id"]: len(p["text"].split()) for p in passages}
+    qrels = Qrels.from_dict(
+        {r["id"]: dict(zip(r["relevant_ids"], r["relevant_grades"], strict=True)) for r in rows}
+    )
+    run = Run.from_dict(
+        {r["id"]: dict(zip(r["retrieved_ids"], r["retrieved_scores"], strict=True)) for r in rows}
+    )
+    expected = evaluate(qrels, run, ["recall@100tok", "ndcg@1ktok"], lengths=lengths)
+    for qid, scores in expected.per_query.items():
+        assert pipeline.per_query[qid]["recall@100tok"] == scores["recall@100tok"], qid
+        assert pipeline.per_query[qid]["ndcg@1ktok"] == scores["ndcg@1ktok"], qid
+    # Russian passages run to 20-40 words: 100 tokens hold at most a few of them; CJK text has few spaces
+    assert any(lengths[d] > 20 for d in lengths if "Байкал" in d)

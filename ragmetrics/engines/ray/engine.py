@@ -40,10 +40,25 @@ class RayEngine:
         self.sessions: list[RayJudgeSession] = []
 
     def score_retrieval(
-        self, qrels: Any, run: Any, metrics: Sequence[str], *, query_set: QuerySet, name: str
+        self,
+        qrels: Any,
+        run: Any,
+        metrics: Sequence[str],
+        *,
+        query_set: QuerySet,
+        name: str,
+        lengths: Any = None,
+        straddle: str = "exclude",
     ) -> RunResult:
         return score_sharded(
-            qrels, run, metrics, query_set=query_set, name=name, shards=self.retrieval_shards
+            qrels,
+            run,
+            metrics,
+            query_set=query_set,
+            name=name,
+            shards=self.retrieval_shards,
+            lengths=lengths,
+            straddle=straddle,
         )
 
     def judge_session(self, settings: JudgeSettings) -> RayJudgeSession:

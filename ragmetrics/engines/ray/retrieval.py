@@ -23,8 +23,19 @@ from ragmetrics.retrieval.run import Run
 from ragmetrics.schema import RunResult
 
 
-def _score_chunk(qrels: Qrels, run: Run, metrics: list[str], name: str) -> ScoreMatrix:
-    return score_matrix(qrels, run, metrics, query_set="qrels", name=name, allow_disjoint=True)
+def _score_chunk(
+    qrels: Qrels, run: Run, metrics: list[str], name: str, lengths: Any = None, straddle: str = "exclude"
+) -> ScoreMatrix:
+    return score_matrix(
+        qrels,
+        run,
+        metrics,
+        query_set="qrels",
+        name=name,
+        allow_disjoint=True,
+        lengths=lengths,
+        straddle=straddle,
+    )
 
 
 def score_sharded(
@@ -35,19 +46,31 @@ def score_sharded(
     query_set: QuerySet,
     name: str,
     shards: int,
+    lengths: Any = None,
+    straddle: str = "exclude",
 ) -> RunResult:
     """`evaluate(qrels, run, metrics, ...)`, with the queries scored in `shards` Ray tasks."""
     ray = import_ray()
     q = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
     r = run if isinstance(run, Run) else Run.from_dict(run, name=name)
     # The global checks and bookkeeping, on ids only (the same rules as the local engine, which raises them).
-    whole = score_matrix(q.select(q.query_ids[:1]), r.select(()), metrics, name=name, allow_disjoint=True)
+    whole = score_matrix(
+        q.select(q.query_ids[:1]),
+        r.select(()),
+        metrics,
+        name=name,
+        allow_disjoint=True,
+        lengths=lengths,
+        straddle=straddle,
+    )
     run_ids = set(r.query_ids)
     qrels_ids = set(q.query_ids)
     missing = tuple(qid for qid in q.query_ids if qid not in run_ids)
     extra = tuple(qid for qid in r.query_ids if qid not in qrels_ids)
     if r.query_ids and len(extra) == len(r.query_ids):
-        score_matrix(q, r, metrics, query_set=query_set, name=name)  # raises the local engine's error
+        score_matrix(
+            q, r, metrics, query_set=query_set, name=name, lengths=lengths, straddle=straddle
+        )  # raises
     scored = list(q.query_ids) if query_set == "qrels" else [qid for qid in q.query_ids if qid in run_ids]
     if not scored:
         raise InputError(
@@ -60,7 +83,14 @@ def score_sharded(
     chunks = [scored[a:b] for a, b in itertools.pairwise(bounds) if b > a]
     task = ray.remote(_score_chunk)
     refs = [
-        task.remote(q.select(chunk), r.select([x for x in chunk if x in run_ids]), list(metrics), name)
+        task.remote(
+            q.select(chunk),
+            r.select([x for x in chunk if x in run_ids]),
+            list(metrics),
+            name,
+            lengths,
+            straddle,
+        )
         for chunk in chunks
     ]
     parts: list[ScoreMatrix] = ray.get(refs)

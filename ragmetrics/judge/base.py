@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge_metric_names, spec
-from ragmetrics.judge.text.language import LANGUAGE_CODE, detect_language
+from ragmetrics.judge.text.language import check_language_code, detect_language
 from ragmetrics.judge.text.refusal import is_refusal
 from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.schema import JudgeDetail, JudgeInfo
@@ -47,9 +47,7 @@ class RagSample(BaseModel):
     @field_validator("language")
     @classmethod
     def _language_code(cls, v: str | None) -> str | None:
-        if v is not None and not LANGUAGE_CODE.match(v):
-            raise ValueError(f"language {v!r} is not an ISO 639 code such as 'ja', 'de' or 'pt-BR'")
-        return v
+        return check_language_code(v)
 
     @property
     def question_language(self) -> str:

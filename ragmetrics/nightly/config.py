@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
-from ragmetrics.judge.text.language import LANGUAGE_CODE
+from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.options import FusionMethod, FusionNorm
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
@@ -84,9 +84,7 @@ class DatasetConfig(_Section):
     @field_validator("language")
     @classmethod
     def _language_code(cls, v: str | None) -> str | None:
-        if v is not None and not LANGUAGE_CODE.match(v):
-            raise ValueError(f"language {v!r} is not an ISO 639 code such as 'ja', 'de' or 'pt-BR'")
-        return v
+        return check_language_code(v)
 
     @field_validator("builtin")
     @classmethod

@@ -13,7 +13,14 @@ import re
 import unicodedata
 from collections import Counter
 
-__all__ = ["LANGUAGE_CODE", "detect_language", "is_cjk", "language_name", "script_counts"]
+__all__ = [
+    "LANGUAGE_CODE",
+    "check_language_code",
+    "detect_language",
+    "is_cjk",
+    "language_name",
+    "script_counts",
+]
 
 # Unicode blocks -> the language a text mostly in that script is taken to be.
 _RANGES: tuple[tuple[int, int, str], ...] = (
@@ -87,3 +94,11 @@ def language_name(code: str) -> str:
     """ "Japanese (ja)" for "ja": how prompts name the language to write in (the code alone when unknown)."""
     name = _NAMES.get(code.split("-")[0].lower())
     return f"{name} ({code})" if name else code
+
+
+def check_language_code(code: str | None) -> str | None:
+    """`code` unchanged when it is None or an ISO 639 code; else a ValueError saying what one looks like (the
+    one check behind every `language` field: samples, dataset rows, configs)."""
+    if code is not None and not LANGUAGE_CODE.match(code):
+        raise ValueError(f"language {code!r} is not an ISO 639 code such as 'ja', 'de' or 'pt-BR'")
+    return code

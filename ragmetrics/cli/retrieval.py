@@ -47,6 +47,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     add_allow_disjoint(parser)
     parser.add_argument(
+        "--also-qrels",
+        metavar="QRELS2",
+        help="also score every run against these qrels (e.g. judge-filled ones from fill-qrels): each run "
+        "gets a second row, named 'RUN [QRELS2's file name]', beside its row on QRELS",
+    )
+    parser.add_argument(
         "--intersection",
         action="store_true",
         help="average over the queries both qrels and run have (trec_eval's default) instead of all qrels queries",
@@ -69,6 +75,21 @@ def run_command(args: argparse.Namespace) -> int:
     results = score_files(
         args.qrels, args.runs, metrics, intersection=args.intersection, allow_disjoint=args.allow_disjoint
     )
+    if args.also_qrels:
+        from pathlib import Path
+
+        label = Path(args.also_qrels).name
+        second = score_files(
+            args.also_qrels,
+            args.runs,
+            metrics,
+            intersection=args.intersection,
+            allow_disjoint=args.allow_disjoint,
+        )
+        paired = []
+        for first, other in zip(results, second, strict=True):
+            paired += [first, other.model_copy(update={"name": f"{other.name} [{label}]"})]
+        results = paired
     text = render(results, metrics, args.format, args.per_query)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     for result in results:

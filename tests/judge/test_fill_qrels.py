@@ -100,3 +100,10 @@ def test_fill_qrels_cli_with_the_local_judge_on_the_builtin_collection(
     assert pooled_removed  # removed judgments that the run retrieved are filled, and marked as the judge's
     combined = Qrels.read(tmp_path / "filled.qrels").to_dict()
     assert all(kept[q][d] == combined[q][d] for q in kept for d in kept[q])  # human grades untouched
+    # human-only and filled qrels side by side
+    assert main(["retrieval", str(tmp_path / "kept.qrels"), str(tmp_path / "bm25.run"), "-m", "judged@5",
+                 "--also-qrels", str(tmp_path / "filled.qrels"), "--format", "csv"]) == 0  # fmt: skip
+    table = capsys.readouterr().out
+    assert "bm25 [filled.qrels]" in table
+    rows = {line.split(",")[0]: line.split(",") for line in table.splitlines()[1:] if line}
+    assert float(rows["bm25 [filled.qrels]"][-1]) == 1.0  # every pooled document judged now

@@ -114,3 +114,20 @@ def test_local_judge_makes_one_verdict_per_japanese_sentence() -> None:
     verdicts = res.details["ja"]["context_relevancy"].verdicts
     assert len(verdicts) == 5
     assert verdicts[0]["sentence"].startswith("佐藤は「はい。そうです。」")
+
+
+def test_the_local_judge_counts_samples_per_model_not_units() -> None:
+    samples = [
+        RagSample(
+            id="ja", question="佐藤はどこですか？", contexts=["佐藤は東京にいます。"], answer="東京です。"
+        ),
+        RagSample(id="en", question="Where is Sato?", contexts=["Sato is in Tokyo."], answer="In Tokyo."),
+    ]
+    judge = LocalJudge()
+    evaluate_rag(
+        samples, ["context_relevancy", "answer_relevancy", "passage_relevance"], judge, progress=False
+    )
+    assert judge.info().settings["samples_per_model"] == {
+        "multilingual-e5-small-q4": 1,
+        "all-MiniLM-L6-v2-onnx-int8": 1,
+    }

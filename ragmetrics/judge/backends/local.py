@@ -206,7 +206,7 @@ class LocalJudge(PlanDispatch):
         if embedder is not None:
             self._profiles["given"] = self._make_profile(embedder)
         self._failures = 0
-        self._used: dict[str, int] = {}
+        self._used: dict[str, set[str]] = {}  # model -> ids of the samples it judged
 
     def _make_profile(self, embedder: Embedder) -> _Profile:
         if self._cache is not None and self._cache.enabled:
@@ -241,7 +241,7 @@ class LocalJudge(PlanDispatch):
         else:
             key = self._model
         profile = self._profile_named(key)
-        self._used[profile.name] = self._used.get(profile.name, 0) + 1
+        self._used.setdefault(profile.name, set()).add(sample.id)
         return profile
 
     async def _background(self, profile: _Profile) -> NDArray[np.float32]:
@@ -283,7 +283,7 @@ class LocalJudge(PlanDispatch):
                 "note": "built-in local judge: verdicts by embedding similarity and lexical signals, not by "
                 "an LLM",
                 "local_model": self._model,
-                "samples_per_model": dict(self._used),
+                "samples_per_model": {name: len(ids) for name, ids in self._used.items()},
                 "thresholds": {p.name: asdict(p.thresholds) for p in profiles},
                 "fitted_verdicts": {
                     p.name: model_provenance(p.name) if p.models is not None else "none: cosine thresholds"

@@ -10,8 +10,8 @@ language sets `language` (dataset-wide in the config, or a `language` column per
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 __all__ = [
     "LANGUAGE_CODE",
@@ -42,21 +42,35 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
 )
 
 
-def _script(ch: str) -> str | None:
-    code = ord(ch)
+def _script_patterns() -> dict[str, re.Pattern[str]]:
+    """One character class per script, from `_RANGES`."""
+    ranges: dict[str, list[str]] = {}
     for low, high, name in _RANGES:
-        if low <= code <= high:
-            return name
-    if ch.isalpha() and unicodedata.name(ch, "").startswith("LATIN"):
-        return "latin"
-    return None
+        ranges.setdefault(name, []).append(f"{chr(low)}-{chr(high)}")
+    return {name: re.compile("[" + "".join(parts) + "]") for name, parts in ranges.items()}
+
+
+_SCRIPT_PATTERNS = _script_patterns()
+_LATIN = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 
 
 def script_counts(text: str) -> Counter[str]:
-    """How many letters of `text` each script has."""
-    return Counter(s for s in map(_script, text) if s is not None)
+    """How many letters of `text` each script has (one C-speed scan per script, not a Python loop per
+    character: every sentence of every context is classified)."""
+    counts: Counter[str] = Counter()
+    latin = len(_LATIN.findall(text))
+    if latin:
+        counts["latin"] = latin
+    if text.isascii():
+        return counts
+    for name, pattern in _SCRIPT_PATTERNS.items():
+        found = len(pattern.findall(text))
+        if found:
+            counts[name] = found
+    return counts
 
 
+@lru_cache(maxsize=65536)
 def detect_language(text: str, default: str = "en") -> str:
     """An ISO 639-1 code for `text` by its dominant script (module doc): any kana makes Han text Japanese,
     Han alone is Chinese; Latin script (and text with no letters) gives `default`."""

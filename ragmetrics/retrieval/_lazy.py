@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -47,7 +46,13 @@ NUMBA_MIN_SIZE = int(os.environ.get("RAGMETRICS_NUMBA_MIN_SIZE", "10000"))
 importing numba, loading the cached machine code) in a fresh process."""
 
 NUMBA_LOADED_MIN_SIZE = 1000
-"""Once numba is loaded in the process, its start-up is paid: compiled kernels win from this size."""
+"""Once our compiled kernels have run in the process, numba's start-up and their machine code are paid
+for: compiled kernels win from this size."""
+
+_COMPILED_RAN = False
+"""Whether compiled kernels have run in this process. Not `"numba" in sys.modules`: a library that imports
+numba (bm25s does) pays numba's import, not the compilation or cache loading of our kernels (about 15 s cold),
+and taking it for paid made the quickstart compile kernels for 6,400-entry runs."""
 
 _USE_NUMBA: contextvars.ContextVar[bool] = contextvars.ContextVar("ragmetrics_use_numba", default=False)
 _FORCED: contextvars.ContextVar[bool | None] = contextvars.ContextVar("ragmetrics_forced_path", default=None)
@@ -126,12 +131,16 @@ def numba_for(size: int) -> Iterator[bool]:
     if _USE_NUMBA.get():
         yield True
         return
+    global _COMPILED_RAN
     forced = _FORCED.get()
-    loaded = "numba" in sys.modules
-    use = forced if forced is not None else size >= (NUMBA_LOADED_MIN_SIZE if loaded else NUMBA_MIN_SIZE)
+    use = (
+        forced if forced is not None else size >= (NUMBA_LOADED_MIN_SIZE if _COMPILED_RAN else NUMBA_MIN_SIZE)
+    )
     token = _USE_NUMBA.set(use)
     try:
         yield use
+        if use:
+            _COMPILED_RAN = True
     finally:
         _USE_NUMBA.reset(token)
 

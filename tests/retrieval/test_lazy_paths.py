@@ -65,6 +65,18 @@ def test_a_small_cli_call_never_imports_numba(tmp_path: Path) -> None:
     assert "ndcg@10" in done.stdout
 
 
+def test_numba_imported_by_another_library_does_not_lower_the_threshold() -> None:
+    # bm25s imports numba; that pays numba's import, not the compilation of our kernels (seconds, cold)
+    code = (
+        "import numba, sys; from ragmetrics.retrieval._lazy import numba_for, NUMBA_MIN_SIZE; "
+        "a = numba_for(5000).__enter__(); "
+        "b = numba_for(NUMBA_MIN_SIZE).__enter__(); "
+        "sys.exit(0 if (a, b) == (False, True) else 1)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize("compiled", [False, True])
 def test_burges_gains_beyond_float64(compiled: bool) -> None:
     """2^1024 - 1 overflows float64: ndcg_burges is computed scaled (exactly, a power of two cancels) and

@@ -15,6 +15,7 @@ __all__ = [
     "CORRECTION_SCOPES",
     "FUSION_METHODS",
     "FUSION_NORMS",
+    "OPERATIONAL_METRICS",
     "QUERY_SETS",
     "TESTS",
     "Align",
@@ -25,7 +26,9 @@ __all__ = [
     "FusionNorm",
     "QuerySet",
     "Test",
+    "improvement",
     "is_significant",
+    "lower_is_better",
 ]
 
 Test = Literal["fisher", "t", "wilcoxon", "sign"]
@@ -64,7 +67,24 @@ class ExitCode(IntEnum):
     OK = 0
     REGRESSION = 1
     USAGE = 2
+    INCOMPLETE = 3
     INTERRUPTED = 130
+
+
+OPERATIONAL_METRICS: tuple[str, ...] = ("latency_s", "tokens", "cost")
+"""What answering a question cost the pipeline (and the generator): seconds, tokens and money per question.
+They are recorded, described and compared like any metric, but lower is better."""
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value of `metric` is the better one (latency, tokens, cost); every quality metric
+    is higher-is-better. Renderers, the ▲/▼ marks and the regression gate read the direction here."""
+    return metric in OPERATIONAL_METRICS
+
+
+def improvement(metric: str, diff: float) -> float:
+    """`diff` (candidate minus baseline) signed so that positive always means better."""
+    return -diff if lower_is_better(metric) else diff
 
 
 def is_significant(p_value: float, alpha: float) -> bool:

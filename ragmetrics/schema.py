@@ -108,7 +108,10 @@ class RunMetadata(_Model):
     schema_version: str = SCHEMA_VERSION
     ragmetrics_version: str = __version__
     created_at: datetime = Field(default_factory=_now)
-    kind: Literal["retrieval", "judge", "mixed"] = "retrieval"
+    kind: Literal["retrieval", "judge", "operational", "mixed"] = Field(
+        default="retrieval",
+        description="operational: latency, tokens and cost of the calls that produced the run's answers",
+    )
     metrics: list[str] = Field(default_factory=list)
     metric_settings: dict[str, Any] = Field(
         default_factory=dict,
@@ -372,7 +375,10 @@ class MetricCheck(_Model):
     n: int
     mean_baseline: float
     mean_current: float
-    drop: float = Field(description="mean_baseline - mean_current; positive means worse")
+    drop: float = Field(
+        description="mean_baseline - mean_current (for latency, tokens and cost: current - baseline); "
+        "positive means worse"
+    )
     threshold: float
     p_value: float
     p_corrected: float
@@ -400,6 +406,10 @@ class GateResult(_Model):
     alpha: float
     checks: list[MetricCheck] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    incomplete: list[str] = Field(
+        default_factory=list,
+        description="run/metric pairs not checked because too many of tonight's scores failed",
+    )
 
     @property
     def regressions(self) -> list[MetricCheck]:
@@ -409,14 +419,27 @@ class GateResult(_Model):
     def failed(self) -> bool:
         return bool(self.regressions)
 
+    @property
+    def status(self) -> Literal["ok", "regression", "incomplete"]:
+        """regression when a check failed; else incomplete when failures kept pairs from being checked."""
+        if self.failed:
+            return "regression"
+        return "incomplete" if self.incomplete else "ok"
+
     def describe(self) -> str:
         """Human-readable verdict: which metrics regressed and the queries that drove each drop."""
         lines: list[str] = []
-        if not self.failed:
+        if self.incomplete:
+            lines.append(
+                f"regression gate: INCOMPLETE: {len(self.incomplete)} run/metric pairs not checked, too many "
+                "of tonight's scores failed"
+            )
+            lines.extend(f"  incomplete: {item}" for item in self.incomplete)
+        if not self.failed and not self.incomplete:
             lines.append(
                 f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
             )
-        else:
+        elif self.failed:
             lines.append(f"regression gate: FAILED against {self.baseline}")
             for c in self.regressions:
                 lines.append(
@@ -475,6 +498,10 @@ class NightlyRun(_Model):
     samples: dict[str, SampleText] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
     regression: GateResult | None = None
+    incomplete: list[str] = Field(
+        default_factory=list,
+        description="run/metric pairs whose failed share exceeded max_failure_rate: the night is incomplete",
+    )
 
 
 class ReportMetadata(_Model):

@@ -1,4 +1,5 @@
-"""`ragmetrics run CONFIG`: the nightly evaluation. Exit: 0 ok, 1 regression, 2 usage/input/config error, 130 stop."""
+"""`ragmetrics run CONFIG`: the nightly evaluation. Exit: 0 ok, 1 regression, 2 usage/input/config error,
+3 incomplete night, 130 stop."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Score every run of a config, compare them, write the artifacts into a dated folder and, with a "
             "baseline, fail on a significant drop. Exit codes: 0 ok, 1 regression, 2 usage, input or config "
-            "error, 130 interrupted by SIGINT or SIGTERM (rerun to resume: stored verdicts are not asked again)."
+            "error, 3 incomplete (more failed scores than max_failure_rate allows), 130 interrupted by SIGINT or SIGTERM (rerun to resume: stored verdicts are not asked again)."
         ),
     )
     parser.add_argument(
@@ -41,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("local", "ray"),
         help="where the work runs (overrides engine.kind; ray needs pip install 'ragmetrics[ray]')",
     )
+    parser.add_argument(
+        "--refresh-pipeline",
+        action="store_true",
+        help="call the pipeline and generator again for every question instead of reusing cached outputs",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(handler=_run)
 
@@ -57,6 +63,7 @@ def _run(args: argparse.Namespace) -> int:
             output_dir=args.output,
             progress=False if args.no_progress else None,
             engine=args.engine,
+            refresh_pipeline=args.refresh_pipeline,
         )
     print(format_report(outcome.report, "table").rstrip())
     partial = partial_metrics_table(outcome.report)
@@ -79,6 +86,14 @@ def _run(args: argparse.Namespace) -> int:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:
         print(outcome.gate.describe())
+    if outcome.incomplete:
+        import sys
+
+        print(
+            f"ragmetrics: the night is INCOMPLETE (exit 3): {len(outcome.incomplete)} run/metric pairs failed on "
+            "too many samples; causes above and in report.json failures",
+            file=sys.stderr,
+        )
     return outcome.exit_code
 
 

@@ -35,7 +35,11 @@ class RagSample(BaseModel):
 
     id: str = Field(min_length=1)
     question: str = Field(min_length=1)
-    contexts: list[str] = Field(default_factory=list)
+    contexts: list[str] | None = Field(
+        default=None,
+        description="retrieved texts in rank order; [] when retrieval found nothing (context metrics score 0), "
+        "None when the sample has no contexts at all (context metrics cannot be computed)",
+    )
     context_ids: list[str] | None = None
     answer: str | None = None
     reference: str | None = None
@@ -48,6 +52,11 @@ class RagSample(BaseModel):
     @classmethod
     def _language_code(cls, v: str | None) -> str | None:
         return check_language_code(v)
+
+    @property
+    def context_list(self) -> list[str]:
+        """The contexts, [] when there are none (what a backend iterates over)."""
+        return self.contexts if self.contexts is not None else []
 
     @property
     def question_language(self) -> str:
@@ -63,23 +72,42 @@ class RagSample(BaseModel):
 
     @model_validator(mode="after")
     def _ids_match_contexts(self) -> RagSample:
-        if self.context_ids is not None and len(self.context_ids) != len(self.contexts):
+        if self.context_ids is not None and len(self.context_ids) != len(self.contexts or []):
             raise ValueError(
-                f"context_ids has {len(self.context_ids)} entries but contexts has {len(self.contexts)}"
+                f"context_ids has {len(self.context_ids)} entries but contexts has {len(self.contexts or [])}"
             )
         return self
 
     def missing_fields(self, metric: str) -> list[str]:
-        """Fields `metric` needs that this sample lacks (empty strings and empty context lists count as missing)."""
+        """Fields `metric` needs that this sample lacks (None and blank strings count as missing; an empty
+        context list does not: it is a retrieval that found nothing, scored by `empty_retrieval`)."""
         missing: list[str] = []
         metric_spec = spec(metric)
         for name in metric_spec.required:
             value = getattr(self, name)
             if metric_spec.refusal_not_applicable and name == metric_spec.target and value is not None:
                 continue  # an empty answer is given, and says nothing: not applicable, decided by the backend
-            if value is None or (isinstance(value, str) and not value.strip()) or value == []:
+            if value is None or (isinstance(value, str) and not value.strip()):
                 missing.append(name)
         return missing
+
+
+EMPTY_RETRIEVAL_REASON = (
+    "no context was retrieved: a metric of the contexts scores 0 here (RAGAS leaves such a sample out of the "
+    "mean, so a retriever that finds nothing would raise it)"
+)
+
+
+def empty_retrieval(metric_spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome | None:
+    """The score of a metric that reads the contexts when retrieval returned none: 0, without a judge call.
+
+    An answer that declines (or is empty) stays not applicable for faithfulness, as it is with contexts.
+    """
+    if sample.contexts is None or sample.contexts or "contexts" not in metric_spec.required:
+        return None
+    if metric_spec.refusal_not_applicable:
+        target_statements(metric_spec, sample)  # raises NotApplicable for a refusal or an empty answer
+    return MetricOutcome(0.0, JudgeDetail(reason=EMPTY_RETRIEVAL_REASON))
 
 
 def check_scorable(metric: str, sample: RagSample) -> None:

@@ -129,8 +129,12 @@ def write_artifacts(
     now: datetime | None = None,
     base_url: str | None = None,
     keep: int | None = None,
+    extra_texts: dict[str, str] | None = None,
+    secrets: Sequence[str] = (),
 ) -> tuple[Path, dict[str, Path]]:
-    """Write the requested artifacts into a new dated folder under `root`; returns it and the files."""
+    """Write the requested artifacts into a new dated folder under `root`; returns it and the files.
+
+    `extra_texts` are further files by name (pipeline_outputs.jsonl); `secrets` more values to redact."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or "json" not in formats:
         raise InputError(
@@ -139,7 +143,7 @@ def write_artifacts(
     root.mkdir(parents=True, exist_ok=True)
     # A private partial folder per process: concurrent runs of one config never touch each other's files.
     partial = Path(tempfile.mkdtemp(dir=root, prefix=".run-", suffix=".partial"))
-    secrets = secrets_from_env(report, base_url)
+    secrets = [*secrets_from_env(report, base_url), *(s for s in secrets if len(s) >= 6)]
     written: dict[str, Path] = {}
     try:
         texts: dict[str, str] = {}
@@ -155,6 +159,7 @@ def write_artifacts(
         if "md" in formats:
             texts["report.md"] = markdown_report(report, gate)
         texts["report.json"] = report.model_dump_json(indent=2)
+        texts.update(extra_texts or {})
         for filename, text in texts.items():
             clean = redact(text, secrets)
             (partial / filename).write_text(clean, encoding="utf-8")

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
@@ -45,7 +53,7 @@ DATASET_FIELDS: tuple[str, ...] = (
 # Built-in datasets, by the name a config uses in `dataset.builtin`.
 BUILTIN_DATASETS: tuple[str, ...] = ("pydocs",)
 
-RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever", "fusion")
+RUN_SOURCES: tuple[str, ...] = ("dataset", "file", "retriever", "fusion", "pipeline")
 OutputFormat = Literal["json", "parquet", "csv", "md", "html"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("json", "parquet", "csv", "md", "html")
 
@@ -192,7 +200,97 @@ class FusionRunSpec(_Section):
     k: float = Field(default=60.0, ge=0, description="rrf's k")
 
 
-AnyRunSpec = DatasetRunSpec | FileRunSpec | RetrieverRunSpec | FusionRunSpec
+_CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class HttpTarget(_Section):
+    """An HTTP endpoint of the team's system: POST JSON in, JSON out (docs/nightly.md, "Your own pipeline")."""
+
+    url: str = Field(description="http(s) URL the inputs are POSTed to as JSON")
+    headers_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="header name -> environment variable holding its value (credentials never in a config)",
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, le=86_400, description="per-request timeout (default: the call's timeout_s)"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(v)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"expected an http:// or https:// URL with a host, got {v[:60]!r}")
+        if parts.username or parts.password:
+            raise ValueError("credentials in the URL are refused: put them in headers_env")
+        return v
+
+    @field_validator("headers_env")
+    @classmethod
+    def _names(cls, v: dict[str, str]) -> dict[str, str]:
+        for header, env in v.items():
+            if not _HEADER_NAME.match(header):
+                raise ValueError(f"{header!r} is not a valid HTTP header name")
+            if not _ENV_NAME.match(env):
+                raise ValueError(f"header {header!r}: {env!r} is not an environment variable name")
+        return v
+
+
+Target = str | HttpTarget
+
+
+def _check_target(v: Target) -> Target:
+    if isinstance(v, str) and not _CALLABLE.match(v):
+        raise ValueError(
+            f"target {v!r}: expected 'package.module:function' (a Python callable) or a mapping with a url"
+        )
+    return v
+
+
+class _CallSettings(_Section):
+    """How the team's code is called: which target, its version, concurrency, timeouts, retries."""
+
+    target: Target = Field(description="'package.module:function', or {url, headers_env, timeout_s}")
+    version: str | None = Field(
+        default=None,
+        min_length=1,
+        description="part of the output cache key: bump it when the system changes (a callable's default: a "
+        "hash of its module's source; an endpoint's: none, so set it to your deploy's version)",
+    )
+    concurrency: int = Field(default=8, ge=1, le=1024, description="calls in flight at once")
+    timeout_s: float = Field(default=120.0, gt=0, le=86_400, description="per call, seconds")
+    retries: int = Field(
+        default=2, ge=0, le=20, description="HTTP: retries on 429, 5xx, timeouts and connection errors"
+    )
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, v: Target) -> Target:
+        return _check_target(v)
+
+
+class PipelineRunSpec(_CallSettings):
+    """The team's RAG system called once per question; its answers and contexts become a run."""
+
+    source: Literal["pipeline"] = Field(description="the team's pipeline, called now for every question")
+    name: str = Field(min_length=1, description="the run's name in the report")
+
+
+class GeneratorConfig(_CallSettings):
+    """An answer for every run: the team's generator called with the question and a run's top-k contexts."""
+
+    top_k: int = Field(default=3, ge=1, le=100, description="contexts passed to the generator per question")
+    runs: list[str] | None = Field(
+        default=None,
+        description="runs to generate answers for (default: every run without answers of its own)",
+    )
+
+
+AnyRunSpec = DatasetRunSpec | FileRunSpec | RetrieverRunSpec | FusionRunSpec | PipelineRunSpec
 RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
 
 
@@ -354,9 +452,27 @@ class NightlyConfig(_Section):
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     human_labels: HumanLabelsConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
+    generator: GeneratorConfig | None = None
+    max_failure_rate: float = Field(
+        default=0.05,
+        ge=0,
+        le=1,
+        description="a run/metric whose share of failed scores (judge, pipeline or generator) exceeds this makes "
+        "the night incomplete: exit 3, causes on stderr, and the gate reports it instead of passing",
+    )
+    pipeline_cache: Path | None = Field(
+        default=None,
+        description="SQLite cache of pipeline and generator outputs (default: pipeline_cache.sqlite in output.dir)",
+    )
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"
     )
+    _source_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def source_dir(self) -> Path | None:
+        """The folder of the config file (relative paths and a pipeline's module are found from there)."""
+        return self._source_dir
 
     @model_validator(mode="after")
     def _consistent(self) -> NightlyConfig:
@@ -368,6 +484,10 @@ class NightlyConfig(_Section):
             names[name] = i
         if not self.runs:
             raise ValueError("runs: at least one run is needed")
+        if self.generator is not None and self.generator.runs is not None:
+            for name in self.generator.runs:
+                if name not in names:
+                    raise ValueError(f"generator.runs: no run named {name!r}; runs: {', '.join(names)}")
         if self.judge is not None and self.judge.runs is not None:
             for name in self.judge.runs:
                 if name not in names:
@@ -455,6 +575,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
             spec.path = resolved
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
+    config.pipeline_cache = _resolve(config.pipeline_cache, base)
     out = _resolve(config.output.dir, base)
     assert out is not None
     config.output.dir = out
@@ -572,6 +693,7 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
         if len(lines) == 1:
             raise ConfigError(f"{source}: {lines[0]}") from None
         raise ConfigError(f"{source}: {len(lines)} problems:\n  " + "\n  ".join(lines)) from None
+    config._source_dir = base_dir.resolve()
     return _resolve_paths(config, base_dir.resolve())
 
 
@@ -626,6 +748,14 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("runs[] (source: dataset)", DatasetRunSpec, "the pipeline's own ranking, from the dataset"),
     ("runs[] (source: file)", FileRunSpec, "a ranking from a file"),
     ("runs[] (source: retriever)", RetrieverRunSpec, "a ranking built now by ragmetrics.retrievers"),
+    ("runs[] (source: fusion)", FusionRunSpec, "a run fused now from runs listed before it"),
+    ("runs[] (source: pipeline)", PipelineRunSpec, "the team's pipeline, called once per question"),
+    (
+        "runs[].target (an endpoint)",
+        HttpTarget,
+        "an HTTP target; a string target is 'package.module:function'",
+    ),
+    ("generator", GeneratorConfig, "answers for runs that have none (retriever, file, fusion runs)"),
     ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
     (
         "judge.embeddings",
@@ -663,7 +793,9 @@ def _default_text(field: Any) -> str:
 def render_reference() -> str:
     """The config reference of docs/nightly.md, generated from the models so it cannot drift from them."""
     lines = [
-        'Top level: `name` (title of the report, default `"ragmetrics"`), `progress` (default `true`), and the '
+        'Top level: `name` (title of the report, default `"ragmetrics"`), `progress` (default `true`), '
+        "`max_failure_rate` (default `0.05`: a run/metric with a larger share of failed scores makes the night "
+        "incomplete, exit 3), `pipeline_cache` (default: `pipeline_cache.sqlite` in `output.dir`), and the "
         'sections below. Unknown keys are errors, and so are values of another type (`yes` is not a number, `"4"` '
         "is not an integer): nothing is coerced.",
         "",

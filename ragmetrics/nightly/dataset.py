@@ -95,6 +95,8 @@ class QADataset:
     passages: dict[str, Passage] | None = None
     kept: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
     """(row number, sample id, values) of the columns asked for by `keep` (human labels)."""
+    extras: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """sample id -> the row's columns that map to none of our fields: passed on to the team's pipeline."""
 
     @property
     def query_ids(self) -> list[str]:
@@ -345,6 +347,7 @@ def validate_rows(
             field=missing_kept[0],
         )
     kept: list[tuple[int, str, dict[str, Any]]] = []
+    extras: dict[str, dict[str, Any]] = {}
     ignored = sorted(present - set(columns.values()) - set(keep))
     samples: list[RagSample] = []
     relevance: dict[str, dict[str, int]] = {}
@@ -377,11 +380,15 @@ def validate_rows(
         samples.append(sample)
         if keep:
             kept.append((row_no, qid, {c: row.get(c) for c in keep}))
+        if ignored:
+            extras[qid] = {c: row[c] for c in ignored if c in row}
         if clean.get("relevant_ids") is not None:
             relevance[qid] = dict(zip(clean["relevant_ids"], clean["relevant_grades"], strict=True))
         if clean.get("retrieved_ids") is not None:
             retrieved[qid] = dict(zip(clean["retrieved_ids"], clean["retrieved_scores"], strict=True))
-        digest.update(json.dumps(clean, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        # The fingerprint of reports before contexts could be absent (None) hashed them as an empty list.
+        hashed = clean if clean["contexts"] is not None else {**clean, "contexts": []}
+        digest.update(json.dumps(hashed, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
         digest.update(b"\n")
     if not samples:
         reason = (
@@ -399,6 +406,7 @@ def validate_rows(
         ignored_columns=ignored,
         generated_ids=generated,
         kept=kept,
+        extras=extras,
     )
 
 
@@ -458,10 +466,18 @@ def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
     out["language"] = language
     lists = {name: _list(name, values.get(name)) for name in _LIST_FIELDS}
     contexts = lists["contexts"]
-    out["contexts"] = [_text_item("contexts", i, v) for i, v in enumerate(contexts or [])]
+    # No contexts column (or a null cell): the sample has no contexts. An empty list: retrieval found nothing.
+    out["contexts"] = (
+        None if contexts is None else [_text_item("contexts", i, v) for i, v in enumerate(contexts)]
+    )
     ctx_ids = lists["context_ids"]
     if ctx_ids is not None:
         out["context_ids"] = [_str_item("context_ids", i, v) for i, v in enumerate(ctx_ids)]
+        dup = _first_duplicate(out["context_ids"])
+        if dup is not None:
+            raise _RowError("context_ids", f"id {dup!r} appears twice")
+        if out["contexts"] is None:
+            raise _RowError("context_ids", f"has {len(ctx_ids)} ids but the row has no contexts")
         if len(out["context_ids"]) != len(out["contexts"]):
             raise _RowError(
                 "context_ids", f"has {len(ctx_ids)} ids but contexts has {len(out['contexts'])} entries"

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
-from ragmetrics.options import TESTS, is_significant
+from ragmetrics.options import TESTS, is_significant, lower_is_better
 from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
 from ragmetrics.trust.labels import HumanLabels
 
@@ -85,8 +85,15 @@ def check_regressions(
     labels: HumanLabels | None = None,
     use_ppi: bool = False,
     beyond_judge_noise: bool = False,
+    incomplete: Sequence[tuple[str, str, str]] = (),
+    explicit: set[str] | None = None,
 ) -> GateResult:
-    """Compare every run/metric the two reports share; see the module docstring for the rule."""
+    """Compare every run/metric the two reports share; see the module docstring for the rule.
+
+    `incomplete` lists (run, metric, description) pairs whose scores failed too often tonight: they are
+    reported as incomplete, not checked, and never read as a data mismatch. Operational metrics (latency,
+    tokens, cost: lower is better) are checked only when named in `explicit` (baseline.metrics or
+    max_drop_per_metric), since a machine's load moves them from night to night."""
     from ragmetrics.comparison.corrections import adjust
 
     if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
@@ -99,6 +106,8 @@ def check_regressions(
             "each check pairs only the queries both reports scored"
         )
     base_runs = {r.name: r for r in baseline.runs}
+    skipped = {(run, metric) for run, metric, _ in incomplete}
+    gate.incomplete = [text for _, _, text in incomplete]
     pending: list[tuple[RunResult, RunResult, str, list[str]]] = []
     for run in current.runs:
         old = base_runs.get(run.name)
@@ -108,6 +117,10 @@ def check_regressions(
         wanted = list(metrics) if metrics is not None else run.metrics
         for metric in wanted:
             if metric not in run.metrics:
+                continue
+            if (run.name, metric) in skipped:
+                continue
+            if lower_is_better(metric) and metrics is None and metric not in (explicit or set()):
                 continue
             if metric not in old.metrics:
                 gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")
@@ -125,6 +138,8 @@ def check_regressions(
     for name in base_runs:
         if all(r.name != name for r in current.runs):
             gate.notes.append(f"baseline run {name!r} is absent from this report")
+    if not pending and gate.incomplete:
+        return gate
     if not pending:
         raise InputError(
             "the baseline shares no scored run, metric and query with this report; "
@@ -135,7 +150,9 @@ def check_regressions(
     for run, old, metric, shared in pending:
         cur_vals = [_value(run, q, metric) for q in shared]
         old_vals = [_value(old, q, metric) for q in shared]
-        diffs = [c - b for c, b in zip(cur_vals, old_vals, strict=True)]
+        # Signed so that negative is worse for every metric (for latency and cost, a rise is the drop).
+        sign = -1.0 if lower_is_better(metric) else 1.0
+        diffs = [sign * (c - b) for c, b in zip(cur_vals, old_vals, strict=True)]
         try:
             p = paired_p_value(test, diffs, seed=seed, permutations=permutations)
         except InputError as exc:
@@ -147,7 +164,7 @@ def check_regressions(
     for (run, old, metric, shared, diffs, p), p_adj in zip(raw, corrected, strict=True):
         mean_old = math.fsum(_value(old, q, metric) for q in shared) / len(shared)
         mean_cur = math.fsum(_value(run, q, metric) for q in shared) / len(shared)
-        drop = mean_old - mean_cur
+        drop = mean_old - mean_cur if not lower_is_better(metric) else mean_cur - mean_old
         threshold = thresholds(metric)
         significant = is_significant(float(p_adj), alpha)
         regressed = drop > threshold and significant
@@ -164,7 +181,7 @@ def check_regressions(
                 query_id=shared[i],
                 baseline=_value(old, shared[i], metric),
                 current=_value(run, shared[i], metric),
-                diff=diffs[i],
+                diff=_value(run, shared[i], metric) - _value(old, shared[i], metric),
             )
             for i in order[:WORST_QUERIES]
             if diffs[i] < 0

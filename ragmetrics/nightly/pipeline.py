@@ -12,7 +12,7 @@ import importlib
 import platform
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -22,11 +22,27 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
+from ragmetrics.nightly.answers import (
+    AnsweredRun,
+    TargetCalls,
+    call_pipeline,
+    generate_answers,
+    generator_runs,
+    operational_result,
+)
+from ragmetrics.nightly.completeness import (
+    Incomplete,
+    failure_summary,
+    find_incomplete,
+    mark_call_failures,
+    outputs_jsonl,
+)
 from ragmetrics.nightly.config import (
     DatasetRunSpec,
     FileRunSpec,
     FusionRunSpec,
     NightlyConfig,
+    PipelineRunSpec,
     RetrieverRunSpec,
     load_config,
     run_name,
@@ -54,6 +70,7 @@ if TYPE_CHECKING:
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
+EXIT_INCOMPLETE = 3
 
 _VERSIONED = ("numpy", "numba", "scipy", "pydantic", "datasets", "pyarrow", "openai", "onnxruntime", "rich")
 
@@ -69,9 +86,15 @@ class PipelineOutcome:
     folder: Path | None = None
     artifacts: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list, repr=False)
+    incomplete: list[Incomplete] = field(default_factory=list)
+    """Run/metric pairs whose share of failed scores exceeds max_failure_rate: the night is not complete."""
 
     @property
     def exit_code(self) -> int:
+        """3 when the night is incomplete (whatever the gate says: a broken night never passes), else 1 on a
+        regression, else 0."""
+        if self.incomplete:
+            return EXIT_INCOMPLETE
         return EXIT_REGRESSION if self.gate is not None and self.gate.failed else EXIT_OK
 
 
@@ -84,9 +107,11 @@ def run_pipeline(
     write: bool = True,
     log: Log | None = None,
     engine: str | None = None,
+    refresh_pipeline: bool = False,
 ) -> PipelineOutcome:
     """Run a whole evaluation. `baseline`, `output_dir` and `engine` ('local', 'ray') override the config;
-    `write=False` skips artifacts."""
+    `write=False` skips artifacts; `refresh_pipeline` calls the pipeline and generator again instead of
+    reusing their cached outputs."""
     if not isinstance(config, NightlyConfig):
         config = load_config(config)
     if engine is not None:
@@ -111,8 +136,19 @@ def run_pipeline(
             f"ragmetrics: skipped {len(dataset.skipped)} bad rows of {dataset.source} (listed in report.json)"
         )
 
-    with _timed(timings, "runs"):
-        runs = build_runs(config, dataset, progress=show)
+    calls = target_calls(config, output_dir=output_dir, refresh=refresh_pipeline, progress=show)
+    answered: dict[str, AnsweredRun] = {}
+    try:
+        with _timed(timings, "runs"):
+            runs = build_runs(config, dataset, progress=show, calls=calls, answered=answered)
+        if config.generator is not None:
+            with _timed(timings, "generator"):
+                generate_for_runs(config, dataset, runs, answered, calls, notes)
+    finally:
+        if calls.cache is not None:
+            calls.cache.close()
+    for run_answers in answered.values():
+        notes.extend(run_answers.notes)
     results: dict[str, RunResult] = {}
     judge_info: JudgeInfo | None = None
     from ragmetrics.engines import make_engine
@@ -127,20 +163,24 @@ def run_pipeline(
             ).items():
                 results[name] = result
         with _timed(timings, "judge"):
-            judged, judge_info = score_judge(config, dataset, runs, notes, progress=show, engine=worker)
+            judged, judge_info = score_judge(
+                config, dataset, runs, notes, progress=show, engine=worker, answered=answered
+            )
     finally:
         if worker is not None:
             worker.close()
     for name, result in judged.items():
         results[name] = results[name].merge(result) if name in results else result
+    for name, run_answers in answered.items():
+        operational = operational_result(run_answers)
+        results[name] = results[name].merge(operational) if name in results else operational
+    mark_call_failures(results, answered)
     ordered = [results[n] for n in runs if n in results]
-    for result in ordered:
-        for metric, count in _failure_counts(result).items():
-            say(
-                f"ragmetrics: warning: {result.name} / {metric}: {count} scores failed (see report.json failures)"
-            )
     if not ordered:
         raise ConfigError("no run produced any score; check the notes above and the config's metrics")
+    incomplete = find_incomplete(ordered, config.max_failure_rate)
+    for line in failure_summary(ordered, incomplete, config.max_failure_rate):
+        say(line)
 
     with _timed(timings, "compare"):
         report = compare_runs(config, ordered, notes)
@@ -178,10 +218,13 @@ def run_pipeline(
             labels=labels,
             use_ppi=config.baseline.use_ppi,
             beyond_judge_noise=config.baseline.beyond_judge_noise,
+            incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
+            explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
         )
         report.metadata.nightly.regression = gate
+    report.metadata.nightly.incomplete = [i.describe() for i in incomplete]
 
-    outcome = PipelineOutcome(report=report, gate=gate, notes=notes)
+    outcome = PipelineOutcome(report=report, gate=gate, notes=notes, incomplete=incomplete)
     if write:
         from ragmetrics.nightly.artifacts import write_artifacts
 
@@ -193,6 +236,8 @@ def run_pipeline(
             gate=gate,
             base_url=config.judge.base_url if config.judge is not None else None,
             keep=config.output.keep,
+            extra_texts={"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else None,
+            secrets=calls.secrets(),
         )
         outcome.folder, outcome.artifacts = folder, written
     return outcome
@@ -228,21 +273,65 @@ def _steps(description: str, total: int, enabled: bool) -> Iterator[Callable[[],
         yield lambda: bar.advance(task)
 
 
-def build_runs(config: NightlyConfig, dataset: QADataset, *, progress: bool = False) -> dict[str, Run]:
-    """Every run the config lists, by name, in config order."""
-    runs: dict[str, Run] = {}
+def target_calls(
+    config: NightlyConfig, *, output_dir: Path | None = None, refresh: bool = False, progress: bool = False
+) -> TargetCalls:
+    """The calls of the team's pipeline and generator for one night: their output cache (only when the
+    config has a pipeline run or a generator), the folders a callable is imported from."""
+    from ragmetrics.nightly.target_calls import OutputCache
+
+    needs = config.generator is not None or any(isinstance(s, PipelineRunSpec) for s in config.runs)
+    cache = None
+    if needs:
+        path = config.pipeline_cache or (output_dir or config.output.dir) / "pipeline_cache.sqlite"
+        cache = OutputCache(path)
+    search = [Path.cwd()]
+    if config.source_dir is not None:
+        search.insert(0, config.source_dir)
+    return TargetCalls(
+        cache=cache,
+        search=search,
+        refresh=refresh,
+        progress=(lambda label, total: _steps(label, total, True)) if progress else None,
+    )
+
+
+def _run_label(index: int, config: NightlyConfig) -> str:
+    """How an error names a run: runs[i] when the config lists runs, else the run it made by default."""
+    return (
+        f"runs[{index}]" if "runs" in config.model_fields_set else "the dataset's own run (the default runs)"
+    )
+
+
+def build_runs(
+    config: NightlyConfig,
+    dataset: QADataset,
+    *,
+    progress: bool = False,
+    calls: TargetCalls | None = None,
+    answered: dict[str, AnsweredRun] | None = None,
+) -> dict[str, Run | None]:
+    """Every run the config lists, by name, in config order; None for a run with no ranking (a dataset
+    without retrieved ids, a pipeline that returns contexts no passage matches). Pipeline runs call the
+    team's system now and leave their answers in `answered`."""
+    runs: dict[str, Run | None] = {}
+    answered = answered if answered is not None else {}
     with _steps("building runs", len(config.runs), progress) as advance:
         for i, spec in enumerate(config.runs):
             name = run_name(spec)
             if isinstance(spec, FusionRunSpec):
                 runs[name] = _fuse_runs(spec, i, runs)
+            elif isinstance(spec, PipelineRunSpec):
+                calls = calls if calls is not None else TargetCalls(cache=None, search=[Path.cwd()])
+                answered[name] = call_pipeline(spec, dataset, calls)
+                runs[name] = answered[name].run
             else:
                 runs[name] = _build_run(spec, name, i, dataset)
             advance()
     return runs
 
 
-def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run]) -> Run:
+def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run | None]) -> Run:
     from ragmetrics.retrieval.fusion import fuse
 
     unknown = [n for n in spec.runs if n not in built]
@@ -251,8 +340,15 @@ def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run]) -> Run:
             f"runs[{index}] (fusion {spec.name!r}): {', '.join(map(repr, unknown))} must be runs listed before it; "
             f"listed so far: {', '.join(built) or 'none'}"
         )
+    unranked = [n for n in spec.runs if built[n] is None]
+    if unranked:
+        raise ConfigError(
+            f"runs[{index}] (fusion {spec.name!r}): {', '.join(map(repr, unranked))} has no ranking to fuse "
+            "(no retrieved ids or context ids)"
+        )
     try:
-        return fuse([built[n] for n in spec.runs], spec.method, norm=spec.norm, weights=spec.weights, k=spec.k,
+        ranked = [run for n in spec.runs if (run := built[n]) is not None]
+        return fuse(ranked, spec.method, norm=spec.norm, weights=spec.weights, k=spec.k,
                     name=spec.name)  # fmt: skip
     except InputError as exc:
         raise ConfigError(f"runs[{index}] (fusion {spec.name!r}): {exc}") from None
@@ -260,14 +356,10 @@ def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run]) -> Run:
 
 def _build_run(
     spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec, name: str, index: int, dataset: QADataset
-) -> Run:
+) -> Run | None:
     if isinstance(spec, DatasetRunSpec):
-        if not dataset.has_run:
-            raise ConfigError(
-                f"runs[{index}]: source 'dataset' needs retrieved_ids in the dataset ({dataset.source}); "
-                "map the column with dataset.mapping or drop this run"
-            )
-        return dataset.run(name)
+        # Without retrieved ids the dataset's run has no ranking: its contexts and answers are still judged.
+        return dataset.run(name) if dataset.has_run else None
     if isinstance(spec, FileRunSpec):
         return _read_run_file(spec.path, spec.format, name)
     if dataset.passages is None:
@@ -298,7 +390,7 @@ def _read_run_file(path: Path, fmt: str, name: str) -> Run:
 def score_retrieval(
     config: NightlyConfig,
     dataset: QADataset,
-    runs: dict[str, Run],
+    runs: dict[str, Run | None],
     notes: list[str],
     *,
     progress: bool = False,
@@ -313,14 +405,26 @@ def score_retrieval(
             f"retrieval metrics not computed: {dataset.source} has no relevant_ids (relevance judgments)"
         )
         return {}
+    if all(run is None for run in runs.values()):
+        notes.append("retrieval metrics not computed: no run has a ranking (retrieved or context ids)")
+        return {}
     from ragmetrics.retrieval.evaluate import evaluate
 
+    unranked = [name for name, run in runs.items() if run is None]
+    if unranked:
+        notes.append(
+            f"retrieval metrics not computed for {', '.join(map(repr, unranked))}: no ranking (the dataset has "
+            "no retrieved_ids, or the pipeline gave no context ids and its contexts match no passage)"
+        )
+    ranked = {name: run for name, run in runs.items() if run is not None}
+    if not ranked:
+        return {}
     qrels = dataset.qrels()
     lengths = _passage_lengths(config, dataset)
     budget = {"lengths": lengths, "straddle": config.retrieval.straddle} if lengths is not None else {}
     out: dict[str, RunResult] = {}
-    with _steps("retrieval metrics", len(runs), progress) as advance:
-        for name, run in runs.items():
+    with _steps("retrieval metrics", len(ranked), progress) as advance:
+        for name, run in ranked.items():
             if engine is None:
                 out[name] = evaluate(
                     qrels, run, metrics, query_set=config.retrieval.query_set, name=name, **budget
@@ -350,23 +454,44 @@ def _passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
     return TokenLengths(count_tokens(texts, config.retrieval.tokenizer))
 
 
+def run_samples(
+    config: NightlyConfig,
+    dataset: QADataset,
+    name: str,
+    run: Run | None,
+    top_k: int,
+    answered: Mapping[str, AnsweredRun] | None = None,
+) -> list[RagSample] | None:
+    """A run's samples as they are judged (and answered by a generator): the pipeline's or the generator's
+    where they produced them, the dataset's own for its run, else the texts of the run's top-k passages.
+    None when the run has no contexts to offer (no passages to look its ids up in)."""
+    if answered is not None and name in answered:
+        return answered[name].samples
+    own = {run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)}
+    if name in own and (
+        run is None or dataset.passages is None or any(s.contexts is not None for s in dataset.samples)
+    ):
+        return dataset.samples
+    if dataset.passages is not None and run is not None:
+        return contexts_from_run(run, dataset, top_k, keep_answers=name in own)
+    return None
+
+
 def judge_plan(
-    config: NightlyConfig, dataset: QADataset, runs: dict[str, Run], notes: list[str]
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: Mapping[str, Run | None],
+    notes: list[str],
+    answered: Mapping[str, AnsweredRun] | None = None,
 ) -> dict[str, tuple[list[RagSample], list[str]]]:
     """Per run: the samples to judge and the metrics that apply to them (the rest named in `notes`)."""
     if config.judge is None or not config.judge.metrics:
         return {}
     wanted = config.judge.runs if config.judge.runs is not None else list(runs)
-    own = {run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)}
     plan: dict[str, tuple[list[RagSample], list[str]]] = {}
     for name in wanted:
-        if name in own and (dataset.passages is None or any(s.contexts for s in dataset.samples)):
-            samples = dataset.samples
-        elif dataset.passages is not None:
-            samples = contexts_from_run(
-                runs[name], dataset, config.judge.contexts_top_k, keep_answers=name in own
-            )
-        else:
+        samples = run_samples(config, dataset, name, runs[name], config.judge.contexts_top_k, answered)
+        if samples is None:
             message = f"judge metrics not computed for run {name!r}: no passages to build its contexts from"
             if config.judge.runs is not None:
                 raise ConfigError(f"judge.runs: {message} (set dataset.passages)")
@@ -382,6 +507,46 @@ def judge_plan(
         if metrics:
             plan[name] = (samples, metrics)
     return plan
+
+
+def generate_for_runs(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: Mapping[str, Run | None],
+    answered: dict[str, AnsweredRun],
+    calls: TargetCalls,
+    notes: list[str],
+) -> None:
+    """Answers from the config's generator for every run it applies to (into `answered`): the question and
+    the run's top-k contexts in, an answer out; the judge then sees exactly the contexts it answered from."""
+    generator = config.generator
+    assert generator is not None
+    own = {run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)}
+
+    def has_answers(name: str) -> bool:
+        if name in answered:
+            return any(s.answer is not None for s in answered[name].samples)
+        return name in own and any(s.answer is not None for s in dataset.samples)
+
+    for name in generator_runs(list(runs), generator, has_answers):
+        samples = run_samples(config, dataset, name, runs[name], generator.top_k, answered)
+        if samples is None:
+            message = f"generator: run {name!r} has no contexts to answer from (set dataset.passages)"
+            if generator.runs is not None:
+                raise ConfigError(message)
+            notes.append(message)
+            continue
+        if name not in answered:
+            samples = [
+                s.model_copy(
+                    update={
+                        "contexts": None if s.contexts is None else s.contexts[: generator.top_k],
+                        "context_ids": None if s.context_ids is None else s.context_ids[: generator.top_k],
+                    }
+                )
+                for s in samples
+            ]
+        answered[name] = generate_answers(generator, name, samples, calls, dataset, prior=answered.get(name))
 
 
 def contexts_from_run(
@@ -420,11 +585,12 @@ def contexts_from_run(
 def score_judge(
     config: NightlyConfig,
     dataset: QADataset,
-    runs: dict[str, Run],
+    runs: Mapping[str, Run | None],
     notes: list[str],
     *,
     progress: bool = False,
     engine: Engine | None = None,
+    answered: Mapping[str, AnsweredRun] | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info.
 
@@ -433,7 +599,7 @@ def score_judge(
     """
     from ragmetrics.engines import LocalEngine
 
-    plan = judge_plan(config, dataset, runs, notes)
+    plan = judge_plan(config, dataset, runs, notes, answered)
     if not plan:
         return {}, None
     assert config.judge is not None

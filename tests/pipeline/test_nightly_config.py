@@ -235,12 +235,12 @@ def test_run_source_and_section_type_errors(tmp_path: Path) -> None:
     data["runs"] = [{"source": "web"}]
     assert (
         _error(data, tmp_path)
-        == "c.yaml: runs[0].source: unknown value 'web'; one of: dataset, file, retriever, fusion"
+        == "c.yaml: runs[0].source: unknown value 'web'; one of: dataset, file, retriever, fusion, pipeline"
     )
     data["runs"] = [{"name": "a"}]
     assert (
         _error(data, tmp_path)
-        == "c.yaml: runs[0].source: required key is missing; one of: dataset, file, retriever, fusion"
+        == "c.yaml: runs[0].source: required key is missing; one of: dataset, file, retriever, fusion, pipeline"
     )
     data = _base()
     data["dataset"] = "qa.jsonl"

@@ -304,8 +304,13 @@ def test_a_failing_judge_is_reported_not_hidden(
         },
     )
     code, _, err = run_cli([str(config)], capsys)
-    assert code == 0, err
-    assert "ragmetrics: warning: pipeline / context_recall: 16 scores failed" in err
+    # A night with a metric that failed everywhere is incomplete: exit 3, the cause grouped on stderr.
+    assert code == 3, err
+    assert (
+        "ragmetrics: 16 of 16 context_recall scores of run 'pipeline' failed: server_error: "
+        "context_recall (test-model): HTTP 500: internal error (test fault)"
+    ) in err
+    assert "INCOMPLETE" in err
     report = Report.model_validate_json((_latest(qa_dir / "out") / "report.json").read_text())
     pipeline = report.run("pipeline")
     assert (

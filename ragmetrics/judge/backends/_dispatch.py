@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable
+from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, resolve_judge_metric, spec
 
 __all__ = ["Handler", "PlanDispatch"]
@@ -28,6 +28,9 @@ class PlanDispatch:
         try:
             check_scorable(metric, sample)
             metric_spec = spec(metric)
+            empty = empty_retrieval(metric_spec, sample)
+            if empty is not None:
+                return empty
             return await self.handlers()[metric_spec.plan](metric_spec, sample)
         except JudgeError:
             self._failures += 1

@@ -273,7 +273,7 @@ class LLMJudge(PlanDispatch):
             values: dict[str, InputValue] = {
                 "question": sample.question,
                 target_field: target,
-                "chunks": sample.contexts,
+                "chunks": sample.context_list,
             }
             verdict, cached = await self.verdict(per_sample_prompt, values)
             assert isinstance(verdict, ChunkVerdicts)
@@ -286,7 +286,7 @@ class LLMJudge(PlanDispatch):
                     self.verdict(
                         per_chunk_prompt, {"question": sample.question, target_field: target, "chunk": chunk}
                     )
-                    for chunk in sample.contexts
+                    for chunk in sample.context_list
                 ),
                 return_exceptions=True,
             )
@@ -317,7 +317,7 @@ class LLMJudge(PlanDispatch):
         statements = target_statements(spec, sample)
         values: dict[str, InputValue] = {
             "question": sample.question,
-            "chunks": sample.contexts,
+            "chunks": sample.context_list,
             target_field: str(getattr(sample, target_field)),
             "statements": statements,
         }
@@ -349,7 +349,7 @@ class LLMJudge(PlanDispatch):
         results = await asyncio.gather(
             *(
                 self.verdict(spec.prompts[0], {"question": sample.question, "passage": c})
-                for c in sample.contexts
+                for c in sample.context_list
             )
         )
         verdicts: list[dict[str, Any]] = []
@@ -368,7 +368,7 @@ class LLMJudge(PlanDispatch):
 
     async def _sentence_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         located = [
-            (k, s) for k, ctx in enumerate(sample.contexts) for s in split_sentences(ctx, sample.language)
+            (k, s) for k, ctx in enumerate(sample.context_list) for s in split_sentences(ctx, sample.language)
         ]
         if not located:
             raise JudgeError(

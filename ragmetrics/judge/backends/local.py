@@ -415,7 +415,7 @@ class LocalJudge(PlanDispatch):
             raise JudgeError(
                 f"sample {sample.id!r}: the {against} contains no sentences", cause="missing_field"
             )
-        chunk_units = [units(kind, "a", chunk, sample.language) for chunk in sample.contexts]
+        chunk_units = [units(kind, "a", chunk, sample.language) for chunk in sample.context_list]
         target_vecs, *chunk_vecs = await self._embed_groups(profile, [target_units, *chunk_units])
         verdicts: list[dict[str, Any]] = []
         for k, vecs in enumerate(chunk_vecs):
@@ -447,7 +447,7 @@ class LocalJudge(PlanDispatch):
     def _context_sentences(sample: RagSample) -> list[tuple[int, int, str]]:
         return [
             (k, i, s)
-            for k, chunk in enumerate(sample.contexts)
+            for k, chunk in enumerate(sample.context_list)
             for i, s in enumerate(split_sentences(chunk, sample.language))
         ]
 
@@ -502,7 +502,7 @@ class LocalJudge(PlanDispatch):
                 [s for _, _, s in sentences],
                 sent_vecs,
                 [k for k, _, _ in sentences],
-                list(sample.contexts),
+                list(sample.context_list),
             )
             scores = model.probability(features).tolist()
             cut, how = model.threshold, "P(relevant)"
@@ -545,7 +545,7 @@ class LocalJudge(PlanDispatch):
             else tuple(c - 0.5 + self._profile(sample).thresholds.context_relevancy for c in GRADE_CUTS)
         )
         verdicts: list[dict[str, Any]] = []
-        for chunk in range(len(sample.contexts)):
+        for chunk in range(len(sample.context_list)):
             scores = [float(v["probability"] if fitted else v["cosine"]) for v in by_chunk.get(chunk, [])]
             best = max(scores, default=0.0)
             grade = sum(best >= cut for cut in cuts)

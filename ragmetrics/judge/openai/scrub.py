@@ -64,8 +64,11 @@ def url_secrets(url: str | None) -> list[str]:
 class Scrubber:
     """Replaces every known secret (and its URL-encoded forms) in a text with `REDACTED`."""
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None) -> None:
-        keys = [api_key] if api_key and len(api_key) >= _MIN_SECRET_LENGTH else []
+    def __init__(
+        self, *, api_key: str | None = None, base_url: str | None = None, secrets: Iterable[str] = ()
+    ) -> None:
+        given = [api_key, *secrets] if api_key else list(secrets)
+        keys = [k for k in given if k and len(k) >= _MIN_SECRET_LENGTH]
         self._secrets = sorted(set(_with_encodings(keys)) | set(url_secrets(base_url)), key=len, reverse=True)
         if self._secrets:
             _LOG_FILTER.add(self)

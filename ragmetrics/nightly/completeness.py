@@ -1,0 +1,143 @@
+"""Is the night complete? Failure rates per run and metric, failures grouped by cause, call failures marked.
+
+A night whose judge or pipeline could not be reached must not look like a quiet night: when the share of
+failed scores of any run and metric exceeds `max_failure_rate`, the night is incomplete (exit 3), the causes
+are printed grouped ("60 of 60 context_precision scores of run 'rag': connection refused at ..."), and the
+gate says "incomplete" instead of "ok" or a data mismatch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragmetrics.schema import RunResult, SampleFailure
+
+if TYPE_CHECKING:
+    from ragmetrics.nightly.answers import AnsweredRun
+
+__all__ = ["Incomplete", "failure_summary", "find_incomplete", "mark_call_failures", "outputs_jsonl"]
+
+_SHOWN_GROUPS = 12
+
+
+@dataclass(frozen=True)
+class Incomplete:
+    """A run/metric whose share of failed scores exceeds the allowed rate."""
+
+    run: str
+    metric: str
+    failed: int
+    total: int
+    top_cause: str
+
+    def describe(self) -> str:
+        return (
+            f"{self.run} / {self.metric}: {self.failed} of {self.total} scores failed "
+            f"({self.failed / self.total:.0%}); most often: {self.top_cause}"
+        )
+
+
+def scored_units(result: RunResult, metric: str) -> int:
+    """How many scores of `metric` the run was to have: queries holding the metric, plus failed ones."""
+    queries = {q for q, s in result.per_query.items() if metric in s}
+    queries.update(f.query_id for f in result.failures if f.metric == metric)
+    return len(queries)
+
+
+def _cause_text(failure: SampleFailure) -> str:
+    """The failure's cause and message with what varies per sample (ids, counts) left out, so equal causes group."""
+    message = failure.message.replace(repr(failure.query_id), "<sample>").replace(
+        failure.query_id, "<sample>"
+    )
+    message = re.sub(r"\b(sample|query) '<sample>'\s*", "", message)
+    return f"{failure.cause}: {message}" if not message.startswith(failure.cause) else message
+
+
+def find_incomplete(results: Sequence[RunResult], max_failure_rate: float) -> list[Incomplete]:
+    """Every run/metric whose failed share exceeds `max_failure_rate`, in report order."""
+    found = []
+    for result in results:
+        for metric in result.metrics:
+            failures = [f for f in result.failures if f.metric == metric]
+            if not failures:
+                continue
+            total = scored_units(result, metric)
+            if total and len(failures) / total > max_failure_rate:
+                top = Counter(_cause_text(f) for f in failures).most_common(1)[0][0]
+                found.append(Incomplete(result.name, metric, len(failures), total, top))
+    return found
+
+
+def failure_summary(
+    results: Sequence[RunResult], incomplete: Sequence[Incomplete], max_failure_rate: float
+) -> list[str]:
+    """stderr lines: every failure grouped by run, metric and cause, then the verdict on completeness."""
+    lines: list[str] = []
+    groups: Counter[tuple[str, str, str]] = Counter()
+    totals: dict[tuple[str, str], int] = {}
+    for result in results:
+        for failure in result.failures:
+            groups[(result.name, failure.metric, _cause_text(failure))] += 1
+            totals.setdefault((result.name, failure.metric), scored_units(result, failure.metric))
+    for i, ((run, metric, cause), count) in enumerate(groups.most_common()):
+        if i == _SHOWN_GROUPS:
+            lines.append(
+                f"ragmetrics: ... {len(groups) - _SHOWN_GROUPS} more groups of failures in report.json"
+            )
+            break
+        lines.append(
+            f"ragmetrics: {count} of {totals[(run, metric)]} {metric} scores of run {run!r} failed: {_clip(cause)}"
+        )
+    if incomplete:
+        lines.append(
+            f"ragmetrics: INCOMPLETE: {len(incomplete)} run/metric pairs failed on more than "
+            f"{max_failure_rate:.0%} of their samples (max_failure_rate); exit 3"
+        )
+    return lines
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def mark_call_failures(results: dict[str, RunResult], answered: Mapping[str, AnsweredRun]) -> None:
+    """Questions the pipeline or generator produced nothing for: every score of theirs that the missing
+    output made impossible carries the call's cause, and a retrieval score computed from an absent ranking
+    (0 by convention) is replaced by that failure, so a broken call never scores as a bad answer."""
+    for name, run_answers in answered.items():
+        result = results.get(name)
+        if result is None or not run_answers.failed:
+            continue
+        changed = False
+        failures = []
+        recorded = {(f.query_id, f.metric) for f in result.failures}
+        for failure in result.failures:
+            call = run_answers.failed.get(failure.query_id)
+            if call is not None and failure.cause == "missing_field":
+                failure = SampleFailure(
+                    query_id=failure.query_id, metric=failure.metric, cause=call[0], message=call[1]
+                )
+                changed = True
+            failures.append(failure)
+        pipeline_failed = {q: c for q, c in run_answers.failed.items() if c[0].startswith("pipeline_")}
+        for qid, (cause, message) in pipeline_failed.items():
+            scores = result.per_query.get(qid, {})
+            for metric in result.metrics:
+                if metric in scores and scores[metric] is not None and (qid, metric) not in recorded:
+                    scores[metric] = None
+                    failures.append(SampleFailure(query_id=qid, metric=metric, cause=cause, message=message))
+                    changed = True
+        if changed:
+            result.failures = failures
+            result.recompute_aggregate()
+
+
+def outputs_jsonl(records: Sequence[Mapping[str, Any]]) -> str:
+    """pipeline_outputs.jsonl: one line per call, with its output or its failure."""
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)

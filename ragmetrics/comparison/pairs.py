@@ -33,6 +33,7 @@ from ragmetrics.options import (
     CorrectionScope,
     Test,
     is_significant,
+    lower_is_better,
 )
 from ragmetrics.schema import (
     ComparisonSettings,
@@ -388,9 +389,10 @@ def compare_results(
                 effect_size=_effect_size(d),
                 ci_low=float(low[k]),
                 ci_high=float(high[k]),
-                wins=int(np.count_nonzero(d > 0)),
+                # A win is a query where the candidate is better: lower for latency, tokens and cost.
+                wins=int(np.count_nonzero(d < 0 if lower_is_better(column.metric) else d > 0)),
                 ties=int(np.count_nonzero(d == 0)),
-                losses=int(np.count_nonzero(d < 0)),
+                losses=int(np.count_nonzero(d > 0 if lower_is_better(column.metric) else d < 0)),
             )
         )
 

@@ -59,7 +59,7 @@ class TargetCalls:
             timeout_s=settings.timeout_s,
             retries=settings.retries,
             version=settings.version,
-            search=self.search,
+            search=[*settings.python_path, *self.search],
         )
         self.header_secrets.extend(getattr(caller, "secrets", []))
         bar = self.progress(f"calling the {role} for {run}", len(inputs)) if self.progress else None

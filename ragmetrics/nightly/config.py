@@ -266,6 +266,11 @@ class _CallSettings(_Section):
     retries: int = Field(
         default=2, ge=0, le=20, description="HTTP: retries on 429, 5xx, timeouts and connection errors"
     )
+    python_path: list[Path] = Field(
+        default_factory=list,
+        description="folders searched first for a callable target's module (relative to the config; the "
+        "config's folder and the working directory are always searched)",
+    )
 
     @field_validator("target")
     @classmethod
@@ -576,6 +581,9 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
     config.pipeline_cache = _resolve(config.pipeline_cache, base)
+    calls = [s for s in config.runs if isinstance(s, PipelineRunSpec)]
+    for settings in [*calls, *([config.generator] if config.generator is not None else [])]:
+        settings.python_path = [p for p in (_resolve(p, base) for p in settings.python_path) if p is not None]
     out = _resolve(config.output.dir, base)
     assert out is not None
     config.output.dir = out

@@ -49,6 +49,7 @@ from ragmetrics.nightly.config import (
 )
 from ragmetrics.nightly.dataset import QADataset, load_dataset
 from ragmetrics.nightly.gate import check_regressions, load_baseline
+from ragmetrics.options import OPERATIONAL_METRICS
 from ragmetrics.schema import (
     ComparisonSettings,
     DatasetSummary,
@@ -702,10 +703,13 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
     """One Report over every run; metrics that not every run has are described but not tested."""
     from ragmetrics.comparison.descriptive import describe
 
-    everywhere = [m for m in config.all_metrics() if all(m in r.metrics for r in results)]
-    partial = [
-        m for m in config.all_metrics() if m not in everywhere and any(m in r.metrics for r in results)
+    # The configured metrics, then latency, tokens and cost where the pipeline or generator measured them.
+    wanted = [
+        *config.all_metrics(),
+        *(m for m in OPERATIONAL_METRICS if any(m in r.metrics for r in results)),
     ]
+    everywhere = [m for m in wanted if all(m in r.metrics for r in results)]
+    partial = [m for m in wanted if m not in everywhere and any(m in r.metrics for r in results)]
     for metric in list(everywhere):
         failed = [r.name for r in results if all(v is None for v in r.scores(metric))]
         if failed:

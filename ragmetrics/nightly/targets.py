@@ -362,8 +362,7 @@ class HttpCaller:
         return self._version
 
     def _http(self) -> Any:
-        import httpx
-
+        httpx = _httpx()
         if self._client is None:
             self._client = httpx.AsyncClient(
                 follow_redirects=False,
@@ -376,8 +375,7 @@ class HttpCaller:
         return self._client
 
     async def call(self, payload: dict[str, Any]) -> Any:
-        import httpx
-
+        httpx = _httpx()
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         attempt = 0
         while True:
@@ -449,6 +447,14 @@ class HttpCaller:
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+def _httpx() -> Any:
+    """The HTTP client library the installed `openai` client is built on (httpx, or its successor httpx2)."""
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:
+        return importlib.import_module("httpx")
 
 
 class _Retryable(Exception):

@@ -17,6 +17,7 @@ import numpy as np
 from ragmetrics._format import format_p
 from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
 from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.options import lower_is_better
 from ragmetrics.schema import PairComparison, Report
 
 if TYPE_CHECKING:
@@ -121,6 +122,46 @@ def box_plot(report: Report, metric: str) -> Any:
     return figure
 
 
+def quality_cost_plot(report: Report) -> Any | None:
+    """Each run's mean quality against its mean cost (or latency, when no cost was reported): one panel per
+    quality metric the runs share (at most four, answer metrics first), so a cheaper run that is as good shows
+    at a glance. None when fewer than two runs have an operational metric."""
+    from ragmetrics.options import OPERATIONAL_METRICS, lower_is_better
+
+    runs = [r for r in report.runs if any(m in r.metrics for m in OPERATIONAL_METRICS)]
+    x_metric = next(
+        (m for m in ("cost", "latency_s") if sum(r.aggregate.get(m) is not None for r in runs) >= 2), None
+    )
+    if x_metric is None:
+        return None
+    runs = [r for r in runs if r.aggregate.get(x_metric) is not None]
+    answer_first = ("answer_correctness", "faithfulness", "answer_relevancy", "answer_similarity")
+    listed = [m for m in report.metrics if not lower_is_better(m)]
+    quality = sorted(listed, key=lambda m: (m not in answer_first, listed.index(m)))
+    quality = [m for m in quality if all(r.aggregate.get(m) is not None for r in runs)][:4]
+    if not quality:
+        return None
+    figure = _figure(3.4 * len(quality) + 0.6, 3.6)
+    axes = figure.subplots(1, len(quality), squeeze=False)[0]
+    unit = "USD" if x_metric == "cost" else "s"
+    for ax, metric in zip(axes, quality, strict=True):
+        for run in runs:
+            x, y = run.aggregate[x_metric], run.aggregate[metric]
+            ax.scatter([x], [y], color="#264653", s=28)
+            ax.annotate(_safe_label(run.name), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_xlabel(f"mean {x_metric} per question ({unit}; lower is better)", fontsize=8)
+        ax.set_ylabel(f"mean {metric}", fontsize=8)
+        ax.set_title(_wrap(f"{metric} against {x_metric}", 40), fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.margins(0.25)
+    return figure
+
+
+def _safe_label(name: str) -> str:
+    """A run name as plain text on a plot: matplotlib reads $...$ as math, which a run name must never be."""
+    return name.replace("$", r"\$")
+
+
 def difference_plot(report: Report, comparison: PairComparison) -> Any:
     """Per-query differences (candidate minus baseline) sorted, with the mean and its bootstrap CI."""
     scores = _scores(report, comparison.metric)
@@ -130,12 +171,13 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
     x = np.arange(diffs.size)
     figure = _figure(7.0, 3.6)
     ax = figure.add_subplot()
-    colours = np.where(diffs >= 0, _GAIN, _LOSS)
+    gain = diffs <= 0 if lower_is_better(comparison.metric) else diffs >= 0
+    colours = np.where(gain, _GAIN, _LOSS)
     if diffs.size <= _MAX_BARS:
         ax.bar(x, diffs, width=0.9, color=colours, linewidth=0)
     else:
-        ax.fill_between(x, diffs, 0, where=diffs >= 0, step="mid", color=_GAIN, linewidth=0)
-        ax.fill_between(x, diffs, 0, where=diffs < 0, step="mid", color=_LOSS, linewidth=0)
+        ax.fill_between(x, diffs, 0, where=gain, step="mid", color=_GAIN, linewidth=0)
+        ax.fill_between(x, diffs, 0, where=~gain, step="mid", color=_LOSS, linewidth=0)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.axhline(
         comparison.mean_diff,

@@ -13,6 +13,7 @@ from typing import Literal, get_args
 from ragmetrics._format import format_effect, format_p
 from ragmetrics.comparison.align import aligned_query_ids
 from ragmetrics.errors import InputError
+from ragmetrics.options import improvement, lower_is_better
 from ragmetrics.render._text import (
     Grid,
     aligned,
@@ -23,6 +24,9 @@ from ragmetrics.render._text import (
     to_terminal,
 )
 from ragmetrics.schema import Report, RunResult
+
+LOWER_MARK = "↓"
+"""After a metric's name: lower is better (latency, tokens, cost)."""
 
 Format = Literal["table", "markdown", "latex", "json", "csv"]
 FORMATS: tuple[str, ...] = get_args(Format)
@@ -159,7 +163,8 @@ def _beats(report: Report) -> dict[tuple[str, str], list[str]]:
     for c in report.comparisons:
         if not c.significant or c.mean_diff == 0:
             continue
-        winner, loser = (c.candidate, c.baseline) if c.mean_diff > 0 else (c.baseline, c.candidate)
+        better = improvement(c.metric, c.mean_diff) > 0
+        winner, loser = (c.candidate, c.baseline) if better else (c.baseline, c.candidate)
         out.setdefault((winner, c.metric), []).append(loser)
     return {key: sorted(value, key=order.__getitem__) for key, value in out.items()}
 
@@ -173,7 +178,8 @@ def _summary_grid(report: Report, digits: int) -> Grid:
         for name in names
         for metric in report.metrics
     }
-    grid = Grid(headers=["", "run", *report.metrics], align=aligned(2, len(report.metrics)))
+    headers = [f"{m} {LOWER_MARK}" if lower_is_better(m) else m for m in report.metrics]
+    grid = Grid(headers=["", "run", *headers], align=aligned(2, len(report.metrics)))
     grid.title = "Mean per run"
     for r, name in enumerate(names):
         row = [labels[name], name]
@@ -188,7 +194,7 @@ def _summary_grid(report: Report, digits: int) -> Grid:
     for k, metric in enumerate(report.metrics):
         values = [(v, r) for r, n in enumerate(names) if (v := means[(n, metric)]) is not None]
         if values:
-            best = max(v for v, _ in values)
+            best = (min if lower_is_better(metric) else max)(v for v, _ in values)
             grid.bold |= {(r, k + 2) for v, r in values if v == best}
     return grid
 
@@ -220,7 +226,7 @@ def _pairs_grid(report: Report, digits: int) -> Grid:
                 f"{c.wins}/{c.ties}/{c.losses}",
             ]
         )
-        style = ("green" if c.mean_diff > 0 else "red") if c.significant else None
+        style = ("green" if improvement(c.metric, c.mean_diff) > 0 else "red") if c.significant else None
         grid.styles.append([style] * len(headers))
     return grid
 
@@ -260,7 +266,8 @@ def _legend(report: Report) -> list[str]:
     lines = []
     if report.comparisons:  # a single run is described, not compared: no markers to explain
         lines = [
-            f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})",
+            f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})"
+            + (f"; {LOWER_MARK}: lower is better" if any(lower_is_better(m) for m in report.metrics) else ""),
             f"{_SIGNIFICANT} significant: corrected p <= {s.alpha:g}; test: {test}; correction: {s.correction} "
             f"{family}; seed {s.seed}",
             f"CI: {s.confidence:.0%} percentile bootstrap of the mean difference ({s.bootstrap_samples} samples); "

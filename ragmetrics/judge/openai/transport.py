@@ -28,7 +28,7 @@ import openai
 
 from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge.openai.limiter import AdaptiveLimit, Signal
-from ragmetrics.judge.openai.scrub import Scrubber, split_base_url
+from ragmetrics.judge.openai.scrub import Scrubber, public_url, split_base_url
 from ragmetrics.judge.openai.usage import CallUsage
 from ragmetrics.judge.settings import JudgeSettings
 
@@ -158,6 +158,7 @@ class Transport:
         self.scrub = scrub
         self._api_key = api_key
         self._base_url, self._query = split_base_url(settings.base_url)
+        self._endpoint = public_url(settings.base_url) or "the OpenAI API"
         self._rng = random.Random(rng_seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: openai.AsyncOpenAI | None = None
@@ -236,9 +237,10 @@ class Transport:
                 # A 200 whose body is cut off (a proxy dropped the rest): transient, like a dropped connection.
                 cause, detail = "invalid_response", f"the response body is not complete JSON ({exc.msg})"
             except openai.APITimeoutError:
-                cause, detail = "timeout", f"no response within {self.settings.timeout_s:g} s"
+                cause = "timeout"
+                detail = f"no response within {self.settings.timeout_s:g} s from {self._endpoint}"
             except openai.APIConnectionError as exc:
-                cause, detail = "connection", self.scrub(f"connection failed ({exc.__cause__ or exc})")
+                cause, detail = "connection", self.scrub(_connection_text(exc, self._endpoint))
             if attempt >= self.settings.max_retries:
                 raise JudgeError(
                     f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause
@@ -249,6 +251,16 @@ class Transport:
             logger.info("%s: %s (%s); retry %d in %.2f s", what, detail, cause, attempt + 1, delay)
             await asyncio.sleep(delay)
             attempt += 1
+
+
+def _connection_text(exc: BaseException, endpoint: str) -> str:
+    """'connection refused at http://127.0.0.1:9/v1', or the underlying error where it says more."""
+    inner = exc.__cause__ or exc
+    text = str(inner)
+    chain = f"{text} {inner.__cause__ or ''} {inner.__context__ or ''}".lower()
+    if "refused" in chain or "all connection attempts failed" in chain or "errno 111" in chain:
+        return f"connection refused at {endpoint}"
+    return f"connection failed at {endpoint} ({text})"
 
 
 async def _observed(limit: AdaptiveLimit, request: Awaitable[T]) -> T:

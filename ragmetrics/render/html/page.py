@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmetrics._format import format_effect, format_p
+from ragmetrics.options import improvement, lower_is_better
 from ragmetrics.render.judge_note import judge_note
 from ragmetrics.render.trust import trust_html
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
@@ -189,8 +190,11 @@ def _summary_block(report: Report) -> str:
         values = [r.aggregate.get(metric) for r in report.runs]
         present = [v for v in values if v is not None]
         if len(present) > 1:
-            best[metric] = max(present)
-    head = "".join(f"<th>{_e(m)}</th>" for m in metrics)
+            best[metric] = min(present) if lower_is_better(metric) else max(present)
+    head = "".join(
+        f"<th title='lower is better'>{_e(m)} &darr;</th>" if lower_is_better(m) else f"<th>{_e(m)}</th>"
+        for m in metrics
+    )
     rows = []
     for run in report.runs:
         cells = []
@@ -203,7 +207,7 @@ def _summary_block(report: Report) -> str:
             marker = ""
             comparison = vs_first.get((run.name, metric))
             if comparison is not None and comparison.significant:
-                up = comparison.mean_diff > 0
+                up = improvement(metric, comparison.mean_diff) > 0
                 marker = (
                     f" <span class='{'up' if up else 'down'}' title='vs {_e(first)}: "
                     f"diff {comparison.mean_diff:+.4f}, corrected p {_p(comparison.p_corrected)}'>"
@@ -218,7 +222,8 @@ def _summary_block(report: Report) -> str:
     legend = (
         f"Mean per query. &#9650;/&#9660;: significantly better/worse than <b>{_e(first)}</b> "
         f"({_e(report.settings.test)} test, {_e(report.settings.correction)}-corrected p &le; "
-        f"{report.settings.alpha:g}); bold: best run; (n&times;): failed scores, left out of the mean."
+        f"{report.settings.alpha:g}); bold: best run; &darr;: lower is better (latency, tokens, cost); "
+        "(n&times;): failed scores, left out of the mean."
     )
     return (
         f"<h2>Summary</h2><div class='scroll'><table><tr><th class='l'>run</th>{head}</tr>{''.join(rows)}</table></div>"

@@ -33,6 +33,9 @@ def report_plots(report: Report) -> tuple[list[tuple[str, bytes]], str | None]:
                 f"{comparison.metric}: {comparison.candidate} minus {comparison.baseline}, per query, sorted"
             )
             out.append((caption, _png(plots.difference_plot(report, comparison))))
+        tradeoff = plots.quality_cost_plot(report)
+        if tradeoff is not None:
+            out.insert(0, ("quality against cost: mean per run (up and left is better)", _png(tradeoff)))
     except ConfigError as exc:  # matplotlib is missing
         return [], f"plots skipped: {exc}"
     note = None

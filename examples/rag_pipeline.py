@@ -27,7 +27,45 @@ PRICE_PER_1K_TOKENS = 0.0005
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _STOP = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your", "python"]
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "python",
+    ]
 )
 _lock = threading.Lock()
 

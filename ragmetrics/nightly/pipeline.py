@@ -297,13 +297,6 @@ def target_calls(
     )
 
 
-def _run_label(index: int, config: NightlyConfig) -> str:
-    """How an error names a run: runs[i] when the config lists runs, else the run it made by default."""
-    return (
-        f"runs[{index}]" if "runs" in config.model_fields_set else "the dataset's own run (the default runs)"
-    )
-
-
 def build_runs(
     config: NightlyConfig,
     dataset: QADataset,

@@ -36,6 +36,7 @@ _LATEX_SPECIALS = {
     "<": r"\textless{}",
     ">": r"\textgreater{}",
     "|": r"\textbar{}",
+    "↓": r"$\downarrow$",  # after latency_s, tokens, cost: lower is better
     "Δ": r"$\Delta$",
     "≤": r"$\le$",
 }

@@ -65,11 +65,17 @@ def _run(args: argparse.Namespace) -> int:
             engine=args.engine,
             refresh_pipeline=args.refresh_pipeline,
         )
+    from ragmetrics.render.safe_text import visible_controls
+
+    def show(text: str) -> None:
+        """Plain lines (not rich tables) that may carry run names or ids: control characters made visible."""
+        print("\n".join(visible_controls(line) for line in text.split("\n")))
+
     print(format_report(outcome.report, "table").rstrip())
     partial = partial_metrics_table(outcome.report)
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
         print("\nMetrics not every run has (mean per run; not compared):")
-        print("\n".join(partial))
+        show("\n".join(partial))
     from ragmetrics.render.judge_note import judge_note
     from ragmetrics.render.trust import trust_lines
 
@@ -81,11 +87,11 @@ def _run(args: argparse.Namespace) -> int:
     trust = trust_lines(outcome.report)
     if trust:
         print("\nHow far to trust the judge (docs/trust.md):")
-        print("\n".join(f"  {line}" for line in trust))
+        show("\n".join(f"  {line}" for line in trust))
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:
-        print(outcome.gate.describe())
+        show(outcome.gate.describe())
     if outcome.incomplete:
         import sys
 

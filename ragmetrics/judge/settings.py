@@ -38,7 +38,7 @@ class EmbeddingSettings(BaseModel):
     judge: a chat-only server (llama.cpp started without --embedding) can pair with the local model or with a
     second server. Keys left unset fall back to the judge's own (base_url, api_key_env, model)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN would silently turn a comparison off
 
     backend: Literal["openai", "local"] = Field(
         default="openai",
@@ -59,7 +59,7 @@ class EmbeddingSettings(BaseModel):
 
 
 class JudgeSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN would silently turn a comparison off
 
     backend: Literal["openai", "local"] | None = Field(
         default=None,

@@ -55,16 +55,19 @@ def per_query_frame(report: Report) -> Any:
 
 
 def markdown_report(report: Report, gate: GateResult | None) -> str:
+    from ragmetrics.render.safe_text import strip_controls
     from ragmetrics.render.tables import format_report
 
     meta = report.metadata
     name = meta.nightly.name if meta.nightly is not None else "ragmetrics report"
+    from ragmetrics.render.safe_text import markdown_text
+
     lines = [
-        f"# {name}",
+        f"# {markdown_text(name)}",
         "",
         f"- created: {meta.created_at.strftime('%Y-%m-%d %H:%M:%S UTC')}",
         f"- dataset fingerprint: `{meta.dataset_fingerprint}`",
-        f"- queries: {meta.query_count}; runs: {', '.join(r.name for r in report.runs)}",
+        f"- queries: {meta.query_count}; runs: {', '.join(markdown_text(r.name) for r in report.runs)}",
         f"- versions: {', '.join(f'{k} {v}' for k, v in meta.versions.items())}",
         "",
         "## Summary",
@@ -76,21 +79,26 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     if partial:
         lines += ["## Metrics not every run has", "", *partial, ""]
     if gate is not None:
-        lines += ["## Regression gate", "", "```", gate.describe(), "```", ""]
+        described = strip_controls(gate.describe())
+        longest = max((len(m) for m in re.findall(r"`+", described)), default=0)
+        fence = "`" * max(3, longest + 1)  # a fence the text cannot close
+        lines += ["## Regression gate", "", fence, described, fence, ""]
     if meta.notes:
-        lines += ["## Notes", "", *(f"- {n}" for n in meta.notes), ""]
+        lines += ["## Notes", "", *(f"- {markdown_text(n)}" for n in meta.notes), ""]
     return "\n".join(lines)
 
 
 def partial_metrics_table(report: Report) -> list[str]:
     """Markdown rows of the means of metrics some runs lack; the comparison tables leave these out."""
+    from ragmetrics.render.safe_text import markdown_text
+
     metrics = list(dict.fromkeys(m for run in report.runs for m in run.metrics if m not in report.metrics))
     if not metrics:
         return []
     lines = ["| run | " + " | ".join(metrics) + " |", "|:---|" + "---:|" * len(metrics)]
     for run in report.runs:
         cells = [_mean_cell(run.aggregate.get(m)) if m in run.metrics else "-" for m in metrics]
-        lines.append(f"| {run.name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(run.name)} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -170,7 +178,12 @@ def write_artifacts(
                 frame.to_parquet(partial / "per_query.parquet", index=False)
                 written["per_query.parquet"] = partial / "per_query.parquet"
             if "csv" in formats:
-                csv = redact(frame.to_csv(index=False), secrets)
+                from ragmetrics.render.safe_text import csv_cell
+
+                cells = frame.copy()
+                for column in ("run", "query_id"):  # the text columns: names and ids can hold formulas
+                    cells[column] = cells[column].map(csv_cell)
+                csv = redact(cells.to_csv(index=False), secrets)
                 (partial / "per_query.csv").write_text(csv, encoding="utf-8")
                 written["per_query.csv"] = partial / "per_query.csv"
         _sync_folder(partial)

@@ -59,7 +59,7 @@ OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("json", "parquet", "csv", "md", "htm
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # NaN would silently turn a comparison off
 
 
 class DatasetConfig(_Section):
@@ -705,9 +705,50 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
     return _resolve_paths(config, base_dir.resolve())
 
 
+MAX_CONFIG_BYTES = 1_000_000
+"""A config is a page of YAML; anything larger is not one (and would be read whole)."""
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """yaml.safe_load without anchors and aliases: a config has no use for them, and nested aliases expand
+    exponentially (a few hundred bytes can become gigabytes: the "billion laughs")."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None,
+                None,
+                "aliases (*name) are not allowed in a config; write the value out",
+                event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+def _file_kind(path: Path) -> str:
+    import stat
+
+    mode = path.stat().st_mode
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 def load_config(path: str | Path) -> NightlyConfig:
     """Read and validate a YAML config (`yaml.safe_load`); any problem is a ConfigError naming file and key."""
     path = Path(path)
+    if path.exists() and not path.is_dir() and not path.is_file():
+        raise ConfigError(f"{path}: not a regular file ({_file_kind(path)}); give a YAML config file")
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: {size:,} bytes; a config is at most {MAX_CONFIG_BYTES:,} bytes")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -717,7 +758,7 @@ def load_config(path: str | Path) -> NightlyConfig:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_NoAliasLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -50,6 +50,7 @@ from ragmetrics.nightly.config import (
 from ragmetrics.nightly.dataset import QADataset, load_dataset
 from ragmetrics.nightly.gate import check_regressions, load_baseline
 from ragmetrics.options import OPERATIONAL_METRICS
+from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
     ComparisonSettings,
     DatasetSummary,
@@ -118,7 +119,7 @@ def run_pipeline(
     if engine is not None:
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
     show = config.progress if progress is None else progress
-    say: Log = log or (lambda message: print(message, file=sys.stderr))
+    say: Log = log or (lambda message: print(visible_controls(message), file=sys.stderr))
     notes: list[str] = []
     timings: dict[str, float] = {}
     # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.

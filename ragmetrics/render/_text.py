@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ragmetrics.render.safe_text import csv_cell, visible_controls
+
 Align = Literal["left", "right"]
 
 # Wide enough that rich never wraps a cell; a table only takes the width it needs.
@@ -78,7 +80,9 @@ def latex_escape(text: str) -> str:
 
 
 def markdown_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|")
+    from ragmetrics.render.safe_text import markdown_text
+
+    return markdown_text(text)
 
 
 def terminal_width() -> int | None:
@@ -166,19 +170,22 @@ def _render_terminal(grid: Grid, *, color: bool) -> str:
         emoji=False,
         soft_wrap=False,
     )
-    table = Table(title=grid.title, show_lines=False, title_justify="left")
+    table = Table(title=visible_controls(grid.title or ""), show_lines=False, title_justify="left")
     for header, align in zip(grid.headers, grid.alignment(), strict=True):
-        table.add_column(header, justify=align, no_wrap=True)
+        table.add_column(visible_controls(header), justify=align, no_wrap=True)
     for index, row in enumerate(grid.rows):
         row_styles = grid.styles[index] if grid.styles is not None else [None] * len(row)
         cells = [
-            Text(cell, style=" ".join(filter(None, [style, "bold" if (index, k) in grid.bold else None])))
+            Text(
+                visible_controls(cell),
+                style=" ".join(filter(None, [style, "bold" if (index, k) in grid.bold else None])),
+            )
             for k, (cell, style) in enumerate(zip(row, row_styles, strict=True))
         ]
         table.add_row(*cells, end_section=index in grid.sections)
     console.print(table)
     for note in grid.notes:
-        console.print(Text(note))
+        console.print(Text(visible_controls(note)))
     return buffer.getvalue()
 
 
@@ -228,8 +235,8 @@ def to_latex(grid: Grid) -> str:
 def to_csv(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
-    writer.writerows(rows)
+    writer.writerow([csv_cell(h) for h in headers])
+    writer.writerows([csv_cell(c) for c in row] for row in rows)
     return buffer.getvalue()
 
 

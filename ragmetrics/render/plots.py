@@ -18,6 +18,7 @@ from ragmetrics._format import format_p
 from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.options import lower_is_better
+from ragmetrics.render.safe_text import plain_plot_text
 from ragmetrics.schema import PairComparison, Report
 
 if TYPE_CHECKING:
@@ -88,13 +89,14 @@ def _wrap(title: str, width: int = 60) -> str:
     """Titles wrapped onto lines rather than cut at the figure's edge."""
     import textwrap
 
-    return "\n".join(textwrap.wrap(title, width)) or title
+    title = plain_plot_text(title)  # run names in titles: never read as $math$
+    return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False, break_long_words=False)) or title
 
 
 def _run_ticks(ax: Any, names: list[str]) -> None:
     ax.set_xticks(
         range(len(names)),
-        names,
+        [plain_plot_text(n) for n in names],
         rotation=20 if len(names) > 4 else 0,
         ha="right" if len(names) > 4 else "center",
     )
@@ -110,7 +112,7 @@ def box_plot(report: Report, metric: str) -> Any:
     ax.boxplot(data, showmeans=True, meanprops={"marker": "D", "markerfacecolor": "white", "markersize": 5})
     ax.set_xticks(
         range(1, len(names) + 1),
-        names,
+        [plain_plot_text(n) for n in names],
         rotation=20 if len(names) > 4 else 0,
         ha="right" if len(names) > 4 else "center",
     )
@@ -159,7 +161,7 @@ def quality_cost_plot(report: Report) -> Any | None:
 
 def _safe_label(name: str) -> str:
     """A run name as plain text on a plot: matplotlib reads $...$ as math, which a run name must never be."""
-    return name.replace("$", r"\$")
+    return plain_plot_text(name)
 
 
 def difference_plot(report: Report, comparison: PairComparison) -> Any:

@@ -22,6 +22,7 @@ is ranked by the same rule. With ties absent, and the same queries in every run,
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 
 from ragmetrics.errors import InputError
@@ -110,5 +111,6 @@ def fuse(
         for qid, scores in fused.items():
             for doc in scores:
                 scores[doc] *= hits[qid][doc]
-    label = name or f"{method}({', '.join(r.name for r in runs)})"
+    # A default name that is a valid run name (a TREC tag has no whitespace): rrf(bm25+dense).
+    label = name or re.sub(r"\s+", "_", f"{method}({'+'.join(r.name for r in runs)})")
     return Run.from_dict(fused, name=label)

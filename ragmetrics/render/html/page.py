@@ -17,6 +17,7 @@ from typing import Any
 from ragmetrics._format import format_effect, format_p
 from ragmetrics.options import improvement, lower_is_better
 from ragmetrics.render.judge_note import judge_note
+from ragmetrics.render.safe_text import strip_controls
 from ragmetrics.render.trust import trust_html
 from ragmetrics.schema import GateResult, JudgeDetail, PairComparison, Report, SampleText
 
@@ -104,7 +105,8 @@ def render_html(
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for HTML: escaped, and with NUL and other control characters replaced (a browser may act on them)."""
+    return html.escape(strip_controls(str(value)), quote=True)
 
 
 def _num(value: float | None, digits: int = 4) -> str:

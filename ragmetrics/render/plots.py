@@ -143,10 +143,14 @@ def quality_cost_plot(report: Report) -> Any | None:
     quality = [m for m in quality if all(r.aggregate.get(m) is not None for r in runs)][:4]
     if not quality:
         return None
-    figure = _figure(3.4 * len(quality) + 0.6, 3.6)
-    axes = figure.subplots(1, len(quality), squeeze=False)[0]
+    columns = min(2, len(quality))
+    rows = (len(quality) + 1) // 2
+    figure = _figure(3.6 * columns + 0.4, 3.2 * rows + 0.3)
+    axes = figure.subplots(rows, columns, squeeze=False).ravel()
+    for extra in axes[len(quality) :]:
+        extra.set_visible(False)
     unit = "USD" if x_metric == "cost" else "s"
-    for ax, metric in zip(axes, quality, strict=True):
+    for ax, metric in zip(axes, quality, strict=False):
         for run in runs:
             x, y = run.aggregate[x_metric], run.aggregate[metric]
             ax.scatter([x], [y], color="#264653", s=28)
@@ -156,6 +160,8 @@ def quality_cost_plot(report: Report) -> Any | None:
         ax.set_title(_wrap(f"{metric} against {x_metric}", 40), fontsize=9)
         ax.grid(alpha=0.3)
         ax.margins(0.25)
+        ax.locator_params(axis="x", nbins=4)
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
     return figure
 
 

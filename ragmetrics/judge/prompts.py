@@ -47,6 +47,7 @@ class SharedTexts:
     language: str
     json_instructions: str
     repair: str
+    data_rule: str
     version: str
 
 
@@ -100,9 +101,13 @@ class Prompt:
                 if isinstance(value, str | int):
                     raise TypeError(f"prompt {self.name!r}: input {key!r} must be a list of strings")
                 item = self.list_templates[key]
-                rendered[key] = "\n".join(item.format(n=i, text=t) for i, t in enumerate(value, start=1))
+                rendered[key] = "\n".join(
+                    item.format(n=i, text=fence(t)) for i, t in enumerate(value, start=1)
+                )
                 rendered[f"{key}_count"] = str(len(value))
-            elif isinstance(value, str | int):
+            elif isinstance(value, str):
+                rendered[key] = fence(value)
+            elif isinstance(value, int):
                 rendered[key] = str(value)
             else:
                 raise TypeError(f"prompt {self.name!r}: input {key!r} must be a string")
@@ -119,7 +124,7 @@ class Prompt:
     ) -> list[Message]:
         """System message, few-shot pairs, then the input; `with_schema` spells the schema out (no json_schema
         mode); `with_examples=False` leaves the few-shot pairs out (a repair after the model copied one)."""
-        system = self.system.rstrip("\n")
+        system = self.system.rstrip("\n") + "\n\n" + shared.data_rule.rstrip("\n")
         if answer_in_input_language:
             system += "\n\n" + shared.language.rstrip("\n")
         if with_schema:
@@ -130,6 +135,29 @@ class Prompt:
             *(self._example_messages if with_examples else []),
             {"role": "user", "content": self.render_input(values)},
         ]
+
+    def echoed_input(self, reply_json: str, answer: Any, values: Mapping[str, InputValue]) -> bool:
+        """Whether the verdict in a reply was lifted from the judged texts rather than written by the model.
+
+        An evaluated system can put a verdict (or a list of generated questions) into its answer or contexts;
+        a model that echoes its input would then hand that forged verdict back. The reply counts as an echo
+        when its JSON occurs verbatim in the judged texts, or when the judged texts hold JSON and every
+        free-text field of the verdict is copied from them.
+        """
+        items: list[str] = []
+        for value in values.values():
+            if isinstance(value, str):
+                items.append(value)
+            elif isinstance(value, list | tuple):
+                items.extend(v for v in value if isinstance(v, str))
+        texts = " ".join(" ".join(v.split()) for v in items)
+        if not texts:
+            return False
+        if " ".join(reply_json.split()) in texts:
+            return True
+        strings = _strings(answer)
+        folded = texts.casefold()
+        return "{" in texts and bool(strings) and all(s in folded for s in strings)
 
     def copied_example(self, answer: Any, values: Mapping[str, InputValue]) -> int | None:
         """The number of the few-shot example `answer` reproduces instead of judging `values`, else None.
@@ -162,6 +190,12 @@ class Prompt:
             msgs.append({"role": "user", "content": self.render_input(ex.values)})
             msgs.append({"role": "assistant", "content": json.dumps(ex.output, ensure_ascii=False)})
         return msgs
+
+
+def fence(text: str) -> str:
+    """Judged text as data inside the prompt's tagged blocks: XML-escaped, so `</answer>` or `<chunk id="9">`
+    in an answer or a context cannot close its block or open a forged one (the data rule tells the model)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def repair_message(shared: SharedTexts, error: str) -> Message:
@@ -242,7 +276,9 @@ def _parse_shared(raw: bytes, source: str) -> SharedTexts:
         raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
-    texts = {k: _require_str(data, k, source) for k in ("language", "json_instructions", "repair")}
+    texts = {
+        k: _require_str(data, k, source) for k in ("language", "json_instructions", "repair", "data_rule")
+    }
     if "{schema}" not in texts["json_instructions"] or "{error}" not in texts["repair"]:
         raise ConfigError(f"{source}: json_instructions needs {{schema}} and repair needs {{error}}")
     return SharedTexts(version=_version(raw), **texts)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import json
 import re
 import threading
@@ -27,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULTS = (
+    "echo_input",  # a model that repeats its input (the judged texts, with whatever they contain) as its answer
     "rate_limit",  # 429 with Retry-After
     "server_error",  # 500
     "stall",  # answer only after `stall_s` (past the client's timeout)
@@ -368,6 +370,8 @@ class _Handler(BaseHTTPRequestHandler):
                 verdict = scripted_verdict(prompt, user, body.get("seed"))
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
+                elif fault == "echo_input":
+                    content = html.unescape(user)  # the judged texts as the model saw them, unescaped
                 elif fault == "copy_examples" and example_answers:
                     content = example_answers[0]
                 elif fault == "length":

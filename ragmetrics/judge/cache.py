@@ -34,7 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ragmetrics.errors import ConfigError
 from ragmetrics.schema import CacheStats
+
+logger = logging.getLogger("ragmetrics.judge")
 
 _SCHEMA_VERSION = 1
 _BUSY_TIMEOUT_MS = 10_000
@@ -99,6 +102,7 @@ class VerdictCache:
         self.failure_retries = 0  # recorded failures tried again
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self.read_only = False
         self._rng = random.Random()
         # Values that could not be persisted stay usable for the rest of this run.
         self._unpersisted: dict[str, CachedValue] = {}
@@ -106,11 +110,85 @@ class VerdictCache:
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
             assert self.path is not None
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = self._open_checked(self.path)
+        return self._conn
+
+    def _open_checked(self, path: Path) -> sqlite3.Connection:
+        """Open the cache after checking it is one: a regular file of this schema. A file that is not a
+        SQLite database (random bytes, a truncated copy) is moved aside with a warning and a new cache
+        started; one of another or a newer schema is a ConfigError naming it; a read-only one is used
+        read-only (new verdicts then stay in memory for the run)."""
+        where = f"judge cache {path}"
+        if path.exists() and not path.is_file():
+            raise ConfigError(f"{where}: not a regular file; point cache_path at a file")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ConfigError(f"{where}: its folder {path.parent} is a file, not a folder") from None
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot create its folder: {exc.strerror or exc}") from None
+        try:
+            return self._open(path)
+        except sqlite3.DatabaseError as exc:
+            message = str(exc).lower()
+            if "not a database" in message or "malformed" in message:
+                aside = path.with_name(f"{path.name}.unusable-{int(time.time())}")
+                for suffix in ("", "-wal", "-shm"):
+                    source = Path(f"{path}{suffix}")
+                    if source.exists():
+                        source.replace(Path(f"{aside}{suffix}"))
+                logger.warning(
+                    "%s is not a usable SQLite database (%s); moved to %s, starting a new cache",
+                    where,
+                    exc,
+                    aside,
+                )
+                return self._open(path)
+            if "readonly" in message or "read-only" in message:
+                return self._open_read_only(path)
+            raise ConfigError(f"{where}: cannot be opened: {exc}") from None
+
+    def _open_read_only(self, path: Path) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+        self._check_schema(conn, path)
+        self.read_only = True
+        logger.warning(
+            "judge cache %s is read-only: its verdicts are used, new ones are kept in memory", path
+        )
+        return conn
+
+    @staticmethod
+    def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+        where = f"judge cache {path}"
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and "verdicts" not in tables:
+            raise ConfigError(
+                f"{where}: a SQLite file of another program (tables: {', '.join(sorted(tables))})"
+            )
+        if "verdicts" in tables:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(verdicts)")}
+            if not {"key", "kind", "value", "usage", "created"} <= columns:
+                raise ConfigError(
+                    f"{where}: its verdicts table has another layout ({', '.join(sorted(columns))})"
+                )
+        if "meta" in tables:
+            row = conn.execute("SELECT value FROM meta WHERE name = 'schema_version'").fetchone()
+            version = row[0] if row is not None else None
+            if version is not None and (not str(version).isdigit() or int(version) > _SCHEMA_VERSION):
+                raise ConfigError(
+                    f"{where}: schema version {version!r}, newer than this ragmetrics reads ({_SCHEMA_VERSION}); "
+                    "upgrade ragmetrics or use another cache_path"
+                )
+
+    def _open(self, path: Path) -> sqlite3.Connection:
+        if True:
             conn = sqlite3.connect(
-                self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+                path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+            self._check_schema(conn, path)
 
             def setup() -> None:
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -132,8 +210,7 @@ class VerdictCache:
                 )
 
             _with_lock_retries(setup, rng=self._rng)
-            self._conn = conn
-        return self._conn
+            return conn
 
     def get(self, key: str) -> CachedValue | None:
         """The stored value, or None (counted as a miss) when absent or the cache is bypassed."""
@@ -161,7 +238,10 @@ class VerdictCache:
 
                 rows.extend(_with_lock_retries(read, rng=self._rng))
             for key, value, usage in rows:
-                found[key] = CachedValue(value=json.loads(value), usage=json.loads(usage))
+                try:  # a row damaged on disk is a miss (asked again), never an internal error
+                    found[key] = CachedValue(value=json.loads(value), usage=json.loads(usage))
+                except (ValueError, TypeError, RecursionError):
+                    continue
             for key in unique:
                 if found[key] is None and key in self._unpersisted:
                     found[key] = self._unpersisted[key]

@@ -14,11 +14,35 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
+MAX_REASON_CHARS = 2_000
+"""A reason longer than this is cut (with its length said) before it reaches the cache, the report or a log."""
+
 
 class Verdict(BaseModel):
     """Base of every verdict model: unknown keys are rejected so a schema drift shows up as invalid output."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cap_reasons(cls, data: Any) -> Any:
+        """Cut over-long reasons anywhere in the verdict (a hostile or broken server can send megabytes)."""
+        return _capped(data)
+
+
+def _capped(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: (_cut(v) if k == "reason" and isinstance(v, str) else _capped(v)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_capped(v) for v in data]
+    return data
+
+
+def _cut(text: str) -> str:
+    # Nested verdict models validate the same reason again: one already cut (limit + note) is left alone.
+    if len(text) <= MAX_REASON_CHARS + 64:
+        return text
+    return text[:MAX_REASON_CHARS] + f" [cut: the reason had {len(text):,} characters]"
 
 
 def _expected(info: ValidationInfo, key: str) -> int | None:

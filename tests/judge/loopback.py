@@ -28,6 +28,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 FAULTS = (
+    "redirect",  # 307 to `redirect_to` (another server): a client must not follow it with the samples
+    "endless_body",  # 200 whose body trickles a byte at a time without end (stops after 30 s or on stop())
+    "huge_body",  # 200 whose body is 20 MiB
+    "deep_json",  # 200 whose body is JSON nested 200,000 deep
+    "key_in_reason",  # a valid verdict whose reasons repeat the bearer token the request carried
     "echo_input",  # a model that repeats its input (the judged texts, with whatever they contain) as its answer
     "rate_limit",  # 429 with Retry-After
     "server_error",  # 500
@@ -96,6 +101,8 @@ class State:
     # A server with `slots` set computes that many requests at a time and queues the rest, as llama.cpp
     # (-np 1) and Ollama do; a request the client gave up on is still computed, holding its slot.
     slots: threading.Semaphore | None = None
+    redirect_to: str = ""
+    stopping: threading.Event = field(default_factory=threading.Event)
 
 
 def _hash_vector(text: str, dim: int = 16) -> list[float]:
@@ -294,7 +301,48 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.records.append(Record(at=time.time(), **kw))
 
+    def _raw(self, status: int, head: dict[str, str], body: bytes = b"") -> None:
+        try:
+            self.send_response(status)
+            for k, v in head.items():
+                self.send_header(k, v)
+            self.end_headers()
+            if body:
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
     def _transport_fault(self, state: State, fault: str | None) -> bool:
+        if fault == "redirect":
+            self._raw(307, {"Location": state.redirect_to, "Content-Length": "0"})
+            return True
+        if fault == "deep_json":
+            body = b"[" * 200_000 + b"]" * 200_000
+            self._raw(200, {"Content-Type": "application/json", "Content-Length": str(len(body))}, body)
+            return True
+        if fault == "huge_body":
+            self._raw(200, {"Content-Type": "application/json"})
+            try:
+                self.wfile.write(b'{"id": "')
+                for _ in range(320):
+                    self.wfile.write(b"x" * 65536)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return True
+        if fault == "endless_body":
+            self._raw(200, {"Content-Type": "application/json"})
+            deadline = time.monotonic() + 30
+            try:
+                self.wfile.write(b'{"id": "')
+                while time.monotonic() < deadline and not state.stopping.is_set():
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+            return True
         if fault == "rate_limit":
             self._error(429, "rate limited (test fault)", {"Retry-After": state.retry_after})
             return True
@@ -370,6 +418,9 @@ class _Handler(BaseHTTPRequestHandler):
                 verdict = scripted_verdict(prompt, user, body.get("seed"))
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
+                elif fault == "key_in_reason":
+                    token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    content = json.dumps(verdict).replace('"reason": "', f'"reason": "key {token} ')
                 elif fault == "echo_input":
                     content = html.unescape(user)  # the judged texts as the model saw them, unescaped
                 elif fault == "copy_examples" and example_answers:
@@ -500,6 +551,7 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        self.state.stopping.set()
         self._server.shutdown()
         self._server.server_close()
 

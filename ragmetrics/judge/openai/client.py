@@ -254,7 +254,8 @@ class JudgeClient:
             try:
                 if not content.strip():
                     raise ValueError("the answer was empty")
-                reply_json = extract_json(content)
+                # A server may echo the key into a reason: scrubbed before validation, so never cached or shown.
+                reply_json = self._scrub(extract_json(content))
                 verdict = prompt.model.model_validate_json(reply_json, context=context)
                 if prompt.echoed_input(reply_json, dump_verdict(verdict), values):
                     raise ValueError(

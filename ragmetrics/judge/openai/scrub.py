@@ -58,6 +58,14 @@ def url_secrets(url: str | None) -> list[str]:
     parts = urlsplit(url)
     found = {v for v in (parts.username, parts.password) if v}
     found.update(v for _, v in parse_qsl(parts.query, keep_blank_values=True))
+    if parts.username is not None:
+        # User info is sent as HTTP Basic auth: base64 of "user:password" is the form a server can echo.
+        from base64 import b64encode
+        from urllib.parse import unquote
+
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        found.add(b64encode(pair.encode("utf-8")).decode("ascii"))
+        found.update(unquote(v) for v in (parts.username, parts.password) if v)
     return _with_encodings(s for s in found if len(s) >= _MIN_SECRET_LENGTH)
 
 

@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import openai
 
@@ -183,6 +183,9 @@ class Transport:
                 default_query=self._query or None,
                 max_retries=0,
                 timeout=self.settings.timeout_s,
+                # Redirects are never followed: a 307 to another host would carry the samples (and the key)
+                # there. Bodies are capped: a server that streams without end cannot fill the memory.
+                http_client=bounded_http_client(self.settings.timeout_s),
             )
             previous = self._limit
             self._limit = AdaptiveLimit(
@@ -220,7 +223,11 @@ class Transport:
                 async with limit.slot():
                     call.calls += 1
                     self.usage.calls += 1
-                    return await _observed(limit, op(api))
+                    # One deadline for connect, headers and the whole body: httpx's own timeout is per read,
+                    # so a server trickling a byte at a time would otherwise hold the call forever.
+                    return await asyncio.wait_for(
+                        _observed(limit, op(api)), self.settings.timeout_s + _DEADLINE_GRACE_S
+                    )
             except openai.APIStatusError as exc:
                 message = self.scrub(server_message(exc))
                 if refusal is not None and on_refusal is not None and refusal(exc, attempt):
@@ -236,11 +243,20 @@ class Transport:
             except json.JSONDecodeError as exc:
                 # A 200 whose body is cut off (a proxy dropped the rest): transient, like a dropped connection.
                 cause, detail = "invalid_response", f"the response body is not complete JSON ({exc.msg})"
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, TimeoutError):
                 cause = "timeout"
                 detail = f"no response within {self.settings.timeout_s:g} s from {self._endpoint}"
             except openai.APIConnectionError as exc:
+                too_large = _chained(exc, ResponseTooLarge)
+                if too_large is not None:
+                    raise JudgeError(f"{what}: {too_large}", cause="invalid_response") from None
                 cause, detail = "connection", self.scrub(_connection_text(exc, self._endpoint))
+            except RecursionError:
+                # json.loads on a body nested hundreds of thousands deep: not a verdict, and not worth a retry.
+                raise JudgeError(
+                    f"{what}: the response JSON is nested too deeply to be a verdict",
+                    cause="invalid_response",
+                ) from None
             if attempt >= self.settings.max_retries:
                 raise JudgeError(
                     f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause
@@ -251,6 +267,77 @@ class Transport:
             logger.info("%s: %s (%s); retry %d in %.2f s", what, detail, cause, attempt + 1, delay)
             await asyncio.sleep(delay)
             attempt += 1
+
+
+_DEADLINE_GRACE_S = 1.0
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""A judge's reply (a verdict, or embeddings of a batch) is far smaller; a larger body is refused."""
+
+
+class ResponseTooLarge(Exception):
+    """Raised inside the HTTP stream when a body passes MAX_RESPONSE_BYTES."""
+
+
+def bounded_http_client(timeout_s: float) -> Any:
+    """The openai client's HTTP client with redirects off and a size cap on every response body."""
+    import importlib
+
+    try:
+        httpx = importlib.import_module("httpx2")
+    except ImportError:
+        httpx = importlib.import_module("httpx")
+
+    class CappedStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> Any:
+            total = 0
+            async for chunk in self._inner:
+                total += len(chunk)
+                if total > MAX_RESPONSE_BYTES:
+                    raise httpx.ReadError(  # surfaces as APIConnectionError; the cause says why
+                        f"the response is larger than {MAX_RESPONSE_BYTES // 2**20} MiB"
+                    ) from ResponseTooLarge(
+                        f"the response is larger than {MAX_RESPONSE_BYTES // 2**20} MiB (refused)"
+                    )
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class CappedTransport(httpx.AsyncBaseTransport):  # type: ignore[misc,name-defined]
+        def __init__(self) -> None:
+            self._inner = httpx.AsyncHTTPTransport()
+
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await self._inner.handle_async_request(request)
+            return httpx.Response(
+                status_code=response.status_code,
+                headers=response.headers,
+                stream=CappedStream(response.stream),
+                extensions=response.extensions,
+                request=request,
+            )
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    return openai.DefaultAsyncHttpxClient(
+        follow_redirects=False, transport=CappedTransport(), timeout=timeout_s
+    )
+
+
+def _chained(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """The first exception of `kind` in `exc`'s chain of causes and contexts."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _connection_text(exc: BaseException, endpoint: str) -> str:

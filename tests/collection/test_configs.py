@@ -57,3 +57,27 @@ def test_outputs_stay_out_of_the_source_tree(name: str) -> None:
     for path in written:
         top = path.relative_to(root).parts[0]
         assert f"{top}/" in ignored, f"{name} writes to {path}, which .gitignore does not cover"
+
+
+def test_own_pipeline_config_runs_the_example_pipeline_and_its_generator(tmp_path: Path) -> None:
+    """configs/own_pipeline.yaml: examples/rag_pipeline.py called per question, its generator answering the two
+    retriever runs; answer metrics and latency/tokens/cost for every run; a rerun calls nothing again."""
+    pytest.importorskip("bm25s")
+    config = load_config(CONFIGS / "own_pipeline.yaml")
+    assert config.judge is not None
+    config.judge.cache_path = tmp_path / "verdicts.sqlite"
+    config.pipeline_cache = tmp_path / "pipeline.sqlite"
+    config.output.formats = ["json"]
+    config.output.plots = False
+    config.compare.permutations = 1000
+    outcome = run_pipeline(config, output_dir=tmp_path / "out", progress=False, log=lambda _: None)
+    assert outcome.exit_code == 0 and not outcome.incomplete
+    report = outcome.report
+    assert [r.name for r in report.runs] == ["my_rag", "bm25", "bm25_embed_rerank"]
+    for run in report.runs:
+        assert {"faithfulness", "answer_relevancy", "latency_s", "tokens", "cost", "ndcg@10"} <= set(run.metrics)
+    assert any(c.metric == "answer_relevancy" and c.baseline == "bm25" for c in report.comparisons)
+    again = run_pipeline(config, output_dir=tmp_path / "out", progress=False, log=lambda _: None)
+    lines = (again.folder / "pipeline_outputs.jsonl").read_text().splitlines()  # type: ignore[operator]
+    assert len(lines) == 3 * 64 and '"cached": false' not in "".join(lines)
+    assert again.report.run("my_rag").aggregate == report.run("my_rag").aggregate

@@ -7,12 +7,28 @@ from pathlib import Path
 
 from ragmetrics.errors import InputError
 
-__all__ = ["read_bytes", "read_utf8"]
+__all__ = ["check_regular_file", "read_bytes", "read_utf8"]
+
+
+def check_regular_file(path: Path | str, *, prefix: str = "") -> None:
+    """Refuse what is not a regular file before reading it: a FIFO would block forever and a device such as
+    /dev/zero would be read until memory runs out. A missing path is left to the reader to report."""
+    import stat
+
+    try:
+        mode = Path(path).stat().st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    raise InputError(f"{prefix}not a regular file ({kind}); give a file", source=str(path))
 
 
 def read_bytes(path: Path | str, *, prefix: str = "") -> bytes:
     """The file's bytes, every OS failure an InputError naming the file (its message led by `prefix`)."""
     source = str(path)
+    check_regular_file(path, prefix=prefix)
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
-from ragmetrics._textfile import read_utf8
+from ragmetrics._textfile import check_regular_file, read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.text.language import LANGUAGE_CODE
@@ -224,6 +224,7 @@ def read_rows(
         return _to_rows(loaded, str(path), split)
     if not path.exists():
         raise InputError("file not found", source=str(path))
+    check_regular_file(path)
     builder = detect_format(path, fmt)
     if builder != "disk" and not path.is_file():
         raise InputError(f"expected a {builder} file, found a folder", source=str(path))

@@ -60,6 +60,15 @@ def read_bytes(path: str | Path) -> bytes:
     return data
 
 
+def shown(token: bytes, limit: int = 40) -> str:
+    """A token as an error shows it: quoted, and cut with its length said when long (a 200 MB line is not
+    echoed whole into a message)."""
+    text = token.decode("utf-8", errors="replace")
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text):,} characters)"
+
+
 def check_text(data: bytes, source: str) -> bool:
     """Reject what would corrupt ids later: invalid UTF-8 and NUL bytes (numpy's str arrays drop them).
 
@@ -133,7 +142,7 @@ def parse_grades(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
         # digits with a bare ValueError. Leading zeros ("+0007") are still fine.
         significant = token.lstrip(b"+-").lstrip(b"0")
         if len(significant) > 19 or not _INT.fullmatch(token) or not -(2**63) <= int(token) < 2**63:
-            raise origin.error(f"{label} {token.decode()!r} is not an integer", i, field=label)
+            raise origin.error(f"{label} {shown(token)} is not an integer", i, field=label)
         values[i] = int(token)
     return values
 
@@ -150,9 +159,9 @@ def parse_scores(fields: Fields, slot: int, origin: Origin, label: str) -> NDArr
                 raise ValueError(token)
             value = float(token)
         except ValueError:
-            raise origin.error(f"{label} {token.decode()!r} is not a number", i, field=label) from None
+            raise origin.error(f"{label} {shown(token)} is not a number", i, field=label) from None
         if not math.isfinite(value):
-            raise origin.error(f"{label} {token.decode()!r} is not a finite number", i, field=label)
+            raise origin.error(f"{label} {shown(token)} is not a finite number", i, field=label)
         values[i] = value
     return values
 

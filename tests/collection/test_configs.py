@@ -75,7 +75,9 @@ def test_own_pipeline_config_runs_the_example_pipeline_and_its_generator(tmp_pat
     report = outcome.report
     assert [r.name for r in report.runs] == ["my_rag", "bm25", "bm25_embed_rerank"]
     for run in report.runs:
-        assert {"faithfulness", "answer_relevancy", "latency_s", "tokens", "cost", "ndcg@10"} <= set(run.metrics)
+        assert {"faithfulness", "answer_relevancy", "latency_s", "tokens", "cost", "ndcg@10"} <= set(
+            run.metrics
+        )
     assert any(c.metric == "answer_relevancy" and c.baseline == "bm25" for c in report.comparisons)
     again = run_pipeline(config, output_dir=tmp_path / "out", progress=False, log=lambda _: None)
     lines = (again.folder / "pipeline_outputs.jsonl").read_text().splitlines()  # type: ignore[operator]

@@ -135,3 +135,29 @@ def test_fuse_names_its_run_validly_by_default(tmp_path: Path, capsys: pytest.Ca
             == 0
         )
         assert out.read_text().split()[5] == f"{method}(bm25+dense)"
+
+
+def test_inputs_that_are_not_regular_files_or_hold_huge_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "r.run"
+    run.write_text("q1 Q0 d1 1 1.0 r\n")
+    fifo = tmp_path / "qrels.fifo"
+    os.mkfifo(fifo)  # reading it would block forever
+    assert main(["retrieval", str(fifo), str(run), "-m", "map"]) == 2
+    assert "not a regular file (a FIFO)" in capsys.readouterr().err
+    if Path("/dev/zero").exists():  # read whole, it would fill the memory
+        assert main(["retrieval", "/dev/zero", str(run), "-m", "map"]) == 2
+        assert "not a regular file (a device)" in capsys.readouterr().err
+    big = tmp_path / "big.qrels"
+    big.write_text("q1 0 d1 " + "x" * 2_000_000 + "\n")
+    assert main(["retrieval", str(big), str(run), "-m", "map"]) == 2
+    err = capsys.readouterr().err
+    assert "(2,000,000 characters) is not an integer" in err and len(err) < 400
+    qa_fifo = tmp_path / "qa.jsonl"
+    os.mkfifo(qa_fifo)
+    (tmp_path / "c.yaml").write_text(
+        "dataset: {path: qa.jsonl}\njudge: {backend: local, metrics: [faithfulness]}\n"
+    )
+    assert main(["run", str(tmp_path / "c.yaml")]) == 2
+    assert "not a regular file (a FIFO)" in capsys.readouterr().err

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import GeneratorConfig, PipelineRunSpec, _CallSettings
 from ragmetrics.nightly.dataset import QADataset
-from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all_sync
+from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all
 from ragmetrics.nightly.targets import Role, TargetOutput, make_caller
 from ragmetrics.options import OPERATIONAL_METRICS
 from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
@@ -64,9 +65,11 @@ class TargetCalls:
         self.header_secrets.extend(getattr(caller, "secrets", []))
         bar = self.progress(f"calling the {role} for {run}", len(inputs)) if self.progress else None
         with bar if bar is not None else contextlib.nullcontext(lambda: None) as advance:
-            records = call_all_sync(
-                caller, role, inputs, self.cache, concurrency=settings.concurrency, refresh=self.refresh,
-                advance=advance,
+            records = run_sync(
+                call_all(
+                    caller, role, inputs, self.cache, concurrency=settings.concurrency, refresh=self.refresh,
+                    advance=advance,
+                )
             )  # fmt: skip
         for record in records:
             line = record.to_json(role, caller.label, caller.version)

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError
 from ragmetrics.nightly.targets import Caller, CallFailed, Role, TargetOutput, parse_output
 
@@ -166,19 +165,3 @@ async def call_all(
     finally:
         await caller.aclose()
     return [records[qid] for qid, _ in inputs]
-
-
-def call_all_sync(
-    caller: Caller,
-    role: Role,
-    inputs: Sequence[tuple[str, dict[str, Any]]],
-    cache: OutputCache | None,
-    *,
-    concurrency: int,
-    refresh: bool = False,
-    advance: Callable[[], None] = lambda: None,
-) -> list[CallRecord]:
-    """`call_all` from synchronous code (its own event loop)."""
-    return run_sync(
-        call_all(caller, role, inputs, cache, concurrency=concurrency, refresh=refresh, advance=advance)
-    )

@@ -20,9 +20,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ragmetrics.judge.openai.transport import http_library
 from ragmetrics.nightly.config import HttpTarget
 from ragmetrics.nightly.target_calls import call_all
-from ragmetrics.nightly.targets import HttpCaller, _httpx
+from ragmetrics.nightly.targets import HttpCaller
 
 
 def serve(latency_s: float) -> tuple[ThreadingHTTPServer, str]:
@@ -73,7 +74,7 @@ async def ours(url: str, n: int, concurrency: int) -> float:
 
 
 async def plain(url: str, n: int, concurrency: int) -> float:
-    httpx = _httpx()
+    httpx = http_library()
     gate = asyncio.Semaphore(concurrency)
     async with httpx.AsyncClient(limits=httpx.Limits(max_connections=concurrency), timeout=30) as client:
 

@@ -183,34 +183,33 @@ class VerdictCache:
                 )
 
     def _open(self, path: Path) -> sqlite3.Connection:
-        if True:
-            conn = sqlite3.connect(
-                path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        conn = sqlite3.connect(
+            path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        self._check_schema(conn, path)
+
+        def setup() -> None:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS verdicts ("
+                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL,"
+                " usage TEXT NOT NULL, created REAL NOT NULL)"
             )
-            conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
-            self._check_schema(conn, path)
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS failures ("
+                " key TEXT PRIMARY KEY, kind TEXT NOT NULL, cause TEXT NOT NULL, message TEXT NOT NULL,"
+                " created REAL NOT NULL, attempts INTEGER NOT NULL)"
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
+                (str(_SCHEMA_VERSION),),
+            )
 
-            def setup() -> None:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS verdicts ("
-                    " key TEXT PRIMARY KEY, kind TEXT NOT NULL, value TEXT NOT NULL,"
-                    " usage TEXT NOT NULL, created REAL NOT NULL)"
-                )
-                conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS failures ("
-                    " key TEXT PRIMARY KEY, kind TEXT NOT NULL, cause TEXT NOT NULL, message TEXT NOT NULL,"
-                    " created REAL NOT NULL, attempts INTEGER NOT NULL)"
-                )
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
-                    (str(_SCHEMA_VERSION),),
-                )
-
-            _with_lock_retries(setup, rng=self._rng)
-            return conn
+        _with_lock_retries(setup, rng=self._rng)
+        return conn
 
     def get(self, key: str) -> CachedValue | None:
         """The stored value, or None (counted as a miss) when absent or the cache is bypassed."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
-from ragmetrics.nightly.config import GeneratorConfig, PipelineRunSpec, _CallSettings
+from ragmetrics.nightly.config import CallSettings, GeneratorConfig, PipelineRunSpec
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all
 from ragmetrics.nightly.targets import Role, TargetOutput, make_caller
@@ -52,7 +52,7 @@ class TargetCalls:
         return list(self.header_secrets)
 
     def run(
-        self, settings: _CallSettings, role: Role, run: str, inputs: Sequence[tuple[str, dict[str, Any]]]
+        self, settings: CallSettings, role: Role, run: str, inputs: Sequence[tuple[str, dict[str, Any]]]
     ) -> list[CallRecord]:
         caller = make_caller(
             settings.target,

@@ -251,7 +251,7 @@ def _check_target(v: Target) -> Target:
     return v
 
 
-class _CallSettings(_Section):
+class CallSettings(_Section):
     """How the team's code is called: which target, its version, concurrency, timeouts, retries."""
 
     target: Target = Field(description="'package.module:function', or {url, headers_env, timeout_s}")
@@ -278,14 +278,14 @@ class _CallSettings(_Section):
         return _check_target(v)
 
 
-class PipelineRunSpec(_CallSettings):
+class PipelineRunSpec(CallSettings):
     """The team's RAG system called once per question; its answers and contexts become a run."""
 
     source: Literal["pipeline"] = Field(description="the team's pipeline, called now for every question")
     name: str = Field(min_length=1, description="the run's name in the report")
 
 
-class GeneratorConfig(_CallSettings):
+class GeneratorConfig(CallSettings):
     """An answer for every run: the team's generator called with the question and a run's top-k contexts."""
 
     top_k: int = Field(default=3, ge=1, le=100, description="contexts passed to the generator per question")

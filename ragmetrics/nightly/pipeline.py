@@ -49,7 +49,7 @@ from ragmetrics.nightly.config import (
 )
 from ragmetrics.nightly.dataset import QADataset, load_dataset
 from ragmetrics.nightly.gate import check_regressions, load_baseline
-from ragmetrics.options import OPERATIONAL_METRICS
+from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
     ComparisonSettings,
@@ -70,9 +70,9 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.run import Run
     from ragmetrics.trust.labels import HumanLabels
 
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-EXIT_INCOMPLETE = 3
+EXIT_OK = int(ExitCode.OK)
+EXIT_REGRESSION = int(ExitCode.REGRESSION)
+EXIT_INCOMPLETE = int(ExitCode.INCOMPLETE)
 
 _VERSIONED = ("numpy", "numba", "scipy", "pydantic", "datasets", "pyarrow", "openai", "onnxruntime", "rich")
 

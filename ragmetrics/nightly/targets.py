@@ -23,7 +23,6 @@ import math
 import os
 import random
 import sys
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.openai.scrub import Scrubber, public_url
+from ragmetrics.judge.openai.transport import connection_text, http_library
 from ragmetrics.nightly.config import HttpTarget, Target
 
 __all__ = [
@@ -91,7 +91,7 @@ class TargetOutput:
                 k: data.get(k)
                 for k in ("answer", "contexts", "context_ids", "context_scores", "tokens", "cost")
             },
-            role="pipeline" if data.get("answer") is None else "generator",
+            role="pipeline",  # its rule (an answer or contexts) holds for every stored output
         )
         return TargetOutput(**{**asdict(parsed), "latency_s": float(latency)})
 
@@ -351,18 +351,17 @@ class HttpCaller:
         self.secrets = secrets
         self._scrub = Scrubber(secrets=secrets)
         self._client: Any = None
-        self.label_text = target_label(target)
 
     @property
     def label(self) -> str:
-        return self.label_text
+        return target_label(self._target)
 
     @property
     def version(self) -> str | None:
         return self._version
 
     def _http(self) -> Any:
-        httpx = _httpx()
+        httpx = http_library()
         if self._client is None:
             self._client = httpx.AsyncClient(
                 follow_redirects=False,
@@ -375,7 +374,7 @@ class HttpCaller:
         return self._client
 
     async def call(self, payload: dict[str, Any]) -> Any:
-        httpx = _httpx()
+        httpx = http_library()
         body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         attempt = 0
         while True:
@@ -387,9 +386,7 @@ class HttpCaller:
                 )
                 retry_after = None
             except httpx.TransportError as exc:
-                failure = CallFailed(
-                    "connection_error", self._scrub(f"{_transport_text(exc)} at {self.label}")
-                )
+                failure = CallFailed("connection_error", self._scrub(connection_text(exc, self.label)))
                 retry_after = None
             except _Retryable as exc:
                 failure, retry_after = exc.failure, exc.retry_after
@@ -449,14 +446,6 @@ class HttpCaller:
             await client.aclose()
 
 
-def _httpx() -> Any:
-    """The HTTP client library the installed `openai` client is built on (httpx, or its successor httpx2)."""
-    try:
-        return importlib.import_module("httpx2")
-    except ImportError:
-        return importlib.import_module("httpx")
-
-
 class _Retryable(Exception):
     def __init__(self, failure: CallFailed, retry_after: float | None) -> None:
         super().__init__(failure.message)
@@ -480,14 +469,6 @@ def _snippet(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
-def _transport_text(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    lowered = text.lower()
-    if "connection refused" in lowered or "connect call failed" in lowered or "errno 111" in lowered:
-        return "connection refused"
-    return f"{type(exc).__name__}: {_snippet(text, 160)}"
-
-
 def make_caller(
     target: Target,
     *,
@@ -502,7 +483,3 @@ def make_caller(
         fn = load_callable(target, search)
         return CallableCaller(target, fn, concurrency=concurrency, timeout_s=timeout_s, version=version)
     return HttpCaller(target, concurrency=concurrency, timeout_s=timeout_s, retries=retries, version=version)
-
-
-def timed(start: float) -> float:
-    return round(time.perf_counter() - start, 6)

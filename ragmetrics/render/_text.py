@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ragmetrics.render.safe_text import csv_cell, visible_controls
+from ragmetrics.render.safe_text import csv_cell, markdown_text, visible_controls
 
 Align = Literal["left", "right"]
 
@@ -80,8 +80,6 @@ def latex_escape(text: str) -> str:
 
 
 def markdown_escape(text: str) -> str:
-    from ragmetrics.render.safe_text import markdown_text
-
     return markdown_text(text)
 
 

@@ -6,6 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ragmetrics.cli import main
+from ragmetrics.schema import Report
+
 TOPICS: list[tuple[str, str, str, str]] = [
     (
         "with",
@@ -153,3 +158,24 @@ def passages() -> list[dict[str, str]]:
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`ragmetrics run ARGV --no-progress`: (exit code, stdout, stderr)."""
+    code = main(["run", *argv, "--no-progress"])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def latest(out: Path) -> Path:
+    """The dated folder `out/latest` points at (a symlink, or a one-line file where symlinks are unavailable)."""
+    link = out / "latest"
+    assert link.exists(), "no latest pointer"
+    folder = link.resolve() if link.is_symlink() else out / link.read_text().strip()
+    assert folder.is_dir()
+    return folder
+
+
+def report_of(out: Path) -> Report:
+    """The report.json of the newest night under `out`."""
+    return Report.model_validate_json((latest(out) / "report.json").read_text(encoding="utf-8"))

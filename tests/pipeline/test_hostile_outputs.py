@@ -123,9 +123,7 @@ def test_a_config_that_is_a_fifo_is_refused_without_reading(
 
 def test_fuse_names_its_run_validly_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.run").write_text("q1 Q0 d1 1 3.0 bm25\nq1 Q0 d2 2 2.0 bm25\n")
-    (tmp_path / "b.run").write_text(
-        "q1 Q0 d2 1 3.0 dense run\n".replace(" run", "") + "q1 Q0 d3 2 1.0 dense\n"
-    )
+    (tmp_path / "b.run").write_text("q1 Q0 d2 1 3.0 dense\nq1 Q0 d3 2 1.0 dense\n")
     for method in ("rrf", "combsum", "combmnz", "combmax"):
         out = tmp_path / f"{method}.run"
         assert (

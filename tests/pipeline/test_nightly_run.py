@@ -10,25 +10,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from ragmetrics.cli import main
 from ragmetrics.schema import Report
 
 from .conftest import ConfigWriter
-from .helpers import TOPICS, qa_rows, write_jsonl
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["run", *argv, "--no-progress"])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def _latest(out: Path) -> Path:
-    latest = out / "latest"
-    assert latest.exists(), "no latest pointer"
-    folder = latest.resolve() if latest.is_symlink() else out / latest.read_text().strip()
-    assert folder.is_dir()
-    return folder
+from .helpers import TOPICS, qa_rows, run_cli, write_jsonl
+from .helpers import latest as _latest
 
 
 def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, capsys: Any) -> None:

@@ -11,11 +11,8 @@ from typing import Any
 
 import pytest
 
-from ragmetrics.cli import main
-from ragmetrics.schema import Report
-
 from .conftest import ConfigWriter
-from .helpers import TOPICS, passages
+from .helpers import TOPICS, latest, passages, report_of, run_cli
 from .target_server import TargetServer
 
 DOCS = Path(__file__).parents[2] / "docs" / "nightly.md"
@@ -55,21 +52,6 @@ async def generate(inputs):
     contexts = inputs["contexts"]
     return {"answer": contexts[0] if contexts else "I don't know.", "tokens": 12, "cost": 0.0005}
 """
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["run", *argv, "--no-progress"])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def latest(out: Path) -> Path:
-    link = out / "latest"
-    return link.resolve() if link.is_symlink() else out / link.read_text().strip()
-
-
-def report_of(out: Path) -> Report:
-    return Report.model_validate_json((latest(out) / "report.json").read_text(encoding="utf-8"))
 
 
 def doc_examples() -> dict[str, str]:
@@ -227,8 +209,8 @@ def test_a_callable_pipeline_and_a_generator_over_two_retriever_runs(
     assert all(json.loads(line)["cached"] for line in lines)
     assert report_of(qa_dir / "out").run("team").aggregate == team.aggregate
 
-    code, _, err = main(["run", str(config), "--no-progress", "--refresh-pipeline"]), "", ""
-    assert code == 0
+    code, _, err = run_cli([str(config), "--refresh-pipeline"], capsys)
+    assert code == 0, err
     assert len(_calls(qa_dir)) == len(calls) + 48  # --refresh-pipeline: every call made again
 
 

@@ -250,7 +250,7 @@ class Transport:
                 too_large = _chained(exc, ResponseTooLarge)
                 if too_large is not None:
                     raise JudgeError(f"{what}: {too_large}", cause="invalid_response") from None
-                cause, detail = "connection", self.scrub(_connection_text(exc, self._endpoint))
+                cause, detail = "connection", self.scrub(connection_text(exc, self._endpoint))
             except RecursionError:
                 # json.loads on a body nested hundreds of thousands deep: not a verdict, and not worth a retry.
                 raise JudgeError(
@@ -278,14 +278,20 @@ class ResponseTooLarge(Exception):
     """Raised inside the HTTP stream when a body passes MAX_RESPONSE_BYTES."""
 
 
-def bounded_http_client(timeout_s: float) -> Any:
-    """The openai client's HTTP client with redirects off and a size cap on every response body."""
+def http_library() -> Any:
+    """The HTTP client library the installed `openai` client is built on (httpx, or its successor httpx2);
+    every HTTP client of ours (the judge's, a pipeline target's) uses the same one."""
     import importlib
 
     try:
-        httpx = importlib.import_module("httpx2")
+        return importlib.import_module("httpx2")
     except ImportError:
-        httpx = importlib.import_module("httpx")
+        return importlib.import_module("httpx")
+
+
+def bounded_http_client(timeout_s: float) -> Any:
+    """The openai client's HTTP client with redirects off and a size cap on every response body."""
+    httpx = http_library()
 
     class CappedStream(httpx.AsyncByteStream):  # type: ignore[misc,name-defined]
         def __init__(self, inner: Any) -> None:
@@ -340,7 +346,7 @@ def _chained(exc: BaseException, kind: type[BaseException]) -> BaseException | N
     return None
 
 
-def _connection_text(exc: BaseException, endpoint: str) -> str:
+def connection_text(exc: BaseException, endpoint: str) -> str:
     """'connection refused at http://127.0.0.1:9/v1', or the underlying error where it says more."""
     inner = exc.__cause__ or exc
     text = str(inner)

@@ -44,8 +44,7 @@ _BUSY_TIMEOUT_MS = 10_000
 _LOCK_RETRIES = 8  # after the busy timeout: about a minute and a half in all before a write is given up
 _LOCK_BACKOFF_S = 0.05
 _SQL_BATCH = 500  # SQLite's host-parameter limit is 32766; 500 keys keep each statement small
-
-logger = logging.getLogger("ragmetrics.judge")
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 T = TypeVar("T")
 
 
@@ -64,6 +63,16 @@ def _with_lock_retries(op: Callable[[], T], *, rng: random.Random) -> T:
                 raise
             time.sleep(_LOCK_BACKOFF_S * 2**attempt * rng.uniform(0.5, 1.5))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _starts_like_sqlite(path: Path) -> bool:
+    """True when `path` is empty or begins with SQLite's 16-byte header string (a database being created)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(_SQLITE_MAGIC))
+    except OSError:
+        return False
+    return head == b"" or head == _SQLITE_MAGIC
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -131,6 +140,13 @@ class VerdictCache:
             return self._open(path)
         except sqlite3.DatabaseError as exc:
             message = str(exc).lower()
+            if _starts_like_sqlite(path) and "not a database" in message:
+                # Another process may be creating this very file: look once more before calling it damaged.
+                time.sleep(0.2)
+                try:
+                    return self._open(path)
+                except sqlite3.DatabaseError as again:
+                    message = str(again).lower()
             if "not a database" in message or "malformed" in message:
                 aside = path.with_name(f"{path.name}.unusable-{int(time.time())}")
                 for suffix in ("", "-wal", "-shm"):

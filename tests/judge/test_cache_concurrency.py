@@ -43,7 +43,7 @@ WORKER = textwrap.dedent(
     from ragmetrics.judge.evaluate import evaluate_rag
     from ragmetrics.judge.cache import VerdictCache
 
-    backend, url, cache, first, last, out = sys.argv[2:8]
+    backend, url, cache, first, last = sys.argv[2:7]
     samples = [sample(f"s{i}", question=f"Which fact does sample {i} of the stress test need?",
                       contexts=[f"Passage {i} says the value of item {i} is {i * 7} [useful] [rel].",
                                 f"Passage {i + 1000} is about something else entirely."],
@@ -63,7 +63,7 @@ WORKER = textwrap.dedent(
         judge = LocalJudge(cache=VerdictCache(Path(cache)))
         metrics = %(local)r
     result = evaluate_rag(samples, metrics, judge, progress=False)
-    Path(out).write_text(json.dumps({
+    print(json.dumps({
         "failures": [[f.query_id, f.metric, f.cause, f.message] for f in result.failures],
         "per_query": result.per_query,
         "write_failures": judge.info().cache.write_failures,
@@ -78,7 +78,9 @@ PLAN = [("llm", 0, 30), ("llm", 15, 45), ("local", 0, 16), ("local", 8, 24)]
 def _start(
     tmp: Path, server: LoopbackServer, cache: Path, n: int, plan: tuple[str, int, int]
 ) -> subprocess.Popen[str]:
-    script = tmp / "worker.py"
+    # Each worker gets its own script: rewriting one shared file while an earlier worker's Python is reading
+    # it made that worker run an empty script (exit 0, no output).
+    script = tmp / f"worker{n}.py"
     script.write_text(WORKER, encoding="utf-8")
     backend, first, last = plan
     env = {**os.environ, KEY_ENV: "sk-stress-FAKE"}
@@ -92,7 +94,6 @@ def _start(
             str(cache),
             str(first),
             str(last),
-            str(tmp / f"out{n}.json"),
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -140,10 +141,10 @@ def test_four_writers_share_one_cache(
     cache = tmp_path / "shared" / "verdicts.sqlite"
     procs = [_start(tmp_path, server, cache, n, plan) for n, plan in enumerate(PLAN)]
     for proc in procs:
-        _, err = proc.communicate(timeout=300)
+        stdout, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-    for n in range(len(PLAN)):
-        out = json.loads((tmp_path / f"out{n}.json").read_text())
+        assert stdout.strip(), f"worker {proc.args[3:]} printed nothing; stderr: {err[-3000:]}"
+        out = json.loads(stdout.strip().splitlines()[-1])
         assert out["failures"] == [], out["failures"][:3]
         assert out["write_failures"] == 0
 
@@ -176,12 +177,12 @@ def test_a_writer_killed_mid_run_leaves_the_others_and_the_cache_sound(
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=30)
     assert victim.returncode == -signal.SIGKILL
-    for n, proc in enumerate(procs):
+    for proc in procs:
         if proc is victim:
             continue
-        _, err = proc.communicate(timeout=300)
+        stdout, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
-        assert json.loads((tmp_path / f"out{n}.json").read_text())["failures"] == []
+        assert json.loads(stdout.strip().splitlines()[-1])["failures"] == []
     with sqlite3.connect(cache) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     # The killed writer's samples: whatever it stored is reused; the rest is asked once, then all is stored.

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
+from ragmetrics.judge.interrupt import stop_scope
 from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
 logger = logging.getLogger("ragmetrics.judge")
@@ -182,13 +183,15 @@ async def aevaluate_rag(
                 results[(sample.id, metric)] = await asyncio.shield(unit)
                 advance()
 
-        with context:
+        with context, stop_scope() as stop:
             try:
                 await asyncio.gather(*(worker(judge) for _ in range(min(limit, max(1, len(units))))))
             except asyncio.CancelledError:
-                # Ctrl-C / SIGTERM: start nothing new, but let the calls already paid for finish so their
-                # verdicts reach the cache and a restart does not ask for them again. A second Ctrl-C
-                # (asyncio raises KeyboardInterrupt then) or the drain timeout ends the wait at once.
+                # Ctrl-C / SIGTERM: start nothing new (no unit, and no request of a unit under way: see
+                # `interrupt`), but let the requests already sent finish so their verdicts reach the cache and
+                # a restart does not ask for them again. A second Ctrl-C (asyncio raises KeyboardInterrupt
+                # then) or the drain timeout ends the wait at once.
+                stop.stopped = True
                 if in_flight:
                     await asyncio.wait(set(in_flight), timeout=DRAIN_TIMEOUT_S)
                 raise

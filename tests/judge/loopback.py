@@ -96,6 +96,7 @@ class State:
     records: list[Record] = field(default_factory=list)
     vectors: dict[str, list[float]] = field(default_factory=dict)
     in_flight: int = 0
+    received: int = 0  # requests that have arrived, answered or not (reset_records does not reset it)
     peak_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     # A server with `slots` set computes that many requests at a time and queues the rest, as llama.cpp
@@ -257,6 +258,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
         with state.lock:
+            state.received += 1
             state.in_flight += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
         if state.slots is not None:

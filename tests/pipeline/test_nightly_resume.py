@@ -157,3 +157,30 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     resumed = Report.model_validate_json((folders[0] / "report.json").read_text())
     assert _scores(resumed) == _scores(reference)
     assert [c.model_dump() for c in resumed.comparisons] == [c.model_dump() for c in reference.comparisons]
+
+
+def test_sigterm_sends_no_new_judge_request(qa_dir: Path, write_config: ConfigWriter, loopback: Any) -> None:
+    """After SIGTERM the requests already sent finish, and none is sent after them: not the next unit, not
+    the next step of a unit under way, not a retry, not one that was waiting for a concurrency slot."""
+    loopback.state.latency_s = 0.3
+    config = _config(write_config, loopback, "cache/v.sqlite", "nightly.yaml")
+    command = [sys.executable, "-m", "ragmetrics", "run", str(config), "--no-progress"]
+    env = {**os.environ, KEY_ENV: "sk-sigterm-test-fake"}
+    proc = subprocess.Popen(
+        command, cwd=qa_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for(lambda: loopback.state.received >= 8 or proc.poll() is not None, 120, "judge calls")
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(signal.SIGTERM)
+        sent_before = loopback.state.received
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    loopback.wait_idle()
+    assert loopback.state.received - sent_before == 0, "requests sent after SIGTERM"
+    # What was sent before the signal was answered and stored: a rerun does not ask for it again.
+    assert _cached(qa_dir / "cache" / "v.sqlite") == loopback.count(path=CHAT, status=200)

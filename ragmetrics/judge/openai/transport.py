@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import openai
 
 from ragmetrics.errors import FailureCause, JudgeError
+from ragmetrics.judge.interrupt import raise_if_stopped
 from ragmetrics.judge.openai.limiter import AdaptiveLimit, Signal
 from ragmetrics.judge.openai.scrub import Scrubber, public_url, split_base_url
 from ragmetrics.judge.openai.usage import CallUsage
@@ -221,6 +222,7 @@ class Transport:
             cause: FailureCause
             try:
                 async with limit.slot():
+                    raise_if_stopped()
                     call.calls += 1
                     self.usage.calls += 1
                     # One deadline for connect, headers and the whole body: httpx's own timeout is per read,

@@ -52,6 +52,11 @@ class Fields:
         return self.data[start : start + int(self.lengths[slot, entry])]
 
 
+MAX_FIELD_BYTES = 4096
+"""Longest id, grade or score token accepted: ids are held in fixed-width arrays as wide as the longest, so
+one 200 MB token (a damaged file) would cost gigabytes; real ids, URLs included, are far shorter."""
+
+
 def read_bytes(path: str | Path) -> bytes:
     """The file's bytes, with every OS failure turned into an InputError that names the file."""
     data = read_file_bytes(path)
@@ -62,7 +67,10 @@ def read_bytes(path: str | Path) -> bytes:
 
 def shown(token: bytes, limit: int = 40) -> str:
     """A token as an error shows it: quoted, and cut with its length said when long (a 200 MB line is not
-    echoed whole into a message)."""
+    echoed whole into a message, nor decoded whole to say so)."""
+    if len(token) > 4 * limit:
+        head = token[: 4 * limit].decode("utf-8", errors="ignore")[:limit]
+        return f"{head!r}... ({len(token):,} bytes)"
     text = token.decode("utf-8", errors="replace")
     if len(text) <= limit:
         return repr(text)
@@ -108,6 +116,17 @@ def scan(
             source=source,
             line=bad_line,
         )
+    for slot, field in enumerate(keep):
+        if lengths.shape[1] and int(lengths[slot].max()) > MAX_FIELD_BYTES:
+            entry = int(np.argmax(lengths[slot]))
+            token = data[int(starts[slot, entry]) : int(starts[slot, entry]) + int(lengths[slot, entry])]
+            raise InputError(
+                f"{names[field]} {shown(token)} is longer than the limit of {MAX_FIELD_BYTES:,} bytes "
+                "(a field this long is a damaged or wrong file, not an id)",
+                source=source,
+                line=int(lines[entry]),
+                field=names[field].replace(" ", "_"),
+            )
     if lines.shape[0] == 0:
         if not data.strip():
             raise InputError("empty file: no entries", source=source)

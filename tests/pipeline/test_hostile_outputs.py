@@ -151,7 +151,11 @@ def test_inputs_that_are_not_regular_files_or_hold_huge_tokens(
     big.write_text("q1 0 d1 " + "x" * 2_000_000 + "\n")
     assert main(["retrieval", str(big), str(run), "-m", "map"]) == 2
     err = capsys.readouterr().err
-    assert "(2,000,000 characters) is not an integer" in err and len(err) < 400
+    assert "(2,000,000 bytes) is longer than the limit of 4,096 bytes" in err and len(err) < 400
+    big.write_text("q1 0 " + "d" * 300_000_000 + " 1\n")  # a well-formed line whose id is 300 MB
+    assert main(["retrieval", str(big), str(run), "-m", "map"]) == 2
+    err = capsys.readouterr().err
+    assert "line 1, field 'document_id'" in err and "(300,000,000 bytes)" in err and len(err) < 400
     qa_fifo = tmp_path / "qa.jsonl"
     os.mkfifo(qa_fifo)
     (tmp_path / "c.yaml").write_text(

@@ -61,12 +61,26 @@ def test_non_finite_score(tmp_path: Path, score: str) -> None:
     assert err.line == 1 and err.field == "score" and "not a finite number" in err.what
 
 
-@pytest.mark.parametrize("grade", ["2.5", "2.0", "two", "1_0", "1e0", "99999999999999999999", "1" * 5000])
+@pytest.mark.parametrize("grade", ["2.5", "2.0", "two", "1_0", "1e0", "99999999999999999999", "1" * 100])
 def test_non_integer_grade(tmp_path: Path, grade: str) -> None:
     err = fails(Qrels.from_trec, write(tmp_path / "qrels", f"q1 0 d0 1\nq1 0 d1 {grade}\n"))
     # A long token is shown cut, with its length: a 200 MB line is never echoed whole into a message.
     shown = f"'{grade}'" if len(grade) <= 40 else f"'{grade[:40]}'... ({len(grade):,} characters)"
     assert err.line == 2 and err.field == "grade" and f"{shown} is not an integer" in err.what
+
+
+@pytest.mark.parametrize("line", ["q1 0 {long} 1", "{long} 0 d1 1", "q1 0 d1 {long}"])
+def test_a_field_over_the_length_limit_is_refused_cut(tmp_path: Path, line: str) -> None:
+    long = "x" * 5000
+    err = fails(Qrels.from_trec, write(tmp_path / "qrels", "q1 0 d0 1\n" + line.format(long=long) + "\n"))
+    assert err.line == 2 and "(5,000 bytes) is longer than the limit of 4,096 bytes" in err.what
+    assert len(str(err)) < 400
+
+
+def test_a_long_id_within_the_limit_is_kept_whole(tmp_path: Path) -> None:
+    url = "https://example.org/" + "a" * 4000
+    qrels = Qrels.from_trec(write(tmp_path / "qrels", f"q1 0 {url} 1\n"))
+    assert url in str(qrels.to_dict())
 
 
 def test_duplicate_document_names_both_lines(tmp_path: Path) -> None:

@@ -24,17 +24,12 @@ $(VENV)/.dev: pyproject.toml | $(PY)
 quickstart: $(VENV)/.runtime
 	$(VENV)/bin/ragmetrics run configs/quickstart.yaml
 
-# The README's test command: every test not marked slow (slow ones run in CI's second step). Each run keeps
-# its temporary files in the clone (.pytest-tmp/), not in /tmp/pytest-of-<user>: pytest deletes all but the
-# newest three numbered folders there, so another pytest session on a shared machine could delete a running
-# test's files.
+# The README's test command: every test not marked slow (slow ones run in CI's second step).
 test: $(VENV)/.dev
-	mkdir -p .pytest-tmp
-	$(PY) -m pytest -q -m "not slow" --basetemp=.pytest-tmp/fast
+	$(PY) -m pytest -q -m "not slow"
 
 test-slow: $(VENV)/.dev
-	mkdir -p .pytest-tmp
-	$(PY) -m pytest -q -m slow --basetemp=.pytest-tmp/slow || [ $$? -eq 5 ]  # 5: no test selected
+	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no test selected
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

@@ -40,7 +40,7 @@ def test_the_ci_snippet_installs_and_gates(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENAI_API_KEY")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     shutil.copytree(ROOT, tmp_path / "repo" / ".ragmetrics-src", ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".ci-venv", "__pycache__", "ragmetrics-out", ".ragmetrics-cache"))  # fmt: skip
+        ".git", ".venv", ".ci-venv", "__pycache__", "ragmetrics-out", ".ragmetrics-cache", ".pytest-tmp"))  # fmt: skip
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "configs", work / "configs")
     subprocess.run(["bash", "-c", install], cwd=work, env=env, check=True, capture_output=True, timeout=900)

@@ -35,6 +35,7 @@ from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.support import conflicts
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
@@ -458,6 +459,9 @@ class LocalJudge(PlanDispatch):
         statements = target_statements(spec, sample)  # as in the LLM judge: never a 0 over no statements
         sentences = self._context_sentences(sample)
         stmt_vecs, sent_vecs = await self._embed_groups(profile, [statements, [s for _, _, s in sentences]])
+        by_position = {(chunk, index): text for chunk, index, text in sentences}
+        whole = " ".join(sample.context_list)
+        language = sample.language or sample.question_language
         verdicts: list[dict[str, Any]] = []
         for n, statement in enumerate(statements):
             match = best_match(stmt_vecs[n : n + 1], sent_vecs)
@@ -465,16 +469,25 @@ class LocalJudge(PlanDispatch):
                 verdicts.append({"statement": statement, "verdict": False, "cosine": None,
                                  "reason": "the context has no sentences"})  # fmt: skip
                 continue
-            chunk, index, _ = sentences[match.right]
-            attributed = match.cosine >= threshold
+            chunk, index, best = sentences[match.right]
+            similar = match.cosine >= threshold
+            window = " ".join(by_position.get((chunk, i), "") for i in (index - 1, index, index + 1))
+            found = conflicts(statement, window, best, language, whole) if similar else []
+            attributed = similar and not found
+            reason = (
+                f"best cosine {match.cosine:.2f} {'>=' if similar else '<'} {threshold:.2f} "
+                f"with sentence {index + 1} of chunk {chunk + 1}"
+            )
+            if found:
+                reason += "; but " + "; ".join(str(c) for c in found)
             verdicts.append({
                 "statement": statement,
                 "verdict": attributed,
                 "cosine": _r(match.cosine),
                 "chunk": chunk,
                 "sentence_index": index,
-                "reason": f"best cosine {match.cosine:.2f} {'>=' if attributed else '<'} {threshold:.2f} "
-                f"with sentence {index + 1} of chunk {chunk + 1}",
+                **({"conflicts": [str(c) for c in found]} if found else {}),
+                "reason": reason,
             })  # fmt: skip
         value = spec.score([v["verdict"] for v in verdicts])
         hits = sum(1 for v in verdicts if v["verdict"])

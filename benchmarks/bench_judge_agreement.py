@@ -1,0 +1,164 @@
+"""How well the built-in local judge agrees with other people's labels: ROC AUC per public set and metric.
+
+    python benchmarks/bench_judge_agreement.py --root /path/to/public-sets [--cap 300] [--json out.json]
+
+`--root` holds local copies of the public repositories listed in `benchmarks/judge_sets.py` (clone them
+there; nothing is downloaded here). For every set and metric the local judge scores the items through the
+public API (`evaluate_rag` with `LocalJudge`), and the table gives the ROC AUC of its scores against the
+people's labels with a 95 % bootstrap interval (1,000 resamples of items), the number of items scored, and
+how many the judge could not score (not applicable or failed; left out of the AUC, and counted).
+
+For pairwise sets (RAGChecker: which of two answers is more correct) the AUC is of the score difference.
+For the planted contradictions it also prints the share of changed sentences the judge flags (faithfulness
+below 0.5). Items are capped per set and metric with a fixed seed, half of each label where possible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from judge_sets import LabelledSet, load_all
+
+from ragmetrics import evaluate_rag
+from ragmetrics.judge.backends.local import LocalJudge
+from ragmetrics.judge.cache import VerdictCache
+
+
+def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
+    """P(score of a random positive > score of a random negative), ties counted as one half (Mann-Whitney)."""
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores), dtype=np.float64)
+    sorted_scores = scores[order]
+    i = 0
+    while i < len(scores):
+        j = i
+        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
+            j += 1
+        ranks[order[i : j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    rank_sum = ranks[labels == 1].sum()
+    return float((rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def bootstrap_ci(
+    scores: np.ndarray, labels: np.ndarray, rounds: int = 1000, seed: int = 0
+) -> tuple[float, float]:
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(rounds):
+        idx = rng.integers(0, len(scores), len(scores))
+        value = roc_auc(scores[idx], labels[idx])
+        if np.isfinite(value):
+            values.append(value)
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _score(samples: list[dict[str, Any]], metric: str, judge: LocalJudge) -> list[float | None]:
+    unique = {s["id"]: s for s in samples}
+    result = evaluate_rag(list(unique.values()), [metric], judge, progress=False)
+    return [result.per_query[s["id"]][metric] for s in samples]
+
+
+def measure(labelled: LabelledSet, judge: LocalJudge) -> list[dict[str, Any]]:
+    rows = []
+    for metric, items in labelled.items.items():
+        start = time.perf_counter()
+        values = _score([item.sample for item in items], metric, judge)
+        kept = [(v, item.label) for v, item in zip(values, items, strict=True) if v is not None]
+        scores = np.asarray([v for v, _ in kept], dtype=np.float64)
+        labels = np.asarray([lab for _, lab in kept], dtype=np.int64)
+        row = _row(labelled, metric, scores, labels, len(items), time.perf_counter() - start)
+        if labelled.name.startswith("planted_"):
+            changed = scores[labels == 0]
+            row["flagged"] = float(np.mean(changed < 0.5)) if len(changed) else float("nan")
+            row["kept"] = float(np.mean(scores[labels == 1] >= 0.5)) if (labels == 1).any() else float("nan")
+        rows.append(row)
+    for metric, pairs in labelled.pairs.items():
+        start = time.perf_counter()
+        firsts = _score([p.first for p in pairs], metric, judge)
+        seconds = _score([p.second for p in pairs], metric, judge)
+        kept = [
+            (b - a, p.label)
+            for a, b, p in zip(firsts, seconds, pairs, strict=True)
+            if a is not None and b is not None
+        ]
+        scores = np.asarray([d for d, _ in kept], dtype=np.float64)
+        labels = np.asarray([lab for _, lab in kept], dtype=np.int64)
+        rows.append(_row(labelled, metric, scores, labels, len(pairs), time.perf_counter() - start))
+    return rows
+
+
+def _row(
+    labelled: LabelledSet, metric: str, scores: np.ndarray, labels: np.ndarray, total: int, seconds: float
+) -> dict[str, Any]:
+    auc = roc_auc(scores, labels)
+    low, high = bootstrap_ci(scores, labels) if len(scores) > 10 else (float("nan"), float("nan"))
+    return {
+        "set": labelled.name,
+        "metric": metric,
+        "auc": auc,
+        "ci": [low, high],
+        "n": len(scores),
+        "positives": int(labels.sum()),
+        "unscored": int(total - len(scores)),
+        "seconds": round(seconds, 2),
+        "source": labelled.source,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, required=True, help="folder holding the public repositories")
+    parser.add_argument("--cap", type=int, default=300, help="items per set and metric (default 300)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sets", help="comma-separated set names (default: every set found)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument(
+        "--cache", type=Path, default=Path(".ragmetrics-cache/bench_agreement.sqlite"),
+        help="embedding cache (vectors only: verdict logic is always run)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    only = set(args.sets.split(",")) if args.sets else None
+    judge = LocalJudge(cache=VerdictCache(args.cache))
+    rows: list[dict[str, Any]] = []
+    print(f"local judge on public human labels (cap {args.cap} per set and metric, seed {args.seed})")
+    for labelled in load_all(args.root, args.cap, args.seed, only):
+        for row in measure(labelled, judge):
+            rows.append(row)
+            extra = ""
+            if "flagged" in row:
+                extra = f"  flagged {row['flagged']:.1%} of changed, kept {row['kept']:.1%} of copied"
+            print(
+                f"  {row['set']:<18} {row['metric']:<19} AUC {row['auc']:.3f} "
+                f"[{row['ci'][0]:.3f}, {row['ci'][1]:.3f}]  n={row['n']} (+{row['unscored']} unscored)"
+                f"  {row['seconds']:.1f} s{extra}",
+                flush=True,
+            )
+    print()
+    print("| set | metric | ROC AUC [95 % CI] | items (positive) | unscored |")
+    print("|---|---|---|---|---|")
+    for row in rows:
+        print(
+            f"| {row['set']} | {row['metric']} | {row['auc']:.3f} [{row['ci'][0]:.3f}, {row['ci'][1]:.3f}] "
+            f"| {row['n']} ({row['positives']}) | {row['unscored']} |"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

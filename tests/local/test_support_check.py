@@ -1,0 +1,131 @@
+"""Support is checked, not similarity: a statement whose number, name or polarity differs from its best-matching
+passage is unsupported, in every supported language, and the verdict's reason names the detail."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmetrics.judge.backends.local import LocalJudge
+from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.judge.text.support import conflicts, has_negation, numbers_in
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("It cost 1,000 dollars in 1989.", {"1000", "1989"}),
+        ("Es kostete 1.000 Euro, also 2,5 Prozent.", {"1000", "2.5"}),
+        ("The ratio was 0.50 and then 3.", {"0.5", "3"}),
+        ("人口は1,234万人", {"1234"}),
+        ("no digits here", set()),
+    ],
+)
+def test_numbers_are_read_in_one_canonical_form(text: str, numbers: set[str]) -> None:
+    assert numbers_in(text) == numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "negated"),
+    [
+        ("The museum is not open on Mondays.", "en", True),
+        ("It isn't open.", "en", True),
+        ("The museum is open on Mondays.", "en", False),
+        ("Das Museum ist montags nicht geöffnet.", "de", True),
+        ("El museo no abre los lunes.", "es", True),
+        ("Музей не работает по понедельникам.", "ru", True),
+        ("Музей работает по понедельникам.", "ru", False),
+        ("博物馆周一不开放。", "zh", True),
+        ("博物馆周一开放。", "zh", False),
+        ("博物館は月曜日に開いていない。", "ja", True),
+        ("Bảo tàng không mở cửa vào thứ Hai.", "vi", True),
+    ],
+)
+def test_negation_words_of_each_language(text: str, language: str, negated: bool) -> None:
+    assert has_negation(text, language) is negated
+
+
+PASSAGE = "The Berlin Wall fell on 9 November 1989. Most Brazilians speak Portuguese."
+
+
+@pytest.mark.parametrize(
+    ("statement", "kind"),
+    [
+        ("The Berlin Wall fell in 1991.", "number"),
+        ("Most Brazilians speak Spanish.", "name"),
+        ("The Berlin Wall did not fall in 1989.", "negation"),
+    ],
+)
+def test_a_changed_detail_is_a_conflict(statement: str, kind: str) -> None:
+    found = conflicts(statement, PASSAGE, PASSAGE, "en")
+    assert [c.kind for c in found] == [kind]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["The Berlin Wall fell in 1989.", "Portuguese is what most Brazilians speak.", "In 1989 the wall fell."],
+)
+def test_a_faithful_restatement_has_no_conflict(statement: str) -> None:
+    assert conflicts(statement, PASSAGE, PASSAGE, "en") == []
+
+
+def test_german_nouns_are_looked_for_in_the_whole_context() -> None:
+    passage = "Die Mauer fiel 1989."
+    context = "Die Mauer fiel 1989. Die Grenze zwischen Ost und West war offen."
+    assert conflicts("Die Grenze fiel 1989.", passage, passage, "de", context) == []
+    found = conflicts("Die Mauer fiel 1989 in Krakau.", passage, passage, "de", context)
+    assert [c.kind for c in found] == ["name"]
+
+
+@pytest.mark.parametrize(
+    ("language", "context", "true", "planted"),
+    [
+        (
+            "en",
+            "The Berlin Wall fell on 9 November 1989, after weeks of protests in East Germany.",
+            "The Berlin Wall fell in 1989.",
+            "The Berlin Wall fell in 1991.",
+        ),
+        (
+            "en",
+            "Brazil's official language is Portuguese, which nearly all Brazilians speak.",
+            "Brazilians speak Portuguese.",
+            "Brazilians speak Spanish.",
+        ),
+        (
+            "de",
+            "Der Eiffelturm ist 330 Meter hoch und steht in Paris.",
+            "Der Eiffelturm ist 330 Meter hoch.",
+            "Der Eiffelturm ist 280 Meter hoch.",
+        ),
+        (
+            "es",
+            "El agua hierve a 100 grados Celsius al nivel del mar.",
+            "El agua hierve a 100 grados al nivel del mar.",
+            "El agua no hierve a 100 grados al nivel del mar.",
+        ),
+        (
+            "ja",
+            "東京タワーの高さは333メートルで、1958年に完成した。",
+            "東京タワーは1958年に完成した。",
+            "東京タワーは1965年に完成した。",
+        ),
+        (
+            "ru",
+            "Москва является столицей России с 1918 года.",
+            "Москва является столицей России с 1918 года.",
+            "Москва не является столицей России.",
+        ),
+    ],
+)
+def test_the_local_judge_flags_planted_contradictions(
+    language: str, context: str, true: str, planted: str
+) -> None:
+    samples = [
+        {"id": "true", "question": "?", "contexts": [context], "answer": true, "language": language},
+        {"id": "planted", "question": "?", "contexts": [context], "answer": planted, "language": language},
+    ]
+    result = evaluate_rag(samples, ["faithfulness"], LocalJudge(), progress=False)
+    assert result.per_query["true"]["faithfulness"] == 1.0
+    assert result.per_query["planted"]["faithfulness"] == 0.0
+    reasons = " ".join(v["reason"] for v in result.details["planted"]["faithfulness"].verdicts)
+    assert "but" in reasons

@@ -52,7 +52,8 @@ def test_context_precision_verdicts_and_formula() -> None:
     assert [v["verdict"] for v in out.detail.verdicts] == [False, True, True]
     assert out.value == pytest.approx((1 / 2 + 2 / 3) / 2)
     assert out.detail.verdicts[1]["reason"] == (
-        "best cosine 0.98 >= 0.80 between sentence 1 of chunk 2 and reference sentence 1"
+        "best cosine 0.98 >= 0.80 between sentence 1 of chunk 2 and reference sentence 1; "
+        "chunk holds 0% of the reference's words"
     )
     assert "local judge" in (out.detail.reason or "")
     assert emb.calls == 1  # one batched embedding call per sample and metric
@@ -73,7 +74,17 @@ def test_context_utilization_uses_the_answer() -> None:
     out = run(LocalJudge(emb, T), "context_utilization",
               RagSample(id="q", question="?", contexts=["Chunk."], answer="Ans."))  # fmt: skip
     assert out.value == 0.0
-    assert out.detail.verdicts[0]["reason"].endswith("answer sentence 1")
+    assert "answer sentence 1;" in out.detail.verdicts[0]["reason"]
+
+
+def test_a_chunk_holding_a_bare_reference_is_useful_whatever_the_cosine() -> None:
+    # The reference is a bare figure: far from every sentence in embedding space, but the chunk states it.
+    emb = TableEmbedder({"1989.": _unit(0), "The wall fell in 1989.": _unit(90), "It rained.": _unit(90)})
+    out = run(LocalJudge(emb, T), "context_precision",
+              RagSample(id="q", question="?", contexts=["It rained.", "The wall fell in 1989."],
+                        reference="1989."))  # fmt: skip
+    assert [v["verdict"] for v in out.detail.verdicts] == [False, True]
+    assert out.detail.verdicts[1]["contained"] == 1.0
 
 
 def test_empty_chunk_is_not_useful() -> None:

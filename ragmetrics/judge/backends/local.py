@@ -35,6 +35,7 @@ from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.signals import content_units, coverage
 from ragmetrics.judge.text.support import conflicts
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
@@ -140,6 +141,10 @@ async def pair_similarities(
         out.append(None if match is None else match.cosine)
     return out
 
+
+CONTAINED_SHARE = 0.8
+"""Context precision / utilization: a chunk holding this share of the target's content words and numbers is
+useful whatever its cosine (a bare-entity reference such as '1989' is far from every sentence)."""
 
 GRADE_CUTS: tuple[float, ...] = (0.5, 0.7, 0.85)
 """Passage relevance from the best sentence's fitted probability: grade 1 from 0.5 (a relevant sentence), 2 from
@@ -418,13 +423,17 @@ class LocalJudge(PlanDispatch):
             )
         chunk_units = [units(kind, "a", chunk, sample.language) for chunk in sample.context_list]
         target_vecs, *chunk_vecs = await self._embed_groups(profile, [target_units, *chunk_units])
+        # A short target (a bare name, date or figure) is far from any sentence in embedding space; a chunk
+        # that holds nearly all of the target's words and numbers bears it out whatever the cosine says.
+        target_words = content_units(target)
         verdicts: list[dict[str, Any]] = []
         for k, vecs in enumerate(chunk_vecs):
             match = best_match(vecs, target_vecs)
             if match is None:
                 verdicts.append({"chunk": k, "verdict": False, "cosine": None, "reason": "empty chunk"})
                 continue
-            useful = match.cosine >= threshold
+            contained = coverage(target_words, content_units(sample.context_list[k]))
+            useful = match.cosine >= threshold or contained >= CONTAINED_SHARE
             where = (
                 f"whole {against}"
                 if match.right == len(target_units) - 1 and len(target_units) > 1
@@ -436,8 +445,10 @@ class LocalJudge(PlanDispatch):
                 "cosine": _r(match.cosine),
                 "sentence_index": match.left,
                 "matched": where,
-                "reason": f"best cosine {match.cosine:.2f} {'>=' if useful else '<'} {threshold:.2f} "
-                f"between sentence {match.left + 1} of chunk {k + 1} and {where}",
+                "contained": _r(contained),
+                "reason": f"best cosine {match.cosine:.2f} {'>=' if match.cosine >= threshold else '<'} "
+                f"{threshold:.2f} between sentence {match.left + 1} of chunk {k + 1} and {where}; chunk "
+                f"holds {contained:.0%} of the {against}'s words",
             })  # fmt: skip
         value = spec.score([v["verdict"] for v in verdicts])
         useful_count = sum(1 for v in verdicts if v["verdict"])

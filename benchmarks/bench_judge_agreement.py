@@ -127,6 +127,10 @@ def main() -> int:
     parser.add_argument("--sets", help="comma-separated set names (default: every set found)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument(
+        "--asset", action="store_true",
+        help="write the per-metric figures reports print (ragmetrics/judge/backends/assets/public_agreement.json)",
+    )  # fmt: skip
+    parser.add_argument(
         "--cache", type=Path, default=Path(".ragmetrics-cache/bench_agreement.sqlite"),
         help="embedding cache (vectors only: verdict logic is always run)",
     )  # fmt: skip
@@ -157,7 +161,36 @@ def main() -> int:
         )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    if args.asset:
+        write_asset(rows, args.cap, args.seed)
     return 0
+
+
+ASSET = (
+    Path(__file__).resolve().parents[1]
+    / "ragmetrics"
+    / "judge"
+    / "backends"
+    / "assets"
+    / "public_agreement.json"
+)
+
+
+def write_asset(rows: list[dict[str, Any]], cap: int, seed: int) -> None:
+    """The figures reports print next to local-judge numbers: per metric, the AUC on each public set. Only
+    figures are written, never the sets' text."""
+    metrics: dict[str, dict[str, float]] = {}
+    for row in rows:
+        if np.isfinite(row["auc"]):
+            metrics.setdefault(row["metric"], {})[row["set"]] = round(row["auc"], 3)
+    asset = {
+        "measured_with": f"python benchmarks/bench_judge_agreement.py --root <public repositories> --cap {cap} "
+        f"--seed {seed}",
+        "sources": sorted({row["source"] for row in rows}),
+        "auc": metrics,
+    }
+    ASSET.write_text(json.dumps(asset, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {ASSET}")
 
 
 if __name__ == "__main__":

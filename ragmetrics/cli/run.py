@@ -80,7 +80,8 @@ def _run(args: argparse.Namespace) -> int:
     from ragmetrics.render.trust import trust_lines
 
     nightly = outcome.report.metadata.nightly
-    note = judge_note(nightly.judge if nightly is not None else None)
+    metrics = dict.fromkeys(m for run in outcome.report.runs for m in run.metrics)
+    note = judge_note(nightly.judge if nightly is not None else None, metrics)
     if note:
         print(f"\n{note}")
 

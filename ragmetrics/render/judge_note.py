@@ -1,38 +1,70 @@
-"""One sentence that says who judged, and for the built-in local judge how far its verdicts are known to
-agree with labels on domains and languages it was not fitted on, printed next to its numbers in the terminal
-and the HTML report so that nobody reads them as an LLM's."""
+"""What a report says about who judged: for the built-in local judge, how far its verdicts agree with labels
+other people made on public sets, and per metric what it is good for and what it is not, printed next to its
+numbers in the terminal and the HTML report so that nobody reads them as an LLM's.
+
+Why public sets: figures on items written for the judge (the fitted models' held-out domains) share our own
+writing style and overstate it; the figures here come from `benchmarks/bench_judge_agreement.py` on sets
+labelled by NIST assessors, MTurk workers and other teams' annotators (docs/local_judge.md).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from ragmetrics.schema import JudgeInfo
 
-__all__ = ["judge_note"]
+__all__ = ["LOCAL_GUIDANCE", "judge_note", "public_agreement"]
+
+_ASSET = Path(__file__).resolve().parents[1] / "judge" / "backends" / "assets" / "public_agreement.json"
+
+LOCAL_GUIDANCE: dict[str, str] = {
+    "faithfulness": "catches a changed number, name or negation; misses an unsupported claim worded like the "
+    "context",
+    "context_recall": "tells whether the reference's sentences are in the context; misses a changed detail "
+    "only where numbers, names or polarity do not show it",
+    "context_precision": "tells a chunk holding the reference from an unrelated one; weak when the reference is "
+    "paraphrased",
+    "context_utilization": "as context precision, against the answer",
+    "context_relevancy": "tells on-topic from off-topic text; weak at telling a passage that answers from one "
+    "that is only on topic",
+    "passage_relevance": "tells on-topic from off-topic passages; weak at telling an answering passage from a "
+    "hard negative",
+    "answer_relevancy": "flags refusals, hedges and off-topic answers; weak at telling a right answer from a "
+    "wrong one of the same kind",
+    "answer_correctness": "rewards answers that share the reference's statements; cannot tell a correct "
+    "paraphrase from a wrong one reliably",
+    "answer_similarity": "embedding similarity to the reference; a ranking signal, not a verdict",
+}
+"""Per local metric: what the public figures say it is good for and what not (kept with those figures)."""
 
 
-def judge_note(judge: JudgeInfo | None) -> str | None:
-    """The note for `judge`, or None for an LLM judge (whose backend and model the report already names)."""
+@cache
+def public_agreement() -> dict[str, Any]:
+    """The shipped figures: {'measured_with', 'sources', 'auc': {metric: {set: auc}}}."""
+    data: dict[str, Any] = json.loads(_ASSET.read_text(encoding="utf-8"))
+    return data
+
+
+def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) -> str | None:
+    """The note for `judge` (one line, then a line per metric of `metrics` the figures cover), or None for an
+    LLM judge (whose backend and model the report already names)."""
     if judge is None or judge.backend != "local":
         return None
-    fitted: dict[str, Any] = judge.settings.get("fitted_verdicts") or {}
-    ranges: dict[str, list[float]] = {}
-    for provenance in fitted.values():
-        if not isinstance(provenance, dict):
-            continue
-        for figures in (provenance.get("held_out_auc") or {}).values():
-            for metric, value in figures.items():
-                ranges.setdefault(metric, []).append(float(value))
-    note = "judge: the built-in local judge (embedding similarity and lexical signals, not an LLM)"
-    if not ranges:
-        return (
-            note
-            + "; its verdicts are cosine thresholds calibrated on English Python docs (docs/local_judge.md)"
+    figures: dict[str, dict[str, float]] = public_agreement().get("auc", {})
+    wanted = [m for m in (metrics if metrics is not None else figures) if m in figures]
+    lines = [
+        "judge: the built-in local judge (embedding similarity and lexical checks, not an LLM); ROC AUC against "
+        "other people's labels on public sets (docs/local_judge.md):"
+    ]
+    for metric in wanted:
+        values = figures[metric]
+        low, high = min(values.values()), max(values.values())
+        guidance = LOCAL_GUIDANCE.get(metric, "")
+        lines.append(
+            f"  {metric} {low:.2f}-{high:.2f} on {len(values)} sets" + (f": {guidance}" if guidance else "")
         )
-    parts = [f"{metric} {min(v):.2f}-{max(v):.2f}" for metric, v in sorted(ranges.items())]
-    return (
-        note
-        + "; ROC AUC against labels on domains and languages it was not fitted on: "
-        + ", ".join(parts)
-        + " (docs/local_judge.md)"
-    )
+    return "\n".join(lines)

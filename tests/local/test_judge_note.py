@@ -1,22 +1,37 @@
-"""The local judge's numbers are printed with its measured out-of-domain agreement, never passed off as an LLM's."""
+"""The local judge's numbers are printed with its agreement with other people's labels on public sets, per
+metric with what it is good for, and never passed off as an LLM's."""
 
 from __future__ import annotations
 
 import re
 
 from ragmetrics.judge.backends.local import LocalJudge
-from ragmetrics.judge.backends.local_model import model_provenance
-from ragmetrics.render.judge_note import judge_note
+from ragmetrics.judge.registry import judge_metric_names
+from ragmetrics.render.judge_note import LOCAL_GUIDANCE, judge_note, public_agreement
 from ragmetrics.schema import JudgeInfo
 
 
-def test_the_note_gives_the_held_out_auc_range_of_the_fitted_models() -> None:
-    info = LocalJudge().info()
-    note = judge_note(info)
+def test_the_note_gives_the_public_auc_range_per_metric() -> None:
+    note = judge_note(LocalJudge().info(), ["faithfulness", "ndcg@10", "context_relevancy"])
     assert note is not None and "not an LLM" in note and "docs/local_judge.md" in note
-    figures = model_provenance(info.embedding_model or "")["held_out_auc"]
-    low = min(f["answer_relevancy"] for f in figures.values())
-    assert re.search(rf"answer_relevancy {low:.2f}-\d\.\d\d", note)
+    lines = note.splitlines()
+    assert len(lines) == 3  # the retrieval metric has no line
+    figures = public_agreement()["auc"]["faithfulness"]
+    low, high = min(figures.values()), max(figures.values())
+    assert re.search(rf"faithfulness {low:.2f}-{high:.2f} on {len(figures)} sets: ", lines[1])
+    assert LOCAL_GUIDANCE["faithfulness"] in lines[1]
+
+
+def test_the_figures_cover_every_local_metric_and_come_from_public_sets() -> None:
+    data = public_agreement()
+    assert "bench_judge_agreement.py" in data["measured_with"]
+    measured = set(data["auc"])
+    assert measured <= set(judge_metric_names())
+    assert {"faithfulness", "context_relevancy", "passage_relevance", "answer_relevancy",
+            "context_precision", "context_recall", "answer_correctness"} <= measured  # fmt: skip
+    for metric, per_set in data["auc"].items():
+        assert metric in LOCAL_GUIDANCE
+        assert all(0.0 <= v <= 1.0 for v in per_set.values())
 
 
 def test_no_note_for_an_llm_judge() -> None:

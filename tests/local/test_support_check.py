@@ -56,7 +56,8 @@ PASSAGE = "The Berlin Wall fell on 9 November 1989. Most Brazilians speak Portug
     ],
 )
 def test_a_changed_detail_is_a_conflict(statement: str, kind: str) -> None:
-    found = conflicts(statement, PASSAGE, PASSAGE, "en")
+    best = PASSAGE.split(". ")[0 if "Wall" in statement else 1]
+    found = conflicts(statement, PASSAGE, best, "en")
     assert [c.kind for c in found] == [kind]
 
 
@@ -65,15 +66,22 @@ def test_a_changed_detail_is_a_conflict(statement: str, kind: str) -> None:
     ["The Berlin Wall fell in 1989.", "Portuguese is what most Brazilians speak.", "In 1989 the wall fell."],
 )
 def test_a_faithful_restatement_has_no_conflict(statement: str) -> None:
-    assert conflicts(statement, PASSAGE, PASSAGE, "en") == []
+    best = PASSAGE.split(". ")[1 if "Portuguese" in statement else 0]
+    assert conflicts(statement, PASSAGE, best, "en") == []
 
 
-def test_german_nouns_are_looked_for_in_the_whole_context() -> None:
-    passage = "Die Mauer fiel 1989."
-    context = "Die Mauer fiel 1989. Die Grenze zwischen Ost und West war offen."
-    assert conflicts("Die Grenze fiel 1989.", passage, passage, "de", context) == []
-    found = conflicts("Die Mauer fiel 1989 in Krakau.", passage, passage, "de", context)
+def test_names_are_looked_for_in_the_whole_chunk() -> None:
+    # German capitalises every noun: a noun from elsewhere in the chunk is no conflict, a new name is.
+    chunk = "Die Mauer fiel 1989. Die Grenze zwischen Ost und West war danach offen."
+    best = "Die Mauer fiel 1989."
+    assert conflicts("Die Grenze fiel 1989.", chunk, best, "de") == []
+    found = conflicts("Die Mauer fiel 1989 in Krakau.", chunk, best, "de")
     assert [c.kind for c in found] == ["name"]
+
+
+def test_a_negation_elsewhere_in_a_long_sentence_is_no_contradiction() -> None:
+    best = "Use s.pop(i) to remove and return the item; del s[i] removes it but does not return it."
+    assert conflicts("Use s.pop(i) to remove and return the item at index i.", best, best, "en") == []
 
 
 @pytest.mark.parametrize(

@@ -470,8 +470,7 @@ class LocalJudge(PlanDispatch):
         statements = target_statements(spec, sample)  # as in the LLM judge: never a 0 over no statements
         sentences = self._context_sentences(sample)
         stmt_vecs, sent_vecs = await self._embed_groups(profile, [statements, [s for _, _, s in sentences]])
-        by_position = {(chunk, index): text for chunk, index, text in sentences}
-        whole = " ".join(sample.context_list)
+        chunks = sample.context_list
         language = sample.language or sample.question_language
         verdicts: list[dict[str, Any]] = []
         for n, statement in enumerate(statements):
@@ -482,8 +481,9 @@ class LocalJudge(PlanDispatch):
                 continue
             chunk, index, best = sentences[match.right]
             similar = match.cosine >= threshold
-            window = " ".join(by_position.get((chunk, i), "") for i in (index - 1, index, index + 1))
-            found = conflicts(statement, window, best, language, whole) if similar else []
+            # Numbers and names are looked for in the whole chunk of the best sentence: in documentation a
+            # detail is often stated sentences away from the sentence most like the statement.
+            found = conflicts(statement, chunks[chunk], best, language) if similar else []
             attributed = similar and not found
             reason = (
                 f"best cosine {match.cosine:.2f} {'>=' if similar else '<'} {threshold:.2f} "

@@ -9,10 +9,12 @@ context sentence with its neighbours):
 
 - it states a number the passage does not (1991 vs 1989; "1,000" and "1000" are one number);
 - it names something (a capitalised word inside the sentence, in scripts with capitals) the passage does
-  not mention, so a name swapped for another fails (in German, which capitalises every noun, a paraphrase
-  may bring new nouns, so there the word must be missing from the whole context);
+  not mention, so a name swapped for another fails;
 - its polarity differs: it is negated where the passage's best sentence is not, or the other way round
-  (negation words of each supported language).
+  (negation words of each supported language), while the two otherwise make the same claim.
+
+The passage is the chunk holding the best-matching sentence: a detail stated a few sentences away still
+supports the statement, while a name or number absent from the chunk does not.
 
 The checks are lexical on purpose: they are cheap, deterministic, language-aware through small word lists,
 and their reasons say exactly which detail was not found.
@@ -24,6 +26,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragmetrics.judge.text.signals import content_units, coverage
+
 __all__ = ["Conflict", "conflicts", "has_negation", "numbers_in"]
 
 # Digits with optional thousands groups and decimals: 1,000,000 / 1.000.000 / 2.5 / 2,5 / 6½.
@@ -31,24 +35,29 @@ _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,  ]\d{3})*(?:[.,]\d+)?")
 _GROUPS = re.compile(r"(?<=\d)[,.  ](?=\d{3}(?!\d))")
 # Cased scripts only: Latin, Greek, Cyrillic. A word of 2+ letters starting with a capital.
 _NAME = re.compile(r"(?<![\w'’-])[A-ZÀ-ÖØ-ÞĀ-ſΑ-ΩА-ЯЁ][\w'’-]+")
-_NOUNS_CAPITALISED = frozenset({"de", "lb"})
+SAME_CLAIM_SHARE = 0.6
+"""Polarity is compared clause by clause: each clause of the statement with the clause of the passage's best
+sentence that shares most words with it, and only when that one holds this share of the clause's content
+words (negations aside): the two then make the same claim, and a negation on one side only reverses it (a
+"not" in another clause does not)."""
 _NEGATIONS: dict[str, str] = {
-    "en": r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b|n't\b",
-    "de": r"\b(?:nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals|ohne|weder)\b",
-    "fr": r"\b(?:ne|n'|pas|jamais|aucun|aucune|sans|ni)\b",
-    "es": r"\b(?:no|nunca|jamás|ningún|ninguna|ninguno|sin|ni|tampoco)\b",
-    "pt": r"\b(?:não|nunca|jamais|nenhum|nenhuma|sem|nem)\b",
-    "it": r"\b(?:non|mai|nessun|nessuno|nessuna|senza|né)\b",
-    "nl": r"\b(?:niet|geen|nooit|zonder)\b",
-    "ru": r"(?<!\w)(?:не|нет|никогда|ни|без)(?!\w)",
-    "uk": r"(?<!\w)(?:не|немає|ніколи|ні|без)(?!\w)",
-    "pl": r"(?<!\w)(?:nie|nigdy|bez|żaden|żadna)(?!\w)",
-    "tr": r"(?<!\w)(?:değil|yok|hiç|asla)(?!\w)",
+    # Verbal negators only: "without", "none" or "nothing" rarely reverse a claim and often just describe it.
+    "en": r"\b(?:not|never|cannot)\b|n't\b|\bno longer\b",
+    "de": r"\b(?:nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals)\b",
+    "fr": r"\b(?:ne|n'|pas|jamais)\b",
+    "es": r"\b(?:no|nunca|jamás)\b",
+    "pt": r"\b(?:não|nunca|jamais)\b",
+    "it": r"\b(?:non|mai)\b",
+    "nl": r"\b(?:niet|geen|nooit)\b",
+    "ru": r"(?<!\w)(?:не|нет|никогда)(?!\w)",
+    "uk": r"(?<!\w)(?:не|немає|ніколи)(?!\w)",
+    "pl": r"(?<!\w)(?:nie|nigdy)(?!\w)",
+    "tr": r"(?<!\w)(?:değil|yok|asla)(?!\w)",
     "vi": r"(?<!\w)(?:không|chưa|chẳng|chả)(?!\w)",
-    "el": r"(?<!\w)(?:δεν|μην|όχι|ποτέ|χωρίς)(?!\w)",
-    "ro": r"(?<!\w)(?:nu|niciodată|fără|niciun|nicio)(?!\w)",
-    "ar": r"(?<!\w)(?:لا|لم|لن|ليس|ليست|غير|بدون)(?!\w)",
-    "hi": r"(?<!\w)(?:नहीं|न|मत|बिना)(?!\w)",
+    "el": r"(?<!\w)(?:δεν|μην|ποτέ)(?!\w)",
+    "ro": r"(?<!\w)(?:nu|niciodată)(?!\w)",
+    "ar": r"(?<!\w)(?:لا|لم|لن|ليس|ليست)(?!\w)",
+    "hi": r"(?<!\w)(?:नहीं|मत)(?!\w)",
     "zh": r"不|没|沒|未|无|無|非|别|別",
     "ja": r"ない|ません|ず[、。に]|なかった|無い|not",
     "ko": r"않|없|못|아니|안 ",
@@ -108,30 +117,47 @@ def _names(text: str) -> list[str]:
     return found
 
 
+_CLAUSE_BREAK = re.compile(r"[;:,，、；：]\s*|\s(?:but|while|whereas|aber|pero|mais|но|а)\s", re.IGNORECASE)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence (cut at commas, semicolons and contrastive conjunctions)."""
+    return [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()] or [sentence]
+
+
+def _without_negation(text: str, language: str | None) -> frozenset[str]:
+    return content_units(_negation_pattern(language).sub(" ", text))
+
+
 def conflicts(
-    statement: str, passage: str, best_sentence: str, language: str | None = None, context: str | None = None
+    statement: str, passage: str, best_sentence: str, language: str | None = None
 ) -> list[Conflict]:
-    """What in `statement` its best-matching `passage` (the best sentence with its neighbours) does not bear
-    out; `best_sentence` alone decides polarity, and `context` (all of it) is where a German name is looked
-    for. Empty when nothing conflicts."""
+    """What in `statement` its best-matching `passage` (the chunk that holds its most similar sentence) does
+    not bear out; the clause of `best_sentence` closest to it decides polarity, and only when the two say the
+    same thing apart from negation (see SAME_CLAIM_SHARE). Empty when nothing conflicts."""
     found: list[Conflict] = []
     missing = sorted(numbers_in(statement) - numbers_in(passage))
     found.extend(Conflict("number", n) for n in missing)
-    base = (language or "").split("-")[0].lower()
-    where = context if base in _NOUNS_CAPITALISED and context is not None else passage
-    lowered = where.lower()
+    lowered = passage.lower()
     for name in _names(statement):
         stem = name.lower().rstrip("'’s")
         if len(stem) >= 3 and stem[: max(3, len(stem) - 2)] not in lowered:
             found.append(Conflict("name", name))
-    said, source = has_negation(statement, language), has_negation(best_sentence, language)
-    if said != source:
-        found.append(
-            Conflict(
-                "negation",
-                "the statement is negated where the passage is not"
-                if said
-                else "the passage is negated where the statement is not",
+    theirs = [(has_negation(c, language), _without_negation(c, language)) for c in _clauses(best_sentence)]
+    for part in _clauses(statement):
+        mine = _without_negation(part, language)
+        if not mine:
+            continue
+        negated, words = max(theirs, key=lambda clause: len(mine & clause[1]))
+        said = has_negation(part, language)
+        if said != negated and coverage(mine, words) >= SAME_CLAIM_SHARE:
+            found.append(
+                Conflict(
+                    "negation",
+                    "the statement is negated where the passage is not"
+                    if said
+                    else "the passage is negated where the statement is not",
+                )
             )
-        )
+            break
     return found

@@ -136,9 +136,9 @@ def _meta_block(report: Report) -> str:
         )
     if judge is not None:
         rows.append(f"judge {_e(judge.backend)}:{_e(judge.model)}")
-        note = judge_note(judge)
+        note = judge_note(judge, _all_metrics(report))
         if note:
-            rows.append(_e(note))
+            rows.append("<br>".join(_e(line) for line in note.splitlines()))
         cache, usage = judge.cache, judge.usage
         if cache.enabled and (cache.hits or cache.misses):
             rows.append(f"cache {cache.hits} hits / {cache.misses} misses")

@@ -134,11 +134,10 @@ def _meta_block(report: Report) -> str:
         rows.append(
             f"source {_e(nightly.dataset.source)}" + (f" ({skipped} rows skipped)" if skipped else "")
         )
+    note = None
     if judge is not None:
         rows.append(f"judge {_e(judge.backend)}:{_e(judge.model)}")
         note = judge_note(judge, _all_metrics(report))
-        if note:
-            rows.append("<br>".join(_e(line) for line in note.splitlines()))
         cache, usage = judge.cache, judge.usage
         if cache.enabled and (cache.hits or cache.misses):
             rows.append(f"cache {cache.hits} hits / {cache.misses} misses")
@@ -147,7 +146,10 @@ def _meta_block(report: Report) -> str:
             rows.append(f"{usage.calls} judge calls, {tokens} tokens")
     s = report.settings
     rows.append(f"test {_e(s.test)}, correction {_e(s.correction)}, &alpha; = {s.alpha:g}")
-    return "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
+    block = "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
+    if note:  # its own paragraph: a line per metric, what the local judge is good for and not
+        block += "<p class='meta judge-note'>" + "<br>".join(_e(line) for line in note.splitlines()) + "</p>"
+    return block
 
 
 def _gate_block(gate: GateResult) -> str:

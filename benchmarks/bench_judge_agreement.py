@@ -31,39 +31,7 @@ from judge_sets import LabelledSet, load_all
 from ragmetrics import evaluate_rag
 from ragmetrics.judge.backends.local import LocalJudge
 from ragmetrics.judge.cache import VerdictCache
-
-
-def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """P(score of a random positive > score of a random negative), ties counted as one half (Mann-Whitney)."""
-    pos, neg = scores[labels == 1], scores[labels == 0]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores), dtype=np.float64)
-    sorted_scores = scores[order]
-    i = 0
-    while i < len(scores):
-        j = i
-        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    rank_sum = ranks[labels == 1].sum()
-    return float((rank_sum - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
-
-
-def bootstrap_ci(
-    scores: np.ndarray, labels: np.ndarray, rounds: int = 1000, seed: int = 0
-) -> tuple[float, float]:
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(rounds):
-        idx = rng.integers(0, len(scores), len(scores))
-        value = roc_auc(scores[idx], labels[idx])
-        if np.isfinite(value):
-            values.append(value)
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
+from ragmetrics.trust.agreement import roc_auc_ci
 
 
 def _score(samples: list[dict[str, Any]], metric: str, judge: LocalJudge) -> list[float | None]:
@@ -104,8 +72,11 @@ def measure(labelled: LabelledSet, judge: LocalJudge) -> list[dict[str, Any]]:
 def _row(
     labelled: LabelledSet, metric: str, scores: np.ndarray, labels: np.ndarray, total: int, seconds: float
 ) -> dict[str, Any]:
-    auc = roc_auc(scores, labels)
-    low, high = bootstrap_ci(scores, labels) if len(scores) > 10 else (float("nan"), float("nan"))
+    estimate = roc_auc_ci(scores, labels)
+    nan = float("nan")
+    auc, low, high = (
+        (estimate.value, estimate.low, estimate.high) if estimate is not None else (nan, nan, nan)
+    )
     return {
         "set": labelled.name,
         "metric": metric,

@@ -224,8 +224,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 
 def _sentence_with(context: str, start: int) -> str:
     """The sentence of `context` that holds character `start` (a crude split: SQuAD contexts are plain prose)."""
-    pieces = [m for m in re.finditer(r"[^.!?。！？]+[.!?。！？]?", context)]
-    for piece in pieces:
+    for piece in re.finditer(r"[^.!?。！？]+[.!?。！？]?", context):
         if piece.start() <= start < piece.end():
             return piece.group().strip()
     return context.strip()
@@ -368,9 +367,10 @@ def planted(root: Path, language: str, cap: int, rng: random.Random) -> Labelled
     for paragraphs in articles:
         for paragraph in paragraphs:
             context = paragraph["context"]
-            sentences = [s.strip() for s in _SENTENCE_END.split(context) if len(s.strip()) > 30]
             if language == "zh":
                 sentences = [s.strip() for s in re.split(r"(?<=。)", context) if len(s.strip()) > 12]
+            else:
+                sentences = [s.strip() for s in _SENTENCE_END.split(context) if len(s.strip()) > 30]
             for sentence in sentences:
                 changers = [
                     lambda s: _change_number(s, rng),

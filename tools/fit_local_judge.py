@@ -58,6 +58,7 @@ from ragmetrics.judge.backends.local_model import (  # noqa: E402
 )
 from ragmetrics.judge.base import Embedder  # noqa: E402
 from ragmetrics.judge.text.sentences import split_sentences, split_statements  # noqa: E402
+from ragmetrics.trust.agreement import roc_auc  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 OLD_TOPICS = DATA / "local_judge_topics.jsonl"
@@ -257,15 +258,6 @@ def fit_logistic(x: NDArray[np.float64], y: NDArray[np.float64], features: tuple
                        float(beta[-1]))  # fmt: skip
 
 
-def auc(scores: list[float], labels: list[int]) -> float:
-    pos = [s for s, y in zip(scores, labels, strict=True) if y]
-    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
-    if not pos or not neg:
-        return math.nan
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
-
-
 def balanced_accuracy(scores: list[float], labels: list[int], cut: float) -> float:
     pos = [s >= cut for s, y in zip(scores, labels, strict=True) if y]
     neg = [s < cut for s, y in zip(scores, labels, strict=True) if not y]
@@ -343,7 +335,7 @@ def evaluate(
     evasive_idx = [i for i in a_idx if p.answers[i].kind in ("reference", "answer", "evasive")]
 
     def area(scores: list[float], idx: list[int], labels: list[int]) -> float:
-        return auc([scores[i] for i in idx], labels)
+        return roc_auc([scores[i] for i in idx], labels)
 
     c_labels = [p.contexts[i].label for i in c_idx]
     a_labels = [p.answers[i].label for i in a_idx]

@@ -54,7 +54,7 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
     LLM judge (whose backend and model the report already names)."""
     if judge is None or judge.backend != "local":
         return None
-    figures: dict[str, dict[str, float]] = public_agreement().get("auc", {})
+    figures: dict[str, dict[str, float]] = public_agreement()["auc"]
     wanted = [m for m in (metrics if metrics is not None else figures) if m in figures]
     lines = [
         "judge: the built-in local judge (embedding similarity and lexical checks, not an LLM); ROC AUC against "

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-__all__ = ["Agreement", "CalibrationRow", "Estimate", "LabelKind", "agreement"]
+__all__ = ["Agreement", "CalibrationRow", "Estimate", "LabelKind", "agreement", "roc_auc", "roc_auc_ci"]
 
 LabelKind = str  # "binary" | "graded" | "score"
 CALIBRATION_BINS = 5
@@ -99,6 +99,29 @@ def _bootstrap(
         return Estimate(value, math.nan, math.nan)
     low, high = np.quantile(draws, [alpha / 2, 1 - alpha / 2])
     return Estimate(value, float(low), float(high))
+
+
+def roc_auc(scores: ArrayLike, labels: ArrayLike) -> float:
+    """ROC AUC of `scores` against binary `labels` (1 positive): the chance that a random positive scores
+    above a random negative, ties counted as one half (Mann-Whitney U over mid-ranks); NaN without both
+    classes."""
+    s = np.asarray(scores, dtype=np.float64)
+    positive = np.asarray(labels) == 1
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    if not n_pos or not n_neg:
+        return math.nan
+    rank_sum = float(stats.rankdata(s)[positive].sum())
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def roc_auc_ci(
+    scores: ArrayLike, labels: ArrayLike, *, resamples: int = 1000, seed: int = 0, alpha: float = 0.05
+) -> Estimate | None:
+    """`roc_auc` with a percentile bootstrap interval over the items (None when it is undefined)."""
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(labels)
+    return _bootstrap(
+        lambda idx: roc_auc(s[idx], y[idx]), len(s), resamples, np.random.default_rng(seed), alpha
+    )
 
 
 def label_kind(raw: ArrayLike) -> LabelKind:

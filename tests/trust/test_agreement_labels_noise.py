@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import ragmetrics
 from ragmetrics.errors import InputError
 from ragmetrics.schema import JudgeDetail, RunMetadata, RunResult
-from ragmetrics.trust.agreement import agreement, label_kind
+from ragmetrics.trust.agreement import agreement, label_kind, roc_auc, roc_auc_ci
 from ragmetrics.trust.labels import load_labels
 from ragmetrics.trust.variance import judge_noise, noise_floor, verdict_flip_rate
 
@@ -170,3 +171,16 @@ def test_judge_noise_stats_over_repeat_results() -> None:
     assert stats is not None and stats.repeats == 2 and stats.samples == 3
     assert stats.flip_rate == pytest.approx(1 / 3)  # q3's verdict flips (0.4 -> 0.6)
     assert stats.spread["q2"] == 0.0 and stats.spread["q1"] > 0
+
+
+def test_roc_auc_equals_the_share_of_correctly_ordered_pairs_ties_halved() -> None:
+    rng = np.random.default_rng(7)
+    scores = rng.integers(0, 5, size=60).astype(float) / 4  # many ties
+    labels = (rng.random(60) < scores * 0.8 + 0.1).astype(int)
+    pos, neg = scores[labels == 1], scores[labels == 0]
+    pairwise = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
+    assert roc_auc(scores, labels) == pytest.approx(pairwise)
+    assert roc_auc([0.9, 0.1], [0, 1]) == 0.0 and roc_auc([0.9, 0.1], [1, 0]) == 1.0
+    assert math.isnan(roc_auc([0.5, 0.6], [1, 1]))
+    estimate = roc_auc_ci(scores, labels, resamples=200)
+    assert estimate is not None and estimate.low <= estimate.value <= estimate.high

@@ -4,8 +4,7 @@ Why: embedding similarity does not see the details that make a claim true. "The 
 is as close to "The Berlin Wall fell in 1989" as a paraphrase is, so a judge that decides support by cosine
 alone passes planted contradictions and, on public summaries labelled by people (QAGS), cannot tell faithful
 sentences from unfaithful ones (ROC AUC 0.52). What it misses is what a reader checks first: the numbers, the
-names and the polarity. A statement is unsupported when, against its best-matching passage (the most similar
-context sentence with its neighbours):
+names and the polarity. A statement is unsupported when, against its best-matching passage:
 
 - it states a number the passage does not (1991 vs 1989; "1,000" and "1000" are one number);
 - it names something (a capitalised word inside the sentence, in scripts with capitals) the passage does
@@ -25,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
 
 from ragmetrics.judge.text.signals import content_units, coverage
 
@@ -70,7 +70,7 @@ _ALL_NEGATIONS = re.compile("|".join(f"(?:{p})" for p in _NEGATIONS.values()), r
 class Conflict:
     """One detail of the statement the passage does not bear out."""
 
-    kind: str  # "number", "name" or "negation"
+    kind: Literal["number", "name", "negation"]
     detail: str
 
     def __str__(self) -> str:

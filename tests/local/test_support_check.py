@@ -70,6 +70,15 @@ def test_a_faithful_restatement_has_no_conflict(statement: str) -> None:
     assert conflicts(statement, PASSAGE, best, "en") == []
 
 
+def test_a_name_ending_in_s_is_checked_and_a_possessive_matches_its_name() -> None:
+    passage = "Marcus Aurelius wrote the Meditations."
+    assert [c.kind for c in conflicts("The Meditations were written by Jess.", passage, passage, "en")] == [
+        "name"
+    ]
+    assert conflicts("Aurelius's Meditations were written in Greek.", passage + " He wrote in Greek.",
+                     passage, "en") == []  # fmt: skip
+
+
 def test_names_are_looked_for_in_the_whole_chunk() -> None:
     # German capitalises every noun: a noun from elsewhere in the chunk is no conflict, a new name is.
     chunk = "Die Mauer fiel 1989. Die Grenze zwischen Ost und West war danach offen."

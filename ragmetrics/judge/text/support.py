@@ -59,7 +59,7 @@ _NEGATIONS: dict[str, str] = {
     "ar": r"(?<!\w)(?:لا|لم|لن|ليس|ليست)(?!\w)",
     "hi": r"(?<!\w)(?:नहीं|मत)(?!\w)",
     "zh": r"不|没|沒|未|无|無|非|别|別",
-    "ja": r"ない|ません|ず[、。に]|なかった|無い|not",
+    "ja": r"ない|ません|ず[、。に]|なかった|無い",
     "ko": r"않|없|못|아니|안 ",
     "th": r"ไม่|มิ|ไม่ได้",
 }
@@ -117,6 +117,9 @@ def _names(text: str) -> list[str]:
     return found
 
 
+_POSSESSIVE = re.compile(r"['’]s?$")
+
+
 _CLAUSE_BREAK = re.compile(r"[;:,，、；：]\s*|\s(?:but|while|whereas|aber|pero|mais|но|а)\s", re.IGNORECASE)
 
 
@@ -140,7 +143,7 @@ def conflicts(
     found.extend(Conflict("number", n) for n in missing)
     lowered = passage.lower()
     for name in _names(statement):
-        stem = name.lower().rstrip("'’s")
+        stem = _POSSESSIVE.sub("", name.lower())
         if len(stem) >= 3 and stem[: max(3, len(stem) - 2)] not in lowered:
             found.append(Conflict("name", name))
     theirs = [(has_negation(c, language), _without_negation(c, language)) for c in _clauses(best_sentence)]

@@ -49,6 +49,7 @@ from ragmetrics.nightly.config import (
 )
 from ragmetrics.nightly.dataset import QADataset, load_dataset
 from ragmetrics.nightly.gate import check_regressions, load_baseline
+from ragmetrics.nightly.judged_samples import judged_samples_jsonl
 from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
@@ -153,6 +154,7 @@ def run_pipeline(
         notes.extend(run_answers.notes)
     results: dict[str, RunResult] = {}
     judge_info: JudgeInfo | None = None
+    judged_samples: dict[str, list[RagSample]] = {}
     from ragmetrics.engines import make_engine
 
     worker = (
@@ -166,7 +168,14 @@ def run_pipeline(
                 results[name] = result
         with _timed(timings, "judge"):
             judged, judge_info = score_judge(
-                config, dataset, runs, notes, progress=show, engine=worker, answered=answered
+                config,
+                dataset,
+                runs,
+                notes,
+                progress=show,
+                engine=worker,
+                answered=answered,
+                judged=judged_samples,
             )
     finally:
         if worker is not None:
@@ -230,6 +239,9 @@ def run_pipeline(
     if write:
         from ragmetrics.nightly.artifacts import write_artifacts
 
+        extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
+        if judged_samples:
+            extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
         folder, written = write_artifacts(
             report,
             output_dir if output_dir is not None else config.output.dir,
@@ -238,7 +250,7 @@ def run_pipeline(
             gate=gate,
             base_url=config.judge.base_url if config.judge is not None else None,
             keep=config.output.keep,
-            extra_texts={"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else None,
+            extra_texts=extra,
             secrets=calls.secrets(),
         )
         outcome.folder, outcome.artifacts = folder, written
@@ -586,8 +598,10 @@ def score_judge(
     progress: bool = False,
     engine: Engine | None = None,
     answered: Mapping[str, AnsweredRun] | None = None,
+    judged: dict[str, list[RagSample]] | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info.
+    `judged`, when given, receives each run's samples exactly as the judge saw them.
 
     With `judge.repeats` = k > 1 every unit is judged k times with seeds seed, seed + 1, ... (each repeat
     cached under its own key); the results keep repeat 0's scores and carry the noise figures in `trust.noise`.
@@ -595,6 +609,8 @@ def score_judge(
     from ragmetrics.engines import LocalEngine
 
     plan = judge_plan(config, dataset, runs, notes, answered)
+    if judged is not None:
+        judged.update({name: samples for name, (samples, _) in plan.items()})
     if not plan:
         return {}, None
     assert config.judge is not None

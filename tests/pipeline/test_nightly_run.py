@@ -36,7 +36,14 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
     assert "Metrics not every run has" in out and "| weaker | - |" in out
     assert re.search(r"\| pipeline \| \d\.\d{4} \|", out)
     names = {p.name for p in folder.iterdir()}
-    assert names == {"report.json", "per_query.parquet", "per_query.csv", "report.md", "report.html"}
+    assert names == {
+        "report.json",
+        "per_query.parquet",
+        "per_query.csv",
+        "report.md",
+        "report.html",
+        "judged_samples.jsonl",
+    }
 
     report = Report.model_validate_json((folder / "report.json").read_text())
     assert [r.name for r in report.runs] == ["pipeline", "weaker"]

@@ -1,0 +1,73 @@
+"""`ragmetrics label REPORT --metric M`: label a report's samples in the browser, on 127.0.0.1
+(ragmetrics.labeling)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ragmetrics.errors import InputError
+from ragmetrics.options import ExitCode
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "label",
+        help="label a report's samples in the browser; the next run shows the judge's agreement and PPI",
+        description="Serves a page on 127.0.0.1 that shows one sample at a time (question, contexts, answer as "
+        "the judge saw them) and asks what the judge was asked; the judge's verdict is shown only after you "
+        "answer. Samples come in a score-stratified order (any prefix spans the judge's score range); labels "
+        "are saved after every answer to the file `human_labels:` reads, and a second session resumes there.",
+    )
+    parser.add_argument(
+        "report", type=Path, help="a report folder of `ragmetrics run` (or its `latest` link)"
+    )
+    parser.add_argument("--metric", required=True, help="the judge metric to label (e.g. faithfulness)")
+    parser.add_argument(
+        "--run", help="the run whose outputs to label (needed when several runs have the metric)"
+    )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=Path("human_labels.jsonl"),
+        help="labels file to write and resume (.jsonl or .csv; default: human_labels.jsonl)",
+    )
+    parser.add_argument(
+        "--target", type=int, help="labels this session aims at (default: 30, or all samples)"
+    )
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the labelling order")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from ragmetrics.labeling.server import LabelServer
+    from ragmetrics.labeling.session import LabelSession
+
+    if args.target is not None and args.target < 1:
+        raise InputError("must be at least 1", field="--target")
+    session = LabelSession(
+        args.report, args.metric, args.labels, run=args.run, target=args.target, seed=args.seed
+    )
+    server = LabelServer(session, port=args.port).start()
+    status = session.status()
+    print(
+        f"ragmetrics label: {status['metric']} of run {status['run']!r}, {status['labelled']} of "
+        f"{status['total']} samples labelled; open {server.url}  (Ctrl-C or the page's Finish to stop)",
+        file=sys.stderr,
+    )
+    print(f"  {status['plan']}", file=sys.stderr)
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    plan = session.plan()
+    print(f"ragmetrics label: {plan.describe()}", file=sys.stderr)
+    print(
+        f"  labels in {session.store.path}; add to the config:\n    human_labels:\n      path: {session.store.path}",
+        file=sys.stderr,
+    )
+    return int(ExitCode.OK)

@@ -1,0 +1,169 @@
+// The labelling page. Every text from the server is set with textContent: a sample's text is data, not markup.
+"use strict";
+
+const state = { status: null, position: null, answered: false, history: [] };
+const $ = (id) => document.getElementById(id);
+
+async function api(method, path, body) {
+  const init = { method, headers: {} };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const payload = await response.json();
+  if (!response.ok) throw new Error(payload.error || response.statusText);
+  return payload;
+}
+
+function showError(error) {
+  $("error").textContent = String(error.message || error);
+  $("error").hidden = false;
+}
+
+function renderStatus(status) {
+  state.status = status;
+  $("metric").textContent = status.metric;
+  $("run").textContent = status.run;
+  $("ask").textContent = status.ask;
+  $("progress").textContent =
+    `${status.labelled} labelled of ${status.total} samples; this session aims at ${status.target}.`;
+  $("plan").textContent = status.plan;
+  $("labels-file").textContent = status.labels_file;
+  $("snippet").textContent = `human_labels:\n  path: ${status.labels_file}`;
+}
+
+function renderChoices(current) {
+  const box = $("choices");
+  box.replaceChildren();
+  for (const choice of state.status.choices) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.dataset.key = choice.key;
+    button.textContent = `${choice.text} (${choice.key})`;
+    if (current !== null && Math.abs(current - choice.value) < 1e-9) button.classList.add("chosen");
+    button.addEventListener("click", () => answer(choice));
+    box.append(button);
+  }
+}
+
+function fieldBox(name, value) {
+  const box = document.createElement("div");
+  box.className = "field";
+  const title = document.createElement("h3");
+  title.textContent = name;
+  box.append(title);
+  if (Array.isArray(value)) {
+    const list = document.createElement("ol");
+    list.className = "contexts";
+    for (const text of value) {
+      const item = document.createElement("li");
+      const body = document.createElement("div");
+      body.className = "text";
+      body.textContent = text;
+      item.append(body);
+      list.append(item);
+    }
+    if (!value.length) list.textContent = "(nothing retrieved)";
+    box.append(list);
+  } else {
+    const body = document.createElement("div");
+    body.className = "text";
+    body.textContent = value === null || value === undefined ? "(none)" : String(value);
+    box.append(body);
+  }
+  return box;
+}
+
+async function show(position) {
+  if (position === null || position === undefined) return finishView();
+  const item = await api("GET", `/api/item/${position}`);
+  state.position = position;
+  state.answered = false;
+  $("done").hidden = true;
+  $("reveal").hidden = true;
+  $("ask-box").hidden = false;
+  $("sample").hidden = false;
+  $("sample-id").textContent = item.sample_id;
+  $("position").textContent = `${position + 1} in the labelling order`;
+  const fields = $("fields");
+  fields.replaceChildren();
+  for (const [name, value] of Object.entries(item.texts)) fields.append(fieldBox(name, value));
+  renderChoices(item.label);
+  document.body.dataset.position = String(position);
+}
+
+async function answer(choice) {
+  if (state.position === null) return;
+  try {
+    const result = await api("POST", "/api/label", { position: state.position, value: choice.value });
+    renderStatus(result.status);
+    renderChoices(choice.value);
+    state.answered = true;
+    $("yours").textContent = choice.text;
+    $("judge-score").textContent = result.score.toFixed(2);
+    $("judge-reason").textContent = result.reason || "";
+    $("reveal").hidden = false;
+    $("next").focus();
+    document.body.dataset.labelled = String(result.status.labelled);
+  } catch (error) { showError(error); }
+}
+
+async function next() {
+  try {
+    if (state.status.labelled >= state.status.target && !state.keepGoing) return finishView();
+    state.history.push(state.position);
+    const found = await api("GET", `/api/next?after=${state.position ?? -1}`);
+    const position = found.position ?? (await api("GET", "/api/next?after=-1")).position;
+    await show(position);
+  } catch (error) { showError(error); }
+}
+
+function finishView() {
+  $("sample").hidden = true;
+  $("ask-box").hidden = true;
+  $("reveal").hidden = true;
+  $("done").hidden = false;
+  document.body.dataset.done = "true";
+}
+
+async function finish() {
+  try {
+    renderStatus(await api("POST", "/api/finish", {}));
+    $("continue").hidden = true;
+    $("finish").textContent = "Finished: you can close this tab";
+    $("finish").disabled = true;
+  } catch (error) { showError(error); }
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.ctrlKey || event.metaKey || event.altKey || !state.status) return;
+  const key = event.key.toLowerCase();
+  if (key === "q") { event.preventDefault(); finish(); return; }
+  if (!$("done").hidden) return;
+  const choice = state.status.choices.find((c) => c.key === key);
+  if (choice) { event.preventDefault(); answer(choice); return; }
+  if (key === "enter" || key === "arrowright") {
+    event.preventDefault();
+    if (state.answered) next();
+    return;
+  }
+  if (key === "s") { event.preventDefault(); state.answered = true; next(); return; }
+  if ((key === "b" || key === "arrowleft") && state.history.length) {
+    event.preventDefault();
+    show(state.history.pop()).catch(showError);
+  }
+});
+
+window.addEventListener("DOMContentLoaded", async () => {
+  $("next").addEventListener("click", next);
+  $("finish").addEventListener("click", finish);
+  $("continue").addEventListener("click", () => { state.keepGoing = true; next(); });
+  try {
+    renderStatus(await api("GET", "/api/status"));
+    const start = await api("GET", "/api/next?after=-1");
+    if (state.status.labelled >= state.status.target || start.position === null) finishView();
+    else await show(start.position);
+    document.body.dataset.ready = "true";
+  } catch (error) { showError(error); }
+});

@@ -1,0 +1,184 @@
+"""The labelling page, served on 127.0.0.1 only, from files inside the package (no external requests).
+
+Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/<position> (texts, no
+verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
+with the judge's verdict); POST /api/finish (ends the session). The Host header must name the loopback
+address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
+from the page's own origin, and the Content-Security-Policy forbids anything not served from here. The page
+writes every text with textContent: a sample's text is shown, never run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ragmetrics.labeling.session import LabelSession
+
+__all__ = ["LabelServer"]
+
+HOST = "127.0.0.1"
+MAX_BODY = 4096
+_STATIC = {
+    "/": ("label.html", "text/html; charset=utf-8"),
+    "/label.js": ("label.js", "text/javascript; charset=utf-8"),
+    "/label.css": ("label.css", "text/css; charset=utf-8"),
+}
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+
+def _asset(name: str) -> bytes:
+    return resources.files("ragmetrics.labeling").joinpath("page", name).read_bytes()
+
+
+class LabelServer:
+    """A running labelling page for one session; `port=0` takes a free port."""
+
+    def __init__(self, session: LabelSession, port: int = 0) -> None:
+        self.session = session
+        self.finished = threading.Event()
+        self._lock = threading.Lock()  # one label at a time: the store rewrites its file on each
+        handler = _handler(self)
+        self._httpd = ThreadingHTTPServer((HOST, port), handler)
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}/"
+
+    def start(self) -> LabelServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="ragmetrics-label",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the page's Finish (or `timeout` seconds); True if finished."""
+        return self.finished.wait(timeout)
+
+    def api(
+        self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any] | None
+    ) -> tuple[int, Any]:
+        session = self.session
+        if method == "GET" and path == "/api/status":
+            return 200, session.status()
+        if method == "GET" and path == "/api/next":
+            after = int(query.get("after", ["-1"])[0])
+            return 200, {"position": session.next_position(after)}
+        if method == "GET" and path.startswith("/api/item/"):
+            return 200, session.item(int(path.rsplit("/", 1)[1]))
+        if method == "POST" and path == "/api/label":
+            assert body is not None
+            at, value = body.get("position"), body.get("value")
+            if (
+                not isinstance(at, int)
+                or isinstance(at, bool)
+                or isinstance(value, bool)
+                or not isinstance(value, int | float)
+            ):
+                return 400, {"error": "expected {position: int, value: number}"}
+            with self._lock:
+                verdict = session.label(at, float(value))
+                status = session.status()
+            return 200, {"score": verdict.score, "reason": verdict.reason, "status": status}
+        if method == "POST" and path == "/api/finish":
+            self.finished.set()
+            return 200, session.status()
+        return 404, {"error": f"no such endpoint: {method} {path}"}
+
+
+def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "ragmetrics-label"
+        sys_version = ""
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # the terminal shows the session's progress, not an access log
+
+        def _host_ok(self) -> bool:
+            allowed = {f"{HOST}:{server.port}", f"localhost:{server.port}"}
+            return self.headers.get("Host", "") in allowed
+
+        def _send(self, status: int, body: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Security-Policy", _CSP)
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def _json(self, status: int, payload: Any) -> None:
+            self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json")
+
+        def _dispatch(self, method: str) -> None:
+            if not self._host_ok():
+                self._json(HTTPStatus.FORBIDDEN, {"error": "wrong Host header"})
+                return
+            parts = urlsplit(self.path)
+            if method == "GET" and parts.path in _STATIC:
+                name, content_type = _STATIC[parts.path]
+                self._send(200, _asset(name), content_type)
+                return
+            body = None
+            if method == "POST":
+                origin = self.headers.get("Origin")
+                if origin is not None and origin not in (
+                    server.url.rstrip("/"),
+                    f"http://localhost:{server.port}",
+                ):
+                    self._json(HTTPStatus.FORBIDDEN, {"error": "cross-origin request"})
+                    return
+                if not self.headers.get("Content-Type", "").startswith("application/json"):
+                    self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                if not 0 < length <= MAX_BODY:
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": f"a body of 1..{MAX_BODY} bytes"})
+                    return
+                try:
+                    body = json.loads(self.rfile.read(length))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": "not JSON"})
+                    return
+                if not isinstance(body, dict):
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": "expected a JSON object"})
+                    return
+            try:
+                status, payload = server.api(method, parts.path, parse_qs(parts.query), body)
+            except (ValueError, IndexError) as exc:
+                status, payload = 400, {"error": str(exc) or type(exc).__name__}
+            self._json(status, payload)
+
+        def do_GET(self) -> None:
+            self._dispatch("GET")
+
+        def do_POST(self) -> None:
+            self._dispatch("POST")
+
+    return Handler

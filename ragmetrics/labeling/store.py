@@ -1,0 +1,93 @@
+"""The labels file a labelling session writes: the format `human_labels:` reads, safe to interrupt.
+
+Rows are (sample_id, metric, run, label). Every change rewrites the whole file through a temporary file,
+fsync and an atomic rename, so a killed session leaves the previous complete file, never half a line; rows
+for other metrics and runs already in the file are kept as they were. `.jsonl` and `.csv` are written (by
+the file's suffix); an existing file is read with the same strict reader the report uses, so a damaged file
+is an error naming its line, not a fresh start that drops someone's work.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ragmetrics.errors import InputError
+from ragmetrics.trust.labels import load_labels
+
+__all__ = ["LabelStore"]
+
+Key = tuple[str | None, str, str]  # run, metric, sample id
+WRITABLE = (".jsonl", ".csv")
+
+
+class LabelStore:
+    """Labels by (run, metric, sample id), persisted to `path` on every change."""
+
+    def __init__(self, path: Path) -> None:
+        if path.suffix.lower() not in WRITABLE:
+            raise InputError(
+                f"labels are written as {' or '.join(WRITABLE)}; got {path.suffix!r}", source=str(path)
+            )
+        self.path = path
+        self._labels: dict[Key, float] = {}
+        if path.exists() and path.stat().st_size > 0:
+            for label in load_labels(path).labels:
+                self._labels[(label.run, label.metric, label.sample_id)] = label.raw
+
+    def get(self, run: str | None, metric: str, sample_id: str) -> float | None:
+        return self._labels.get((run, metric, sample_id))
+
+    def for_metric(self, run: str | None, metric: str) -> dict[str, float]:
+        """Sample id -> label of `metric` for `run` (a label without a run applies to every run)."""
+        general = {sid: v for (r, m, sid), v in self._labels.items() if m == metric and r is None}
+        own = {
+            sid: v for (r, m, sid), v in self._labels.items() if m == metric and r == run and r is not None
+        }
+        return {**general, **own}
+
+    def set(self, run: str | None, metric: str, sample_id: str, value: float) -> None:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"a label is in [0, 1], not {value}")
+        self._labels[(run, metric, sample_id)] = value
+        self._write()
+
+    def remove(self, run: str | None, metric: str, sample_id: str) -> None:
+        if self._labels.pop((run, metric, sample_id), None) is not None:
+            self._write()
+
+    def _text(self) -> str:
+        rows = [
+            {"sample_id": sid, "metric": metric, "run": run or "", "label": value}
+            for (run, metric, sid), value in self._labels.items()
+        ]
+        if self.path.suffix.lower() == ".jsonl":
+            return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(
+            buffer, fieldnames=["sample_id", "metric", "run", "label"], lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue()
+
+    def _write(self) -> None:
+        if not self._labels:  # an empty labels file is an error to the reader: leave none instead
+            self.path.unlink(missing_ok=True)
+            return
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                out.write(self._text())
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,38 @@
+"""A small report folder (report.json + judged_samples.jsonl) for labelling tests, made without a judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragmetrics.judge.base import RagSample
+from ragmetrics.nightly.judged_samples import FILENAME, judged_samples_jsonl
+from ragmetrics.schema import ComparisonSettings, JudgeDetail, Report, RunMetadata, RunResult
+
+HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
+
+
+def make_report(folder: Path, count: int = 14, run: str = "pipeline") -> dict[str, float]:
+    """Write a report of `count` samples with faithfulness scores spread over [0, 1]; returns the scores."""
+    folder.mkdir(parents=True, exist_ok=True)
+    scores = {f"s{n:02d}": round(((n * 5) % count) / (count - 1), 4) for n in range(count)}
+    samples = [
+        RagSample(
+            id=sid,
+            question=f"Question {sid}: when was the bridge {n} opened?",
+            contexts=[f"Bridge {n} opened in {1900 + n}.", HOSTILE if n == 3 else f"It is {n * 10} m long."],
+            answer=f"It opened in {1900 + n}.",
+            reference=f"{1900 + n}",
+        )
+        for n, sid in enumerate(scores)
+    ]
+    result = RunResult(
+        name=run,
+        per_query={sid: {"faithfulness": score} for sid, score in scores.items()},
+        details={sid: {"faithfulness": JudgeDetail(reason=f"reason for {sid}")} for sid in scores},
+        metadata=RunMetadata(kind="judge", metrics=["faithfulness"], num_queries=count),
+    )
+    settings = ComparisonSettings(test="fisher", correction="holm")
+    report = Report(runs=[result], metrics=["faithfulness"], settings=settings)
+    (folder / "report.json").write_text(report.model_dump_json(), encoding="utf-8")
+    (folder / FILENAME).write_text(judged_samples_jsonl({run: samples}), encoding="utf-8")
+    return scores

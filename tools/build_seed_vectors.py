@@ -4,7 +4,7 @@ embeds them, embedded once with the bundled MiniLM model.
     python tools/build_seed_vectors.py
 
 The texts are the background sentences of the fitted verdicts and every unit the local judge can ask for on
-the built-in collection: each passage's sentences
+the built-in collection: each passage's sentences and two-sentence windows
 (any retriever's contexts are whole passages), and each question, answer and reference whole, by sentence and
 by statement. A text the seeds miss is simply embedded at run time, so the set only needs to be useful.
 """
@@ -17,7 +17,7 @@ from ragmetrics.collection import load_passages, load_samples
 from ragmetrics.embeddings.minilm import MiniLMEmbedder
 from ragmetrics.embeddings.seeds import SEED_PATH, write_seeds
 from ragmetrics.judge.backends.local_model import background_texts
-from ragmetrics.judge.text.sentences import split_sentences, split_statements
+from ragmetrics.judge.text.sentences import sentence_windows, split_sentences, split_statements
 
 
 def collection_texts() -> list[str]:
@@ -31,12 +31,14 @@ def collection_texts() -> list[str]:
 
     add(*background_texts())  # the fitted verdicts' background, embedded once per judge
     for passage in load_passages():
-        add(*split_sentences(passage["text"]))
+        sentences = split_sentences(passage["text"])
+        add(*sentences, *sentence_windows(sentences))
     for sample in load_samples():
         for text in (sample.question, sample.answer or "", sample.reference or ""):
             add(text, *split_sentences(text), *split_statements(text))
         for context in sample.contexts:
-            add(*split_sentences(context))
+            sentences = split_sentences(context)
+            add(*sentences, *sentence_windows(sentences))
     return sorted(texts)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 
@@ -32,26 +33,16 @@ def judged_samples_jsonl(judged: Mapping[str, Sequence[RagSample]]) -> str:
 
 def read_judged_samples(path: Path) -> dict[str, dict[str, RagSample]]:
     """Run -> sample id -> sample; an InputError names the file, the line and the field of any problem."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         raise InputError(
             f"no {FILENAME} here: `ragmetrics run` writes it beside report.json when a judge ran (reports "
             "made before ragmetrics 0.3 have none; run the config again)",
             source=str(path),
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+        )
     out: dict[str, dict[str, RagSample]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", source=str(path), line=number) from None
-        if not isinstance(row, dict) or not isinstance(row.get("run"), str):
-            raise InputError("each line must be an object with a string 'run'", source=str(path), line=number)
+    for number, row in numbered_jsonl(path):
+        if not isinstance(row.get("run"), str):
+            raise InputError("each line must have a string 'run'", source=str(path), line=number, field="run")
         run = row.pop("run")
         try:
             sample = RagSample.model_validate(row)

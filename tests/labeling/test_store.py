@@ -52,3 +52,20 @@ def test_a_damaged_file_is_an_error_not_a_fresh_start(tmp_path: Path) -> None:
 def test_unknown_suffix_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"\.jsonl or \.csv"):
         LabelStore(tmp_path / "labels.parquet")
+
+
+def test_judged_samples_errors_name_the_line(tmp_path: Path) -> None:
+    from ragmetrics.nightly.judged_samples import read_judged_samples
+
+    path = tmp_path / "judged_samples.jsonl"
+    path.write_text('{"run": "a", "id": "q1", "question": "Q?"}\n{"run": "a", "id": "q2"}\n')
+    with pytest.raises(InputError) as caught:
+        read_judged_samples(path)
+    assert "line 2" in str(caught.value) and "question" in str(caught.value)
+    path.write_text(
+        '{"run": "a", "id": "q1", "question": "Q?"}\n{"run": "a", "id": "q1", "question": "Q?"}\n'
+    )
+    with pytest.raises(InputError, match="appears twice"):
+        read_judged_samples(path)
+    with pytest.raises(InputError, match=r"no judged_samples\.jsonl here"):
+        read_judged_samples(tmp_path / "missing" / "judged_samples.jsonl")

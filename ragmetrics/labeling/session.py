@@ -145,6 +145,8 @@ class LabelSession:
 
     def label(self, position: int, value: float) -> Verdict:
         """Record the person's label at `position`; returns the judge's verdict, now that it cannot anchor."""
+        if not 0 <= position < len(self.order):  # a negative index would silently label from the end
+            raise IndexError(f"no sample at position {position}")
         allowed = {c.value for c in self.question.choices}
         if not any(abs(value - a) < 1e-9 for a in allowed):
             raise ValueError(f"label {value} is not one of the offered answers")

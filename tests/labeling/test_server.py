@@ -67,6 +67,7 @@ def test_next_skips_labelled_samples(server: LabelServer) -> None:
     [
         ({"position": 0, "value": 0.3}, {}, 400),  # not an offered answer
         ({"position": 99, "value": 1.0}, {}, 400),
+        ({"position": -1, "value": 1.0}, {}, 400),
         ({"position": "0", "value": 1.0}, {}, 400),
         ({"position": 0, "value": True}, {}, 400),
         ({"position": 0, "value": 1.0}, {"Host": "evil.example:80"}, 403),  # DNS rebinding

@@ -94,9 +94,8 @@ def test_ten_samples_labelled_from_the_keyboard(browser: Any, tmp_path: Path) ->
             reveal = browser.find_element("id", "reveal")
             # No anchoring: the judge's verdict is not on the page before the person answers.
             assert not reveal.is_displayed()
-            assert (
-                browser.find_element("id", "judge-score").get_attribute("textContent") in ("", None) or n > 0
-            )
+            assert browser.find_element("id", "judge-score").get_attribute("textContent") == ""
+            assert browser.find_element("id", "judge-reason").get_attribute("textContent") == ""
             assert f"reason for {sample_id}" not in browser.page_source
             key, value = ("y", 1.0) if n % 3 else ("n", 0.0)
             _press(browser, key)

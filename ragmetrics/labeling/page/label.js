@@ -82,6 +82,8 @@ async function show(position) {
   state.answered = false;
   $("done").hidden = true;
   $("reveal").hidden = true;
+  $("judge-score").textContent = "";  // the last sample's verdict must not linger in the page
+  $("judge-reason").textContent = "";
   $("ask-box").hidden = false;
   $("sample").hidden = false;
   $("sample-id").textContent = item.sample_id;

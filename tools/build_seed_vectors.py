@@ -17,7 +17,7 @@ from ragmetrics.collection import load_passages, load_samples
 from ragmetrics.embeddings.minilm import MiniLMEmbedder
 from ragmetrics.embeddings.seeds import SEED_PATH, write_seeds
 from ragmetrics.judge.backends.local_model import background_texts
-from ragmetrics.judge.text.sentences import sentence_windows, split_sentences, split_statements
+from ragmetrics.judge.text.sentences import split_sentences, split_statements
 
 
 def collection_texts() -> list[str]:
@@ -32,13 +32,13 @@ def collection_texts() -> list[str]:
     add(*background_texts())  # the fitted verdicts' background, embedded once per judge
     for passage in load_passages():
         sentences = split_sentences(passage["text"])
-        add(*sentences, *sentence_windows(sentences))
+        add(*sentences)
     for sample in load_samples():
         for text in (sample.question, sample.answer or "", sample.reference or ""):
             add(text, *split_sentences(text), *split_statements(text))
         for context in sample.contexts:
             sentences = split_sentences(context)
-            add(*sentences, *sentence_windows(sentences))
+            add(*sentences)
     return sorted(texts)
 
 

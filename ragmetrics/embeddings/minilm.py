@@ -63,7 +63,7 @@ def _sha256(path: Path) -> str:
 class MiniLMEmbedder:
     """Text -> unit vectors [n, 384] (float32). Thread-safe; one ONNX session, created on first use.
 
-    Texts are sorted by token count and batched so that each batch pads only to its own longest text.
+    Texts are grouped by token count (`length_batches`), so that a batch pads only to its own longest text.
     A bounded LRU of recent texts avoids re-embedding the sentences a judge run sees many times.
     """
 
@@ -165,10 +165,8 @@ class MiniLMEmbedder:
         session, tokenizer = self._load()
         encodings = tokenizer.encode_batch(texts, add_special_tokens=True)
         ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        order = sorted(range(len(texts)), key=lambda i: (len(ids[i]), i))
         result = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            batch = order[start : start + self._batch_size]
+        for batch in length_batches([len(i) for i in ids], self._batch_size):
             width = max(len(ids[i]) for i in batch)
             input_ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
@@ -252,6 +250,38 @@ class MiniLMEmbedder:
                 cause="embedder_unavailable",
             )
         return session
+
+
+BATCH_TOKENS = 4096
+"""Padded tokens (rows x widest text) one inference may hold: larger batches gain nothing on a CPU and
+cost memory for the attention maps."""
+MIN_FILL = 0.8
+"""A batch closes when the next text is shorter than this share of its widest: a sentence padded to a
+window's or a chunk's length costs as much as the longer text. Measured on the built-in collection's judge
+calls (benchmarks/bench_local_judge_real.py): fixed batches of 64 55 s, these 17.6 s, one text a call 23 s."""
+
+
+def length_batches(lengths: Sequence[int], max_rows: int) -> list[list[int]]:
+    """Positions grouped into inference batches of similar token counts, longest first.
+
+    Padding is where a CPU encoder's time goes when one call mixes short sentences with long passages;
+    grouping by length keeps it under a fifth of a batch. The vectors do not depend on the grouping (each
+    row is masked and normalised on its own), so this changes speed, never results.
+    """
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        if current:
+            widest = lengths[current[0]]
+            full = len(current) >= max_rows or widest * (len(current) + 1) > BATCH_TOKENS
+            if full or lengths[i] < MIN_FILL * widest:
+                batches.append(current)
+                current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
 
 
 def _mean_pool_normalise(hidden: NDArray[np.float32], mask: NDArray[np.int64]) -> NDArray[np.float32]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragmetrics.embeddings import DIMENSION, MiniLMEmbedder, physical_cores
-from ragmetrics.embeddings.minilm import TOKENIZER_PATH
+from ragmetrics.embeddings.minilm import BATCH_TOKENS, MIN_FILL, TOKENIZER_PATH, length_batches
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import Embedder
 
@@ -45,6 +45,28 @@ def test_result_independent_of_batching_order_and_cache() -> None:
     again = cached.encode(texts)
     np.testing.assert_allclose(small, base, atol=1e-6)
     np.testing.assert_allclose(again, base, atol=1e-6)
+
+
+def test_length_batches_cover_every_text_once_with_little_padding() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        lengths = [int(x) for x in rng.integers(3, 257, size=int(rng.integers(0, 300)))]
+        batches = length_batches(lengths, max_rows=64)
+        assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+        for batch in batches:
+            widest = max(lengths[i] for i in batch)
+            assert len(batch) <= 64
+            assert len(batch) == 1 or widest * len(batch) <= BATCH_TOKENS
+            # the padding a batch carries is bounded: every row is at least MIN_FILL of the widest
+            assert min(lengths[i] for i in batch) >= MIN_FILL * widest
+
+
+def test_mixed_lengths_embed_the_same_as_alone() -> None:
+    """A short sentence batched with long passages gets the vector it gets alone (masking, per-row pooling)."""
+    texts = ["Short.", "word " * 240, "A medium sentence about the csv module and its dialects.", "x " * 30]
+    together = MiniLMEmbedder(cache_size=0).encode(texts)
+    alone = np.stack([MiniLMEmbedder(cache_size=0).encode([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-6)
 
 
 def test_duplicates_are_embedded_once_and_returned_in_place(embedder: MiniLMEmbedder) -> None:

@@ -9,7 +9,13 @@ import pytest
 from numpy.typing import NDArray
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge.backends.local import LocalJudge, LocalThresholds, pair_similarities, units
+from ragmetrics.judge.backends.local import (
+    LocalJudge,
+    LocalThresholds,
+    pair_similarities,
+    units,
+    window_cosines,
+)
 from ragmetrics.judge.base import JUDGE_METRICS, Judge, RagSample
 from ragmetrics.judge.select import make_judge, resolve_backend
 from ragmetrics.judge.settings import JudgeSettings
@@ -219,6 +225,40 @@ def test_pair_similarities_matches_judge_and_handles_blank() -> None:
     sims = asyncio.run(pair_similarities(emb, "context_relevancy", [("Q?", "S."), ("Q?", " ")]))
     assert sims[0] == pytest.approx(0.5, abs=1e-6)
     assert sims[1] is None
+
+
+def test_window_cosine_is_the_cosine_of_the_normalised_sum() -> None:
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(6, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[0]
+    pairs = [(1, 2), (2, 3), (4, 5)]
+    got = window_cosines(vectors, pairs, query)
+    for (a, b), cos in zip(pairs, got, strict=True):
+        summed = vectors[a] + vectors[b]
+        assert cos == pytest.approx(float(summed @ query / np.linalg.norm(summed)), abs=1e-6)
+        # by linearity: the two sentences' cosines over the length of their sum
+        assert cos == pytest.approx(
+            float((vectors[a] @ query + vectors[b] @ query) / np.linalg.norm(summed)), abs=1e-6
+        )
+    assert window_cosines(vectors, [], query) == []
+
+
+def test_a_window_never_joins_two_chunks(embedder) -> None:  # type: ignore[no-untyped-def]
+    """A chunk's grade is its own: the chunk before it cannot lend it a window."""
+    question = "Which function reads a JSON document from a file?"
+    answering = "The json.load() function reads a JSON document from a file object."
+    follow_up = "It returns the Python objects the document describes."
+    alone = RagSample(id="a", question=question, contexts=[follow_up])
+    after = RagSample(id="b", question=question, contexts=[answering, follow_up])
+    joined = RagSample(id="c", question=question, contexts=[f"{answering} {follow_up}"])
+    judge = LocalJudge(embedder)
+    grade_alone = run(judge, "passage_relevance", alone).detail.verdicts[0]
+    grades_after = run(judge, "passage_relevance", after).detail.verdicts
+    assert grades_after[1]["score"] == grade_alone["score"]
+    # within one chunk the follow-up sentence shares the answering sentence's window
+    sentences = run(judge, "context_relevancy", joined).detail.verdicts
+    assert sentences[1]["score"] > run(judge, "context_relevancy", alone).detail.verdicts[0]["score"]
 
 
 def test_real_model_end_to_end_is_deterministic(embedder) -> None:  # type: ignore[no-untyped-def]

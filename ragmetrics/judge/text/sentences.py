@@ -23,9 +23,7 @@ number of statements, so both backends must cut text the same way, without a mod
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from functools import lru_cache
-from itertools import pairwise
 
 from ragmetrics.judge.text.language import detect_language
 
@@ -209,9 +207,3 @@ def _words(text: str) -> int:
         cjk = len(_CJK_CHARACTER.findall(token))
         count += (cjk + 1) // 2 + (1 if len(token) > cjk and not cjk else 0)
     return count
-
-
-def sentence_windows(sentences: Sequence[str]) -> list[str]:
-    """Each two adjacent sentences of one text, joined: the windows the local judge grades relevance by (a
-    sentence that continues the answering one counts with it)."""
-    return [f"{a} {b}" for a, b in pairwise(sentences)]

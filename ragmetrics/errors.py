@@ -19,7 +19,8 @@ FailureCause = Literal[
     "embedder_unavailable",  # no embedder is configured or its model cannot be loaded
     "missing_field",  # the sample lacks a field the metric reads, or it holds no sentence/statement
     "unsupported_metric",  # the backend does not compute this metric
-    "invalid_value",  # a backend produced a score outside [0, 1] or not finite
+    "invalid_value",  # a score outside its metric's range (judge metrics: [0, 1]) or not finite
+    "metric_error",  # a team's own metric function raised: recorded with the exception's type and message
     "internal_error",  # a bug: recorded with its exception type, never passed off as the endpoint's fault
 ]
 """Why a judge score could not be had: the closed set `SampleFailure.cause` takes, documented here once."""

@@ -8,7 +8,7 @@ the same for every backend, so the LLM judge and the local judge are interchange
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,11 +41,20 @@ class RagSample(BaseModel):
         "None when the sample has no contexts at all (context metrics cannot be computed)",
     )
     context_ids: list[str] | None = None
+    relevant_ids: list[str] | None = Field(
+        default=None,
+        description="ids of the passages judged relevant to the question (qrels grade >= 1), for citation "
+        "precision and recall",
+    )
     answer: str | None = None
     reference: str | None = None
     language: str | None = Field(
         default=None,
         description="ISO 639 code of the sample's texts ('ja', 'de'); unset: each text's script decides",
+    )
+    extra: dict[str, Any] | None = Field(
+        default=None,
+        description="the dataset's other columns for this sample (a metric of your own may read them)",
     )
 
     @field_validator("language")

@@ -17,12 +17,14 @@ also needs one handler in each backend.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge import formulas
+from ragmetrics.judge import deterministic, formulas
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
     CorrectnessVerdicts,
@@ -35,12 +37,17 @@ from ragmetrics.judge.verdicts import (
     Verdict,
 )
 
+if TYPE_CHECKING:
+    from ragmetrics.schema import JudgeDetail
+
 __all__ = [
+    "BUILTIN_METRIC_NAMES",
     "JUDGE_METRIC_SPECS",
     "JudgeMetricSpec",
     "Plan",
     "judge_metric_names",
     "metric_table",
+    "registered_metrics",
     "required_fields",
     "resolve_judge_metric",
     "spec",
@@ -54,6 +61,7 @@ Plan = Literal[
     "embedding_similarity",
     "statement_classification",
     "graded_relevance",
+    "deterministic",
 ]
 """How a metric is judged:
 
@@ -64,10 +72,15 @@ Plan = Literal[
 - embedding_similarity: the cosine of two texts' embeddings, no verdict;
 - statement_classification: answer and reference statements, cut in code, classified against each other
   (true positive, false positive, false negative), combined with the embedding similarity;
-- graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style.
+- graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style;
+- deterministic: no judge at all: `compute` reads the sample (exact match, ROUGE-L, citations, a team's own
+  Python function); every backend runs it the same way, and it is never cached (it costs nothing).
 """
 
-Field = Literal["question", "contexts", "answer", "reference"]
+Field = Literal["question", "contexts", "answer", "reference", "context_ids", "relevant_ids"]
+Compute = Callable[[Any], "tuple[float, JudgeDetail]"]
+"""A deterministic metric: the sample in, its value and the detail (reason, verdicts) out; it may raise
+NotApplicable with a reason, or JudgeError with a cause."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +105,24 @@ class JudgeMetricSpec:
     """statement plans: the verdict field that says yes (`attributed` for recall, `supported` for faithfulness)."""
     refusal_not_applicable: bool = False
     """statement plans: an empty target, or one whose first statement declines to answer, is not applicable."""
+    compute: Compute | None = None
+    """deterministic plan: the function that scores a sample."""
+    value_range: tuple[float, float | None] = (0.0, 1.0)
+    """Lowest and highest value (None: unbounded); a value outside is a failure of the metric, never kept."""
+    higher_is_better: bool | None = True
+    """None for a descriptive metric (answer length): comparisons show a change, never a better or worse."""
+    origin: str = "built-in"
+    """Where the metric was defined: built-in, or the file or config that declared it (docs, reports)."""
+
+    def __post_init__(self) -> None:
+        if (self.plan == "deterministic") != (self.compute is not None):
+            raise ValueError(f"metric {self.name!r}: a deterministic plan needs `compute`, and only it")
+        low, high = self.value_range
+        if high is not None and not low < high:
+            raise ValueError(f"metric {self.name!r}: value range {self.value_range} is empty")
 
 
+_SQUAD = "Rajpurkar et al., 'SQuAD: 100,000+ Questions for Machine Comprehension of Text', EMNLP 2016; official v1.1/v2.0 evaluation script"
 _RAGAS = (
     "Es et al., 'RAGAS: Automated Evaluation of Retrieval Augmented Generation', EACL 2024 demo; RAGAS docs"
 )
@@ -253,35 +282,174 @@ JUDGE_METRIC_SPECS = (
         "there reaches the threshold (context recall's); similarity from the local embedding model",
         local_threshold=0.45,
     ),
+    JudgeMetricSpec(
+        name="exact_match",
+        description="is the answer the reference, after SQuAD's normalisation?",
+        formula_in_words="1 when answer and reference are equal after lower-casing and removing punctuation, "
+        "English articles and extra whitespace, else 0",
+        citation=_SQUAD,
+        required=("answer", "reference"),
+        plan="deterministic",
+        score=deterministic.exact_match_score,
+        compute=deterministic.exact_match,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+        aliases=("em",),
+    ),
+    JudgeMetricSpec(
+        name="token_f1",
+        description="how many of the reference's words does the answer share, and how few others?",
+        formula_in_words="2PR / (P + R) over the normalised tokens both share (as a multiset); P = shared / "
+        "answer tokens, R = shared / reference tokens",
+        citation=_SQUAD,
+        required=("answer", "reference"),
+        plan="deterministic",
+        score=deterministic.token_f1_score,
+        compute=deterministic.token_f1,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+    ),
+    JudgeMetricSpec(
+        name="rouge_l",
+        description="how much of the reference does the answer follow in order?",
+        formula_in_words="F-measure of the longest common subsequence of tokens: 2PR / (P + R), P = LCS / "
+        "answer tokens, R = LCS / reference tokens",
+        citation="Lin, 'ROUGE: A Package for Automatic Evaluation of Summaries', 2004; rouge-score (Google)",
+        required=("answer", "reference"),
+        plan="deterministic",
+        score=deterministic.rouge_l_score,
+        compute=deterministic.rouge_l,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+    ),
+    JudgeMetricSpec(
+        name="answer_length",
+        description="how long is the answer, in tokens?",
+        formula_in_words="number of tokens (words; a Chinese, Japanese or Korean character is one)",
+        citation="descriptive",
+        required=("answer",),
+        plan="deterministic",
+        score=deterministic.answer_length_score,
+        compute=deterministic.answer_length,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+        value_range=(0.0, None),
+        higher_is_better=None,
+    ),
+    JudgeMetricSpec(
+        name="citation_validity",
+        description="do the answer's citations [1]..[n] point at passages that were retrieved?",
+        formula_in_words="citations naming a passage 1..n of the contexts / all citations; not applicable "
+        "when the answer cites nothing",
+        citation="ALCE (Gao et al., EMNLP 2023) citation format",
+        required=("answer", "contexts"),
+        plan="deterministic",
+        score=deterministic.citation_share_score,
+        compute=deterministic.citation_validity,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+    ),
+    JudgeMetricSpec(
+        name="citation_precision",
+        description="are the passages the answer cites relevant, by the qrels?",
+        formula_in_words="distinct cited retrieved passages judged relevant (grade >= 1) / distinct cited "
+        "retrieved passages",
+        citation="ALCE (Gao et al., EMNLP 2023), with relevance from human judgments instead of an NLI model",
+        required=("answer", "contexts", "context_ids", "relevant_ids"),
+        plan="deterministic",
+        score=deterministic.citation_share_score,
+        compute=deterministic.citation_precision,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+    ),
+    JudgeMetricSpec(
+        name="citation_recall",
+        description="does the answer cite the relevant passages it was given?",
+        formula_in_words="retrieved passages judged relevant that the answer cites / retrieved passages judged "
+        "relevant; not applicable when none is",
+        citation="ALCE (Gao et al., EMNLP 2023), with relevance from human judgments instead of an NLI model",
+        required=("answer", "contexts", "context_ids", "relevant_ids"),
+        plan="deterministic",
+        score=deterministic.citation_share_score,
+        compute=deterministic.citation_recall,
+        verdict_models=(),
+        prompts=(),
+        local_variant="the same (no judge)",
+    ),
 )
 
-_BY_NAME: dict[str, JudgeMetricSpec] = {s.name: s for s in JUDGE_METRIC_SPECS}
-_ALIASES: dict[str, str] = {alias: s.name for s in JUDGE_METRIC_SPECS for alias in s.aliases}
+BUILTIN_METRIC_NAMES: tuple[str, ...] = tuple(s.name for s in JUDGE_METRIC_SPECS)
+
+_BUILTIN: dict[str, JudgeMetricSpec] = {s.name: s for s in JUDGE_METRIC_SPECS}
+_BUILTIN_ALIASES: dict[str, str] = {alias: s.name for s in JUDGE_METRIC_SPECS for alias in s.aliases}
+_registered: dict[str, JudgeMetricSpec] = {}
+_registry_lock = threading.Lock()
+
+
+def _all() -> dict[str, JudgeMetricSpec]:
+    return {**_BUILTIN, **_registered}
 
 
 def judge_metric_names() -> tuple[str, ...]:
-    """Canonical names, in the registry's order."""
-    return tuple(_BY_NAME)
+    """Canonical names, in the registry's order: the built-in metrics, then those registered (a team's own)."""
+    return (*_BUILTIN, *_registered)
 
 
 def resolve_judge_metric(name: str) -> str | None:
     """The canonical name of `name` (a name or an alias), or None when it is not a judge metric."""
-    if name in _BY_NAME:
+    if name in _BUILTIN or name in _registered:
         return name
-    return _ALIASES.get(name)
+    return _BUILTIN_ALIASES.get(name)
 
 
 def spec(name: str) -> JudgeMetricSpec:
     """The spec of a judge metric (name or alias); JudgeError(unsupported_metric) with a suggestion otherwise."""
     canonical = resolve_judge_metric(name)
     if canonical is None:
-        known = [*_BY_NAME, *_ALIASES]
+        known = [*judge_metric_names(), *_BUILTIN_ALIASES]
         close = difflib.get_close_matches(name, known, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise JudgeError(
-            f"{name!r} is not a judge metric{hint} known: {', '.join(_BY_NAME)}", cause="unsupported_metric"
+            f"{name!r} is not a judge metric{hint} known: {', '.join(judge_metric_names())}",
+            cause="unsupported_metric",
         )
-    return _BY_NAME[canonical]
+    return _all()[canonical]
+
+
+@contextmanager
+def registered_metrics(specs: Iterable[JudgeMetricSpec]) -> Iterator[None]:
+    """Metrics of a team's own (from a config or a metric file) in the registry while the block runs.
+
+    The same registry as the built-in ones, so config validation, CLI help, did-you-mean, the cache, trust,
+    comparisons and the gate treat them alike. Scoped rather than global for good: two configs in one process
+    (tests, a notebook) may define different metrics under one name. A name that is a built-in metric or alias,
+    or that is already registered with a different definition, is refused.
+    """
+    added: list[str] = []
+    with _registry_lock:
+        for item in specs:
+            if item.name in _BUILTIN or item.name in _BUILTIN_ALIASES:
+                raise ValueError(f"metric {item.name!r} ({item.origin}) has the name of a built-in metric")
+            present = _registered.get(item.name)
+            if present is not None and present != item:
+                raise ValueError(
+                    f"metric {item.name!r} ({item.origin}) is already defined differently ({present.origin})"
+                )
+            if present is None:
+                _registered[item.name] = item
+                added.append(item.name)
+    try:
+        yield
+    finally:
+        with _registry_lock:
+            for name in added:
+                _registered.pop(name, None)
 
 
 def required_fields(name: str) -> tuple[Field, ...]:
@@ -295,6 +463,8 @@ def metric_table() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for s in JUDGE_METRIC_SPECS:
+        if s.plan == "deterministic":
+            continue  # their own table: deterministic_table()
         name = f"`{s.name}`" + (f" (alias {', '.join(f'`{a}`' for a in s.aliases)})" if s.aliases else "")
         prompts = ", ".join(f"`prompts/{p}.yaml`" for p in s.prompts) or "none (embeddings only)"
         local = s.local_variant + (
@@ -303,5 +473,20 @@ def metric_table() -> str:
         lines.append(
             f"| {name} | {s.description} | {s.formula_in_words} | {', '.join(s.required)} | {prompts} | "
             f"{local} | {s.citation} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def deterministic_table() -> str:
+    """The Markdown table of the deterministic answer metrics in docs/judge.md."""
+    lines = ["| metric | what it asks | formula | needs | range | source |", "|---|---|---|---|---|---|"]
+    for s in JUDGE_METRIC_SPECS:
+        if s.plan != "deterministic":
+            continue
+        name = f"`{s.name}`" + (f" (alias {', '.join(f'`{a}`' for a in s.aliases)})" if s.aliases else "")
+        low, high = s.value_range
+        span = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
+        lines.append(
+            f"| {name} | {s.description} | {s.formula_in_words} | {', '.join(s.required)} | {span} | {s.citation} |"
         )
     return "\n".join(lines) + "\n"

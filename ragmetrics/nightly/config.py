@@ -25,12 +25,15 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
+from ragmetrics.judge.custom import CustomMetric
+from ragmetrics.judge.registry import JudgeMetricSpec, resolve_judge_metric
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.options import FusionMethod, FusionNorm
@@ -302,6 +305,12 @@ RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
 class JudgeConfig(JudgeSettings):
     """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
 
+    custom_metrics: list[CustomMetric] = Field(
+        default_factory=list,
+        description="metrics of your own: contains, matches or python (docs/judge.md, 'Your own metrics'); "
+        "list their names in `metrics`",
+    )
+
     metrics: list[str] = Field(default_factory=list, description=f"judge metrics: {', '.join(JUDGE_METRICS)}")
     contexts_top_k: int = Field(
         default=3,
@@ -313,10 +322,44 @@ class JudgeConfig(JudgeSettings):
         default=None, description="runs to judge (default: every run with contexts)"
     )
 
+    @field_validator("custom_metrics")
+    @classmethod
+    def _distinct_custom(cls, v: list[CustomMetric]) -> list[CustomMetric]:
+        seen: set[str] = set()
+        for i, item in enumerate(v):
+            if item.name in seen:
+                raise ValueError(f"[{i}]: metric {item.name!r} is defined twice")
+            if resolve_judge_metric(item.name) is not None:
+                raise ValueError(f"[{i}]: {item.name!r} is the name of a built-in metric; choose another")
+            seen.add(item.name)
+        return v
+
     @field_validator("metrics")
     @classmethod
-    def _known_metrics(cls, v: list[str]) -> list[str]:
-        return _check_names(v, _check_judge_metric)
+    def _known_metrics(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        own = [m.name for m in info.data.get("custom_metrics", [])]
+        known = [*JUDGE_METRICS, *own]
+
+        def check(name: str) -> str | None:
+            if name in known:
+                return None
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return f"unknown metric {name!r}{hint} judge metrics: {', '.join(known)}"
+
+        return _check_names(v, check)
+
+    @model_validator(mode="after")
+    def _custom_metrics_used(self) -> JudgeConfig:
+        unused = sorted({m.name for m in self.custom_metrics} - set(self.metrics))
+        if unused:
+            raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
+        return self
+
+    def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:
+        """The specs of the custom metrics, to register for the run (`registry.registered_metrics`); Python
+        metrics are imported now, from the folders in `search` first."""
+        return [item.to_spec(origin, search) for item in self.custom_metrics]
 
     def settings(self) -> JudgeSettings:
         """The backend settings alone, as `make_judge` takes them."""
@@ -539,12 +582,6 @@ def _check_names(names: list[str], check: Callable[[str], str | None]) -> list[s
         if problem is not None:
             raise ValueError(f"[{i}]: {problem}")
     return names
-
-
-def _check_judge_metric(name: str) -> str | None:
-    if name in JUDGE_METRICS:
-        return None
-    return f"unknown metric {name!r}; judge metrics: {', '.join(JUDGE_METRICS)}"
 
 
 def _check_retrieval_metric(name: str) -> str | None:
@@ -820,6 +857,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
 
 
 def _type_name(annotation: Any) -> str:
+    if annotation == list[CustomMetric]:
+        return "list of metric definitions (type: contains, matches or python)"
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
     text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
     text = re.sub(r"\bragmetrics(\.\w+)*\.(\w+Settings)\b", r"\2 (below)", text)

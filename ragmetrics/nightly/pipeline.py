@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError
-from ragmetrics.judge.base import REQUIRED_FIELDS, RagSample
+from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.registry import registered_metrics, required_fields
 from ragmetrics.nightly.answers import (
     AnsweredRun,
     TargetCalls,
@@ -119,6 +120,21 @@ def run_pipeline(
         config = load_config(config)
     if engine is not None:
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
+    where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
+    own = config.judge.metric_specs("judge.custom_metrics", where) if config.judge is not None else []
+    with registered_metrics(own):  # the team's own metrics, in the registry for this run only
+        return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
+
+
+def _run_pipeline(
+    config: NightlyConfig,
+    baseline: Path | None,
+    output_dir: Path | None,
+    progress: bool | None,
+    write: bool,
+    log: Log | None,
+    refresh_pipeline: bool,
+) -> PipelineOutcome:
     show = config.progress if progress is None else progress
     say: Log = log or (lambda message: print(visible_controls(message), file=sys.stderr))
     notes: list[str] = []
@@ -504,16 +520,29 @@ def judge_plan(
                 raise ConfigError(f"judge.runs: {message} (set dataset.passages)")
             notes.append(message)
             continue
+        samples = [_with_dataset_fields(s, dataset) for s in samples]
         metrics = []
         for metric in config.judge.metrics:
             if any(not s.missing_fields(metric) for s in samples):
                 metrics.append(metric)
             else:
-                needed = ", ".join(REQUIRED_FIELDS[metric])
+                needed = ", ".join(required_fields(metric))
                 notes.append(f"{metric} not computed for run {name!r}: no sample has all of {needed}")
         if metrics:
             plan[name] = (samples, metrics)
     return plan
+
+
+def _with_dataset_fields(sample: RagSample, dataset: QADataset) -> RagSample:
+    """The sample with what the dataset knows beside its text: the ids its qrels judge relevant (citation
+    metrics) and its other columns (metrics of the team's own)."""
+    graded = dataset.relevance.get(sample.id)
+    update: dict[str, Any] = {}
+    if graded is not None and sample.relevant_ids is None:
+        update["relevant_ids"] = sorted(d for d, g in graded.items() if g >= 1)
+    if sample.extra is None and dataset.extras.get(sample.id):
+        update["extra"] = dict(dataset.extras[sample.id])
+    return sample.model_copy(update=update) if update else sample
 
 
 def generate_for_runs(

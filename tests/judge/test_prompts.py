@@ -21,9 +21,12 @@ PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
 def test_every_metric_has_its_prompts_with_hash_versions() -> None:
     lib = default_library()
     versions = lib.versions()
-    # Every prompt a registry entry names (answer_similarity needs none: it only embeds), and the shared texts.
+    # Every prompt a registry entry names (answer_similarity needs none: it only embeds; deterministic metrics
+    # ask no judge), and the shared texts.
     expected = {p for s in JUDGE_METRIC_SPECS for p in s.prompts} | {"_shared"}
-    assert set(JUDGE_METRICS) - {"answer_similarity"} <= expected
+    deterministic = {s.name for s in JUDGE_METRIC_SPECS if s.plan == "deterministic"}
+    assert deterministic and all(not s.prompts for s in JUDGE_METRIC_SPECS if s.name in deterministic)
+    assert set(JUDGE_METRICS) - {"answer_similarity"} - deterministic <= expected
     assert set(versions) == expected
     assert all(re.fullmatch(r"[0-9a-f]{12}", v) for v in versions.values())
     assert len(set(versions.values())) == len(versions)

@@ -8,10 +8,16 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge import formulas
+from ragmetrics.judge import deterministic, formulas
 from ragmetrics.judge.base import JUDGE_METRICS, REQUIRED_FIELDS, RagSample, check_scorable
 from ragmetrics.judge.prompts import default_library
-from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, metric_table, resolve_judge_metric, spec
+from ragmetrics.judge.registry import (
+    JUDGE_METRIC_SPECS,
+    deterministic_table,
+    metric_table,
+    resolve_judge_metric,
+    spec,
+)
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "judge.md"
 
@@ -25,13 +31,45 @@ def test_docs_table_is_generated_from_the_registry() -> None:
     )
 
 
+def test_docs_deterministic_table_is_the_registry() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(
+        r"<!-- deterministic-metrics:start -->\n(.*?)<!-- deterministic-metrics:end -->", text, re.S
+    )
+    assert found and found.group(1) == deterministic_table(), (
+        "docs/judge.md: regenerate with deterministic_table()"
+    )
+
+
+def test_own_metrics_enter_the_same_registry_and_leave_it() -> None:
+    from ragmetrics.errors import JudgeError
+    from ragmetrics.judge.custom import ContainsMetric
+    from ragmetrics.judge.registry import judge_metric_names, registered_metrics
+
+    own = ContainsMetric(name="says_hi", type="contains", text="hi").to_spec("test")
+    with registered_metrics([own]):
+        assert judge_metric_names()[-1] == "says_hi" and spec("says_hi") is own
+        with (
+            pytest.raises(ValueError, match="already defined differently"),
+            registered_metrics([ContainsMetric(name="says_hi", type="contains", text="ho").to_spec("t2")]),
+        ):
+            pass
+    assert "says_hi" not in judge_metric_names()
+    with pytest.raises(JudgeError, match="did you mean 'exact_match'"):
+        spec("exact_mach")
+    clash = ContainsMetric(name="token_f1", type="contains", text="x").to_spec("t")
+    with pytest.raises(ValueError, match="built-in"), registered_metrics([clash]):
+        pass
+
+
 def test_every_spec_names_existing_prompts_and_formula() -> None:
     library = default_library()
     for s in JUDGE_METRIC_SPECS:
         for name in s.prompts:
             prompt = library.get(name)
             assert prompt.model in s.verdict_models, (s.name, name)
-        assert s.score.__module__ == formulas.__name__
+        home = deterministic if s.plan == "deterministic" else formulas
+        assert s.score.__module__ == home.__name__, s.name
         assert s.score.__name__.endswith("_score"), "formulas are named after what they compute"
         assert s.description and s.formula_in_words and s.citation
 

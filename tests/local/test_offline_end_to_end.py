@@ -12,6 +12,7 @@ from ragmetrics.embeddings import MiniLMEmbedder
 from ragmetrics.judge.backends.local import LocalJudge
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.judge.registry import spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,9 +40,11 @@ SAMPLES = [
     {"id": "no-reference", "question": "What does enumerate do?", "contexts": ["enumerate() yields pairs."]},
 ]
 
+JUDGED = [m for m in JUDGE_METRICS if spec(m).plan != "deterministic"]  # the deterministic ones ask no judge
+
 
 def test_evaluate_rag_with_local_judge(embedder: MiniLMEmbedder) -> None:
-    result = evaluate_rag(SAMPLES, list(JUDGE_METRICS), LocalJudge(embedder), name="local", progress=False)
+    result = evaluate_rag(SAMPLES, JUDGED, LocalJudge(embedder), name="local", progress=False)
     assert result.metadata.judge is not None and result.metadata.judge.backend == "local"
     assert result.metadata.metric_settings["backend"] == "local"
     assert result.per_query["json"]["context_precision"] == 1.0

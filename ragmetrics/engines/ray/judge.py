@@ -22,6 +22,7 @@ from ragmetrics.engines.ray.cluster import import_ray
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.cache_shards import ShardMerger, merge_leftovers, shard_path
+from ragmetrics.judge.registry import JudgeMetricSpec, registered_metrics, spec
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.schema import CacheStats, JudgeInfo, RunResult, TokenUsage
 
@@ -43,10 +44,14 @@ class JudgeWorker:
             cache = ShardedCache(Path(parsed.cache_path), Path(shard))
         self._judge = make_judge(parsed, cache=cache)
 
-    def score(self, samples: list[dict[str, Any]], metrics: list[str], name: str) -> dict[str, Any]:
+    def score(
+        self, samples: list[dict[str, Any]], metrics: list[str], name: str, own: list[JudgeMetricSpec]
+    ) -> dict[str, Any]:
+        """`own`: the team's metrics among `metrics`, registered here too (a worker is another process)."""
         from ragmetrics.judge.evaluate import evaluate_rag
 
-        result = evaluate_rag(samples, metrics, self._judge, name=name, progress=False)
+        with registered_metrics(own):
+            result = evaluate_rag(samples, metrics, self._judge, name=name, progress=False)
         return result.model_dump(mode="json")
 
     def info(self) -> dict[str, Any]:
@@ -104,6 +109,7 @@ class RayJudgeSession:
         from ragmetrics.judge.evaluate import _progress
 
         items = [s.model_dump(mode="json") for s in samples]
+        own = [spec(m) for m in metrics if spec(m).origin != "built-in"]
         batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
         queue: deque[int] = deque(range(len(batches)))
         results: dict[int, RunResult] = {}
@@ -115,7 +121,7 @@ class RayJudgeSession:
             while queue or pending:
                 while queue and idle:
                     worker, batch = idle.popleft(), queue.popleft()
-                    ref = self._actors[worker].score.remote(batches[batch], list(metrics), name)
+                    ref = self._actors[worker].score.remote(batches[batch], list(metrics), name, own)
                     pending[ref] = (worker, batch)
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 worker, batch = pending.pop(ready[0])

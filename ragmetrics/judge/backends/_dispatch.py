@@ -3,13 +3,17 @@ spec, run the handler for the metric's plan, count failures. Backends differ onl
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import Awaitable, Callable, Mapping
 
-from ragmetrics.errors import JudgeError
+from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, resolve_judge_metric, spec
+from ragmetrics.schema import JudgeDetail
 
-__all__ = ["Handler", "PlanDispatch"]
+__all__ = ["Handler", "PlanDispatch", "run_deterministic"]
+
 
 Handler = Callable[[JudgeMetricSpec, RagSample], Awaitable[MetricOutcome]]
 
@@ -28,6 +32,8 @@ class PlanDispatch:
         try:
             check_scorable(metric, sample)
             metric_spec = spec(metric)
+            if metric_spec.plan == "deterministic":
+                return await run_deterministic(metric_spec, sample)
             empty = empty_retrieval(metric_spec, sample)
             if empty is not None:
                 return empty
@@ -35,3 +41,39 @@ class PlanDispatch:
         except JudgeError:
             self._failures += 1
             raise
+
+
+async def run_deterministic(metric_spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+    """A metric computed from the sample alone, the same under every backend; its value checked against the
+    metric's declared range, so a team's function cannot put a NaN, an infinity or an out-of-range number in
+    a mean. NotApplicable and JudgeError pass through; any other exception is the metric's failure, with it."""
+    compute = metric_spec.compute
+    assert compute is not None  # the spec's own check
+    try:
+        if metric_spec.origin == "built-in":
+            value, detail = compute(sample)
+        else:
+            value, detail = await asyncio.to_thread(compute, sample)
+    except (NotApplicable, JudgeError):
+        raise
+    except Exception as exc:  # a team's own function may raise anything: recorded per sample with its cause
+        raise JudgeError(
+            f"metric {metric_spec.name!r} raised {type(exc).__name__}: {str(exc)[:300]}", cause="metric_error"
+        ) from exc
+    check_value(metric_spec, value)
+    return MetricOutcome(float(value), detail if isinstance(detail, JudgeDetail) else JudgeDetail())
+
+
+def check_value(metric_spec: JudgeMetricSpec, value: object) -> None:
+    """JudgeError(invalid_value) unless `value` is a finite real number within the metric's range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise JudgeError(
+            f"metric {metric_spec.name!r} returned {type(value).__name__}, not a number",
+            cause="invalid_value",
+        )
+    low, high = metric_spec.value_range
+    if not math.isfinite(value) or value < low or (high is not None and value > high):
+        span = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
+        raise JudgeError(
+            f"metric {metric_spec.name!r} returned {value!r}, outside its range {span}", cause="invalid_value"
+        )

@@ -24,14 +24,14 @@ from pydantic import ValidationError
 from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
+from ragmetrics.judge.base import Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
 from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
-from ragmetrics.judge.registry import JudgeMetricSpec, Plan
+from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names
 from ragmetrics.judge.settings import JudgeSettings, retry_failed_delay_s
 from ragmetrics.judge.text.language import language_name
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
@@ -106,7 +106,7 @@ class LLMJudge(PlanDispatch):
         return 2 * self.settings.max_concurrency
 
     def supported_metrics(self) -> tuple[str, ...]:
-        return JUDGE_METRICS
+        return judge_metric_names()
 
     def info(self) -> JudgeInfo:
         s = self.settings

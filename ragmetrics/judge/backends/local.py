@@ -29,11 +29,11 @@ from ragmetrics.judge.backends.local_model import (
     models_for,
     sentence_features,
 )
-from ragmetrics.judge.base import JUDGE_METRICS, Embedder, MetricOutcome, RagSample, target_statements
+from ragmetrics.judge.base import Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
-from ragmetrics.judge.registry import JudgeMetricSpec, Plan, spec
+from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names, spec
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.text.signals import content_units, coverage
 from ragmetrics.judge.text.support import conflicts
@@ -324,7 +324,7 @@ class LocalJudge(PlanDispatch):
         return "e5" if self._model == "e5" else "minilm"
 
     def supported_metrics(self) -> tuple[str, ...]:
-        return JUDGE_METRICS
+        return judge_metric_names()
 
     def info(self) -> JudgeInfo:
         profiles = list(self._profiles.values()) or [self._profile_named(self._default_key)]

@@ -1,0 +1,262 @@
+"""A team's own metrics, declared in a config: what they are, checked when the config loads, and their spec.
+
+Why declared rather than coded into `judge.registry`: a team's criterion ("the answer mentions the refund
+window", "the answer matches the ticket id pattern", "our own scorer in Python") belongs to the team's
+config, not to a fork of ragmetrics. Each definition becomes a `JudgeMetricSpec` with the deterministic plan,
+entering the same registry as the built-in metrics (`registry.registered_metrics`) for the run, so config
+validation, did-you-mean, comparisons, the gate, trust and the reports treat it like any other metric.
+
+Kinds:
+
+- `contains`: 1 when a field of the sample contains a text (from the config, or from a dataset column per
+  sample), else 0; case-insensitive by default, whitespace runs compared as one space.
+- `matches`: 1 when a regular expression (from the config or a column) matches somewhere in the field.
+- `python`: `"package.module:function"`, called with the `RagSample`; it returns a number in the declared
+  range, or None (or `(None, reason)`) for "not applicable", or `(value, reason)`. What it raises is recorded
+  per sample with its type and message (cause `metric_error`); a value outside the range or not finite is a
+  failure (`invalid_value`), never a number in a mean.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
+from ragmetrics.judge.registry import JudgeMetricSpec
+from ragmetrics.schema import JudgeDetail
+
+__all__ = ["ContainsMetric", "CustomMetric", "MatchesMetric", "PythonMetric", "load_function"]
+
+_NAME = r"^[a-z][a-z0-9_]{0,63}$"
+TextField = Literal["answer", "reference", "question", "contexts"]
+SampleField = Literal["question", "contexts", "answer", "reference", "context_ids", "relevant_ids"]
+_WHITESPACE = re.compile(r"\s+")
+
+
+class _Definition(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    name: str = Field(pattern=_NAME, description="the metric's name in configs and reports (lowercase, _)")
+    description: str = Field(default="", max_length=500, description="what it asks, for reports and help")
+
+    def _spec(self, *, description: str, formula: str, required: tuple[Any, ...], compute: Any,
+              origin: str, value_range: tuple[float, float | None] = (0.0, 1.0),
+              higher_is_better: bool | None = True) -> JudgeMetricSpec:  # fmt: skip
+        return JudgeMetricSpec(
+            name=self.name,
+            description=self.description or description,
+            formula_in_words=formula,
+            citation=f"defined in {origin}",
+            required=required,
+            plan="deterministic",
+            score=_identity_score,
+            compute=compute,
+            verdict_models=(),
+            prompts=(),
+            local_variant="the same (no judge)",
+            value_range=value_range,
+            higher_is_better=higher_is_better,
+            origin=origin,
+        )
+
+
+def _identity_score(value: float) -> float:
+    """A declared metric's compute function gives its value directly."""
+    return value
+
+
+def _field_text(sample: Any, field: TextField) -> str:
+    if field == "contexts":
+        return "\n\n".join(sample.context_list)
+    return str(getattr(sample, field) or "")
+
+
+def _column_value(sample: Any, column: str) -> str:
+    extra = sample.extra or {}
+    if column not in extra or extra[column] is None or str(extra[column]) == "":
+        raise JudgeError(f"sample {sample.id!r} has no value in column {column!r}", cause="missing_field")
+    return str(extra[column])
+
+
+class _Pattern(_Definition):
+    field: TextField = Field(default="answer", description="the sample field looked in")
+    column: str | None = Field(
+        default=None, min_length=1, description="a dataset column holding the text or pattern, per sample"
+    )
+
+    def _source(self, given: str | None, what: str) -> None:
+        if (given is None) == (self.column is None):
+            raise ValueError(f"give exactly one of {what!r} or 'column'")
+
+
+class ContainsMetric(_Pattern):
+    """1 when `field` contains `text` (or the sample's value in `column`), else 0."""
+
+    type: Literal["contains"]
+    text: str | None = Field(default=None, min_length=1, max_length=10_000)
+    case_sensitive: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ContainsMetric:
+        self._source(self.text, "text")
+        return self
+
+    def _norm(self, text: str) -> str:
+        collapsed = _WHITESPACE.sub(" ", text).strip()
+        return collapsed if self.case_sensitive else collapsed.casefold()
+
+    def to_spec(self, origin: str, search: Sequence[Path] = ()) -> JudgeMetricSpec:
+        def compute(sample: Any) -> tuple[float, JudgeDetail]:
+            wanted = self.text if self.text is not None else _column_value(sample, str(self.column))
+            found = self._norm(wanted) in self._norm(_field_text(sample, self.field))
+            said = "contains" if found else "does not contain"
+            return (1.0 if found else 0.0), JudgeDetail(reason=f"the {self.field} {said} {wanted[:80]!r}")
+
+        source = repr(self.text) if self.text is not None else f"column {self.column!r}"
+        return self._spec(
+            description=f"does the {self.field} contain {source}?",
+            formula=f"1 when the {self.field} contains {source} "
+            f"({'case-sensitive' if self.case_sensitive else 'ignoring case'}, whitespace runs as one space), "
+            "else 0",
+            required=(self.field,),
+            compute=compute,
+            origin=origin,
+        )
+
+
+class MatchesMetric(_Pattern):
+    """1 when the regular expression `pattern` (or the sample's value in `column`) matches in `field`."""
+
+    type: Literal["matches"]
+    pattern: str | None = Field(default=None, min_length=1, max_length=2_000)
+    ignore_case: bool = False
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MatchesMetric:
+        self._source(self.pattern, "pattern")
+        return self
+
+    def to_spec(self, origin: str, search: Sequence[Path] = ()) -> JudgeMetricSpec:
+        flags = re.IGNORECASE if self.ignore_case else 0
+
+        def compute(sample: Any) -> tuple[float, JudgeDetail]:
+            pattern = self.pattern if self.pattern is not None else _column_value(sample, str(self.column))
+            try:
+                found = re.search(pattern, _field_text(sample, self.field), flags)
+            except re.error as exc:  # only a column's pattern can get here: the config's was checked
+                raise JudgeError(
+                    f"sample {sample.id!r}: column {self.column!r} holds no regular expression ({exc})",
+                    cause="missing_field",
+                ) from None
+            reason = (f"{pattern[:80]!r} matches {found.group(0)[:80]!r} in the {self.field}" if found
+                      else f"{pattern[:80]!r} does not match the {self.field}")  # fmt: skip
+            return (1.0 if found else 0.0), JudgeDetail(reason=reason)
+
+        source = f"/{self.pattern}/" if self.pattern is not None else f"the pattern in column {self.column!r}"
+        return self._spec(
+            description=f"does {source} match the {self.field}?",
+            formula=f"1 when {source} matches somewhere in the {self.field}, else 0",
+            required=(self.field,),
+            compute=compute,
+            origin=origin,
+        )
+
+
+class PythonMetric(_Definition):
+    """A function of the team's: `"package.module:function"`, called with each `RagSample`."""
+
+    type: Literal["python"]
+    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="'package.module:function'")
+    range: tuple[float, float | None] = Field(
+        default=(0.0, 1.0), description="lowest and highest value it returns ([0, null]: no upper bound)"
+    )
+    higher_is_better: bool | None = Field(default=True, description="null: a descriptive metric")
+    requires: list[SampleField] = Field(
+        default_factory=lambda: list[SampleField](["question"]), description="the sample fields it reads"
+    )
+
+    @model_validator(mode="after")
+    def _range_not_empty(self) -> PythonMetric:
+        low, high = self.range
+        if high is not None and not low < high:
+            raise ValueError(f"range [{low}, {high}] is empty")
+        return self
+
+    def to_spec(self, origin: str, search: Sequence[Path] = ()) -> JudgeMetricSpec:
+        """The spec, with the function imported now (ConfigError naming the metric when it cannot be)."""
+        try:
+            function = load_function(self.function, search)
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: metric {self.name!r}: {exc}") from None
+
+        def compute(sample: Any) -> tuple[float, JudgeDetail]:
+            returned = function(sample)
+            reason = f"{self.function} returned {returned!r}"[:300]
+            if isinstance(returned, tuple):
+                if len(returned) != 2 or not isinstance(returned[1], str):
+                    raise JudgeError(
+                        f"{self.function} returned a tuple that is not (value, reason)", cause="invalid_value"
+                    )
+                returned, reason = returned
+            if returned is None:
+                raise NotApplicable(reason)
+            return returned, JudgeDetail(reason=reason)
+
+        return self._spec(
+            description=f"{self.function}",
+            formula=f"the value {self.function}(sample) returns",
+            required=tuple(dict.fromkeys(self.requires)),
+            compute=compute,
+            origin=origin,
+            value_range=self.range,
+            higher_is_better=self.higher_is_better,
+        )
+
+
+CustomMetric = Annotated[ContainsMetric | MatchesMetric | PythonMetric, Field(discriminator="type")]
+
+
+def load_function(target: str, search: Sequence[Path] = ()) -> Callable[[Any], Any]:
+    """The callable `target` names ("package.module:function"); the folders in `search` (a config's own
+    folder, the working directory) are put first on the import path, as for a pipeline target.
+
+    ValueError with what is wrong (no module, no attribute, not callable, not one positional parameter), so a
+    config naming it fails when it loads rather than on the first sample.
+    """
+    module_name, _, attribute = target.partition(":")
+    sys.path[:0] = [str(p) for p in search if str(p) not in sys.path]
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # any import error of the team's module is a config problem with its cause
+        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
+    function = getattr(module, attribute, None)
+    if function is None:
+        raise ValueError(f"module {module_name!r} has no {attribute!r}")
+    if not callable(function):
+        raise ValueError(f"{target!r} is a {type(function).__name__}, not a function")
+    try:
+        inspect.signature(function).bind(object())
+    except TypeError:
+        raise ValueError(f"{target!r} must take one argument, the sample") from None
+    except ValueError:
+        pass  # a builtin without an inspectable signature: called as it is
+    result: Callable[[Any], Any] = function
+    return result

@@ -127,6 +127,14 @@ _RAGAS = (
     "Es et al., 'RAGAS: Automated Evaluation of Retrieval Augmented Generation', EACL 2024 demo; RAGAS docs"
 )
 
+
+def _answer_metric(**fields: Any) -> JudgeMetricSpec:
+    """A deterministic answer metric's spec: no prompt, no verdict model, the same under every backend."""
+    return JudgeMetricSpec(
+        plan="deterministic", verdict_models=(), prompts=(), local_variant="the same (no judge)", **fields
+    )
+
+
 JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
     JudgeMetricSpec(
         name="context_precision",
@@ -282,105 +290,77 @@ JUDGE_METRIC_SPECS = (
         "there reaches the threshold (context recall's); similarity from the local embedding model",
         local_threshold=0.45,
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="exact_match",
         description="is the answer the reference, after SQuAD's normalisation?",
         formula_in_words="1 when answer and reference are equal after lower-casing and removing punctuation, "
         "English articles and extra whitespace, else 0",
         citation=_SQUAD,
         required=("answer", "reference"),
-        plan="deterministic",
         score=deterministic.exact_match_score,
         compute=deterministic.exact_match,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
         aliases=("em",),
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="token_f1",
         description="how many of the reference's words does the answer share, and how few others?",
         formula_in_words="2PR / (P + R) over the normalised tokens both share (as a multiset); P = shared / "
         "answer tokens, R = shared / reference tokens",
         citation=_SQUAD,
         required=("answer", "reference"),
-        plan="deterministic",
         score=deterministic.token_f1_score,
         compute=deterministic.token_f1,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="rouge_l",
         description="how much of the reference does the answer follow in order?",
         formula_in_words="F-measure of the longest common subsequence of tokens: 2PR / (P + R), P = LCS / "
         "answer tokens, R = LCS / reference tokens",
         citation="Lin, 'ROUGE: A Package for Automatic Evaluation of Summaries', 2004; rouge-score (Google)",
         required=("answer", "reference"),
-        plan="deterministic",
         score=deterministic.rouge_l_score,
         compute=deterministic.rouge_l,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="answer_length",
         description="how long is the answer, in tokens?",
         formula_in_words="number of tokens (words; a Chinese, Japanese or Korean character is one)",
         citation="descriptive",
         required=("answer",),
-        plan="deterministic",
         score=deterministic.answer_length_score,
         compute=deterministic.answer_length,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
         value_range=(0.0, None),
         higher_is_better=None,
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="citation_validity",
         description="do the answer's citations [1]..[n] point at passages that were retrieved?",
         formula_in_words="citations naming a passage 1..n of the contexts / all citations; not applicable "
         "when the answer cites nothing",
         citation="ALCE (Gao et al., EMNLP 2023) citation format",
         required=("answer", "contexts"),
-        plan="deterministic",
         score=deterministic.citation_share_score,
         compute=deterministic.citation_validity,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="citation_precision",
         description="are the passages the answer cites relevant, by the qrels?",
         formula_in_words="distinct cited retrieved passages judged relevant (grade >= 1) / distinct cited "
         "retrieved passages",
         citation="ALCE (Gao et al., EMNLP 2023), with relevance from human judgments instead of an NLI model",
         required=("answer", "contexts", "context_ids", "relevant_ids"),
-        plan="deterministic",
         score=deterministic.citation_share_score,
         compute=deterministic.citation_precision,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
     ),
-    JudgeMetricSpec(
+    _answer_metric(
         name="citation_recall",
         description="does the answer cite the relevant passages it was given?",
         formula_in_words="retrieved passages judged relevant that the answer cites / retrieved passages judged "
         "relevant; not applicable when none is",
         citation="ALCE (Gao et al., EMNLP 2023), with relevance from human judgments instead of an NLI model",
         required=("answer", "contexts", "context_ids", "relevant_ids"),
-        plan="deterministic",
         score=deterministic.citation_share_score,
         compute=deterministic.citation_recall,
-        verdict_models=(),
-        prompts=(),
-        local_variant="the same (no judge)",
     ),
 )
 

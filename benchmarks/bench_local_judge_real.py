@@ -31,7 +31,7 @@ judge = make_judge(JudgeSettings(backend="local", max_concurrency=1, cache_path=
 start = time.perf_counter()
 result = evaluate_rag(samples, sys.argv[1].split(","), judge, name="bench", max_concurrency=1, progress=False)
 seconds = time.perf_counter() - start
-failed = sum(1 for d in result.details.values() for o in d.values() if getattr(o, "error", None))
+failed = len(result.failures)
 chars = sum(len(c) for s in samples for c in s.context_list)
 print(json.dumps({"seconds": seconds, "samples": len(samples), "context_chars": chars, "failed": failed,
                   "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

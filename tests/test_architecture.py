@@ -41,6 +41,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._version": "base",
     "ragmetrics._jsonl": "base",
     "ragmetrics._textfile": "base",
+    "ragmetrics._callables": "base",
     "ragmetrics._format": "base",
     "ragmetrics.embeddings": "base",
 }

@@ -19,16 +19,15 @@ Kinds:
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragmetrics._callables import import_callable
 from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
 from ragmetrics.judge.registry import JudgeMetricSpec
 from ragmetrics.schema import JudgeDetail
@@ -204,7 +203,7 @@ class PythonMetric(_Definition):
         """The spec, with the function imported now (ConfigError naming the metric when it cannot be)."""
         try:
             function = load_function(self.function, search)
-        except ValueError as exc:
+        except ConfigError as exc:
             raise ConfigError(f"{origin}: metric {self.name!r}: {exc}") from None
 
         def compute(sample: Any) -> tuple[float, JudgeDetail]:
@@ -235,28 +234,13 @@ CustomMetric = Annotated[ContainsMetric | MatchesMetric | PythonMetric, Field(di
 
 
 def load_function(target: str, search: Sequence[Path] = ()) -> Callable[[Any], Any]:
-    """The callable `target` names ("package.module:function"); the folders in `search` (a config's own
-    folder, the working directory) are put first on the import path, as for a pipeline target.
-
-    ValueError with what is wrong (no module, no attribute, not callable, not one positional parameter), so a
-    config naming it fails when it loads rather than on the first sample.
-    """
-    module_name, _, attribute = target.partition(":")
-    sys.path[:0] = [str(p) for p in search if str(p) not in sys.path]
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # any import error of the team's module is a config problem with its cause
-        raise ValueError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from None
-    function = getattr(module, attribute, None)
-    if function is None:
-        raise ValueError(f"module {module_name!r} has no {attribute!r}")
-    if not callable(function):
-        raise ValueError(f"{target!r} is a {type(function).__name__}, not a function")
+    """The function `target` names (`_callables.import_callable`, the folders in `search` first), checked to
+    take one argument, the sample, so a config naming it fails when it loads rather than on the first sample."""
+    function = import_callable(target, search, "function")
     try:
         inspect.signature(function).bind(object())
     except TypeError:
-        raise ValueError(f"{target!r} must take one argument, the sample") from None
+        raise ConfigError(f"function {target!r} must take one argument, the sample") from None
     except ValueError:
         pass  # a builtin without an inspectable signature: called as it is
-    result: Callable[[Any], Any] = function
-    return result
+    return function

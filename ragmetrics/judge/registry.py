@@ -372,10 +372,6 @@ _registered: dict[str, JudgeMetricSpec] = {}
 _registry_lock = threading.Lock()
 
 
-def _all() -> dict[str, JudgeMetricSpec]:
-    return {**_BUILTIN, **_registered}
-
-
 def judge_metric_names() -> tuple[str, ...]:
     """Canonical names, in the registry's order: the built-in metrics, then those registered (a team's own)."""
     return (*_BUILTIN, *_registered)
@@ -399,7 +395,7 @@ def spec(name: str) -> JudgeMetricSpec:
             f"{name!r} is not a judge metric{hint} known: {', '.join(judge_metric_names())}",
             cause="unsupported_metric",
         )
-    return _all()[canonical]
+    return _registered.get(canonical) or _BUILTIN[canonical]
 
 
 @contextmanager

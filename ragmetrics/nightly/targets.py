@@ -16,18 +16,17 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import importlib
 import inspect
 import json
 import math
 import os
 import random
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from ragmetrics._callables import import_callable
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.openai.scrub import Scrubber, public_url
 from ragmetrics.judge.openai.transport import connection_text, http_library
@@ -231,25 +230,7 @@ def target_label(target: Target) -> str:
 
 def load_callable(spec: str, search: list[Path]) -> Callable[..., Any]:
     """Import 'package.module:function' (the config's folder and the working directory are searched first)."""
-    module_name, _, attr = spec.partition(":")
-    added = [str(p) for p in search if str(p) not in sys.path]
-    sys.path[:0] = added
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise ConfigError(f"target {spec!r}: cannot import module {module_name!r}: {exc}") from None
-    except Exception as exc:  # the team's module failed while importing: say so, with its error
-        raise ConfigError(
-            f"target {spec!r}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
-        ) from None
-    obj: Any = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise ConfigError(f"target {spec!r}: module {module_name!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise ConfigError(f"target {spec!r}: {attr!r} is a {type(obj).__name__}, not a callable")
-    return obj  # type: ignore[no-any-return]
+    return import_callable(spec, search, "target")
 
 
 def source_version(fn: Callable[..., Any]) -> str | None:

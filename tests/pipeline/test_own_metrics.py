@@ -88,8 +88,11 @@ def test_own_metrics_run_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
         ("{name: m1, type: contains}", "give exactly one of 'text' or 'column'"),
         ('{name: m1, type: matches, pattern: "a(b"}', "not a regular expression"),
         ("{name: faithfulness, type: contains, text: x}", "the name of a built-in metric"),
-        ('{name: m1, type: python, function: "team_metrics:nothing_here"}', "has no 'nothing_here'"),
-        ('{name: m1, type: python, function: "no_such_module:f"}', "cannot import 'no_such_module'"),
+        (
+            '{name: m1, type: python, function: "team_metrics:nothing_here"}',
+            "has no attribute 'nothing_here'",
+        ),
+        ('{name: m1, type: python, function: "no_such_module:f"}', "cannot import module 'no_such_module'"),
         ("{name: m1, type: shout, text: x}", "custom_metrics[0]"),
     ],
 )

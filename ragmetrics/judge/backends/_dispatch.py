@@ -10,7 +10,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, resolve_judge_metric, spec
-from ragmetrics.schema import JudgeDetail
 
 __all__ = ["Handler", "PlanDispatch", "run_deterministic"]
 
@@ -61,7 +60,7 @@ async def run_deterministic(metric_spec: JudgeMetricSpec, sample: RagSample) -> 
             f"metric {metric_spec.name!r} raised {type(exc).__name__}: {str(exc)[:300]}", cause="metric_error"
         ) from exc
     check_value(metric_spec, value)
-    return MetricOutcome(float(value), detail if isinstance(detail, JudgeDetail) else JudgeDetail())
+    return MetricOutcome(float(value), detail)
 
 
 def check_value(metric_spec: JudgeMetricSpec, value: object) -> None:

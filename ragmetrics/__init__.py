@@ -28,6 +28,8 @@ _EXPORTS: dict[str, str] = {
     "RagSample": "ragmetrics.judge.base",
     "JudgeSettings": "ragmetrics.judge.settings",
     "make_judge": "ragmetrics.judge.select",
+    "python_metric": "ragmetrics.judge.own_metrics",
+    "load_metric_file": "ragmetrics.judge.own_metrics",
     # trust
     "judge_agreement": "ragmetrics.trust",
     "ppi_difference": "ragmetrics.trust",
@@ -66,8 +68,10 @@ __all__ = [
     "judge_noise_stats",
     "load_config",
     "load_labels",
+    "load_metric_file",
     "make_judge",
     "ppi_difference",
+    "python_metric",
     "run_pipeline",
     "search_fusion",
 ]
@@ -78,6 +82,7 @@ if TYPE_CHECKING:
     from ragmetrics.errors import ConfigError, InputError, JudgeError
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.own_metrics import load_metric_file, python_metric
     from ragmetrics.judge.select import make_judge
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.config import load_config

@@ -26,6 +26,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.nightly": "nightly",
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
+    "ragmetrics.metric_check": "api",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",
@@ -42,6 +43,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._jsonl": "base",
     "ragmetrics._textfile": "base",
     "ragmetrics._callables": "base",
+    "ragmetrics._yaml": "base",
     "ragmetrics._format": "base",
     "ragmetrics.embeddings": "base",
 }
@@ -222,3 +224,42 @@ def test_only_the_ray_engine_imports_ray() -> None:
             if any(n == "ray" or n.startswith("ray.") for n in names):
                 offenders.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
     assert not offenders, offenders
+
+
+# -- one registry for every metric -----------------------------------------------------------------------
+
+SPEC_MAKERS = {"ragmetrics/judge/registry.py", "ragmetrics/judge/custom.py", "ragmetrics/judge/rubric.py"}
+
+
+def test_metric_specs_are_made_in_one_place_per_kind_and_registered_in_one() -> None:
+    """A built-in metric is a spec in judge/registry.py; a team's (contains, matches, python, rubric from YAML
+    or an entry point) is a spec made by its definition in judge/custom.py or judge/rubric.py. Both kinds
+    enter the one registry, whose tables no other module touches."""
+    makers: set[str] = set()
+    touching: list[str] = []
+    for path in PACKAGE.rglob("*.py"):
+        relative = path.relative_to(PACKAGE.parent).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "JudgeMetricSpec":
+                makers.add(relative)
+            if isinstance(node, ast.Name | ast.Attribute) and relative != "ragmetrics/judge/registry.py":
+                name = node.id if isinstance(node, ast.Name) else node.attr
+                if name in ("_registered", "_BUILTIN", "_BUILTIN_ALIASES"):
+                    touching.append(f"{relative}:{node.lineno}")
+    assert makers == SPEC_MAKERS
+    assert not touching, touching
+
+
+def test_a_yaml_metric_and_a_built_in_one_are_seen_alike(tmp_path: Path) -> None:
+    from ragmetrics.judge.backends.local import LocalJudge
+    from ragmetrics.judge.own_metrics import load_metric_file
+    from ragmetrics.judge.registry import JudgeMetricSpec, judge_metric_names, registered_metrics, spec
+
+    path = tmp_path / "tone.yaml"
+    path.write_text("name: tone\ntype: rubric\nquestion: Polite?\nscale: {type: binary}\n", encoding="utf-8")
+    own = load_metric_file(path).to_spec(str(path))
+    assert type(own) is type(spec("faithfulness")) is JudgeMetricSpec
+    with registered_metrics([own]):
+        assert spec("tone") is own and "tone" in judge_metric_names()
+        assert "tone" in LocalJudge().supported_metrics()
+    assert "tone" not in judge_metric_names()

@@ -23,7 +23,7 @@ import inspect
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -32,7 +32,7 @@ from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
 from ragmetrics.judge.registry import JudgeMetricSpec
 from ragmetrics.schema import JudgeDetail
 
-__all__ = ["ContainsMetric", "CustomMetric", "MatchesMetric", "PythonMetric", "load_function"]
+__all__ = ["ContainsMetric", "MatchesMetric", "PythonMetric", "load_function"]
 
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
 TextField = Literal["answer", "reference", "question", "contexts"]
@@ -228,9 +228,6 @@ class PythonMetric(_Definition):
             value_range=self.range,
             higher_is_better=self.higher_is_better,
         )
-
-
-CustomMetric = Annotated[ContainsMetric | MatchesMetric | PythonMetric, Field(discriminator="type")]
 
 
 def load_function(target: str, search: Sequence[Path] = ()) -> Callable[[Any], Any]:

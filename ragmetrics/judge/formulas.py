@@ -7,18 +7,21 @@ stated: an empty verdict list is never a NaN. `judge.registry` says which metric
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "answer_correctness_score",
     "answer_relevancy_score",
     "answer_similarity_score",
+    "checklist_score",
     "context_precision_score",
     "context_recall_score",
     "context_relevancy_score",
     "cosine",
     "faithfulness_score",
     "is_noncommittal",
+    "probability_weighted_score",
+    "rating_score",
     "share_positive",
     "statement_f1",
 ]
@@ -120,3 +123,36 @@ def answer_relevancy_score(
         return 0.0
     sims = [cosine(question_embedding, g) for g in generated_embeddings]
     return math.fsum(sims) / len(sims)
+
+
+def rating_score(rating: str, scores: Mapping[str, float]) -> float:
+    """A rubric metric on a scale: the score the team gave the level (or category) the judge chose."""
+    return scores[rating]
+
+
+def probability_weighted_score(probabilities: Mapping[str, float], scores: Mapping[str, float]) -> float:
+    """G-Eval's score (Liu et al., EMNLP 2023): sum_l p(l) * score(l) / sum_l p(l) over the scale's levels.
+
+    Probabilities of values outside the scale are ignored and the rest renormalised. {"1": 0.6, "2": 0.4}
+    with scores 0 and 1 -> 0.4.
+    """
+    kept = {label: p for label, p in probabilities.items() if label in scores and p > 0}
+    total = math.fsum(kept.values())
+    if not kept or not math.isfinite(total) or total <= 0:
+        raise ValueError("no probability on any level of the scale")
+    return math.fsum(p * scores[label] for label, p in kept.items()) / total
+
+
+def checklist_score(met: Sequence[bool], weights: Sequence[float], combine: str) -> float:
+    """A rubric metric's checklist: 'all' = 1 when every check is met, else 0; 'any' = 1 when one is;
+    'weighted_share' = sum of the met checks' weights / sum of all weights. [T, F, T] weights [2, 1, 1] ->
+    all 0, any 1, weighted_share 0.75."""
+    if not met or len(met) != len(weights):
+        raise ValueError("a checklist needs one weight per check and at least one check")
+    if combine == "all":
+        return 1.0 if all(met) else 0.0
+    if combine == "any":
+        return 1.0 if any(met) else 0.0
+    if combine == "weighted_share":
+        return math.fsum(w for m, w in zip(met, weights, strict=True) if m) / math.fsum(weights)
+    raise ValueError(f"unknown checklist combination {combine!r}")

@@ -31,6 +31,7 @@ Message = dict[str, str]
 InputValue = str | int | Sequence[str]
 
 SHARED_FILE = "_shared.yaml"
+RUBRIC_FILE = "_rubric.yaml"
 _VERSION_CHARS = 12
 
 
@@ -48,6 +49,16 @@ class SharedTexts:
     json_instructions: str
     repair: str
     data_rule: str
+    version: str
+
+
+@dataclass(frozen=True)
+class RubricTexts:
+    """How a rubric metric's prompt introduces its criterion (`prompts/_rubric.yaml`); `version` enters the
+    version of every rubric prompt, so editing the file re-asks rubric verdicts and nothing else."""
+
+    scale: str
+    checklist: str
     version: str
 
 
@@ -192,6 +203,36 @@ class Prompt:
         return msgs
 
 
+@dataclass(frozen=True)
+class GeneratedPrompt(Prompt):
+    """A prompt built in code from a team's metric definition (a rubric), not read from a prompt file.
+
+    Its verdict model is generated from the definition (the scale's levels become the only allowed ratings)
+    and `version` hashes everything the prompt sends, so editing the definition changes its cache keys and
+    no other prompt's. Rendering, repairs, the echo and copied-example guards are the file prompts' own.
+    """
+
+    verdict_type: type[Verdict] = Verdict
+    fixed_count: int | None = None
+    """The number of verdicts the answer must hold when it does not depend on the input (checks)."""
+
+    @property
+    def model(self) -> type[Verdict]:
+        return self.verdict_type
+
+    def validation_context(self, values: Mapping[str, InputValue]) -> dict[str, int]:
+        context = super().validation_context(values)
+        if self.fixed_count is not None:
+            context["count"] = self.fixed_count
+        return context
+
+
+def content_version(*parts: Any) -> str:
+    """A version for generated content: the first 12 hex digits of the SHA-256 of its canonical JSON."""
+    canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return _version(canonical.encode())
+
+
 def fence(text: str) -> str:
     """Judged text as data inside the prompt's tagged blocks: XML-escaped, so `</answer>` or `<chunk id="9">`
     in an answer or a context cannot close its block or open a forged one (the data rule tells the model)."""
@@ -269,6 +310,19 @@ def _parse_prompt(raw: bytes, source: str) -> Prompt:
     return prompt
 
 
+def _parse_rubric_texts(raw: bytes, source: str) -> RubricTexts:
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or set(data) != {"scale", "checklist"}:
+        raise ConfigError(f"{source}: expected exactly the keys 'scale' and 'checklist'")
+    scale = _require_str(data, "scale", source)
+    if "{rating_rule}" not in scale:
+        raise ConfigError(f"{source}: scale needs {{rating_rule}}")
+    return RubricTexts(scale=scale, checklist=_require_str(data, "checklist", source), version=_version(raw))
+
+
 def _parse_shared(raw: bytes, source: str) -> SharedTexts:
     try:
         data = yaml.safe_load(raw)
@@ -287,10 +341,13 @@ def _parse_shared(raw: bytes, source: str) -> SharedTexts:
 class PromptLibrary:
     """All prompts of one directory (default: the packaged `ragmetrics/prompts`)."""
 
-    def __init__(self, prompts: Mapping[str, Prompt], shared: SharedTexts, location: str) -> None:
+    def __init__(
+        self, prompts: Mapping[str, Prompt], shared: SharedTexts, location: str, rubric: RubricTexts
+    ) -> None:
         self._prompts = dict(prompts)
         self.shared = shared
         self.location = location
+        self.rubric = rubric
 
     @classmethod
     def load(cls, directory: Path | None = None) -> PromptLibrary:
@@ -299,6 +356,7 @@ class PromptLibrary:
         )
         prompts: dict[str, Prompt] = {}
         shared: SharedTexts | None = None
+        rubric: RubricTexts | None = None
         for entry in sorted(root.iterdir(), key=lambda e: e.name):
             if not entry.name.endswith(".yaml"):
                 continue
@@ -307,13 +365,19 @@ class PromptLibrary:
             if entry.name == SHARED_FILE:
                 shared = _parse_shared(raw, source)
                 continue
+            if entry.name == RUBRIC_FILE:
+                rubric = _parse_rubric_texts(raw, source)
+                continue
             prompt = _parse_prompt(raw, source)
             if f"{prompt.name}.yaml" != entry.name:
                 raise ConfigError(f"{source}: prompt name {prompt.name!r} does not match the file name")
             prompts[prompt.name] = prompt
         if shared is None:
             raise ConfigError(f"{root}: {SHARED_FILE} is missing")
-        return cls(prompts, shared, str(root))
+        if rubric is None:  # a prompt folder of a team's own without rubric texts: the packaged ones
+            packaged = resources.files("ragmetrics").joinpath("prompts", RUBRIC_FILE)
+            rubric = _parse_rubric_texts(packaged.read_bytes(), str(packaged))
+        return cls(prompts, shared, str(root), rubric)
 
     def get(self, name: str) -> Prompt:
         try:

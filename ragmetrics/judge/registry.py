@@ -62,6 +62,7 @@ Plan = Literal[
     "statement_classification",
     "graded_relevance",
     "deterministic",
+    "rubric",
 ]
 """How a metric is judged:
 
@@ -75,6 +76,9 @@ Plan = Literal[
 - graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style;
 - deterministic: no judge at all: `compute` reads the sample (exact match, ROUGE-L, citations, a team's own
   Python function); every backend runs it the same way, and it is never cached (it costs nothing).
+- rubric: a team's own criterion (`judge.rubric`), one verdict on its scale or one per check of its checklist;
+  the prompt and the verdict model are generated from the definition. The local judge cannot read a
+  criterion: there the metric is not applicable, with that reason.
 """
 
 Field = Literal["question", "contexts", "answer", "reference", "context_ids", "relevant_ids"]
@@ -113,10 +117,14 @@ class JudgeMetricSpec:
     """None for a descriptive metric (answer length): comparisons show a change, never a better or worse."""
     origin: str = "built-in"
     """Where the metric was defined: built-in, or the file or config that declared it (docs, reports)."""
+    rubric: Any = None
+    """rubric plan: the definition (`judge.rubric.RubricMetric`) its prompt, verdict model and score come from."""
 
     def __post_init__(self) -> None:
         if (self.plan == "deterministic") != (self.compute is not None):
             raise ValueError(f"metric {self.name!r}: a deterministic plan needs `compute`, and only it")
+        if (self.plan == "rubric") != (self.rubric is not None):
+            raise ValueError(f"metric {self.name!r}: a rubric plan needs `rubric`, and only it")
         low, high = self.value_range
         if high is not None and not low < high:
             raise ValueError(f"metric {self.name!r}: value range {self.value_range} is empty")

@@ -233,6 +233,26 @@ class GeneratedQuestions(Verdict):
         return self
 
 
+class CheckJudgement(Verdict):
+    check: int
+    reason: str
+    met: bool
+
+
+class ChecklistVerdicts(Verdict):
+    """A rubric metric's checklist: one judgement per numbered check, each with its reason."""
+
+    checks: list[CheckJudgement]
+
+    @model_validator(mode="after")
+    def _one_per_check(self, info: ValidationInfo) -> ChecklistVerdicts:
+        _check_numbering([c.check for c in self.checks], _expected(info, "count"), "check")
+        return self
+
+    def ordered(self) -> list[CheckJudgement]:
+        return sorted(self.checks, key=lambda c: c.check)
+
+
 VERDICT_MODELS: dict[str, type[Verdict]] = {
     m.__name__: m
     for m in (
@@ -244,6 +264,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         SentenceVerdicts,
         GeneratedQuestions,
         GradedRelevance,
+        ChecklistVerdicts,
     )
 }
 

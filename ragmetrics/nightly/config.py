@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,10 +29,17 @@ from pydantic import (
     model_validator,
 )
 
+from ragmetrics._yaml import read_yaml_file
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.custom import CustomMetric
+from ragmetrics.judge.own_metrics import (
+    CustomMetric,
+    entry_point_definition,
+    entry_point_names,
+    load_metric_file,
+)
 from ragmetrics.judge.registry import JudgeMetricSpec, resolve_judge_metric
+from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.options import FusionMethod, FusionNorm
@@ -305,10 +311,16 @@ RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
 class JudgeConfig(JudgeSettings):
     """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
 
+    _metric_origins: dict[str, str] = PrivateAttr(default_factory=dict)
+    metric_files: list[Path] = Field(
+        default_factory=list,
+        description="metric definitions of your own, one YAML file each (a rubric, say); read into "
+        "custom_metrics when the config loads; list their names in `metrics`",
+    )
     custom_metrics: list[CustomMetric] = Field(
         default_factory=list,
-        description="metrics of your own: contains, matches or python (docs/judge.md, 'Your own metrics'); "
-        "list their names in `metrics`",
+        description="metrics of your own: contains, matches, python or rubric (docs/judge.md, 'Your own "
+        "metrics'); list their names in `metrics`",
     )
 
     metrics: list[str] = Field(default_factory=list, description=f"judge metrics: {', '.join(JUDGE_METRICS)}")
@@ -338,7 +350,7 @@ class JudgeConfig(JudgeSettings):
     @classmethod
     def _known_metrics(cls, v: list[str], info: ValidationInfo) -> list[str]:
         own = [m.name for m in info.data.get("custom_metrics", [])]
-        known = [*JUDGE_METRICS, *own]
+        known = [*JUDGE_METRICS, *own, *entry_point_names()]
 
         def check(name: str) -> str | None:
             if name in known:
@@ -359,7 +371,14 @@ class JudgeConfig(JudgeSettings):
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:
         """The specs of the custom metrics, to register for the run (`registry.registered_metrics`); Python
         metrics are imported now, from the folders in `search` first."""
-        return [item.to_spec(origin, search) for item in self.custom_metrics]
+        specs = [
+            item.to_spec(self._metric_origins.get(item.name, origin), search) for item in self.custom_metrics
+        ]
+        defined = {*JUDGE_METRICS, *(m.name for m in self.custom_metrics)}
+        for name in self.metrics:  # the rest are offered by installed packages
+            if name not in defined and resolve_judge_metric(name) is None:
+                specs.append(entry_point_definition(name).to_spec(f"entry point {name!r}", search))
+        return specs
 
     def settings(self) -> JudgeSettings:
         """The backend settings alone, as `make_judge` takes them."""
@@ -617,6 +636,11 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
             spec.path = resolved
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
+        config.judge.metric_files = [p for p in (_resolve(p, base) for p in config.judge.metric_files) if p]
+        for i, item in enumerate(config.judge.custom_metrics):
+            if isinstance(item, RubricMetric) and item.labelled_file is not None:
+                labelled = _resolve(item.labelled_file, base)
+                config.judge.custom_metrics[i] = item.model_copy(update={"labelled_file": labelled})
     config.pipeline_cache = _resolve(config.pipeline_cache, base)
     calls = [s for s in config.runs if isinstance(s, PipelineRunSpec)]
     for settings in [*calls, *([config.generator] if config.generator is not None else [])]:
@@ -725,6 +749,7 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
         raise ConfigError(
             f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}"
         )
+    data, origins = _with_metric_files(data, base_dir, source)
     try:
         # Strict, and through JSON so paths may still be strings: YAML's `yes` is not a drop of 1.0 and
         # "4" is not 4; a config says what it means or is refused.
@@ -739,70 +764,40 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
             raise ConfigError(f"{source}: {lines[0]}") from None
         raise ConfigError(f"{source}: {len(lines)} problems:\n  " + "\n  ".join(lines)) from None
     config._source_dir = base_dir.resolve()
+    if config.judge is not None:
+        config.judge._metric_origins = origins
     return _resolve_paths(config, base_dir.resolve())
 
 
-MAX_CONFIG_BYTES = 1_000_000
-"""A config is a page of YAML; anything larger is not one (and would be read whole)."""
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """yaml.safe_load without anchors and aliases: a config has no use for them, and nested aliases expand
-    exponentially (a few hundred bytes can become gigabytes: the "billion laughs")."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None,
-                None,
-                "aliases (*name) are not allowed in a config; write the value out",
-                event.start_mark,
-            )
-        return super().compose_node(parent, index)
-
-
-def _file_kind(path: Path) -> str:
-    import stat
-
-    mode = path.stat().st_mode
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
+def _with_metric_files(
+    data: Mapping[str, Any], base_dir: Path, source: str
+) -> tuple[Mapping[str, Any], dict[str, str]]:
+    """The config with the definitions of `judge.metric_files` appended to `judge.custom_metrics` (each
+    file checked on its own, so a problem names the file), and which file defined which metric."""
+    judge = data.get("judge")
+    files = judge.get("metric_files") if isinstance(judge, Mapping) else None
+    if not isinstance(judge, Mapping) or not isinstance(files, list) or not files:
+        return data, {}
+    inline = judge.get("custom_metrics") or []
+    if not isinstance(inline, list):
+        return data, {}  # validation says what is wrong with it
+    loaded: list[Any] = []
+    origins: dict[str, str] = {}
+    for i, entry in enumerate(files):
+        if not isinstance(entry, str) or not entry.strip():
+            raise ConfigError(f"{source}: judge.metric_files[{i}]: expected a file path, got {entry!r}")
+        path = _resolve(Path(entry), base_dir.resolve())
+        assert path is not None
+        definition = load_metric_file(path)
+        origins[definition.name] = str(path)
+        loaded.append(definition.model_dump(mode="json"))
+    return {**data, "judge": {**judge, "custom_metrics": [*inline, *loaded]}}, origins
 
 
 def load_config(path: str | Path) -> NightlyConfig:
     """Read and validate a YAML config (`yaml.safe_load`); any problem is a ConfigError naming file and key."""
     path = Path(path)
-    if path.exists() and not path.is_dir() and not path.is_file():
-        raise ConfigError(f"{path}: not a regular file ({_file_kind(path)}); give a YAML config file")
-    try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0
-    if size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: {size:,} bytes; a config is at most {MAX_CONFIG_BYTES:,} bytes")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a config file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
-    try:
-        data = yaml.load(text, Loader=_NoAliasLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}:{where}: invalid YAML: {problem}") from None
-    if data is None:
-        raise ConfigError(f"{path}: config file is empty")
+    data = read_yaml_file(path, what="config")
     return parse_config(data, base_dir=path.parent, source=str(path))
 
 

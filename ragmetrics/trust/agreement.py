@@ -12,14 +12,23 @@ interval that holds for small n.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-__all__ = ["Agreement", "CalibrationRow", "Estimate", "LabelKind", "agreement", "roc_auc", "roc_auc_ci"]
+__all__ = [
+    "Agreement",
+    "CalibrationRow",
+    "Estimate",
+    "LabelKind",
+    "agreement",
+    "cohen_kappa",
+    "roc_auc",
+    "roc_auc_ci",
+]
 
 LabelKind = str  # "binary" | "graded" | "score"
 CALIBRATION_BINS = 5
@@ -198,3 +207,42 @@ def agreement(
         bias=bias,
         calibration=calibration,
     )
+
+
+def cohen_kappa(
+    first: Sequence[Hashable],
+    second: Sequence[Hashable],
+    categories: Sequence[Hashable],
+    *,
+    weights: str = "none",
+) -> float:
+    """Cohen's kappa of two raters over `categories` (in scale order): 1 - sum(w * observed) / sum(w * expected).
+
+    weights 'none': w = 1 off the diagonal (plain kappa, for yes/no and categories); 'quadratic': w = (i - j)^2
+    (ordinal levels: rating 'neutral' for 'polite' costs less than 'rude'). NaN-free: when the expected
+    disagreement is 0 (both raters gave one and the same category throughout) kappa is 1 if they agree.
+    """
+    if len(first) != len(second) or not first:
+        raise ValueError("kappa needs two equally long, non-empty lists of ratings")
+    index = {c: i for i, c in enumerate(categories)}
+    unknown = [r for r in (*first, *second) if r not in index]
+    if unknown:
+        raise ValueError(f"rating {unknown[0]!r} is not one of {list(categories)}")
+    k = len(categories)
+    observed = np.zeros((k, k))
+    for a, b in zip(first, second, strict=True):
+        observed[index[a], index[b]] += 1
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    i, j = np.indices((k, k))
+    if weights == "none":
+        w = (i != j).astype(float)
+    elif weights == "quadratic":
+        w = (i - j).astype(float) ** 2
+    else:
+        raise ValueError(f"weights must be 'none' or 'quadratic', not {weights!r}")
+    disagreement_expected = float((w * expected).sum())
+    disagreement_observed = float((w * observed).sum())
+    if disagreement_expected == 0:
+        return 1.0 if disagreement_observed == 0 else 0.0
+    return 1.0 - disagreement_observed / disagreement_expected

@@ -8,7 +8,9 @@ and answers deterministically from markers in the test data:
 - a numbered reference statement containing ``[attr]`` is attributed (context recall);
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
-  generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash.
+  generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
+- a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
+  checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
 
 Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
 Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
@@ -20,6 +22,7 @@ import argparse
 import hashlib
 import html
 import json
+import math
 import re
 import threading
 import time
@@ -103,6 +106,7 @@ class State:
     # (-np 1) and Ollama do; a request the client gave up on is still computed, holding its slot.
     slots: threading.Semaphore | None = None
     redirect_to: str = ""
+    refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
     stopping: threading.Event = field(default_factory=threading.Event)
 
 
@@ -118,10 +122,57 @@ def _section(text: str, tag: str) -> str:
     return m.group(1)
 
 
-def scripted_verdict(prompt: str, user: str, seed: int | None = None) -> dict[str, Any]:
+def _rubric_verdict(system: str, user: str) -> dict[str, Any]:
+    """A rubric metric's verdict: ``[rating:X]`` in the input is the rating (a number for ordinal scales),
+    else the scale's first; ``[met:1,3]`` lists the checks met (none when absent)."""
+    checks = re.findall(r"^(\d+)\. ", system.split("Checks:", 1)[1], re.M) if "Checks:" in system else []
+    if checks:
+        m = re.search(r"\[met:([\d,]*)\]", user)
+        met = {int(n) for n in m.group(1).split(",") if n} if m else set()
+        return {"checks": [{"check": int(n), "reason": f"scripted check {n}", "met": int(n) in met}
+                           for n in checks]}  # fmt: skip
+    m = re.search(r"\[rating:([^\]]+)\]", user)
+    if m:
+        raw = m.group(1)
+    elif "- 1 = " in system:
+        raw = "1"
+    else:
+        first = re.search(r'^- "([^"]+)"', system, re.M)
+        raw = first.group(1) if first else "no"
+    rating: Any = int(raw) if raw.isdigit() else raw
+    return {"reason": f"scripted rating {raw}", "rating": rating}
+
+
+def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
+    """Token log-probabilities for a rubric answer, as OpenAI sends them: the rating's value one token whose
+    alternatives come from ``[probs:1=0.2,2=0.8]`` in the input; every other token certain."""
+    m = re.search(r"\[probs:([^\]]+)\]", user)
+    found = re.search(r'"rating": "?', content)
+    if m is None or found is None:
+        return None
+    probs = [(k, float(v)) for k, v in (pair.split("=") for pair in m.group(1).split(","))]
+    start = found.end()
+    end = start
+    while end < len(content) and content[end] not in '"},':
+        end += 1
+    sampled = content[start:end]
+    alternatives = [{"token": k, "logprob": math.log(p), "bytes": None} for k, p in probs if p > 0]
+    chosen = next((a["logprob"] for a in alternatives if a["token"] == sampled), math.log(1e-6))
+    pieces = [(content[:start], 0.0, []), (sampled, chosen, alternatives), (content[end:], 0.0, [])]
+    return {
+        "content": [
+            {"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces if t
+        ],
+        "refusal": None,
+    }
+
+
+def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: str = "") -> dict[str, Any]:
     """The correct answer to `prompt` for the input message `user`, by the markers in the module docstring;
     a statement or sentence marked ``[coin]`` is positive only with an even `seed` (a judge's own noise)."""
     coin = seed is not None and seed % 2 == 0
+    if prompt.startswith("rubric:"):
+        return _rubric_verdict(system, user)
     if prompt in ("context_precision", "context_utilization"):
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
         return {
@@ -417,7 +468,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status = 400
                 self._error(400, "no prompt marker in the system message")
             else:
-                verdict = scripted_verdict(prompt, user, body.get("seed"))
+                verdict = scripted_verdict(prompt, user, body.get("seed"), system)
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "key_in_reason":
@@ -435,6 +486,14 @@ class _Handler(BaseHTTPRequestHandler):
                     content = "Here is my judgement.\n```json\n" + json.dumps(verdict) + "\n```"
                 else:
                     content = json.dumps(verdict)
+                logprobs = _rating_logprobs(content, user) if body.get("logprobs") else None
+                if body.get("logprobs") and state.refuse_logprobs:
+                    status = 400
+                    self._error(400, "logprobs is not supported by this server (test)")
+                    self._record(state, path="/v1/chat/completions", prompt=prompt, status=status,
+                                 fault="refuse_logprobs", repair=repair, mode=mode, digest=digest, user=user,
+                                 **sampling)  # fmt: skip
+                    return
                 prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
                 completion_tokens = max(1, len(content) // 4)
                 self._send(
@@ -449,6 +508,7 @@ class _Handler(BaseHTTPRequestHandler):
                                 "index": 0,
                                 "message": {"role": "assistant", "content": content},
                                 "finish_reason": finish,
+                                "logprobs": logprobs,
                             }
                         ],
                         "usage": {

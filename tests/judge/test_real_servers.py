@@ -374,7 +374,7 @@ def test_failures_never_store_a_secret(
     assert judge.settings.cache_path is not None
     cache_file = Path(os.fspath(judge.settings.cache_path))
     recorded = VerdictCache(cache_file)
-    key = judge._key("context_recall", {})  # any key: only the table's contents matter
+    key = judge._key(judge.prompts.get("context_recall"), {})  # any key: only the table's contents matter
     assert recorded.failure(key) is None
     recorded.close()
     data = b"".join(p.read_bytes() for p in cache_file.parent.iterdir())

@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge import formulas
@@ -30,8 +30,9 @@ from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
-from ragmetrics.judge.prompts import InputValue, PromptLibrary, default_library
-from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names
+from ragmetrics.judge.prompts import GeneratedPrompt, InputValue, Prompt, PromptLibrary, default_library
+from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names, spec
+from ragmetrics.judge.rubric import RubricMetric, RubricProbe
 from ragmetrics.judge.settings import JudgeSettings, retry_failed_delay_s
 from ragmetrics.judge.text.language import language_name
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
@@ -75,6 +76,25 @@ class _CachedModeMemory:
         self._cache.set_meta(self._name, mode)
 
 
+@dataclass(frozen=True)
+class Judged:
+    """A validated verdict, the probabilities of its probed rating (None: not asked or not given), and
+    whether it came from the cache."""
+
+    verdict: Verdict
+    probabilities: dict[str, float] | None
+    cached: bool
+
+
+def _probabilities_valid(probabilities: Any, probe: RubricProbe | None) -> bool:
+    return (
+        probe is not None
+        and isinstance(probabilities, dict)
+        and bool(probabilities)
+        and all(k in probe.values and isinstance(p, float) and 0 < p <= 1 for k, p in probabilities.items())
+    )
+
+
 class LLMJudge(PlanDispatch):
     """Judge protocol over an OpenAI-compatible chat endpoint (plus `/v1/embeddings` for answer relevancy)."""
 
@@ -95,6 +115,7 @@ class LLMJudge(PlanDispatch):
         self.embedder: Embedder = embedder or make_embedder(self.settings, self.client, self.cache, retry)
         self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0
+        self._rubric_prompts: dict[tuple[str, int | None], GeneratedPrompt] = {}
 
     @property
     def backend(self) -> str:
@@ -118,7 +139,7 @@ class LLMJudge(PlanDispatch):
             embedding_model=self.embedder.name,
             temperature=s.temperature,
             seed=s.seed,
-            prompt_versions=self.prompts.versions(),
+            prompt_versions=self._prompt_versions(),
             settings={
                 "context_precision_mode": s.context_precision_mode,
                 "answer_relevancy_questions": s.answer_relevancy_questions,
@@ -139,6 +160,18 @@ class LLMJudge(PlanDispatch):
             failures=self._failures,
         )
 
+    def _prompt_versions(self) -> dict[str, str]:
+        """Every prompt file's version, and those of the rubric metrics registered for this run: a changed
+        rubric shows as a changed prompt version, like an edited prompt file."""
+        versions = self.prompts.versions()
+        for name in judge_metric_names():
+            metric = spec(name)
+            if metric.plan == "rubric":
+                prompt = self.rubric_prompt(metric.rubric)
+                versions[prompt.name] = prompt.version
+                versions["_rubric"] = self.prompts.rubric.version
+        return versions
+
     async def aclose(self) -> None:
         await self.client.aclose()
         close_embedder = getattr(self.embedder, "aclose", None)
@@ -148,34 +181,47 @@ class LLMJudge(PlanDispatch):
 
     # -- verdicts --------------------------------------------------------------------------------------------
 
-    def _key(self, prompt_name: str, values: Mapping[str, InputValue]) -> str:
-        prompt = self.prompts.get(prompt_name)
-        return cache_key(
-            {
-                "backend": BACKEND,
-                "kind": "verdict",
-                "model": self.settings.model,
-                "prompt": prompt_name,
-                "prompt_version": prompt.version,
-                "shared_version": self.prompts.shared.version,
-                "sampling": {"temperature": self.settings.temperature, "seed": self.settings.seed},
-                "answer_in_input_language": self.settings.answer_in_input_language,
-                "inputs": {k: list(v) if isinstance(v, list | tuple) else v for k, v in values.items()},
-            }
-        )
+    def _key(self, prompt: Prompt, values: Mapping[str, InputValue], probe: RubricProbe | None = None) -> str:
+        parts: dict[str, Any] = {
+            "backend": BACKEND,
+            "kind": "verdict",
+            "model": self.settings.model,
+            "prompt": prompt.name,
+            "prompt_version": prompt.version,
+            "shared_version": self.prompts.shared.version,
+            "sampling": {"temperature": self.settings.temperature, "seed": self.settings.seed},
+            "answer_in_input_language": self.settings.answer_in_input_language,
+            "inputs": {k: list(v) if isinstance(v, list | tuple) else v for k, v in values.items()},
+        }
+        if probe is not None:  # a verdict with its rating's probabilities is another request than one without
+            parts["probabilities_of"] = [probe.key, list(probe.values)]
+        return cache_key(parts)
 
     async def verdict(self, prompt_name: str, values: Mapping[str, InputValue]) -> tuple[Verdict, bool]:
         """The validated verdict of one prompt on `values` and whether it came from the cache."""
-        prompt = self.prompts.get(prompt_name)
-        key = self._key(prompt_name, values)
+        judged = await self.judged(self.prompts.get(prompt_name), values)
+        return judged.verdict, judged.cached
+
+    async def judged(
+        self, prompt: Prompt, values: Mapping[str, InputValue], probe: RubricProbe | None = None
+    ) -> Judged:
+        """The validated verdict of `prompt` on `values`, from the cache or the server; with `probe`, also the
+        probabilities the server gave each allowed value of the probed key (None when it gave none)."""
+        key = self._key(prompt, values, probe)
         cached = self.cache.get(key)
         if cached is not None:
+            stored = cached.value
+            probabilities = None
+            if probe is not None and isinstance(stored, dict) and set(stored) == {"verdict", "probabilities"}:
+                stored, probabilities = stored["verdict"], stored["probabilities"]
             try:
-                verdict = prompt.model.model_validate(cached.value, context=prompt.validation_context(values))
-            except ValidationError:
+                verdict = prompt.model.model_validate(stored, context=prompt.validation_context(values))
+                if probabilities is not None and not _probabilities_valid(probabilities, probe):
+                    raise ValueError("stored probabilities are not a distribution over the rating's values")
+            except ValueError:  # pydantic's ValidationError included
                 self.cache.discard_hit()
             else:
-                return verdict, True
+                return Judged(verdict, probabilities, True)
         recorded = self.cache.failure(key)
         if recorded is not None:
             age_s = time.time() - recorded.created
@@ -190,14 +236,17 @@ class LLMJudge(PlanDispatch):
             self.cache.failure_retries += 1
         try:
             completion = await self.client.complete(
-                prompt, values, answer_in_input_language=self.settings.answer_in_input_language
+                prompt, values, answer_in_input_language=self.settings.answer_in_input_language, probe=probe
             )
         except JudgeError as exc:
             if exc.cause in RECORDED_CAUSES:
-                self.cache.put_failure(key, prompt_name, exc.cause, str(exc))
+                self.cache.put_failure(key, prompt.name, exc.cause, str(exc))
             raise
-        self.cache.put(key, prompt_name, dump_verdict(completion.verdict), completion.usage.as_dict())
-        return completion.verdict, False
+        value: Any = dump_verdict(completion.verdict)
+        if probe is not None:
+            value = {"verdict": value, "probabilities": completion.probabilities}
+        self.cache.put(key, prompt.name, value, completion.usage.as_dict())
+        return Judged(completion.verdict, completion.probabilities, False)
 
     # -- metrics ---------------------------------------------------------------------------------------------
 
@@ -210,7 +259,33 @@ class LLMJudge(PlanDispatch):
             "question_generation": self._question_generation,
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
+            "rubric": self._rubric,
         }
+
+    def rubric_prompt(self, rubric: RubricMetric, *, leave_out: int | None = None) -> GeneratedPrompt:
+        """A rubric metric's prompt over this judge's rubric texts (built once per rubric)."""
+        key = (rubric.model_dump_json(), leave_out)
+        prompt = self._rubric_prompts.get(key)
+        if prompt is None:
+            prompt = self._rubric_prompts[key] = rubric.prompt(self.prompts.rubric, leave_out=leave_out)
+        return prompt
+
+    async def _rubric(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        rubric: RubricMetric = spec.rubric
+        return await self.rubric_outcome(rubric, sample, self.rubric_prompt(rubric))
+
+    async def rubric_outcome(self, rubric: RubricMetric, sample: RagSample, prompt: Prompt) -> MetricOutcome:
+        """A rubric's verdict on `sample` through `prompt` and its score (check-metric passes a prompt
+        without the anchor it is judging)."""
+        probe = rubric.probe()
+        judged = await self.judged(prompt, rubric.values(sample), probe)
+        why = ""
+        if probe is not None and judged.probabilities is None:
+            why = "the server returned no log-probabilities for it: the sampled level's score"
+        value, detail = rubric.outcome(
+            judged.verdict, judged.probabilities, cached=judged.cached, why_sampled=why
+        )
+        return MetricOutcome(value=value, detail=detail)
 
     async def _similarity(self, sample: RagSample) -> float:
         vectors = await self.embedder.embed([str(sample.answer).strip(), str(sample.reference).strip()])

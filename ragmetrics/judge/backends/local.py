@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmetrics.errors import JudgeError
+from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.backends.local_model import (
@@ -372,7 +372,15 @@ class LocalJudge(PlanDispatch):
             "question_generation": self._answer_relevance,
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
+            "rubric": self._rubric,
         }
+
+    async def _rubric(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """Not applicable, never a number: similarity of embeddings cannot read a team's criterion."""
+        raise NotApplicable(
+            f"{spec.name} is a rubric metric: it needs an LLM judge (judge.backend: openai); the local judge "
+            "compares embeddings and cannot read a criterion"
+        )
 
     async def _embedding_similarity(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         a_vec, r_vec = await self._embed_groups(

@@ -24,7 +24,7 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import openai
 from openai.types import CreateEmbeddingResponse
@@ -32,6 +32,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from ragmetrics.errors import ConfigError, JudgeError
+from ragmetrics.judge.openai.logprobs import TokenChoice, token_choices, value_distribution
 from ragmetrics.judge.openai.output import (
     MODES,
     FormatRefused,
@@ -84,14 +85,30 @@ def auto_max_tokens(prompt: Prompt, values: Mapping[str, InputValue]) -> int:
 class _Answer:
     content: str
     truncated: bool
+    tokens: list[TokenChoice] | None = None
 
 
 @dataclass(frozen=True)
 class Completion:
-    """A validated verdict and what it cost across its retries and repairs."""
+    """A validated verdict and what it cost across its retries and repairs; with a probe, the probability
+    of each allowed value of the probed key (None when the server sent no usable log-probabilities)."""
 
     verdict: Verdict
     usage: CallUsage
+    probabilities: dict[str, float] | None = None
+
+
+class Probe(Protocol):
+    """Which key of the answer to read log-probabilities for, and its allowed values (a rubric's rating)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def values(self) -> tuple[str, ...]: ...
+
+
+TOP_LOGPROBS = 10
 
 
 class JudgeClient:
@@ -122,6 +139,7 @@ class JudgeClient:
         self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed)
         self.modes = ModeNegotiator(mode_memory)
         self._token_field = "max_tokens"
+        self._logprobs_refused = False
 
     def __repr__(self) -> str:
         return f"JudgeClient(model={self.settings.model!r}, base_url={public_url(self.settings.base_url)!r})"
@@ -149,6 +167,8 @@ class JudgeClient:
     # -- chat verdicts ---------------------------------------------------------------------------------------
 
     def _is_refusal(self, mode: ResponseMode, exc: openai.APIStatusError, attempt: int) -> bool:
+        if not self._logprobs_refused and "logprob" in f"{exc.message} {exc.body}".lower():
+            return False  # about log-probabilities, not the response format: asked again without them
         return self.modes.is_refusal(exc, mode, attempt)
 
     async def _chat(
@@ -160,6 +180,7 @@ class JudgeClient:
         *,
         max_tokens: int,
         round_: int,
+        logprobs: bool = False,
     ) -> _Answer:
         index = self.modes.start_index
         while True:
@@ -179,6 +200,9 @@ class JudgeClient:
             fmt = response_format(mode, prompt.model)
             if fmt is not None:
                 payload["response_format"] = fmt
+            if logprobs and not self._logprobs_refused:
+                payload["logprobs"] = True
+                payload["top_logprobs"] = TOP_LOGPROBS
 
             async def op(api: openai.AsyncOpenAI, body: dict[str, Any] = payload) -> ChatCompletion:
                 # The typed `chat.completions.create` re-walks the whole payload (messages, JSON schema) on
@@ -208,6 +232,12 @@ class JudgeClient:
                     logger.warning("the server wants max_completion_tokens instead of max_tokens; switching")
                     self._token_field = "max_completion_tokens"
                     continue
+                # A server without log-probabilities may refuse the field: ask without it from now on
+                # (ratings then score the sampled level, and the detail says so).
+                if exc.cause == "bad_request" and "logprobs" in payload and "logprob" in str(exc).lower():
+                    logger.warning("the server refuses logprobs; rubric ratings use the sampled level")
+                    self._logprobs_refused = True
+                    continue
                 raise
             previous = self.modes.current
             if self.modes.worked(index):
@@ -222,7 +252,8 @@ class JudgeClient:
             choices = getattr(response, "choices", None) or []
             content = choices[0].message.content if choices else None
             truncated = bool(choices) and choices[0].finish_reason == "length"
-            return _Answer(content or "", truncated)
+            tokens = token_choices(getattr(choices[0], "logprobs", None)) if choices and logprobs else None
+            return _Answer(content or "", truncated, tokens)
 
     async def complete(
         self,
@@ -230,8 +261,10 @@ class JudgeClient:
         values: Mapping[str, InputValue],
         *,
         answer_in_input_language: bool = False,
+        probe: Probe | None = None,
     ) -> Completion:
-        """A validated verdict for `prompt` on `values`, or JudgeError(cause=...) when none can be had."""
+        """A validated verdict for `prompt` on `values`, or JudgeError(cause=...) when none can be had; with
+        `probe`, log-probabilities are asked for and the probed key's distribution returned with it."""
         call = CallUsage()
         context = prompt.validation_context(values)
         shared = self.prompts.shared
@@ -249,7 +282,9 @@ class JudgeClient:
 
         tail: list[Message] = []
         for round_ in range(self.settings.max_repairs + 1):
-            answer = await self._chat(call, prompt, base, tail, max_tokens=max_tokens, round_=round_)
+            answer = await self._chat(
+                call, prompt, base, tail, max_tokens=max_tokens, round_=round_, logprobs=probe is not None
+            )
             content = answer.content
             try:
                 if not content.strip():
@@ -274,7 +309,10 @@ class JudgeClient:
             except ValueError as exc:
                 error = str(exc)
             else:
-                return Completion(verdict=verdict, usage=call)
+                probabilities = None
+                if probe is not None and answer.tokens is not None:
+                    probabilities = value_distribution(content, answer.tokens, probe.key, probe.values)
+                return Completion(verdict=verdict, usage=call, probabilities=probabilities or None)
             if answer.truncated:
                 error = (
                     f"the answer was cut off at {max_tokens} tokens (finish_reason=length); keep every "

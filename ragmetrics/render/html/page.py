@@ -333,8 +333,12 @@ def _detail_html(run: str, metric: str, detail: JudgeDetail) -> str:
     rows = []
     for verdict in shown:
         where = _where(verdict)
-        text = verdict.get("sentence") or verdict.get("statement") or verdict.get("question") or ""
-        value = verdict.get("verdict", verdict.get("noncommittal"))
+        text = (
+            verdict.get("sentence") or verdict.get("statement") or verdict.get("question")
+            or (f"check {verdict['check']}" if "check" in verdict else "")
+            or _probabilities(verdict.get("probabilities"))
+        )  # fmt: skip
+        value = verdict.get("verdict", verdict.get("noncommittal", verdict.get("rating")))
         mark = (
             "&ndash;"
             if value is None
@@ -352,6 +356,13 @@ def _detail_html(run: str, metric: str, detail: JudgeDetail) -> str:
         + "<table class='verdicts'><tr><th class='l'>where</th><th class='l'>text</th><th>verdict</th>"
         + f"<th>cosine</th><th class='l'>reason</th></tr>{''.join(rows)}</table>{tail}"
     )
+
+
+def _probabilities(probabilities: Any) -> str:
+    """A rubric rating's level probabilities (G-Eval weighting), as the drill-down shows them."""
+    if not isinstance(probabilities, dict) or not probabilities:
+        return ""
+    return "p: " + ", ".join(f"{label} {p:.2f}" for label, p in probabilities.items() if isinstance(p, float))
 
 
 def _where(verdict: dict[str, Any]) -> str:

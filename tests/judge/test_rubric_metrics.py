@@ -354,7 +354,13 @@ def test_the_local_judge_says_not_applicable_with_its_reason() -> None:
 def test_value_distribution_refuses_impossible_log_probabilities() -> None:
     content = '{"reason": "x", "rating": 2}'
     cut = content.rindex("2")
-    hostile = (("2", 1000.0), ("1", float("nan")), ("3", -0.0000001), ("1", math.log(0.9)), (" 1", math.log(0.9)))
+    hostile = (
+        ("2", 1000.0),
+        ("1", float("nan")),
+        ("3", -0.0000001),
+        ("1", math.log(0.9)),
+        (" 1", math.log(0.9)),
+    )
     tokens = [TokenChoice(content[:cut], 0.0, ()), TokenChoice("2", 5.0, hostile), TokenChoice("}", 0.0, ())]
     got = value_distribution(content, tokens, "rating", ("1", "2", "3"))
     assert got is not None and "2" not in got  # +5 and +1000 are no probabilities, and never overflow

@@ -68,6 +68,7 @@ class ExitCode(IntEnum):
     REGRESSION = 1
     USAGE = 2
     INCOMPLETE = 3
+    NOT_COMPARABLE = 4
     INTERRUPTED = 130
 
 

@@ -398,7 +398,8 @@ class MetricCheck(_Model):
 
 
 class GateResult(_Model):
-    """The regression gate's verdict against a baseline report: every check, and notes on what was not checked."""
+    """The regression gate's verdict against a baseline report: what changed since it, every check, the near
+    misses, and notes on what was not checked."""
 
     baseline: str
     test: str
@@ -410,34 +411,73 @@ class GateResult(_Model):
         default_factory=list,
         description="run/metric pairs not checked because too many of tonight's scores failed",
     )
+    changes: list[str] = Field(
+        default_factory=list,
+        description="what differs from the baseline besides the scores: dataset, judge backend, model, prompt "
+        "versions, embedding model, ragmetrics version (reported first)",
+    )
+    not_comparable: list[str] = Field(
+        default_factory=list,
+        description="run/metric pairs not checked because their data or judge changed (baseline.on_change: "
+        "not_comparable): a judge change is not a quality change",
+    )
 
     @property
     def regressions(self) -> list[MetricCheck]:
         return [c for c in self.checks if c.regressed]
 
     @property
+    def near_misses(self) -> list[MetricCheck]:
+        """Checks that passed on one condition only: a drop beyond its threshold that is not significant, or a
+        significant drop within its threshold. Not failures; what to watch."""
+        return [
+            c
+            for c in self.checks
+            if not c.regressed
+            and ((c.drop > c.threshold and not c.significant) or (c.significant and c.drop > 0))
+        ]
+
+    @property
     def failed(self) -> bool:
         return bool(self.regressions)
 
     @property
-    def status(self) -> Literal["ok", "regression", "incomplete"]:
-        """regression when a check failed; else incomplete when failures kept pairs from being checked."""
+    def status(self) -> Literal["ok", "regression", "incomplete", "not_comparable"]:
+        """regression when a check failed; else incomplete when failures kept pairs from being checked; else
+        not_comparable when a change of data or judge did."""
         if self.failed:
             return "regression"
-        return "incomplete" if self.incomplete else "ok"
+        if self.incomplete:
+            return "incomplete"
+        return "not_comparable" if self.not_comparable else "ok"
 
     def describe(self) -> str:
-        """Human-readable verdict: which metrics regressed and the queries that drove each drop."""
+        """Human-readable verdict: what changed, which metrics regressed and the queries that drove each drop,
+        the near misses."""
         lines: list[str] = []
+        if self.changes:
+            lines.append(f"changed since the baseline ({self.baseline}):")
+            lines.extend(f"  {change}" for change in self.changes)
+        if self.not_comparable:
+            lines.append(
+                f"regression gate: NOT COMPARABLE: {len(self.not_comparable)} run/metric pairs not checked, "
+                "their data or judge changed (set baseline.on_change: compare to check them anyway, or make a "
+                "new baseline with the new judge)"
+            )
+            lines.extend(f"  not comparable: {item}" for item in self.not_comparable)
         if self.incomplete:
             lines.append(
                 f"regression gate: INCOMPLETE: {len(self.incomplete)} run/metric pairs not checked, too many "
                 "of tonight's scores failed"
             )
             lines.extend(f"  incomplete: {item}" for item in self.incomplete)
-        if not self.failed and not self.incomplete:
+        if not self.failed and not self.incomplete and not self.not_comparable:
             lines.append(
                 f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
+            )
+        elif not self.failed and self.checks:
+            lines.append(
+                f"regression gate: {len(self.checks)} other run/metric pairs checked, none regressed"
             )
         elif self.failed:
             lines.append(f"regression gate: FAILED against {self.baseline}")
@@ -450,6 +490,16 @@ class GateResult(_Model):
                 worst = ", ".join(f"{q.query_id} ({q.diff:+.3f})" for q in c.worst_queries)
                 if worst:
                     lines.append(f"    largest drops: {worst}")
+        for c in self.near_misses:
+            why = (
+                "beyond its threshold but not significant"
+                if c.drop > c.threshold
+                else "significant but within its threshold"
+            )
+            lines.append(
+                f"  near miss: {c.run} / {c.metric}: {c.mean_baseline:.4f} -> {c.mean_current:.4f} (drop "
+                f"{c.drop:.4f}, allowed {c.threshold:.4f}; corrected p={format_p(c.p_corrected)}): {why}"
+            )
         lines.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -514,6 +564,11 @@ class ReportMetadata(_Model):
     )
     config: dict[str, Any] | None = None
     dataset_fingerprint: str | None = None
+    truth_fingerprint: str | None = Field(
+        default=None,
+        description="hash of what the runs are judged against (ids, questions, references, relevance "
+        "judgments), without the system's outputs: a change makes a baseline not comparable",
+    )
     versions: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     nightly: NightlyRun | None = Field(default=None, description="set by the nightly job (`ragmetrics run`)")

@@ -101,6 +101,14 @@ def _run(args: argparse.Namespace) -> int:
             "too many samples; causes above and in report.json failures",
             file=sys.stderr,
         )
+    elif outcome.gate is not None and outcome.gate.not_comparable and not outcome.gate.failed:
+        import sys
+
+        print(
+            f"ragmetrics: NOT COMPARABLE with the baseline (exit 4): {len(outcome.gate.not_comparable)} run/metric "
+            "pairs were judged differently or on other data; what changed is listed above",
+            file=sys.stderr,
+        )
     return outcome.exit_code
 
 

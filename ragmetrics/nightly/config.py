@@ -493,6 +493,12 @@ class BaselineConfig(_Section):
         default=False,
         description="judge metrics judged with judge.repeats > 1: a drop must also exceed the judge's own noise",
     )
+    on_change: Literal["not_comparable", "compare"] = Field(
+        default="not_comparable",
+        description="when the dataset, or a metric's judge (backend, model, embedding model, its prompts), "
+        "differs from the baseline's: not_comparable lists those pairs unchecked and exits 4; compare checks "
+        "them anyway, with a note",
+    )
 
     @field_validator("max_drop_per_metric")
     @classmethod

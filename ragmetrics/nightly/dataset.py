@@ -41,6 +41,8 @@ _SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+TRUTH_FIELDS = ("id", "question", "reference", "relevant_ids", "relevant_grades", "language")
+"""What a system is judged against; its outputs (answer, contexts, rankings) are not part of it."""
 _LIST_FIELDS = (
     "contexts",
     "context_ids",
@@ -88,6 +90,9 @@ class QADataset:
     relevance: dict[str, dict[str, int]]
     retrieved: dict[str, dict[str, float]]
     fingerprint: str
+    truth_fingerprint: str = ""
+    """A hash of what the system is judged against (ids, questions, references, relevance judgments, languages),
+    without its outputs: equal when only the answers or rankings changed, so two nights stay comparable."""
     skipped: list[BadRow] = field(default_factory=list)
     columns: dict[str, str] = field(default_factory=dict)  # our field -> the user's column
     ignored_columns: list[str] = field(default_factory=list)
@@ -356,6 +361,7 @@ def validate_rows(
     skipped: list[BadRow] = []
     seen: dict[str, int] = {}
     digest = hashlib.sha256()
+    truth = hashlib.sha256()
     generated = "id" not in columns
     for row_no, row in enumerate(rows, start=1):
         if limit is not None and len(samples) >= limit:
@@ -391,6 +397,11 @@ def validate_rows(
         hashed = clean if clean["contexts"] is not None else {**clean, "contexts": []}
         digest.update(json.dumps(hashed, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
         digest.update(b"\n")
+        judged_against = {k: clean.get(k) for k in TRUTH_FIELDS}
+        truth.update(
+            json.dumps(judged_against, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+        )
+        truth.update(b"\n")
     if not samples:
         reason = (
             f"; all {len(skipped)} rows were bad, first: {skipped[0].describe(source)}" if skipped else ""
@@ -402,6 +413,7 @@ def validate_rows(
         relevance=relevance,
         retrieved=retrieved,
         fingerprint="sha256:" + digest.hexdigest(),
+        truth_fingerprint="sha256:" + truth.hexdigest(),
         skipped=skipped,
         columns=columns,
         ignored_columns=ignored,

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
+from ragmetrics.nightly.provenance import changes_since
 from ragmetrics.options import TESTS, is_significant, lower_is_better
 from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
 from ragmetrics.trust.labels import HumanLabels
@@ -87,20 +88,26 @@ def check_regressions(
     beyond_judge_noise: bool = False,
     incomplete: Sequence[tuple[str, str, str]] = (),
     explicit: set[str] | None = None,
+    on_change: str = "not_comparable",
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule.
 
     `incomplete` lists (run, metric, description) pairs whose scores failed too often tonight: they are
     reported as incomplete, not checked, and never read as a data mismatch. Operational metrics (latency,
     tokens, cost: lower is better) are checked only when named in `explicit` (baseline.metrics or
-    max_drop_per_metric), since a machine's load moves them from night to night."""
+    max_drop_per_metric), since a machine's load moves them from night to night. What changed since the baseline
+    (data, judge, prompts: `provenance.changes_since`) is reported first; with `on_change` 'not_comparable' the
+    pairs it touches are listed as not comparable instead of checked."""
     from ragmetrics.comparison.corrections import adjust
 
     if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
         raise InputError(f"unknown test {test!r}; tests: {', '.join(TESTS)}")
     gate = GateResult(baseline=baseline_source, test=test, correction=correction, alpha=alpha)
+    changes = changes_since(baseline, current)
+    gate.changes = changes.lines
+    refuse = on_change == "not_comparable"
     old_print, new_print = baseline.metadata.dataset_fingerprint, current.metadata.dataset_fingerprint
-    if old_print and new_print and old_print != new_print:
+    if old_print and new_print and old_print != new_print and not (changes.data_changed and refuse):
         gate.notes.append(
             "the baseline was scored on different data (dataset fingerprints differ); "
             "each check pairs only the queries both reports scored"
@@ -125,6 +132,14 @@ def check_regressions(
             if metric not in old.metrics:
                 gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")
                 continue
+            why = changes.why_not_comparable(run.name, metric)
+            if why is not None and refuse:
+                gate.not_comparable.append(f"{run.name} / {metric}: {why}")
+                continue
+            if why is not None:
+                gate.notes.append(
+                    f"{run.name} / {metric}: checked although {why} (baseline.on_change: compare)"
+                )
             shared = [
                 q
                 for q in run.per_query
@@ -138,7 +153,7 @@ def check_regressions(
     for name in base_runs:
         if all(r.name != name for r in current.runs):
             gate.notes.append(f"baseline run {name!r} is absent from this report")
-    if not pending and gate.incomplete:
+    if not pending and (gate.incomplete or gate.not_comparable):
         return gate
     if not pending:
         raise InputError(

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
 EXIT_OK = int(ExitCode.OK)
 EXIT_REGRESSION = int(ExitCode.REGRESSION)
 EXIT_INCOMPLETE = int(ExitCode.INCOMPLETE)
+EXIT_NOT_COMPARABLE = int(ExitCode.NOT_COMPARABLE)
 
 _VERSIONED = ("numpy", "numba", "scipy", "pydantic", "datasets", "pyarrow", "openai", "onnxruntime", "rich")
 
@@ -96,10 +97,12 @@ class PipelineOutcome:
     @property
     def exit_code(self) -> int:
         """3 when the night is incomplete (whatever the gate says: a broken night never passes), else 1 on a
-        regression, else 0."""
+        regression, else 4 when pairs were not comparable with the baseline (its data or judge changed), else 0."""
         if self.incomplete:
             return EXIT_INCOMPLETE
-        return EXIT_REGRESSION if self.gate is not None and self.gate.failed else EXIT_OK
+        if self.gate is not None and self.gate.failed:
+            return EXIT_REGRESSION
+        return EXIT_NOT_COMPARABLE if self.gate is not None and self.gate.not_comparable else EXIT_OK
 
 
 def run_pipeline(
@@ -215,6 +218,7 @@ def _run_pipeline(
         labels = attach_human_labels(config, {r.name: r for r in report.runs}, report, dataset)
     report.metadata.config = config_snapshot(config)
     report.metadata.dataset_fingerprint = dataset.fingerprint
+    report.metadata.truth_fingerprint = dataset.truth_fingerprint or None
     report.metadata.versions = versions()
     report.metadata.notes = [*report.metadata.notes, *notes]
     report.metadata.nightly = NightlyRun(
@@ -247,6 +251,7 @@ def _run_pipeline(
             beyond_judge_noise=config.baseline.beyond_judge_noise,
             incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
             explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
+            on_change=config.baseline.on_change,
         )
         report.metadata.nightly.regression = gate
     report.metadata.nightly.incomplete = [i.describe() for i in incomplete]

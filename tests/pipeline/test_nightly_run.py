@@ -139,7 +139,8 @@ def test_gate_respects_thresholds(qa_dir: Path, write_config: ConfigWriter, caps
     only_mrr = write_config("mrr.yaml", baseline={"max_drop": 0.9, "max_drop_per_metric": {"mrr": 0.1}})
     code, out, _ = run_cli([str(only_mrr), "--baseline", str(baseline)], capsys)
     assert code == 1
-    assert "pipeline / mrr:" in out and "pipeline / ndcg@10:" not in out
+    assert "pipeline / mrr: mean" in out and "pipeline / ndcg@10: mean" not in out
+    assert "near miss: pipeline / ndcg@10:" in out and "significant but within its threshold" in out
 
 
 def _one_error(err: str) -> str:

@@ -153,26 +153,52 @@ def _meta_block(report: Report) -> str:
 
 
 def _gate_block(gate: GateResult) -> str:
-    if not gate.failed:
-        body = f"{len(gate.checks)} run/metric pairs checked; no significant drop beyond its threshold."
-        notes = "".join(f"<li>{_e(n)}</li>" for n in gate.notes)
-        extra = f"<ul class='notes'>{notes}</ul>" if notes else ""
-        return (
-            f"<div class='gate ok'><h3>Regression gate: passed</h3>{_e(body)} "
-            f"<span class='legend'>baseline {_e(gate.baseline)}</span>{extra}</div>"
+    """The gate's verdict: what changed since the baseline first, then regressions, near misses and notes."""
+    parts: list[str] = []
+    if gate.changes:
+        items = "".join(f"<li>{_e(c)}</li>" for c in gate.changes)
+        parts.append(f"<p><b>Changed since the baseline</b></p><ul>{items}</ul>")
+    if gate.not_comparable:
+        items = "".join(f"<li>{_e(c)}</li>" for c in gate.not_comparable)
+        parts.append(
+            "<p><b>Not comparable</b> (not checked: a judge or data change is not a quality change; "
+            f"baseline.on_change: compare checks them anyway)</p><ul>{items}</ul>"
         )
-    items = []
-    for c in gate.regressions:
-        worst = ", ".join(f"{_e(q.query_id)} ({q.diff:+.3f})" for q in c.worst_queries)
-        items.append(
-            f"<li><b>{_e(c.run)} / {_e(c.metric)}</b>: {c.mean_baseline:.4f} &rarr; {c.mean_current:.4f} "
-            f"(drop {c.drop:.4f} &gt; {c.threshold:.4f}; p = {_p(c.p_value)}, corrected {_p(c.p_corrected)}, "
-            f"n = {c.n})<br><span class='legend'>largest drops: {worst}</span></li>"
+    if gate.regressions:
+        rows = []
+        for c in gate.regressions:
+            worst = ", ".join(f"{_e(q.query_id)} ({q.diff:+.3f})" for q in c.worst_queries)
+            rows.append(
+                f"<li><b>{_e(c.run)} / {_e(c.metric)}</b>: {c.mean_baseline:.4f} &rarr; {c.mean_current:.4f} "
+                f"(drop {c.drop:.4f} &gt; {c.threshold:.4f}; p = {_p(c.p_value)}, corrected {_p(c.p_corrected)}, "
+                f"n = {c.n})<br><span class='legend'>largest drops: {worst}</span></li>"
+            )
+        parts.append(f"<ul>{''.join(rows)}</ul>")
+    elif gate.checks:
+        parts.append(
+            f"<p>{len(gate.checks)} run/metric pairs checked; no significant drop beyond its threshold.</p>"
         )
+    if gate.near_misses:
+        items = "".join(
+            f"<li>{_e(c.run)} / {_e(c.metric)}: {c.mean_baseline:.4f} &rarr; {c.mean_current:.4f} (drop "
+            f"{c.drop:.4f}, allowed {c.threshold:.4f}, corrected p = {_p(c.p_corrected)}): "
+            + ("beyond its threshold but not significant" if c.drop > c.threshold else "significant but within "
+               "its threshold") + "</li>"
+            for c in gate.near_misses
+        )  # fmt: skip
+        parts.append(f"<p><b>Near misses</b> (not failures; worth watching)</p><ul>{items}</ul>")
+    if gate.notes:
+        parts.append("<ul class='notes'>" + "".join(f"<li>{_e(n)}</li>" for n in gate.notes) + "</ul>")
+    title, css = {
+        "regression": ("FAILED", "fail"),
+        "not_comparable": ("not comparable", "fail"),
+        "incomplete": ("incomplete", "fail"),
+        "ok": ("passed", "ok"),
+    }[gate.status]
     return (
-        "<div class='gate fail'><h3>Regression gate: FAILED</h3>"
+        f"<div class='gate {css}'><h3>Regression gate: {title}</h3>"
         f"<span class='legend'>baseline {_e(gate.baseline)}, {_e(gate.test)} test, "
-        f"{_e(gate.correction)} correction</span><ul>{''.join(items)}</ul></div>"
+        f"{_e(gate.correction)} correction</span>{''.join(parts)}</div>"
     )
 
 

@@ -4,6 +4,7 @@ ConfigError naming the file and, for bad YAML, the line and column."""
 from __future__ import annotations
 
 import stat
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import yaml
 
 from ragmetrics.errors import ConfigError
 
-__all__ = ["MAX_YAML_BYTES", "NoAliasLoader", "read_yaml_file"]
+__all__ = ["MAX_YAML_BYTES", "NoAliasLoader", "key_path", "read_yaml_file"]
 
 MAX_YAML_BYTES = 1_000_000
 """A config or a metric file is a page of YAML; anything larger is not one (and would be read whole)."""
@@ -72,3 +73,27 @@ def read_yaml_file(path: Path, *, what: str = "config") -> Any:
     if data is None:
         raise ConfigError(f"{path}: {what} file is empty")
     return data
+
+
+def key_path(loc: Sequence[int | str], data: Any) -> tuple[str, bool]:
+    """A pydantic error location as the keys the user wrote in the YAML (configs and metric files alike), union
+    tags such as `rubric` or `file` left out; and whether that key exists in the input."""
+    parts: list[str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, list):
+            parts.append(f"[{part}]")
+            node = node[part] if 0 <= part < len(node) else None
+        elif isinstance(node, Mapping) and part in node:
+            parts.append(f".{part}" if parts else str(part))
+            node = node[part]
+        elif isinstance(node, Mapping) and isinstance(part, str) and part in node.values():
+            continue  # a union tag such as 'file' in runs.0.file.path
+        elif (
+            isinstance(part, str)
+            and not part.startswith(("function-", "literal["))
+            and isinstance(node, Mapping)
+        ):
+            parts.append(f".{part}" if parts else part)
+            node = None
+    return "".join(parts), node is not None

@@ -19,7 +19,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from ragmetrics._yaml import read_yaml_file
+from ragmetrics._yaml import key_path, read_yaml_file
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.custom import ContainsMetric, MatchesMetric, PythonMetric, SampleField
 from ragmetrics.judge.rubric import RubricMetric
@@ -43,29 +43,10 @@ _MARK = "__ragmetrics_metric__"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _where(loc: Sequence[int | str], data: Any) -> str:
-    """A pydantic location as the keys the user wrote (union tags such as 'rubric' or 'ordinal' left out)."""
-    parts: list[str] = []
-    node = data
-    for part in loc:
-        if isinstance(part, int) and isinstance(node, list):
-            parts.append(f"[{part}]")
-            node = node[part] if 0 <= part < len(node) else None
-        elif isinstance(node, dict) and part in node:
-            parts.append(f".{part}" if parts else str(part))
-            node = node[part]
-        elif isinstance(node, dict) and part in node.values():
-            continue  # the tag of a union member
-        elif not str(part).startswith(("function-", "literal[")):
-            parts.append(f".{part}" if parts else str(part))
-            node = None
-    return "".join(parts)
-
-
 def _problems(exc: ValidationError, data: Any = None) -> str:
     lines = []
     for err in exc.errors():
-        loc = _where(err["loc"], data)
+        loc, _ = key_path(err["loc"], data)
         message = str(err["msg"]).removeprefix("Value error, ").replace("valid array", "valid list")
         lines.append(f"{loc}: {message}" if loc else message)
     return lines[0] if len(lines) == 1 else f"{len(lines)} problems:\n  " + "\n  ".join(lines)

@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from ragmetrics._yaml import read_yaml_file
+from ragmetrics._yaml import key_path, read_yaml_file
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.own_metrics import (
@@ -692,7 +692,7 @@ def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
     """One line per problem, each led by the key path as the user wrote it (tags of unions left out)."""
     lines = []
     for err in exc.errors():
-        path, value_loc = _key_path(err["loc"], data)
+        path, value_loc = key_path(err["loc"], data)
         kind = err["type"]
         ctx = err.get("ctx") or {}
         if kind == "extra_forbidden":
@@ -719,29 +719,6 @@ def format_validation_error(exc: ValidationError, data: Any) -> list[str]:
                 message = f"{message} (got {_short(err.get('input'))})"
         lines.append(f"{path}: {message}" if path else message)
     return lines
-
-
-def _key_path(loc: Sequence[int | str], data: Any) -> tuple[str, bool]:
-    """Render a pydantic location against the input, skipping parts that are not keys (union tags)."""
-    parts: list[str] = []
-    node = data
-    for part in loc:
-        if isinstance(part, int) and isinstance(node, list):
-            parts.append(f"[{part}]")
-            node = node[part] if 0 <= part < len(node) else None
-        elif isinstance(node, Mapping) and part in node:
-            parts.append(f".{part}" if parts else str(part))
-            node = node[part]
-        elif isinstance(node, Mapping) and isinstance(part, str) and part in node.values():
-            continue  # a union tag such as 'file' in runs.0.file.path
-        elif (
-            isinstance(part, str)
-            and not part.startswith(("function-", "literal["))
-            and isinstance(node, Mapping)
-        ):
-            parts.append(f".{part}" if parts else part)
-            node = None
-    return "".join(parts), node is not None
 
 
 def _short(value: Any) -> str:

@@ -349,21 +349,21 @@ class RubricMetric(_Definition):
             if isinstance(label, str) and label.casefold() in ("yes", "no"):
                 return label.casefold()
             raise ValueError(f"{where}: rating must be yes or no, got {label!r}")
-        if isinstance(scale, OrdinalScale):
-            if isinstance(label, int) and not isinstance(label, bool) and 1 <= label <= len(scale.levels):
-                return str(label)
-            if isinstance(label, str):
-                try:
-                    return scale.rating_for(label)
-                except ValueError as exc:
-                    raise ValueError(f"{where}: {exc}") from None
-            raise ValueError(f"{where}: rating must be a level's label or its number 1..{len(scale.levels)}")
+        ordinal = isinstance(scale, OrdinalScale)
+        if (
+            ordinal
+            and isinstance(label, int)
+            and not isinstance(label, bool)
+            and 1 <= label <= len(scale.ratings)
+        ):
+            return str(label)
         if isinstance(label, str):
             try:
                 return scale.rating_for(label)
             except ValueError as exc:
                 raise ValueError(f"{where}: {exc}") from None
-        raise ValueError(f"{where}: rating must be a category's name, got {label!r}")
+        kind = f"a level's label or its number 1..{len(scale.ratings)}" if ordinal else "a category's name"
+        raise ValueError(f"{where}: rating must be {kind}, got {label!r}")
 
     # -- what the judge sees ---------------------------------------------------------------------------------
 

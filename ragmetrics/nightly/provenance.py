@@ -1,7 +1,7 @@
 """What changed between the baseline report and tonight's, besides the scores, and which metrics it touches.
 
 A judge metric moves when the judge changes: another backend, model, embedding model (the local judge's MiniLM
-against e5 moved context recall 0.85 -> 0.60 on the same answers), temperature or seed, a prompt the metric
+or e5 give the same answers different context recall), temperature or seed, a prompt the metric
 uses (or the texts every prompt shares), or a setting that changes what a verdict means. None of that is a
 change in the system's quality, so the gate reports it first and, by default, does not call such a move a
 regression or a pass (`baseline.on_change`). A changed dataset touches every metric. A deterministic metric

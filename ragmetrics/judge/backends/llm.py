@@ -115,7 +115,7 @@ class LLMJudge(PlanDispatch):
         self.embedder: Embedder = embedder or make_embedder(self.settings, self.client, self.cache, retry)
         self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0
-        self._rubric_prompts: dict[tuple[str, int | None], GeneratedPrompt] = {}
+        self._rubric_prompts: dict[tuple[int, int | None], tuple[RubricMetric, GeneratedPrompt]] = {}
 
     @property
     def backend(self) -> str:
@@ -264,11 +264,16 @@ class LLMJudge(PlanDispatch):
 
     def rubric_prompt(self, rubric: RubricMetric, *, leave_out: int | None = None) -> GeneratedPrompt:
         """A rubric metric's prompt over this judge's rubric texts (built once per rubric)."""
-        key = (rubric.model_dump_json(), leave_out)
-        prompt = self._rubric_prompts.get(key)
-        if prompt is None:
-            prompt = self._rubric_prompts[key] = rubric.prompt(self.prompts.rubric, leave_out=leave_out)
-        return prompt
+        # Keyed by the definition object, kept alive in the value so its id is never reused; per sample this
+        # is a dict lookup, not a dump of the definition.
+        key = (id(rubric), leave_out)
+        held = self._rubric_prompts.get(key)
+        if held is None or held[0] is not rubric:
+            held = self._rubric_prompts[key] = (
+                rubric,
+                rubric.prompt(self.prompts.rubric, leave_out=leave_out),
+            )
+        return held[1]
 
     async def _rubric(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         rubric: RubricMetric = spec.rubric
@@ -281,7 +286,7 @@ class LLMJudge(PlanDispatch):
         judged = await self.judged(prompt, rubric.values(sample), probe)
         why = ""
         if probe is not None and judged.probabilities is None:
-            why = "the server returned no log-probabilities for it: the sampled level's score"
+            why = "the server returned no log-probabilities usable for it: the sampled level's score"
         value, detail = rubric.outcome(
             judged.verdict, judged.probabilities, cached=judged.cached, why_sampled=why
         )

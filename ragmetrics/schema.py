@@ -421,6 +421,20 @@ class GateResult(_Model):
         description="run/metric pairs not checked because their data or judge changed (baseline.on_change: "
         "not_comparable): a judge change is not a quality change",
     )
+    skipped_pairs: dict[str, Literal["not_comparable", "incomplete"]] = Field(
+        default_factory=dict,
+        description="'run / metric' -> why it was not checked (not_comparable or incomplete), for the tables",
+    )
+    baseline_means: dict[str, dict[str, float | None]] = Field(
+        default_factory=dict,
+        description="run -> metric -> the baseline's mean over all its queries (the baseline column of every "
+        "format; a checked pair's own means are over the queries both reports scored)",
+    )
+
+    @staticmethod
+    def pair_key(run: str, metric: str) -> str:
+        """How a (run, metric) pair is named in `skipped_pairs`."""
+        return f"{run} / {metric}"
 
     @property
     def regressions(self) -> list[MetricCheck]:

@@ -92,6 +92,12 @@ def _run(args: argparse.Namespace) -> int:
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.gate is not None:
+        from ragmetrics.render._text import to_terminal
+        from ragmetrics.render.baseline import baseline_grid, baseline_rows
+
+        rows = baseline_rows(outcome.report, outcome.gate)
+        if rows:
+            print(to_terminal(baseline_grid(rows, outcome.gate)).rstrip())
         show(outcome.gate.describe())
     if outcome.incomplete:
         import sys

@@ -79,6 +79,12 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     if partial:
         lines += ["## Metrics not every run has", "", *partial, ""]
     if gate is not None:
+        from ragmetrics.render._text import to_markdown
+        from ragmetrics.render.baseline import baseline_grid, baseline_rows
+
+        rows = baseline_rows(report, gate)
+        if rows:
+            lines += ["## Against the baseline", "", to_markdown(baseline_grid(rows, gate)).rstrip(), ""]
         described = strip_controls(gate.describe())
         longest = max((len(m) for m in re.findall(r"`+", described)), default=0)
         fence = "`" * max(3, longest + 1)  # a fence the text cannot close
@@ -139,10 +145,12 @@ def write_artifacts(
     keep: int | None = None,
     extra_texts: dict[str, str] | None = None,
     secrets: Sequence[str] = (),
+    protect: Sequence[Path] = (),
 ) -> tuple[Path, dict[str, Path]]:
     """Write the requested artifacts into a new dated folder under `root`; returns it and the files.
 
-    `extra_texts` are further files by name (pipeline_outputs.jsonl); `secrets` more values to redact."""
+    `extra_texts` are further files by name (pipeline_outputs.jsonl); `secrets` more values to redact;
+    `protect` folders that `keep` must not delete (the pinned baseline's)."""
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or "json" not in formats:
         raise InputError(
@@ -186,6 +194,12 @@ def write_artifacts(
                 csv = redact(cells.to_csv(index=False), secrets)
                 (partial / "per_query.csv").write_text(csv, encoding="utf-8")
                 written["per_query.csv"] = partial / "per_query.csv"
+                if gate is not None:
+                    from ragmetrics.render.baseline import baseline_csv, baseline_rows
+
+                    text = redact(baseline_csv(baseline_rows(report, gate)), secrets)
+                    (partial / "baseline.csv").write_text(text, encoding="utf-8")
+                    written["baseline.csv"] = partial / "baseline.csv"
         _sync_folder(partial)
         final = _claim_folder(root, now)
         os.replace(partial, final)  # replaces only our own empty claim, atomically
@@ -196,13 +210,14 @@ def write_artifacts(
     written = {name: final / path.name for name, path in written.items()}
     point_latest(root, final)
     if keep is not None:
-        prune(root, keep, protect=final)
+        prune(root, keep, protect=(final, *protect))
     return final, written
 
 
-def prune(root: Path, keep: int, *, protect: Path) -> list[Path]:
-    """Delete all but the newest `keep` complete dated folders under `root` (never `protect`, never
+def prune(root: Path, keep: int, *, protect: Path | Sequence[Path]) -> list[Path]:
+    """Delete all but the newest `keep` complete dated folders under `root` (never one in `protect`, never
     another run's partial folder, never anything that is not a dated folder)."""
+    kept = {p.resolve() for p in ([protect] if isinstance(protect, Path) else protect)}
     dated = sorted(
         (p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and _DATED.fullmatch(p.name)),
         key=lambda p: p.name,
@@ -210,7 +225,7 @@ def prune(root: Path, keep: int, *, protect: Path) -> list[Path]:
     )
     removed = []
     for folder in dated[keep:]:
-        if folder.resolve() == protect.resolve():
+        if folder.resolve() in kept:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)

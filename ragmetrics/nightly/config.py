@@ -405,10 +405,10 @@ class OutputConfig(_Section):
     )
     plots: bool = Field(default=True, description="embed plots in report.html (needs matplotlib)")
     keep: int | None = Field(
-        default=None,
+        default=30,
         ge=1,
-        description="keep only the newest N dated folders under dir (older ones are deleted after a run); "
-        "unset keeps all",
+        description="keep only the newest N dated folders under dir (older ones are deleted after a run; "
+        "history.jsonl keeps every night's means for the history page); null keeps all",
     )
 
     @field_validator("formats")

@@ -113,8 +113,10 @@ def check_regressions(
             "each check pairs only the queries both reports scored"
         )
     base_runs = {r.name: r for r in baseline.runs}
+    gate.baseline_means = {r.name: dict(r.aggregate) for r in baseline.runs}
     skipped = {(run, metric) for run, metric, _ in incomplete}
     gate.incomplete = [text for _, _, text in incomplete]
+    gate.skipped_pairs = {GateResult.pair_key(run, metric): "incomplete" for run, metric, _ in incomplete}
     pending: list[tuple[RunResult, RunResult, str, list[str]]] = []
     for run in current.runs:
         old = base_runs.get(run.name)
@@ -135,6 +137,7 @@ def check_regressions(
             why = changes.why_not_comparable(run.name, metric)
             if why is not None and refuse:
                 gate.not_comparable.append(f"{run.name} / {metric}: {why}")
+                gate.skipped_pairs[GateResult.pair_key(run.name, metric)] = "not_comparable"
                 continue
             if why is not None:
                 gate.notes.append(

@@ -273,6 +273,7 @@ def _run_pipeline(
             keep=config.output.keep,
             extra_texts=extra,
             secrets=calls.secrets(),
+            protect=[baseline_path.parent] if baseline_path is not None else [],
         )
         outcome.folder, outcome.artifacts = folder, written
     return outcome

@@ -177,7 +177,7 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
     valid = ~(np.isnan(a) | np.isnan(b))
     diffs = np.sort((b - a)[valid])[::-1]
     x = np.arange(diffs.size)
-    figure = _figure(7.0, 3.6)
+    figure = _figure(5.2, 3.8)  # drawn about 440 px wide in the page's grid: text stays legible
     ax = figure.add_subplot()
     gain = diffs <= 0 if lower_is_better(comparison.metric) else diffs >= 0
     colours = np.where(gain, _GAIN, _LOSS)
@@ -203,9 +203,9 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
             f"{comparison.metric}: {comparison.candidate} - {comparison.baseline} "
             f"(W/T/L {comparison.wins}/{comparison.ties}/{comparison.losses}, "
             f"p corr. {format_p(comparison.p_corrected)}, {verdict})",
-            80,
+            54,
         ),
-        fontsize=9,
+        fontsize=10,
     )
     ax.set_xlabel("queries, sorted by difference")
     ax.set_ylabel(f"Δ {comparison.metric}")

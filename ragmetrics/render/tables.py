@@ -156,7 +156,7 @@ def run_labels(names: list[str]) -> dict[str, str]:
 fmt_p = format_p
 
 
-def _beats(report: Report) -> dict[tuple[str, str], list[str]]:
+def significant_wins(report: Report) -> dict[tuple[str, str], list[str]]:
     """(run, metric) -> runs it is significantly better than, in run order."""
     order = {r.name: i for i, r in enumerate(report.runs)}
     out: dict[tuple[str, str], list[str]] = {}
@@ -172,7 +172,7 @@ def _beats(report: Report) -> dict[tuple[str, str], list[str]]:
 def _summary_grid(report: Report, digits: int) -> Grid:
     names = [r.name for r in report.runs]
     labels = run_labels(names)
-    beats = _beats(report)
+    beats = significant_wins(report)
     means = {
         (name, metric): (stats.mean if (stats := report.descriptive.get(name, {}).get(metric)) else None)
         for name in names

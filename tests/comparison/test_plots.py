@@ -114,7 +114,7 @@ def test_html_plots_cover_every_pair_and_use_shares_for_binary_metrics() -> None
 
 
 def test_drill_down_shows_verdicts_as_a_table_numbered_from_one() -> None:
-    from ragmetrics.render.html.page import _detail_html
+    from ragmetrics.render.html.queries import detail_html as _detail_html
     from ragmetrics.schema import JudgeDetail
 
     detail = JudgeDetail(

@@ -24,6 +24,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.__main__": "cli",
     "ragmetrics.cli": "cli",
     "ragmetrics.nightly": "nightly",
+    "ragmetrics.history": "nightly",
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",

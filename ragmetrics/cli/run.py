@@ -91,6 +91,8 @@ def _run(args: argparse.Namespace) -> int:
         show("\n".join(f"  {line}" for line in trust))
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
+    if outcome.history_page is not None:
+        print(f"history: {outcome.history_page}")
     if outcome.gate is not None:
         from ragmetrics.render._text import to_terminal
         from ragmetrics.render.baseline import baseline_grid, baseline_rows

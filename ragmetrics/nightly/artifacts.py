@@ -235,6 +235,11 @@ def prune(root: Path, keep: int, *, protect: Path | Sequence[Path]) -> list[Path
 _DATED = re.compile(r"\d{4}-\d{2}-\d{2}T\d{4,6}Z(-\d+)?")
 
 
+def is_dated_folder(path: Path) -> bool:
+    """A night's complete folder (not `latest`, not a partial folder, not a symlink)."""
+    return path.is_dir() and not path.is_symlink() and _DATED.fullmatch(path.name) is not None
+
+
 def _claim_folder(root: Path, now: datetime | None) -> Path:
     """Create root/<UTC stamp>[-n] exclusively (mkdir is atomic), so two runs never get the same folder."""
     stamp = (now or datetime.now(UTC)).astimezone(UTC).strftime(_STAMP)

@@ -410,6 +410,17 @@ class OutputConfig(_Section):
         description="keep only the newest N dated folders under dir (older ones are deleted after a run; "
         "history.jsonl keeps every night's means for the history page); null keeps all",
     )
+    history: bool = Field(
+        default=True,
+        description="after every night, add a line to history.jsonl in dir and rewrite history.html (the nights "
+        "over time, drift, what changed; `ragmetrics history DIR` prints it)",
+    )
+    history_nights: int = Field(
+        default=7,
+        ge=5,
+        le=365,
+        description="the trend test looks at the last N comparable nights of each series (at least 5)",
+    )
 
     @field_validator("formats")
     @classmethod

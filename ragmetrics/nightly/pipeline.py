@@ -90,6 +90,7 @@ class PipelineOutcome:
     gate: GateResult | None = None
     folder: Path | None = None
     artifacts: dict[str, Path] = field(default_factory=dict)
+    history_page: Path | None = None
     notes: list[str] = field(default_factory=list, repr=False)
     incomplete: list[Incomplete] = field(default_factory=list)
     """Run/metric pairs whose share of failed scores exceeds max_failure_rate: the night is not complete."""
@@ -276,7 +277,28 @@ def _run_pipeline(
             protect=[baseline_path.parent] if baseline_path is not None else [],
         )
         outcome.folder, outcome.artifacts = folder, written
+        if config.output.history:
+            outcome.history_page = _update_history(config, folder, report, notes)
     return outcome
+
+
+def _update_history(config: NightlyConfig, folder: Path, report: Report, notes: list[str]) -> Path | None:
+    """Add tonight to the output root's history and redraw history.html. A history that cannot be written
+    does not undo the night (its artifacts are in place): it is said in the notes instead."""
+    from ragmetrics.history import update_history
+
+    try:
+        return update_history(
+            folder.parent,
+            report,
+            folder,
+            nights=config.output.history_nights,
+            alpha=config.compare.alpha,
+            correction=config.compare.correction,
+        )
+    except OSError as exc:
+        notes.append(f"history not updated: {exc}")
+        return None
 
 
 @contextmanager

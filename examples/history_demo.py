@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def night_config(folder: Path, out: Path, night: int, baseline: Path | None) -> Path:
-    config: dict[str, Any] = yaml.safe_load((ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8"))
+    config: dict[str, Any] = yaml.safe_load(
+        (ROOT / "configs" / "quickstart.yaml").read_text(encoding="utf-8")
+    )
     config["name"] = "quickstart nightly (history demo)"
     config["output"] = {"dir": str(out), "formats": ["json", "html"], "plots": False}
     config["progress"] = False

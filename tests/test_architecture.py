@@ -28,6 +28,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",
+    "ragmetrics.testing": "facade",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",

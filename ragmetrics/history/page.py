@@ -164,7 +164,7 @@ def _chart(
         )
     step = max(1, (count + 5) // 6)
     days = {r.created_at.date() for r in records}
-    stamp = "%m-%d" if len(days) == count else "%m-%d %H:%M"
+    stamp = "%m-%d" if len(days) == count else ("%H:%M" if len(days) == 1 else "%d %H:%M")
     for i in range(0, count, step):
         parts.append(
             f"<text x='{_x(i, count):.1f}' y='{HEIGHT - BOTTOM + 14}' font-size='10' text-anchor='middle' "
@@ -232,6 +232,11 @@ def render_page(history: History, *, nights: int, alpha: float, correction: str)
     number = {id(a): k + 1 for k, a in enumerate(notes)}
     baseline = pinned_baseline(records)
     drifts = analyse(records, notes, nights=nights, alpha=alpha, correction=correction, baseline=baseline)
+    # What needs a look first: drifting series, then those that regressed on a recent night, then the rest.
+    recent = records[-nights:]
+    drifts.sort(
+        key=lambda d: (not d.flagged, not any(r.outcome(d.run, d.metric) == "regression" for r in recent))
+    )
     name = records[-1].name if records else "ragmetrics history"
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",

@@ -152,7 +152,7 @@ def test_interrupted_run_resumes_without_repeating_judge_calls(
     done = subprocess.run(command, cwd=qa_dir, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert loopback.count(path=CHAT, status=200) == total - kept
-    folders = [p for p in out.iterdir() if p.name != "latest" and not p.name.startswith(".")]
+    folders = [p for p in out.iterdir() if p.is_dir() and p.name != "latest" and not p.name.startswith(".")]
     assert len(folders) == 1
     resumed = Report.model_validate_json((folders[0] / "report.json").read_text())
     assert _scores(resumed) == _scores(reference)

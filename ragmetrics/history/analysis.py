@@ -60,6 +60,10 @@ class QueryWorse:
 def pinned_baseline(records: Sequence[NightRecord], given: str | None = None) -> int | None:
     """The index of the night the gate compares with: `given` (a folder name or a path into one), else the
     latest night's baseline; None when that report is not one of the recorded nights."""
+    if given is None and records and records[-1].baseline_folder:
+        named = [i for i, r in enumerate(records) if r.folder == records[-1].baseline_folder]
+        if named:
+            return named[-1]
     source = given or (records[-1].baseline if records else None)
     if not source:
         return None

@@ -57,6 +57,11 @@ class NightRecord(_Model):
     name: str
     status: Status
     baseline: str | None = Field(default=None, description="the report the gate compared with, as given")
+    baseline_folder: str | None = Field(
+        default=None,
+        description="the dated folder that report was in, resolved when it was read (a path through `latest` "
+        "points elsewhere by the time the history is drawn)",
+    )
     regressions: list[str] = Field(default_factory=list, description="'run / metric' pairs that regressed")
     not_comparable: list[str] = Field(
         default_factory=list,
@@ -131,7 +136,7 @@ def _point(run: RunResult, metric: str) -> SeriesPoint:
     )
 
 
-def record_of(report: Report, folder: str) -> NightRecord:
+def record_of(report: Report, folder: str, *, baseline_folder: str | None = None) -> NightRecord:
     """The history record of one report (written into `folder` under the output root)."""
     meta = report.metadata
     nightly = meta.nightly
@@ -156,6 +161,7 @@ def record_of(report: Report, folder: str) -> NightRecord:
         name=nightly.name if nightly is not None else "ragmetrics report",
         status=status,
         baseline=gate.baseline if gate is not None else None,
+        baseline_folder=baseline_folder if gate is not None else None,
         regressions=[f"{c.run} / {c.metric}" for c in gate.regressions] if gate is not None else [],
         not_comparable=[k for k, v in gate.skipped_pairs.items() if v == "not_comparable"] if gate else [],
         incomplete=[k for k, v in gate.skipped_pairs.items() if v == "incomplete"] if gate else [],

@@ -146,6 +146,8 @@ def _run_pipeline(
     # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.
     baseline_path = baseline if baseline is not None else config.baseline.path
     baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
+    # Resolved now: a path through `latest` points at tonight's folder once tonight is written.
+    baseline_folder = baseline_path.resolve().parent.name if baseline_path is not None else None
 
     with _timed(timings, "dataset"):
         label_columns = (
@@ -278,11 +280,13 @@ def _run_pipeline(
         )
         outcome.folder, outcome.artifacts = folder, written
         if config.output.history:
-            outcome.history_page = _update_history(config, folder, report, notes)
+            outcome.history_page = _update_history(config, folder, report, notes, baseline_folder)
     return outcome
 
 
-def _update_history(config: NightlyConfig, folder: Path, report: Report, notes: list[str]) -> Path | None:
+def _update_history(
+    config: NightlyConfig, folder: Path, report: Report, notes: list[str], baseline_folder: str | None
+) -> Path | None:
     """Add tonight to the output root's history and redraw history.html. A history that cannot be written
     does not undo the night (its artifacts are in place): it is said in the notes instead."""
     from ragmetrics.history import update_history
@@ -295,6 +299,7 @@ def _update_history(config: NightlyConfig, folder: Path, report: Report, notes: 
             nights=config.output.history_nights,
             alpha=config.compare.alpha,
             correction=config.compare.correction,
+            baseline_folder=baseline_folder,
         )
     except OSError as exc:
         notes.append(f"history not updated: {exc}")

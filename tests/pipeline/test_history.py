@@ -233,3 +233,20 @@ def test_keep_never_deletes_the_pinned_baseline(
         assert run_cli([str(config)], capsys)[0] == 0
     assert base.exists()
     assert len(load_history(qa_dir / "out").records) == 3  # the pruned night's line stays
+
+
+def test_a_baseline_through_latest_is_pinned_to_the_folder_it_was_read_from(
+    qa_dir: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """baseline.path: out/latest/report.json is last night's report when read; by the time the history is drawn
+    `latest` points at tonight. The record keeps the folder it was read from."""
+    config = write_config(output={"dir": "out", "plots": False, "formats": ["json"]})
+    data = yaml.safe_load(config.read_text())
+    for night in range(3):
+        if night == 1:
+            data["baseline"] = {"path": "out/latest/report.json"}
+            config.write_text(yaml.safe_dump(data))
+        assert run_cli([str(config)], capsys)[0] == 0
+    records = load_history(qa_dir / "out").records
+    assert [r.baseline_folder for r in records] == [None, records[0].folder, records[1].folder]
+    assert pinned_baseline(records) == 1

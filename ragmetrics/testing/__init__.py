@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["assert_at_least", "assert_no_regression", "family_size"]
 
-Result = Report | RunResult | Path | str | Any
+Result = Any
 """A Report, one RunResult, a PipelineOutcome (its report), or a path to a report.json."""
 
 WORST_SHOWN = 5

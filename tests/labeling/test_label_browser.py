@@ -3,10 +3,9 @@ chromium and chromium-driver or the selenium package are absent)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,30 +33,8 @@ pytestmark = [
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    from selenium.webdriver.chrome.service import Service
-
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager look for a driver online
-    options = webdriver.ChromeOptions()
-    assert CHROMIUM is not None and CHROMEDRIVER is not None
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1200,1400",
-        f"--user-data-dir={tmp_path / 'profile'}",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+def browser(chromium_driver: Callable[[int, int], Any]) -> Any:
+    return chromium_driver(1200, 1400)
 
 
 def _wait(driver: Any, condition: Any, seconds: float = 10.0) -> Any:

@@ -5,10 +5,9 @@ drop and a judge change (skipped where Chromium, ChromeDriver or selenium are ab
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +35,8 @@ GOOD_BG, BAD_BG = "rgba(226, 242, 230, 1)", "rgba(251, 227, 225, 1)"
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[Any]:
-    from selenium.webdriver.chrome.service import Service
-
-    os.environ.setdefault("SE_OFFLINE", "true")
-    options = webdriver.ChromeOptions()
-    assert CHROMIUM is not None and CHROMEDRIVER is not None
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={tmp_path / 'profile'}"):  # fmt: skip
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(30)
-    yield driver
-    driver.quit()
+def browser(chromium_driver: Callable[[int, int], Any]) -> Any:
+    return chromium_driver(1400, 1000)
 
 
 def _report_page(qa_dir: Path, write_config: ConfigWriter, runs: list[dict[str, str]]) -> Path:

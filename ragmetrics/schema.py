@@ -338,6 +338,27 @@ class PairComparison(_Model):
     losses: int
 
 
+class PairPowerFigures(_Model):
+    """What one compared pair's questions can detect (`comparison.report_power`): the minimum detectable
+    difference at the pair's level and `power`, the questions `target` needs, the smallest p the test can
+    reach, and why the pair's CI and test disagree when they do."""
+
+    metric: str
+    baseline: str
+    candidate: str
+    n: int
+    nonzero: int = Field(description="questions whose difference is not 0")
+    mean_diff: float
+    sd_diff: float
+    alpha: float = Field(description="the level the pair is planned at: alpha / m under Holm or Bonferroni")
+    power: float
+    mde: float | None = Field(description="None: no difference can reach significance with these questions")
+    target: float | None = Field(description="the difference planned for (the observed one unless given)")
+    needed: int | None = Field(description="questions the target needs; None: out of reach or no target")
+    min_p: float
+    why: str | None = Field(default=None, description="why the CI and the test disagree, when they do")
+
+
 class ComparisonSettings(_Model):
     """How runs were compared; every field a renderer or the gate needs to read the numbers right."""
 
@@ -586,6 +607,10 @@ class ReportMetadata(_Model):
     versions: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     nightly: NightlyRun | None = Field(default=None, description="set by the nightly job (`ragmetrics run`)")
+    power: list[PairPowerFigures] = Field(
+        default_factory=list,
+        description="per compared pair: what its questions can detect (`ragmetrics power`)",
+    )
     ppi_pairs: list[PairPPI] = Field(
         default_factory=list,
         description="PPI-corrected paired differences where human labels cover both runs",

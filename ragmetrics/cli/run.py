@@ -89,6 +89,10 @@ def _run(args: argparse.Namespace) -> int:
     if trust:
         print("\nHow far to trust the judge (docs/trust.md):")
         show("\n".join(f"  {line}" for line in trust))
+    disagreements = [p for p in outcome.report.metadata.power if p.why is not None]
+    if disagreements:
+        print("\nWhere a CI and its test disagree (ragmetrics power REPORT for every pair):")
+        show("\n".join(f"  {p.candidate} vs {p.baseline} on {p.metric}: {p.why}" for p in disagreements))
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.history_page is not None:

@@ -89,6 +89,11 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         longest = max((len(m) for m in re.findall(r"`+", described)), default=0)
         fence = "`" * max(3, longest + 1)  # a fence the text cannot close
         lines += ["## Regression gate", "", fence, described, fence, ""]
+    if meta.power:
+        from ragmetrics.render._text import to_markdown
+        from ragmetrics.render.power import power_grid
+
+        lines += ["## Power", "", to_markdown(power_grid(meta.power)).rstrip(), ""]
     if meta.notes:
         lines += ["## Notes", "", *(f"- {markdown_text(n)}" for n in meta.notes), ""]
     return "\n".join(lines)

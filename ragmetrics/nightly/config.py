@@ -396,6 +396,22 @@ class CompareConfig(_Section):
     alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level after correction")
     seed: int = Field(default=42, description="seed of the randomisation test and the bootstrap")
     permutations: int = Field(default=10_000, ge=100, description="permutations of the fisher test")
+    power: float = Field(
+        default=0.8, gt=0, lt=1, description="the power the report's minimum detectable differences are for"
+    )
+    power_targets: dict[str, float] = Field(
+        default_factory=dict,
+        description="metric -> the difference to plan the questions for in the power table (default: the "
+        "baseline's max_drop for it when above 0, else the observed difference)",
+    )
+
+    @field_validator("power_targets")
+    @classmethod
+    def _positive_targets(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = sorted(k for k, d in v.items() if not 0 < d < float("inf"))
+        if bad:
+            raise ValueError(f"targets must be positive differences; check {bad}")
+        return v
 
 
 class OutputConfig(_Section):

@@ -30,14 +30,14 @@ from ragmetrics.trust.labels import HumanLabels
 WORST_QUERIES = 5
 
 
-def load_baseline(path: Path) -> Report:
-    """An earlier report.json; any problem is an InputError naming the file."""
+def load_baseline(path: Path, *, what: str = "baseline report") -> Report:
+    """An earlier report.json; any problem is an InputError naming the file (and `what` it was read as)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InputError("baseline report not found", source=str(path)) from None
+        raise InputError(f"{what} not found", source=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read baseline report: {exc}", source=str(path)) from None
+        raise InputError(f"cannot read {what}: {exc}", source=str(path)) from None
     try:
         return Report.model_validate_json(text)
     except ValidationError as exc:

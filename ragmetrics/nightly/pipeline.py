@@ -831,7 +831,25 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
                 )
                 if described is not None:
                     stats[metric] = described
+    if report.comparisons:
+        from ragmetrics.comparison.report_power import report_power
+
+        targets = power_targets(config, report, notes)
+        report.metadata.power = report_power(report, power=c.power, targets=targets)
     return report
+
+
+def power_targets(config: NightlyConfig, report: Report, notes: list[str]) -> dict[str, float]:
+    """The difference each metric's power row plans for: compare.power_targets, else the gate's max_drop."""
+    targets = {m: config.baseline.threshold(m) for m in report.metrics if config.baseline.threshold(m) > 0}
+    for metric, diff in config.compare.power_targets.items():
+        if metric in report.metrics:
+            targets[metric] = diff
+        else:
+            notes.append(
+                f"compare.power_targets: {metric} was not compared tonight; no power row plans for it"
+            )
+    return targets
 
 
 def config_snapshot(config: NightlyConfig) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ragmetrics._format import format_p
 from ragmetrics.render.html.cells import esc as _e
+from ragmetrics.render.html.power import power_block
 from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
 from ragmetrics.render.html.summary import all_metrics, baseline_block, comparisons_block, summary_block
@@ -43,6 +44,7 @@ def render_html(
         parts.append(_gate_block(report, gate))
     parts.append(summary_block(report))
     parts.append(comparisons_block(report))
+    parts.append(power_block(report))
     parts.append(trust_html(report))
     if plots:
         parts.append("<h2>Plots</h2><div class='plots'>")

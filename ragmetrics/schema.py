@@ -571,6 +571,36 @@ class SampleText(_Model):
     reference: str | None = None
 
 
+class WorkFigures(_Model):
+    """Requests, tokens, dollars and seconds of one night, estimated before it or counted after it."""
+
+    pipeline_calls: int = 0
+    generator_calls: int = 0
+    judge_calls: int = Field(default=0, description="chat requests of the LLM judge")
+    embedding_calls: int = Field(default=0, description="embedding requests of the LLM judge")
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    embedding_tokens: int = 0
+    cost_usd: float | None = Field(default=None, description="None: no price table in the config")
+    judge_units: int = Field(default=0, description="(sample, metric) pairs judged")
+    cached_verdicts: int = 0
+    seconds: dict[str, float] = Field(
+        default_factory=dict, description="stage -> seconds (calls of the pipeline and generator, the judge)"
+    )
+
+    @property
+    def calls(self) -> int:
+        return self.pipeline_calls + self.generator_calls + self.judge_calls + self.embedding_calls
+
+
+class NightWork(_Model):
+    """What the night was estimated to cost before it ran, what it cost, and how the estimate was made."""
+
+    estimate: WorkFigures
+    actual: WorkFigures | None = None
+    assumptions: list[str] = Field(default_factory=list)
+
+
 class NightlyRun(_Model):
     """The nightly job's own record: which config, what data, who judged, what failed, how long, the gate."""
 
@@ -583,6 +613,9 @@ class NightlyRun(_Model):
     samples: dict[str, SampleText] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
     regression: GateResult | None = None
+    work: NightWork | None = Field(
+        default=None, description="calls, tokens, cost and time: estimate and actual"
+    )
     incomplete: list[str] = Field(
         default_factory=list,
         description="run/metric pairs whose failed share exceeded max_failure_rate: the night is incomplete",

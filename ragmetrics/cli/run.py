@@ -47,11 +47,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="call the pipeline and generator again for every question instead of reusing cached outputs",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the calls, tokens, cost and time the run would take; call nothing, write nothing",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(handler=_run)
 
 
+def _dry_run(args: argparse.Namespace) -> int:
+    from ragmetrics.judge.registry import registered_metrics
+    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.estimate import estimate_night
+    from ragmetrics.render.safe_text import visible_controls
+    from ragmetrics.render.work import estimate_lines
+
+    config = load_config(args.config)
+    where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
+    own = config.judge.metric_specs("judge.custom_metrics", where) if config.judge is not None else []
+    with registered_metrics(own):
+        work = estimate_night(config, output_dir=args.output, refresh_pipeline=args.refresh_pipeline)
+    print("\n".join(visible_controls(line) for line in estimate_lines(work, config.name)))
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.dry_run:
+        return _dry_run(args)
     from ragmetrics.nightly.artifacts import partial_metrics_table
     from ragmetrics.nightly.pipeline import run_pipeline
     from ragmetrics.render.tables import format_report
@@ -93,6 +116,14 @@ def _run(args: argparse.Namespace) -> int:
     if disagreements:
         print("\nWhere a CI and its test disagree (ragmetrics power REPORT for every pair):")
         show("\n".join(f"  {p.candidate} vs {p.baseline} on {p.metric}: {p.why}" for p in disagreements))
+    work = nightly.work if nightly is not None else None
+    if work is not None and work.actual is not None:
+        e, a = work.estimate, work.actual
+        print(
+            f"judge requests: {e.judge_calls + e.embedding_calls:,} estimated, {a.judge_calls:,} made; "
+            f"pipeline and generator calls: {a.pipeline_calls + a.generator_calls:,}"
+            + (f"; cost ${a.cost_usd:,.4f}" if a.cost_usd is not None else "")
+        )
     if outcome.folder is not None:
         print(f"artifacts: {outcome.folder}")
     if outcome.history_page is not None:

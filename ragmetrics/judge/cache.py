@@ -283,6 +283,33 @@ class VerdictCache:
                 present.update(row[0] for row in _with_lock_retries(read, rng=self._rng))
         return present
 
+    def completion_tokens_by_kind(self) -> dict[str, float]:
+        """Mean completion tokens per verdict kind (prompt name) over the verdicts this cache paid for: what
+        a planner expects the next verdict of that kind to cost. Rows with no recorded call are left out."""
+        if not self.enabled:
+            return {}
+        with self._lock:
+            conn = self._connection()
+
+            def read() -> list[tuple[str, str]]:
+                return list(
+                    conn.execute("SELECT kind, usage FROM verdicts WHERE kind != 'embedding'").fetchall()
+                )
+
+            rows = _with_lock_retries(read, rng=self._rng)
+        totals: dict[str, list[float]] = {}
+        for kind, usage_text in rows:
+            try:
+                usage = json.loads(usage_text)
+                calls, tokens = int(usage.get("calls", 0)), float(usage.get("completion_tokens", 0))
+            except (ValueError, TypeError, AttributeError, RecursionError):
+                continue
+            if calls > 0 and tokens > 0:
+                total = totals.setdefault(kind, [0.0, 0.0])
+                total[0] += tokens / calls
+                total[1] += 1
+        return {kind: tokens / count for kind, (tokens, count) in totals.items()}
+
     def discard_hit(self) -> None:
         """Re-count the last hit as a miss: the caller found the stored value no longer validates."""
         with self._lock:

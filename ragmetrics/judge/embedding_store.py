@@ -84,6 +84,11 @@ class StoredEmbedder:
             else:
                 self._memory[text] = vector
 
+    def missing(self, texts: list[str]) -> list[str]:
+        """The distinct texts with no stored vector: what `embed` would send to the model."""
+        self._lookup(texts)
+        return [t for t in dict.fromkeys(texts) if t not in self._memory]
+
     async def embed(self, texts: list[str]) -> NDArray[np.float32]:
         if len(self._memory) > _MEMORY_LIMIT:
             self._memory.clear()  # bounded: past this, re-reading from SQLite is cheaper than the RAM

@@ -21,7 +21,7 @@ from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import CallSettings, GeneratorConfig, PipelineRunSpec
 from ragmetrics.nightly.dataset import QADataset
-from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all
+from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all, plan_all
 from ragmetrics.nightly.targets import Role, TargetOutput, make_caller
 from ragmetrics.options import OPERATIONAL_METRICS
 from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
@@ -47,6 +47,12 @@ class TargetCalls:
     """Every call's line for pipeline_outputs.jsonl, in call order."""
     header_secrets: list[str] = field(default_factory=list)
     """Header values of HTTP targets, redacted from every artifact."""
+    dry_run: bool = False
+    """Count the calls instead of making them (`ragmetrics run --dry-run`); outputs are placeholders."""
+    dry_contexts: int = 3
+    """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
+    made: dict[str, int] = field(default_factory=dict)
+    """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
 
     def secrets(self) -> list[str]:
         return list(self.header_secrets)
@@ -63,6 +69,13 @@ class TargetCalls:
             search=[*settings.python_path, *self.search],
         )
         self.header_secrets.extend(getattr(caller, "secrets", []))
+        if self.dry_run:
+            planned = plan_all(
+                caller, role, inputs, self.cache, refresh=self.refresh, contexts=self.dry_contexts
+            )
+            self.made[role] = self.made.get(role, 0) + sum(r.planned for r in planned)
+            run_sync(caller.aclose())
+            return planned
         bar = self.progress(f"calling the {role} for {run}", len(inputs)) if self.progress else None
         with bar if bar is not None else contextlib.nullcontext(lambda: None) as advance:
             records = run_sync(
@@ -71,6 +84,7 @@ class TargetCalls:
                     advance=advance,
                 )
             )  # fmt: skip
+        self.made[role] = self.made.get(role, 0) + sum(not r.cached for r in records)
         for record in records:
             line = record.to_json(role, caller.label, caller.version)
             self.records.append({"run": run, **line})

@@ -89,6 +89,12 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         longest = max((len(m) for m in re.findall(r"`+", described)), default=0)
         fence = "`" * max(3, longest + 1)  # a fence the text cannot close
         lines += ["## Regression gate", "", fence, described, fence, ""]
+    work = meta.nightly.work if meta.nightly is not None else None
+    if work is not None:
+        from ragmetrics.render._text import to_markdown
+        from ragmetrics.render.work import work_grid
+
+        lines += ["## Cost and time", "", to_markdown(work_grid(work)).rstrip(), ""]
     if meta.power:
         from ragmetrics.render._text import to_markdown
         from ragmetrics.render.power import power_grid
@@ -274,6 +280,18 @@ def _sync_folder(folder: Path) -> None:
     for item in folder.iterdir():
         _fsync_path(item)
     _fsync_path(folder)
+
+
+def latest_folder(root: Path) -> Path | None:
+    """The folder root/latest refers to (a symlink, or the text file written where symlinks fail), if any."""
+    link = root / "latest"
+    if link.is_dir():
+        return link
+    try:
+        name = link.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root / name if name and "/" not in name and (root / name).is_dir() else None
 
 
 def point_latest(root: Path, folder: Path) -> Path:

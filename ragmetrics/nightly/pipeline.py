@@ -59,11 +59,13 @@ from ragmetrics.schema import (
     GateResult,
     JudgeInfo,
     NightlyRun,
+    NightWork,
     Report,
     ReportMetadata,
     RunResult,
     RunTrust,
     SampleText,
+    WorkFigures,
 )
 
 if TYPE_CHECKING:
@@ -188,6 +190,7 @@ def _run_pipeline(
                 config, dataset, runs, notes, progress=show, engine=worker
             ).items():
                 results[name] = result
+        work_estimate = _judge_estimate(config, dataset, runs, answered, calls, output_dir)
         with _timed(timings, "judge"):
             judged, judge_info = score_judge(
                 config,
@@ -234,6 +237,7 @@ def _run_pipeline(
             for s in dataset.samples
         },
         timings_s=timings,
+        work=_actual_work(work_estimate, calls, judge_info, timings),
     )
 
     gate = None
@@ -282,6 +286,48 @@ def _run_pipeline(
         if config.output.history:
             outcome.history_page = _update_history(config, folder, report, notes, baseline_folder)
     return outcome
+
+
+def _judge_estimate(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: Mapping[str, Run | None],
+    answered: Mapping[str, AnsweredRun],
+    calls: TargetCalls,
+    output_dir: Path | None,
+) -> NightWork:
+    """What the judge stage is estimated to cost, made just before it runs (as `--dry-run` makes it), with
+    the pipeline and generator calls this night made (an estimate of those would be their own count)."""
+    from ragmetrics.nightly.estimate import estimate_judge, finish_estimate
+
+    plan = judge_plan(config, dataset, runs, [], answered)
+    figures, assumptions = estimate_judge(config, plan)
+    figures.pipeline_calls = calls.made.get("pipeline", 0)
+    figures.generator_calls = calls.made.get("generator", 0)
+    return finish_estimate(config, figures, assumptions, output_dir)
+
+
+def _actual_work(
+    estimate: NightWork, calls: TargetCalls, judge_info: JudgeInfo | None, timings: Mapping[str, float]
+) -> NightWork:
+    """The estimate beside what the night spent: requests and tokens from the judge's own count."""
+    from ragmetrics.nightly.estimate import actual_work
+
+    usage = judge_info.usage if judge_info is not None else None
+    spent = WorkFigures(
+        judge_calls=usage.calls if usage is not None else 0,
+        prompt_tokens=usage.prompt_tokens if usage is not None else 0,
+        completion_tokens=usage.completion_tokens if usage is not None else 0,
+        embedding_tokens=usage.embedding_tokens if usage is not None else 0,
+        cost_usd=usage.cost_usd if usage is not None else None,
+        judge_units=estimate.estimate.judge_units,
+    )
+    seconds = {"judge": timings.get("judge", 0.0)}
+    if calls.made.get("pipeline"):
+        seconds["pipeline"] = timings.get("runs", 0.0)
+    if calls.made.get("generator"):
+        seconds["generator"] = timings.get("generator", 0.0)
+    return actual_work(estimate, made=calls.made, usage=spent, seconds=seconds)
 
 
 def _update_history(
@@ -337,17 +383,23 @@ def _steps(description: str, total: int, enabled: bool) -> Iterator[Callable[[],
 
 
 def target_calls(
-    config: NightlyConfig, *, output_dir: Path | None = None, refresh: bool = False, progress: bool = False
+    config: NightlyConfig,
+    *,
+    output_dir: Path | None = None,
+    refresh: bool = False,
+    progress: bool = False,
+    dry_run: bool = False,
 ) -> TargetCalls:
     """The calls of the team's pipeline and generator for one night: their output cache (only when the
-    config has a pipeline run or a generator), the folders a callable is imported from."""
+    config has a pipeline run or a generator), the folders a callable is imported from. A dry run reads the
+    cache where it exists and never creates it."""
     from ragmetrics.nightly.target_calls import OutputCache
 
     needs = config.generator is not None or any(isinstance(s, PipelineRunSpec) for s in config.runs)
     cache = None
     if needs:
         path = config.pipeline_cache or (output_dir or config.output.dir) / "pipeline_cache.sqlite"
-        cache = OutputCache(path)
+        cache = OutputCache(path) if not dry_run or path.exists() else None
     search = [Path.cwd()]
     if config.source_dir is not None:
         search.insert(0, config.source_dir)
@@ -355,6 +407,7 @@ def target_calls(
         cache=cache,
         search=search,
         refresh=refresh,
+        dry_run=dry_run,
         progress=(lambda label, total: _steps(label, total, True)) if progress else None,
     )
 

@@ -22,7 +22,7 @@ from typing import Any
 from ragmetrics.errors import ConfigError
 from ragmetrics.nightly.targets import Caller, CallFailed, Role, TargetOutput, parse_output
 
-__all__ = ["CallRecord", "OutputCache", "call_all", "output_key"]
+__all__ = ["CallRecord", "OutputCache", "call_all", "output_key", "plan_all"]
 
 _SCHEMA = "ragmetrics-target-outputs-1"
 
@@ -99,6 +99,8 @@ class CallRecord:
     cause: str | None = None
     message: str | None = None
     cached: bool = False
+    planned: bool = False
+    """A dry run's stand-in: the call would be made; `output` holds placeholder text of the right shape."""
 
     def to_json(self, role: Role, label: str, version: str | None) -> dict[str, Any]:
         """The line of pipeline_outputs.jsonl for this call."""
@@ -165,3 +167,36 @@ async def call_all(
     finally:
         await caller.aclose()
     return [records[qid] for qid, _ in inputs]
+
+
+def plan_all(
+    caller: Caller,
+    role: Role,
+    inputs: Sequence[tuple[str, dict[str, Any]]],
+    cache: OutputCache | None,
+    *,
+    refresh: bool = False,
+    contexts: int = 3,
+) -> list[CallRecord]:
+    """What `call_all` would do, without calling: cached outputs as they are, every other question a planned
+    call with a placeholder output (an answer, and for a pipeline `contexts` stand-in passages), so the
+    judge's cost for it can be planned too."""
+    records = []
+    for qid, payload in inputs:
+        key = output_key(role, caller.label, caller.version, payload)
+        hit = None if (cache is None or refresh) else cache.get(key)
+        if hit is not None:
+            records.append(CallRecord(qid, payload, output=hit, cached=True))
+            continue
+        stand_in = [f"(passage {k + 1} the pipeline has not returned yet for {qid})" for k in range(contexts)]
+        placeholder = TargetOutput(
+            answer=f"(the answer the {role} has not given yet for {qid})",
+            contexts=stand_in if role == "pipeline" else None,
+            context_ids=None,
+            context_scores=None,
+            tokens=None,
+            cost=None,
+            latency_s=0.0,
+        )
+        records.append(CallRecord(qid, payload, output=placeholder, planned=True))
+    return records

@@ -116,7 +116,9 @@ def test_report_power_uses_the_tested_differences_and_the_family_level() -> None
     rng = np.random.default_rng(5)
     runs = []
     for k in range(3):
-        scores = {f"q{i}": {"m": float(rng.uniform()) + 0.05 * k, "n": float(rng.uniform())} for i in range(40)}
+        scores = {
+            f"q{i}": {"m": float(rng.uniform()) + 0.05 * k, "n": float(rng.uniform())} for i in range(40)
+        }
         runs.append(make_result(f"r{k}", scores, ["m", "n"]))
     report = compare_results(runs, test="t", correction="holm")
     rows = report_power(report, metrics=["m"])

@@ -208,32 +208,10 @@ class LLMJudge(PlanDispatch):
         """The validated verdict of `prompt` on `values`, from the cache or the server; with `probe`, also the
         probabilities the server gave each allowed value of the probed key (None when it gave none)."""
         key = self._key(prompt, values, probe)
-        cached = self.cache.get(key)
-        if cached is not None:
-            stored = cached.value
-            probabilities = None
-            if probe is not None and isinstance(stored, dict) and set(stored) == {"verdict", "probabilities"}:
-                stored, probabilities = stored["verdict"], stored["probabilities"]
-            try:
-                verdict = prompt.model.model_validate(stored, context=prompt.validation_context(values))
-                if probabilities is not None and not _probabilities_valid(probabilities, probe):
-                    raise ValueError("stored probabilities are not a distribution over the rating's values")
-            except ValueError:  # pydantic's ValidationError included
-                self.cache.discard_hit()
-            else:
-                return Judged(verdict, probabilities, True)
-        recorded = self.cache.failure(key)
-        if recorded is not None:
-            age_s = time.time() - recorded.created
-            if age_s < self._retry_after_s:
-                self.cache.failure_hits += 1
-                when = datetime.fromtimestamp(recorded.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
-                raise JudgeError(
-                    f"{recorded.message} [recorded failure from {when}, {recorded.attempts} attempt(s); not "
-                    f"retried: retry_failed={self.settings.retry_failed!r}]",
-                    cause=_known_cause(recorded.cause),
-                )
-            self.cache.failure_retries += 1
+        stored = self.stored(key, prompt, values, probe)
+        if stored is not None:
+            return stored
+        self.raise_if_recorded(key)
         try:
             completion = await self.client.complete(
                 prompt, values, answer_in_input_language=self.settings.answer_in_input_language, probe=probe
@@ -247,6 +225,42 @@ class LLMJudge(PlanDispatch):
             value = {"verdict": value, "probabilities": completion.probabilities}
         self.cache.put(key, prompt.name, value, completion.usage.as_dict())
         return Judged(completion.verdict, completion.probabilities, False)
+
+    def stored(
+        self, key: str, prompt: Prompt, values: Mapping[str, InputValue], probe: RubricProbe | None
+    ) -> Judged | None:
+        """The cached verdict under `key` if it still validates (an invalid one is discarded, never used)."""
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        stored = cached.value
+        probabilities = None
+        if probe is not None and isinstance(stored, dict) and set(stored) == {"verdict", "probabilities"}:
+            stored, probabilities = stored["verdict"], stored["probabilities"]
+        try:
+            verdict = prompt.model.model_validate(stored, context=prompt.validation_context(values))
+            if probabilities is not None and not _probabilities_valid(probabilities, probe):
+                raise ValueError("stored probabilities are not a distribution over the rating's values")
+        except ValueError:  # pydantic's ValidationError included
+            self.cache.discard_hit()
+            return None
+        return Judged(verdict, probabilities, True)
+
+    def raise_if_recorded(self, key: str) -> None:
+        """JudgeError when `key` failed before and `retry_failed` says not to ask again yet."""
+        recorded = self.cache.failure(key)
+        if recorded is None:
+            return
+        age_s = time.time() - recorded.created
+        if age_s < self._retry_after_s:
+            self.cache.failure_hits += 1
+            when = datetime.fromtimestamp(recorded.created, UTC).strftime("%Y-%m-%d %H:%M UTC")
+            raise JudgeError(
+                f"{recorded.message} [recorded failure from {when}, {recorded.attempts} attempt(s); not "
+                f"retried: retry_failed={self.settings.retry_failed!r}]",
+                cause=_known_cause(recorded.cause),
+            )
+        self.cache.failure_retries += 1
 
     # -- metrics ---------------------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ragmetrics._format import format_p
 from ragmetrics.render.html.cells import esc as _e
-from ragmetrics.render.html.power import power_block
+from ragmetrics.render.html.power import power_block, work_block
 from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
 from ragmetrics.render.html.summary import all_metrics, baseline_block, comparisons_block, summary_block
@@ -56,6 +56,7 @@ def render_html(
             )
         parts.append("</div>")
     parts.append(queries_block(report))
+    parts.append(work_block(report))
     notes = report.metadata.notes
     if notes:
         parts.append(

@@ -1,0 +1,237 @@
+"""Before and after a night: the calls, tokens, dollars and minutes it will take, and what it took.
+
+`ragmetrics run --dry-run` builds everything a night builds without calling anything that costs: the team's
+pipeline and generator are asked only for what their output cache lacks (counted, with placeholder outputs in
+its place), and the LLM judge is run as `PlanningJudge`, which counts every verdict its cache does not hold. A
+real night makes the same judge estimate just before it judges and records it beside what it spent
+(`NightlyRun.work`), so the estimate's accuracy is visible every night.
+
+Time is calls x seconds per call: the last night's measured seconds per call of each stage when the output
+folder has one (`latest/report.json`), else a stated default divided by the configured concurrency. Retrieval,
+comparison and artifact time are not included: they are seconds, not minutes, and cost nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from ragmetrics._async import run_sync
+from ragmetrics.errors import JudgeError, NotApplicable
+from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.openai.usage import CallUsage, token_usage
+from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.schema import NightWork, Report, WorkFigures
+
+__all__ = ["DEFAULT_SECONDS_PER_CALL", "actual_work", "estimate_judge", "estimate_night", "finish_estimate"]
+
+DEFAULT_SECONDS_PER_CALL = 2.0
+"""One request's seconds when no earlier night measured it (a chat completion of a few hundred tokens)."""
+
+JudgePlan = Mapping[str, tuple[list[RagSample], list[str]]]
+
+
+def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures, list[str]]:
+    """The judge's requests and tokens over `plan` (run -> samples, metrics), counted against its cache."""
+    figures = WorkFigures()
+    assumptions: list[str] = []
+    if config.judge is None or not plan:
+        return figures, assumptions
+    from ragmetrics.judge.select import resolve_backend
+
+    settings = config.judge.settings()
+    units = sum(len(samples) * len(metrics) for samples, metrics in plan.values())
+    figures.judge_units = units * settings.repeats
+    backend, _why = resolve_backend(settings)
+    if backend == "local":
+        assumptions.append("the local judge makes no requests; its time is the last night's per verdict")
+        return figures, assumptions
+    from ragmetrics.judge.backends.planning import CHARS_PER_TOKEN, PlanningJudge
+    from ragmetrics.judge.cache import VerdictCache
+
+    path = settings.cache_path if settings.use_cache else None
+    # A cache that does not exist yet holds nothing: read as empty rather than created by a dry run.
+    cache = VerdictCache(path if path is not None and path.exists() else None, enabled=path is not None)
+    try:
+        for repeat in range(settings.repeats):
+            seeded = (
+                settings
+                if repeat == 0
+                else settings.model_copy(update={"seed": (settings.seed or 0) + repeat})
+            )
+            judge = PlanningJudge(seeded, cache=cache)
+            run_sync(_plan_units(judge, plan))
+            work = judge.work
+            figures.judge_calls += work.chat_calls
+            figures.embedding_calls += work.embedding_calls
+            figures.prompt_tokens += work.prompt_tokens
+            figures.completion_tokens += work.completion_tokens
+            figures.embedding_tokens += work.embedding_tokens
+            figures.cached_verdicts += work.cached_verdicts
+            if work.recorded_failures:
+                assumptions.append(
+                    f"{work.recorded_failures} verdicts failed before and are not asked again "
+                    f"(retry_failed={settings.retry_failed!r}): no requests counted for them"
+                )
+    finally:
+        cache.close()
+    prices = settings.price_per_million_tokens
+    usage = CallUsage(
+        prompt_tokens=figures.prompt_tokens,
+        completion_tokens=figures.completion_tokens,
+        embedding_tokens=figures.embedding_tokens,
+    )
+    figures.cost_usd = token_usage(usage, prices).cost_usd
+    assumptions.append(
+        f"judge requests are exact for this cache (retries and repairs not included); prompt tokens are the "
+        f"rendered messages at {CHARS_PER_TOKEN:g} characters a token, completion tokens the cache's mean per "
+        "prompt where it has verdicts of it"
+    )
+    if prices is None:
+        assumptions.append("no judge.price_per_million_tokens in the config: cost not estimated")
+    return figures, assumptions
+
+
+async def _plan_units(judge: object, plan: JudgePlan) -> None:
+    import asyncio
+
+    from ragmetrics.judge.backends.planning import Planned, PlanningJudge
+
+    assert isinstance(judge, PlanningJudge)
+    for samples, metrics in plan.values():
+        for sample in samples:
+            for metric in metrics:
+                try:
+                    await judge.score(metric, sample)
+                except (Planned, JudgeError, NotApplicable):
+                    continue
+    await asyncio.sleep(0)  # let units gathered inside a handler finish their count
+
+
+def _last_night(config: NightlyConfig, output_dir: Path | None) -> WorkFigures | None:
+    """What the latest night under the output folder spent, when it recorded it."""
+    from ragmetrics.nightly.artifacts import latest_folder
+
+    folder = latest_folder(output_dir or config.output.dir)
+    if folder is None:
+        return None
+    path = folder / "report.json"
+    try:
+        report = Report.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    nightly = report.metadata.nightly
+    if nightly is None or nightly.work is None or nightly.work.actual is None:
+        return None
+    return nightly.work.actual
+
+
+def _seconds(
+    calls: int, stage: str, concurrency: int, last: WorkFigures | None, last_calls: int, notes: list[str]
+) -> float:
+    if calls == 0:
+        return 0.0
+    if last is not None and last_calls > 0 and stage in last.seconds:
+        return calls * last.seconds[stage] / last_calls
+    notes.append(
+        f"{stage}: no earlier night measured its seconds per call; assumed {DEFAULT_SECONDS_PER_CALL:g} s per "
+        f"call, {concurrency} at a time"
+    )
+    return calls * DEFAULT_SECONDS_PER_CALL / max(1, concurrency)
+
+
+def finish_estimate(
+    config: NightlyConfig,
+    figures: WorkFigures,
+    assumptions: list[str],
+    output_dir: Path | None = None,
+) -> NightWork:
+    """The estimate with its time per stage, from the last night's measured rates where there is one."""
+    last = _last_night(config, output_dir)
+    seconds: dict[str, float] = {}
+    for role, calls in (("pipeline", figures.pipeline_calls), ("generator", figures.generator_calls)):
+        concurrency = _concurrency(config, role)
+        last_calls = getattr(last, f"{role}_calls", 0) if last is not None else 0
+        if calls:
+            seconds[role] = _seconds(calls, role, concurrency, last, last_calls, assumptions)
+    if config.judge is not None and figures.judge_units:
+        from ragmetrics.judge.select import resolve_backend
+
+        value: float | None = None
+        if resolve_backend(config.judge.settings())[0] == "openai":
+            requests = figures.judge_calls + figures.embedding_calls
+            last_requests = (last.judge_calls + last.embedding_calls) if last is not None else 0
+            value = _seconds(
+                requests, "judge", config.judge.max_concurrency, last, last_requests, assumptions
+            )
+        elif (
+            last is not None and last.judge_units and "judge" in last.seconds
+        ):  # local: per verdict, measured
+            value = figures.judge_units * last.seconds["judge"] / last.judge_units
+        if value is not None:
+            seconds["judge"] = value
+    figures.seconds = seconds
+    if last is not None:
+        assumptions.append("seconds per call from the last night under the output folder")
+    return NightWork(estimate=figures, assumptions=assumptions)
+
+
+def _concurrency(config: NightlyConfig, role: str) -> int:
+    from ragmetrics.nightly.config import PipelineRunSpec
+
+    if role == "generator":
+        return config.generator.concurrency if config.generator is not None else 1
+    specs = [s for s in config.runs if isinstance(s, PipelineRunSpec)]
+    return specs[0].concurrency if specs else 1
+
+
+def estimate_night(
+    config: NightlyConfig, *, output_dir: Path | None = None, refresh_pipeline: bool = False
+) -> NightWork:
+    """The dry run: everything a night would call and spend, with nothing called and nothing written."""
+    from ragmetrics.nightly.answers import AnsweredRun
+    from ragmetrics.nightly.dataset import load_dataset
+    from ragmetrics.nightly.pipeline import build_runs, generate_for_runs, judge_plan, target_calls
+
+    dataset = load_dataset(config.dataset, progress=False)
+    calls = target_calls(config, output_dir=output_dir, refresh=refresh_pipeline, dry_run=True)
+    calls.dry_contexts = config.judge.contexts_top_k if config.judge is not None else 3
+    notes: list[str] = []
+    answered: dict[str, AnsweredRun] = {}
+    try:
+        runs = build_runs(config, dataset, calls=calls, answered=answered)
+        if config.generator is not None:
+            generate_for_runs(config, dataset, runs, answered, calls, notes)
+    finally:
+        if calls.cache is not None:
+            calls.cache.close()
+    plan = judge_plan(config, dataset, runs, notes, answered)
+    figures, assumptions = estimate_judge(config, plan)
+    figures.pipeline_calls = calls.made.get("pipeline", 0)
+    figures.generator_calls = calls.made.get("generator", 0)
+    if figures.pipeline_calls or figures.generator_calls:
+        assumptions.append(
+            "questions the pipeline or generator has not answered yet are judged as placeholders of the same "
+            f"shape ({calls.dry_contexts} passages, one answer): their judge requests are counted, their tokens "
+            "approximate"
+        )
+    return finish_estimate(config, figures, assumptions, output_dir)
+
+
+def actual_work(
+    estimate: NightWork,
+    *,
+    made: Mapping[str, int],
+    usage: WorkFigures,
+    seconds: Mapping[str, float],
+) -> NightWork:
+    """The estimate with what the night spent beside it."""
+    actual = usage.model_copy(
+        update={
+            "pipeline_calls": made.get("pipeline", 0),
+            "generator_calls": made.get("generator", 0),
+            "seconds": {k: round(v, 3) for k, v in seconds.items() if not math.isnan(v)},
+        }
+    )
+    return estimate.model_copy(update={"actual": actual})

@@ -29,7 +29,16 @@ def _readme_table() -> dict[str, dict[str, str]]:
 def test_readme_quickstart_table_equals_the_quickstart(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "configs", tmp_path / "configs")
     config = load_config(tmp_path / "configs" / "quickstart.yaml")
+    from ragmetrics.nightly.estimate import estimate_night
+
+    dry = estimate_night(config).estimate  # the quickstart's --dry-run: the local judge asks no server
     report = run_pipeline(config, progress=False, write=False).report
+    work = report.metadata.nightly.work  # type: ignore[union-attr]
+    assert work is not None and work.actual is not None
+    assert dry.calls == work.actual.calls == 0
+    assert (
+        dry.judge_units == work.estimate.judge_units == 704
+    )  # 64 questions x (3 runs x 3 + 1 run x 2) metrics
     expected = _readme_table()
     assert set(expected) == {run.name for run in report.runs}
     for run in report.runs:

@@ -57,16 +57,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _dry_run(args: argparse.Namespace) -> int:
-    from ragmetrics.judge.registry import registered_metrics
     from ragmetrics.nightly.config import load_config
     from ragmetrics.nightly.estimate import estimate_night
+    from ragmetrics.nightly.pipeline import own_metrics
     from ragmetrics.render.safe_text import visible_controls
     from ragmetrics.render.work import estimate_lines
 
     config = load_config(args.config)
-    where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
-    own = config.judge.metric_specs("judge.custom_metrics", where) if config.judge is not None else []
-    with registered_metrics(own):
+    with own_metrics(config):
         work = estimate_night(config, output_dir=args.output, refresh_pipeline=args.refresh_pipeline)
     print("\n".join(visible_controls(line) for line in estimate_lines(work, config.name)))
     return 0

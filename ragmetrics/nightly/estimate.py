@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragmetrics._async import run_sync
 from ragmetrics.errors import JudgeError, NotApplicable
@@ -24,7 +25,17 @@ from ragmetrics.judge.openai.usage import CallUsage, token_usage
 from ragmetrics.nightly.config import NightlyConfig
 from ragmetrics.schema import NightWork, Report, WorkFigures
 
-__all__ = ["DEFAULT_SECONDS_PER_CALL", "actual_work", "estimate_judge", "estimate_night", "finish_estimate"]
+if TYPE_CHECKING:
+    from ragmetrics.judge.backends.planning import PlanningJudge
+
+__all__ = [
+    "DEFAULT_SECONDS_PER_CALL",
+    "actual_work",
+    "estimate_judge",
+    "estimate_night",
+    "estimate_work",
+    "finish_estimate",
+]
 
 DEFAULT_SECONDS_PER_CALL = 2.0
 """One request's seconds when no earlier night measured it (a chat completion of a few hundred tokens)."""
@@ -93,12 +104,11 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
     return figures, assumptions
 
 
-async def _plan_units(judge: object, plan: JudgePlan) -> None:
+async def _plan_units(judge: PlanningJudge, plan: JudgePlan) -> None:
     import asyncio
 
-    from ragmetrics.judge.backends.planning import Planned, PlanningJudge
+    from ragmetrics.judge.backends.planning import Planned
 
-    assert isinstance(judge, PlanningJudge)
     for samples, metrics in plan.values():
         for sample in samples:
             for metric in metrics:
@@ -186,6 +196,16 @@ def _concurrency(config: NightlyConfig, role: str) -> int:
     return specs[0].concurrency if specs else 1
 
 
+def estimate_work(
+    config: NightlyConfig, plan: JudgePlan, made: Mapping[str, int], output_dir: Path | None = None
+) -> NightWork:
+    """The night's estimate from its judge plan and the pipeline and generator calls `made` (or planned)."""
+    figures, assumptions = estimate_judge(config, plan)
+    figures.pipeline_calls = made.get("pipeline", 0)
+    figures.generator_calls = made.get("generator", 0)
+    return finish_estimate(config, figures, assumptions, output_dir)
+
+
 def estimate_night(
     config: NightlyConfig, *, output_dir: Path | None = None, refresh_pipeline: bool = False
 ) -> NightWork:
@@ -206,17 +226,14 @@ def estimate_night(
     finally:
         if calls.cache is not None:
             calls.cache.close()
-    plan = judge_plan(config, dataset, runs, notes, answered)
-    figures, assumptions = estimate_judge(config, plan)
-    figures.pipeline_calls = calls.made.get("pipeline", 0)
-    figures.generator_calls = calls.made.get("generator", 0)
-    if figures.pipeline_calls or figures.generator_calls:
-        assumptions.append(
+    work = estimate_work(config, judge_plan(config, dataset, runs, notes, answered), calls.made, output_dir)
+    if any(calls.made.values()):
+        work.assumptions.append(
             "questions the pipeline or generator has not answered yet are judged as placeholders of the same "
             f"shape ({calls.dry_contexts} passages, one answer): their judge requests are counted, their tokens "
             "approximate"
         )
-    return finish_estimate(config, figures, assumptions, output_dir)
+    return work
 
 
 def actual_work(

@@ -126,10 +126,17 @@ def run_pipeline(
         config = load_config(config)
     if engine is not None:
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
+    with own_metrics(config):
+        return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
+
+
+@contextmanager
+def own_metrics(config: NightlyConfig) -> Iterator[None]:
+    """The team's own metrics (judge.custom_metrics), in the registry for this run only."""
     where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
     own = config.judge.metric_specs("judge.custom_metrics", where) if config.judge is not None else []
-    with registered_metrics(own):  # the team's own metrics, in the registry for this run only
-        return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
+    with registered_metrics(own):
+        yield
 
 
 def _run_pipeline(
@@ -298,13 +305,9 @@ def _judge_estimate(
 ) -> NightWork:
     """What the judge stage is estimated to cost, made just before it runs (as `--dry-run` makes it), with
     the pipeline and generator calls this night made (an estimate of those would be their own count)."""
-    from ragmetrics.nightly.estimate import estimate_judge, finish_estimate
+    from ragmetrics.nightly.estimate import estimate_work
 
-    plan = judge_plan(config, dataset, runs, [], answered)
-    figures, assumptions = estimate_judge(config, plan)
-    figures.pipeline_calls = calls.made.get("pipeline", 0)
-    figures.generator_calls = calls.made.get("generator", 0)
-    return finish_estimate(config, figures, assumptions, output_dir)
+    return estimate_work(config, judge_plan(config, dataset, runs, [], answered), calls.made, output_dir)
 
 
 def _actual_work(

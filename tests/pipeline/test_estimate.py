@@ -105,13 +105,14 @@ def test_a_dry_run_counts_the_pipeline_and_generator_calls_it_does_not_make(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("RAGMETRICS_ESTIMATE_KEY", "sk-estimate-test")
-    (qa_dir / "team_rag.py").write_text(textwrap.dedent(TEAM_MODULE), encoding="utf-8")
+    # Its own module name: a module imported by an earlier test in this process would be reused.
+    (qa_dir / "team_rag_estimate.py").write_text(textwrap.dedent(TEAM_MODULE), encoding="utf-8")
     config = write_config(
         runs=[
-            {"source": "pipeline", "name": "team", "target": "team_rag:answer", "concurrency": 4},
+            {"source": "pipeline", "name": "team", "target": "team_rag_estimate:answer", "concurrency": 4},
             {"source": "file", "path": "weaker.trec", "name": "weaker"},
         ],
-        generator={"target": "team_rag:generate", "top_k": 2},
+        generator={"target": "team_rag_estimate:generate", "top_k": 2},
         judge=_judge(loopback, metrics=["faithfulness", "context_precision"]),
     )
     code, out, err = run_cli([str(config), "--dry-run"], capsys)

@@ -1,7 +1,9 @@
-"""Fixtures every test folder shares: a headless Chromium driven through Selenium (the browser tests)."""
+"""What every test folder shares: the browser tests' skip rule and their headless Chromium driven through
+Selenium. A module opts in with `pytestmark = pytest.mark.browser`."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -9,6 +11,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip every `browser` test, with the reason, where Chromium, ChromeDriver or selenium is missing."""
+    missing = None
+    if (shutil.which("chromium") is None and shutil.which("chromium-browser") is None) or not shutil.which(
+        "chromedriver"
+    ):
+        missing = "Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver)"
+    elif importlib.util.find_spec("selenium") is None:
+        missing = "selenium is not installed (the dev extra has it)"
+    if missing is None:
+        return
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.skip(reason=missing))
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ chromium and chromium-driver or the selenium package are absent)."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,19 +16,7 @@ from ragmetrics.trust.labels import load_labels
 
 from .helpers import HOSTILE, make_report
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip(
-    "selenium.webdriver", reason="selenium is not installed (the dev extra has it)"
-)
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver)",
-    ),
-]
+pytestmark = pytest.mark.browser  # skipped where Chromium or selenium is missing (tests/conftest.py)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ drop and a judge change (skipped where Chromium, ChromeDriver or selenium are ab
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,19 +17,7 @@ from ragmetrics.nightly.pipeline import run_pipeline
 
 from .conftest import ConfigWriter
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-webdriver = pytest.importorskip(
-    "selenium.webdriver", reason="selenium is not installed (the dev extra has it)"
-)
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        CHROMIUM is None or CHROMEDRIVER is None,
-        reason="Chromium and ChromeDriver are not installed (apt-get install chromium chromium-driver)",
-    ),
-]
+pytestmark = pytest.mark.browser  # skipped where Chromium or selenium is missing (tests/conftest.py)
 GOOD_BG, BAD_BG = "rgba(226, 242, 230, 1)", "rgba(251, 227, 225, 1)"
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "CORRECTION_SCOPES",
     "FUSION_METHODS",
     "FUSION_NORMS",
+    "LOWER_IS_BETTER_DIAGNOSTICS",
     "OPERATIONAL_METRICS",
     "QUERY_SETS",
     "TESTS",
@@ -26,7 +27,10 @@ __all__ = [
     "FusionNorm",
     "QuerySet",
     "Test",
+    "declare_direction",
+    "forget_direction",
     "improvement",
+    "is_descriptive",
     "is_significant",
     "lower_is_better",
 ]
@@ -77,14 +81,53 @@ OPERATIONAL_METRICS: tuple[str, ...] = ("latency_s", "tokens", "cost")
 They are recorded, described and compared like any metric, but lower is better."""
 
 
+LOWER_IS_BETTER_DIAGNOSTICS: tuple[str, ...] = (
+    "noise_sensitivity_relevant",
+    "noise_sensitivity_irrelevant",
+    "hallucination",
+    "self_knowledge",
+)
+"""Built-in judge metrics where less is better: wrong claims taken from chunks, wrong claims from nowhere, and
+right claims the answer did not take from its context (RAGChecker's directions). The registry's specs say
+the same (a test checks), but the direction lives here so that renderers, which never import the judge, read
+it too."""
+
+_declared_lower: set[str] = set()
+_declared_descriptive: set[str] = set()
+
+
+def declare_direction(metric: str, higher_is_better: bool | None) -> None:
+    """Record the direction of a team's own metric while it is registered (judge.registry calls this)."""
+    _declared_lower.discard(metric)
+    _declared_descriptive.discard(metric)
+    if higher_is_better is False:
+        _declared_lower.add(metric)
+    elif higher_is_better is None:
+        _declared_descriptive.add(metric)
+
+
+def forget_direction(metric: str) -> None:
+    _declared_lower.discard(metric)
+    _declared_descriptive.discard(metric)
+
+
 def lower_is_better(metric: str) -> bool:
-    """Whether a smaller value of `metric` is the better one (latency, tokens, cost); every quality metric
-    is higher-is-better. Renderers, the ▲/▼ marks and the regression gate read the direction here."""
-    return metric in OPERATIONAL_METRICS
+    """Whether a smaller value of `metric` is the better one (latency, tokens, cost, hallucination, noise
+    sensitivity, a team's metric declared so). Renderers, the ▲/▼ marks and the regression gate read the
+    direction here."""
+    return metric in OPERATIONAL_METRICS or metric in LOWER_IS_BETTER_DIAGNOSTICS or metric in _declared_lower
+
+
+def is_descriptive(metric: str) -> bool:
+    """A metric with no better direction (answer length): a change is shown, never called better or worse."""
+    return metric == "answer_length" or metric in _declared_descriptive
 
 
 def improvement(metric: str, diff: float) -> float:
-    """`diff` (candidate minus baseline) signed so that positive always means better."""
+    """`diff` (candidate minus baseline) signed so that positive always means better (0 for a descriptive
+    metric, which is never better or worse)."""
+    if is_descriptive(metric):
+        return 0.0
     return -diff if lower_is_better(metric) else diff
 
 

@@ -96,12 +96,29 @@ class JudgeInfo(_Model):
     failures: int = 0
 
 
+class ClaimEvidence(_Model):
+    """What a claim diagnostic decided besides its per-claim verdicts: how many chunks there were, which of
+    them counted as relevant and what decided it (human qrels, or entailing a reference claim)."""
+
+    chunks: int = Field(ge=0)
+    relevant_chunks: list[bool]
+    relevance_source: Literal["qrels", "reference claims"]
+    judge: Literal["llm", "local"] = Field(
+        description="local: the weaker variant (embedding similarity stands in for entailment)"
+    )
+
+
 class JudgeDetail(_Model):
     """The evidence behind one judge score: the validated verdicts with their reasons."""
 
     verdicts: list[dict[str, Any]] = Field(default_factory=list)
     reason: str | None = None
     cached: bool = False
+    claims: ClaimEvidence | None = Field(
+        default=None,
+        description="claim diagnostics: the chunk count and relevance behind the claim-by-chunk matrix; the "
+        "matrix itself is the verdicts (one per claim, with the 0-based chunks that entail it)",
+    )
 
 
 class RunMetadata(_Model):

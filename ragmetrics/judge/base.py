@@ -114,6 +114,10 @@ def empty_retrieval(metric_spec: JudgeMetricSpec, sample: RagSample) -> MetricOu
     """
     if sample.contexts is None or sample.contexts or "contexts" not in metric_spec.required:
         return None
+    if metric_spec.plan == "claim_entailment":
+        # Judged with no chunk: every answer claim is then ungrounded, so a retriever that finds nothing
+        # raises hallucination instead of scoring a clean 0 (judge.claims).
+        return None
     if metric_spec.refusal_not_applicable:
         target_statements(metric_spec, sample)  # raises NotApplicable for a refusal or an empty answer
     return MetricOutcome(0.0, JudgeDetail(reason=EMPTY_RETRIEVAL_REASON))

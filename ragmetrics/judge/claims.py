@@ -12,19 +12,22 @@ passages have human relevance judgments, when the qrels grade it relevant: `chun
 and `ClaimDiagnostics.relevance_source` says which decided.
 
 Every formula returns 0 where its denominator is empty (no claim, no chunk, nothing recalled), as RAGChecker
-does, so a mean over samples never meets a NaN.
+does, so a mean over samples never meets a NaN. One deliberate difference: with no chunk retrieved RAGChecker's
+code fails (a maximum over an empty axis), while here every answer claim is ungrounded, so hallucination and
+self-knowledge split the answer's claims between them and faithfulness is 0: a retriever that finds nothing
+must not make the generator look clean.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["DIAGNOSTICS", "ClaimDiagnostics", "ClaimMatrices", "claim_diagnostics"]
+__all__ = ["DIAGNOSTICS", "ClaimDiagnostics", "ClaimMatrices", "claim_diagnostics", "diagnostic_formula"]
 
 DIAGNOSTICS = (
     "claim_precision",
@@ -32,7 +35,7 @@ DIAGNOSTICS = (
     "claim_f1",
     "retrieval_claim_recall",
     "retrieval_context_precision",
-    "context_utilization",
+    "claim_utilization",
     "noise_sensitivity_relevant",
     "noise_sensitivity_irrelevant",
     "hallucination",
@@ -94,7 +97,7 @@ def claim_diagnostics(m: ClaimMatrices, chunk_relevant: Sequence[bool] | None = 
       the answer entails; claim_f1 their harmonic mean.
     - retrieval_claim_recall = share of reference claims some chunk entails; retrieval_context_precision = share
       of chunks that are relevant.
-    - context_utilization = |reference claims entailed by a chunk and by the answer| / |entailed by a chunk|.
+    - claim_utilization = |reference claims entailed by a chunk and by the answer| / |entailed by a chunk|.
     - noise_sensitivity_relevant / _irrelevant = share of answer claims that are wrong (not in the reference)
       and entailed by a relevant chunk / by an irrelevant chunk and no relevant one.
     - hallucination / self_knowledge = share of answer claims no chunk entails that are wrong / right.
@@ -128,11 +131,24 @@ def claim_diagnostics(m: ClaimMatrices, chunk_relevant: Sequence[bool] | None = 
         "claim_f1": f1,
         "retrieval_claim_recall": _share(recalled) if chunks else 0.0,
         "retrieval_context_precision": _share(relevant),
-        "context_utilization": utilization,
+        "claim_utilization": utilization,
         "noise_sensitivity_relevant": _share(in_relevant & wrong) if noise_defined else 0.0,
         "noise_sensitivity_irrelevant": _share(in_irrelevant & wrong) if noise_defined else 0.0,
-        "hallucination": _share(~grounded & wrong) if has_chunks else 0.0,
-        "self_knowledge": _share(~grounded & ~wrong) if has_chunks else 0.0,
-        "claim_faithfulness": _share(grounded) if has_chunks else 0.0,
+        "hallucination": _share(~grounded & wrong),
+        "self_knowledge": _share(~grounded & ~wrong),
+        "claim_faithfulness": _share(grounded),
     }
     return ClaimDiagnostics(values, relevant.tolist(), source)
+
+
+def diagnostic_formula(name: str) -> Callable[[ClaimMatrices, Sequence[bool] | None], float]:
+    """The formula of one diagnostic, as the registry names it: matrices (and qrels relevance) in, value out."""
+    if name not in DIAGNOSTICS:
+        raise ValueError(f"{name!r} is not a claim diagnostic; known: {', '.join(DIAGNOSTICS)}")
+
+    def formula(m: ClaimMatrices, chunk_relevant: Sequence[bool] | None = None) -> float:
+        return claim_diagnostics(m, chunk_relevant).values[name]
+
+    formula.__name__ = f"{name}_score"
+    formula.__doc__ = f"{name} of one sample's claim matrices (see claim_diagnostics)."
+    return formula

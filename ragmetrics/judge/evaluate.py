@@ -240,11 +240,22 @@ def _result(
             metrics=metrics,
             num_queries=len(items),
             judge=info,
-            metric_settings={"backend": info.backend, **info.settings},
+            metric_settings={"backend": info.backend, **info.settings, **_claim_relevance(details)},
         ),
     )
     result.recompute_aggregate()
     return result
+
+
+def _claim_relevance(details: dict[str, dict[str, JudgeDetail]]) -> dict[str, Any]:
+    """How many samples' claim diagnostics took chunk relevance from the qrels and how many from the
+    reference claims, so a report says which source decided it (nothing when no diagnostic ran)."""
+    sources = Counter(
+        next(d.claims.relevance_source for d in per_metric.values() if d.claims is not None)
+        for per_metric in details.values()
+        if any(d.claims is not None for d in per_metric.values())
+    )
+    return {"claim_relevance": dict(sorted(sources.items()))} if sources else {}
 
 
 def _language_settings(items: list[RagSample]) -> dict[str, Any]:

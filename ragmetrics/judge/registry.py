@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge import deterministic, formulas
+from ragmetrics.judge import claims, deterministic, formulas
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
+    ClaimVerdicts,
     CorrectnessVerdicts,
     GeneratedQuestions,
     GradedRelevance,
@@ -36,15 +37,18 @@ from ragmetrics.judge.verdicts import (
     SupportVerdicts,
     Verdict,
 )
+from ragmetrics.options import declare_direction, forget_direction
 
 if TYPE_CHECKING:
     from ragmetrics.schema import JudgeDetail
 
 __all__ = [
     "BUILTIN_METRIC_NAMES",
+    "CLAIM_DIAGNOSTIC_NAMES",
     "JUDGE_METRIC_SPECS",
     "JudgeMetricSpec",
     "Plan",
+    "claim_table",
     "judge_metric_names",
     "metric_table",
     "registered_metrics",
@@ -63,6 +67,7 @@ Plan = Literal[
     "graded_relevance",
     "deterministic",
     "rubric",
+    "claim_entailment",
 ]
 """How a metric is judged:
 
@@ -76,6 +81,9 @@ Plan = Literal[
 - graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style;
 - deterministic: no judge at all: `compute` reads the sample (exact match, ROUGE-L, citations, a team's own
   Python function); every backend runs it the same way, and it is never cached (it costs nothing).
+- claim_entailment: answer and reference claims, cut in code, each judged against the other text and against
+  every retrieved chunk in one call per sample; the claim-level diagnostics (`judge.claims`) all read that one
+  verdict, so asking for all eleven costs what asking for one does;
 - rubric: a team's own criterion (`judge.rubric`), one verdict on its scale or one per check of its checklist;
   the prompt and the verdict model are generated from the definition. The local judge cannot read a
   criterion: there the metric is not applicable, with that reason.
@@ -372,6 +380,64 @@ JUDGE_METRIC_SPECS = (
     ),
 )
 
+_RAGCHECKER = (
+    "Ru et al., 'RAGChecker: A Fine-grained Framework for Diagnosing Retrieval-Augmented Generation', "
+    "NeurIPS 2024 D&B; ragchecker/metrics.py"
+)
+_CLAIM_DIAGNOSTICS: tuple[tuple[str, str, str, bool], ...] = (
+    # name, what it asks, formula in words, higher is better
+    ("claim_precision", "how many of the answer's claims does the reference make?",
+     "answer claims the reference entails / answer claims", True),
+    ("claim_recall", "how many of the reference's claims does the answer make?",
+     "reference claims the answer entails / reference claims", True),
+    ("claim_f1", "claim precision and recall together",
+     "2PR / (P + R) of claim precision and claim recall (0 when either is 0)", True),
+    ("retrieval_claim_recall", "how many of the reference's claims did retrieval bring?",
+     "reference claims some chunk entails / reference claims", True),
+    ("retrieval_context_precision", "how many retrieved chunks are relevant?",
+     "relevant chunks / chunks; relevant: graded relevant in the qrels where the passages have them, else "
+     "entailing at least one reference claim", True),
+    ("claim_utilization", "of what retrieval brought, how much did the answer use?",
+     "reference claims entailed by a chunk and by the answer / reference claims entailed by a chunk "
+     "(RAGChecker's context utilization)", True),
+    ("noise_sensitivity_relevant", "does the answer repeat wrong details from relevant chunks?",
+     "answer claims the reference does not entail but a relevant chunk does / answer claims", False),
+    ("noise_sensitivity_irrelevant", "does the answer take wrong claims from irrelevant chunks (noise)?",
+     "answer claims the reference does not entail, entailed by an irrelevant chunk and no relevant one / "
+     "answer claims", False),
+    ("hallucination", "does the answer make wrong claims no chunk supports?",
+     "answer claims entailed by no chunk and not by the reference / answer claims", False),
+    ("self_knowledge", "does the answer make right claims from the model's memory instead of the context?",
+     "answer claims entailed by no chunk but by the reference / answer claims (lower is better, as in "
+     "RAGChecker: the generator should answer from its context)", False),
+    ("claim_faithfulness", "how many of the answer's claims does some chunk entail?",
+     "answer claims entailed by at least one chunk / answer claims", True),
+)  # fmt: skip
+
+JUDGE_METRIC_SPECS = (
+    *JUDGE_METRIC_SPECS,
+    *(
+        JudgeMetricSpec(
+            name=name,
+            description=asks,
+            formula_in_words=words + "; from one claim-by-chunk entailment verdict per sample",
+            citation=_RAGCHECKER,
+            required=("question", "contexts", "answer", "reference"),
+            plan="claim_entailment",
+            score=claims.diagnostic_formula(name),
+            verdict_models=(ClaimVerdicts,),
+            prompts=("claim_entailment",),
+            local_variant="the weaker variant: a claim is entailed by a chunk (or by the other answer) when its "
+            "best cosine with a sentence there reaches the threshold and no number or name conflicts; "
+            "similarity is not entailment",
+            local_threshold=0.45,
+            higher_is_better=better,
+        )
+        for name, asks, words, better in _CLAIM_DIAGNOSTICS
+    ),
+)
+CLAIM_DIAGNOSTIC_NAMES: tuple[str, ...] = tuple(name for name, *_ in _CLAIM_DIAGNOSTICS)
+
 BUILTIN_METRIC_NAMES: tuple[str, ...] = tuple(s.name for s in JUDGE_METRIC_SPECS)
 
 _BUILTIN: dict[str, JudgeMetricSpec] = {s.name: s for s in JUDGE_METRIC_SPECS}
@@ -427,6 +493,7 @@ def registered_metrics(specs: Iterable[JudgeMetricSpec]) -> Iterator[None]:
                 )
             if present is None:
                 _registered[item.name] = item
+                declare_direction(item.name, item.higher_is_better)
                 added.append(item.name)
     try:
         yield
@@ -434,6 +501,7 @@ def registered_metrics(specs: Iterable[JudgeMetricSpec]) -> Iterator[None]:
         with _registry_lock:
             for name in added:
                 _registered.pop(name, None)
+                forget_direction(name)
 
 
 def required_fields(name: str) -> tuple[Field, ...]:
@@ -447,8 +515,8 @@ def metric_table() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for s in JUDGE_METRIC_SPECS:
-        if s.plan == "deterministic":
-            continue  # their own table: deterministic_table()
+        if s.plan in ("deterministic", "claim_entailment"):
+            continue  # their own tables: deterministic_table(), claim_table()
         name = f"`{s.name}`" + (f" (alias {', '.join(f'`{a}`' for a in s.aliases)})" if s.aliases else "")
         prompts = ", ".join(f"`prompts/{p}.yaml`" for p in s.prompts) or "none (embeddings only)"
         local = s.local_variant + (
@@ -473,4 +541,15 @@ def deterministic_table() -> str:
         lines.append(
             f"| {name} | {s.description} | {s.formula_in_words} | {', '.join(s.required)} | {span} | {s.citation} |"
         )
+    return "\n".join(lines) + "\n"
+
+
+def claim_table() -> str:
+    """The Markdown table of the claim-level diagnostics in docs/judge.md."""
+    lines = ["| metric | what it asks | formula | better |", "|---|---|---|---|"]
+    for s in JUDGE_METRIC_SPECS:
+        if s.plan == "claim_entailment":
+            words = s.formula_in_words.split("; from one claim-by-chunk")[0]
+            better = "higher" if s.higher_is_better else "lower"
+            lines.append(f"| `{s.name}` | {s.description} | {words} | {better} |")
     return "\n".join(lines) + "\n"

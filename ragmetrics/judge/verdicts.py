@@ -193,6 +193,62 @@ class CorrectnessVerdicts(Verdict):
         return tp, fp, fn
 
 
+class AnswerClaimJudgement(Verdict):
+    claim: int
+    reason: str
+    in_reference: bool
+    chunks: list[int]  # 1-based numbers of every chunk that entails the claim; [] when none does
+
+
+class ReferenceClaimJudgement(Verdict):
+    claim: int
+    reason: str
+    in_answer: bool
+    chunks: list[int]
+
+
+def _check_chunk_numbers(claims: list[AnswerClaimJudgement] | list[ReferenceClaimJudgement], side: str,
+                         chunks: int | None) -> None:  # fmt: skip
+    for c in claims:
+        if len(set(c.chunks)) != len(c.chunks):
+            raise ValueError(f"{side} claim {c.claim} names a chunk twice: {c.chunks}")
+        if chunks is not None and any(not 1 <= k <= chunks for k in c.chunks):
+            allowed = f"1..{chunks}" if chunks else "none (there are no chunks)"
+            raise ValueError(f"{side} claim {c.claim} names chunks {c.chunks}; allowed: {allowed}")
+
+
+class ClaimVerdicts(Verdict):
+    """Claim-level diagnostics: every answer claim and every reference claim (both cut in code) judged against
+    the other text and against every retrieved chunk, in one call per sample.
+
+    Each claim lists all the chunks that entail it, not just one (noise sensitivity needs to know whether a
+    wrong claim came from a relevant or an irrelevant chunk); both lists must be complete and every chunk
+    number must exist, or the answer is invalid and repaired.
+    """
+
+    answer_claims: list[AnswerClaimJudgement]
+    reference_claims: list[ReferenceClaimJudgement]
+
+    @model_validator(mode="after")
+    def _complete(self, info: ValidationInfo) -> ClaimVerdicts:
+        _check_numbering(
+            [c.claim for c in self.answer_claims], _expected(info, "answer_claims"), "answer claim"
+        )
+        _check_numbering(
+            [c.claim for c in self.reference_claims], _expected(info, "reference_claims"), "reference claim"
+        )
+        chunks = _expected(info, "chunks")
+        _check_chunk_numbers(self.answer_claims, "answer", chunks)
+        _check_chunk_numbers(self.reference_claims, "reference", chunks)
+        return self
+
+    def ordered(self) -> tuple[list[AnswerClaimJudgement], list[ReferenceClaimJudgement]]:
+        return (
+            sorted(self.answer_claims, key=lambda c: c.claim),
+            sorted(self.reference_claims, key=lambda c: c.claim),
+        )
+
+
 class SentenceJudgement(Verdict):
     sentence: int
     reason: str
@@ -261,6 +317,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         StatementVerdicts,
         SupportVerdicts,
         CorrectnessVerdicts,
+        ClaimVerdicts,
         SentenceVerdicts,
         GeneratedQuestions,
         GradedRelevance,

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ragmetrics.errors import InputError
 from ragmetrics.nightly.provenance import changes_since
-from ragmetrics.options import TESTS, is_significant, lower_is_better
+from ragmetrics.options import OPERATIONAL_METRICS, TESTS, is_descriptive, is_significant, lower_is_better
 from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
 from ragmetrics.trust.labels import HumanLabels
 
@@ -129,7 +129,10 @@ def check_regressions(
                 continue
             if (run.name, metric) in skipped:
                 continue
-            if lower_is_better(metric) and metrics is None and metric not in (explicit or set()):
+            # Costs and descriptive metrics (answer length) are recorded and compared but gate only when named;
+            # a quality metric where less is better (hallucination) gates by default like any other.
+            by_default = metric not in OPERATIONAL_METRICS and not is_descriptive(metric)
+            if not by_default and metrics is None and metric not in (explicit or set()):
                 continue
             if metric not in old.metrics:
                 gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")

@@ -9,6 +9,8 @@ and answers deterministically from markers in the test data:
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
+- claim entailment: by markers ``[c:1,3]``, ``[ref]``/``[!ref]``, ``[ans]``/``[!ans]``, else by word
+  containment (`_claim_verdict`);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
 
@@ -122,6 +124,50 @@ def _section(text: str, tag: str) -> str:
     return m.group(1)
 
 
+_MARKER = re.compile(r"\[[^\]]*\]")
+_WORD = re.compile(r"[^\W_]{3,}")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(_MARKER.sub(" ", html.unescape(text)).casefold()))
+
+
+def _contained(claim: str, text: str) -> bool:
+    """A scripted reader's entailment: every word of three letters or more in the claim occurs in the text."""
+    words = _words(claim)
+    return bool(words) and words <= _words(text)
+
+
+def _claim_verdict(user: str) -> dict[str, Any]:
+    """Claim entailment: a claim marked ``[c:1,3]`` is entailed by those chunks, ``[c:]`` by none; otherwise
+    by every chunk that contains all its words. An answer claim marked ``[ref]`` (a reference claim marked
+    ``[ans]``) is entailed by the other answer, ``[!ref]`` (``[!ans]``) is not; otherwise when the other
+    answer contains all its words."""
+    chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
+    texts = {"reference": _section(user, "reference"), "answer": _section(user, "answer")}
+
+    def judged(side: str, flag: str, other: str) -> list[dict[str, Any]]:
+        claims = re.findall(r'<claim id="(\d+)">(.*?)</claim>', _section(user, f"{side}_claims"), re.S)
+        out = []
+        for n, claim in claims:
+            named = re.search(r"\[c:([\d,]*)\]", claim)
+            if named is not None:
+                entailing = [int(k) for k in named.group(1).split(",") if k]
+            else:
+                entailing = [int(k) for k, t in chunks if _contained(claim, t)]
+            mark = "ref" if other == "reference" else "ans"
+            in_other = f"[{mark}]" in claim or (f"[!{mark}]" not in claim and _contained(claim, texts[other]))
+            out.append(
+                {"claim": int(n), "reason": f"scripted claim {n}", flag: in_other, "chunks": entailing}
+            )
+        return out
+
+    return {
+        "answer_claims": judged("answer", "in_reference", "reference"),
+        "reference_claims": judged("reference", "in_answer", "answer"),
+    }
+
+
 def _rubric_verdict(system: str, user: str) -> dict[str, Any]:
     """A rubric metric's verdict: ``[rating:X]`` in the input is the rating (a number for ordinal scales),
     else the scale's first; ``[met:1,3]`` lists the checks met (none when absent)."""
@@ -226,6 +272,8 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
                 {"statement": int(n), "reason": "scripted", "in_answer": "[cov]" in t} for n, t in reference
             ],
         }
+    if prompt == "claim_entailment":
+        return _claim_verdict(user)
     if prompt == "context_relevancy":
         sentences = re.findall(r'<sentence id="(\d+)">(.*?)</sentence>', user, re.S)
         return {

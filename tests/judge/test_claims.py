@@ -27,15 +27,13 @@ def _by_counting(
         out["retrieval_claim_recall"] = sum(recalled) / n_r
         out["retrieval_context_precision"] = sum(relevant) / k
         if any(recalled):
-            out["context_utilization"] = sum(x and y for x, y in zip(recalled, r, strict=True)) / sum(
-                recalled
-            )
-    if n_a and k:
+            out["claim_utilization"] = sum(x and y for x, y in zip(recalled, r, strict=True)) / sum(recalled)
+    if n_a:  # with no chunk every claim is ungrounded (RAGChecker's code fails there; see claims.py)
         grounded = [any(ac[i]) for i in range(n_a)]
         out["claim_faithfulness"] = sum(grounded) / n_a
         out["hallucination"] = sum(not g and not a[i] for i, g in enumerate(grounded)) / n_a
         out["self_knowledge"] = sum(not g and a[i] for i, g in enumerate(grounded)) / n_a
-        if n_r:
+        if n_r and k:
             in_rel = [any(ac[i][c] and relevant[c] for c in range(k)) for i in range(n_a)]
             in_irr = [
                 any(ac[i][c] and not relevant[c] for c in range(k)) and not in_rel[i] for i in range(n_a)
@@ -64,7 +62,7 @@ def test_a_hand_computed_sample() -> None:
             "claim_f1": 0.4,
             "retrieval_claim_recall": 1 / 2,
             "retrieval_context_precision": 1 / 2,
-            "context_utilization": 1.0,
+            "claim_utilization": 1.0,
             "noise_sensitivity_relevant": 0.0,
             "noise_sensitivity_irrelevant": 1 / 3,
             "hallucination": 1 / 3,

@@ -26,7 +26,12 @@ def test_every_metric_has_its_prompts_with_hash_versions() -> None:
     expected = {p for s in JUDGE_METRIC_SPECS for p in s.prompts} | {"_shared"}
     deterministic = {s.name for s in JUDGE_METRIC_SPECS if s.plan == "deterministic"}
     assert deterministic and all(not s.prompts for s in JUDGE_METRIC_SPECS if s.name in deterministic)
-    assert set(JUDGE_METRICS) - {"answer_similarity"} - deterministic <= expected
+    # The claim diagnostics share one prompt (one verdict per sample feeds all of them).
+    diagnostics = {s.name for s in JUDGE_METRIC_SPECS if s.plan == "claim_entailment"}
+    assert diagnostics and all(
+        s.prompts == ("claim_entailment",) for s in JUDGE_METRIC_SPECS if s.name in diagnostics
+    )
+    assert set(JUDGE_METRICS) - {"answer_similarity"} - deterministic - diagnostics <= expected
     assert set(versions) == expected
     assert all(re.fullmatch(r"[0-9a-f]{12}", v) for v in versions.values())
     assert len(set(versions.values())) == len(versions)

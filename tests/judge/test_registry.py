@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.errors import JudgeError
-from ragmetrics.judge import deterministic, formulas
+from ragmetrics.judge import claims, deterministic, formulas
 from ragmetrics.judge.base import JUDGE_METRICS, REQUIRED_FIELDS, RagSample, check_scorable
 from ragmetrics.judge.prompts import default_library
 from ragmetrics.judge.registry import (
     JUDGE_METRIC_SPECS,
+    claim_table,
     deterministic_table,
     metric_table,
     resolve_judge_metric,
@@ -29,6 +30,21 @@ def test_docs_table_is_generated_from_the_registry() -> None:
     assert found.group(1) == metric_table(), (
         "docs/judge.md is stale: replace the table between the markers with registry.metric_table()"
     )
+
+
+def test_docs_claim_table_is_the_registry() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    found = re.search(r"<!-- claim-metrics:start -->\n(.*?)<!-- claim-metrics:end -->", text, re.S)
+    assert found and found.group(1) == claim_table(), "docs/judge.md: regenerate with claim_table()"
+
+
+def test_claim_diagnostics_directions_are_the_renderers() -> None:
+    """The registry's direction of every diagnostic is what renderers and the gate read (options)."""
+    from ragmetrics.options import LOWER_IS_BETTER_DIAGNOSTICS, lower_is_better
+
+    lower = {s.name for s in JUDGE_METRIC_SPECS if s.higher_is_better is False and s.origin == "built-in"}
+    assert lower == set(LOWER_IS_BETTER_DIAGNOSTICS)
+    assert all(lower_is_better(m) for m in lower) and not lower_is_better("claim_recall")
 
 
 def test_docs_deterministic_table_is_the_registry() -> None:
@@ -68,7 +84,7 @@ def test_every_spec_names_existing_prompts_and_formula() -> None:
         for name in s.prompts:
             prompt = library.get(name)
             assert prompt.model in s.verdict_models, (s.name, name)
-        home = deterministic if s.plan == "deterministic" else formulas
+        home = {"deterministic": deterministic, "claim_entailment": claims}.get(s.plan, formulas)
         assert s.score.__module__ == home.__name__, s.name
         assert s.score.__name__.endswith("_score"), "formulas are named after what they compute"
         assert s.description and s.formula_in_words and s.citation

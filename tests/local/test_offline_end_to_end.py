@@ -12,7 +12,7 @@ from ragmetrics.embeddings import MiniLMEmbedder
 from ragmetrics.judge.backends.local import LocalJudge
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.evaluate import evaluate_rag
-from ragmetrics.judge.registry import spec
+from ragmetrics.judge.registry import CLAIM_DIAGNOSTIC_NAMES, spec
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +60,7 @@ def test_evaluate_rag_with_local_judge(embedder: MiniLMEmbedder) -> None:
         ("no-reference", "faithfulness"),
         ("no-reference", "answer_similarity"),
         ("no-reference", "answer_correctness"),
-    }
+    } | {("no-reference", m) for m in CLAIM_DIAGNOSTIC_NAMES}
     assert result.per_query["no-reference"]["context_relevancy"] is not None
     assert all(v is not None for m, v in result.aggregate.items())
     reasons = result.details["json"]["context_precision"].verdicts

@@ -26,6 +26,7 @@ from ragmetrics.judge import formulas
 from ragmetrics.judge.backends._dispatch import Handler, PlanDispatch
 from ragmetrics.judge.base import Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache, cache_key
+from ragmetrics.judge.claim_outcome import JudgedClaim, claim_inputs, claim_outcome
 from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
@@ -38,6 +39,7 @@ from ragmetrics.judge.text.language import language_name
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.verdicts import (
     ChunkVerdicts,
+    ClaimVerdicts,
     CorrectnessVerdicts,
     GeneratedQuestions,
     GradedRelevance,
@@ -116,6 +118,7 @@ class LLMJudge(PlanDispatch):
         self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0
         self._rubric_prompts: dict[tuple[int, int | None], tuple[RubricMetric, GeneratedPrompt]] = {}
+        self._asking: dict[str, asyncio.Future[Judged]] = {}
 
     @property
     def backend(self) -> str:
@@ -211,6 +214,34 @@ class LLMJudge(PlanDispatch):
         stored = self.stored(key, prompt, values, probe)
         if stored is not None:
             return stored
+        asking = self._asking.get(key)
+        if asking is not None:
+            # Another unit is asking the very same question (the claim diagnostics of one sample share one
+            # verdict): wait for its answer instead of paying for the request twice. Shielded, so a waiter
+            # that is cancelled does not cancel the request the others wait for.
+            shared = await asyncio.shield(asking)
+            return Judged(shared.verdict, shared.probabilities, True)
+        answer: asyncio.Future[Judged] = asyncio.get_running_loop().create_future()
+        answer.add_done_callback(_retrieve)
+        self._asking[key] = answer
+        try:
+            judged = await self._ask(key, prompt, values, probe)
+        except asyncio.CancelledError:
+            answer.cancel()
+            raise
+        except BaseException as exc:
+            answer.set_exception(exc)
+            raise
+        else:
+            answer.set_result(judged)
+            return judged
+        finally:
+            self._asking.pop(key, None)
+
+    async def _ask(
+        self, key: str, prompt: Prompt, values: Mapping[str, InputValue], probe: RubricProbe | None
+    ) -> Judged:
+        """The server's verdict under `key`, cached when valid, its failure recorded when a retry would repeat it."""
         self.raise_if_recorded(key)
         try:
             completion = await self.client.complete(
@@ -274,6 +305,7 @@ class LLMJudge(PlanDispatch):
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
             "rubric": self._rubric,
+            "claim_entailment": self._claim_entailment,
         }
 
     def rubric_prompt(self, rubric: RubricMetric, *, leave_out: int | None = None) -> GeneratedPrompt:
@@ -357,6 +389,32 @@ class LLMJudge(PlanDispatch):
             f"weights {weights[0]:g}/{weights[1]:g}"
         )
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))
+
+    async def _claim_entailment(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """One verdict per sample for every claim diagnostic: the eleven metrics share its cache key, and
+        concurrent units asking for it share one request (`judged`)."""
+        inputs = claim_inputs(sample)
+        answer: list[JudgedClaim] = []
+        reference = [JudgedClaim(False, [], "the answer makes no claim") for _ in inputs.reference_claims]
+        cached = True
+        if inputs.needs_verdict:
+            values: dict[str, InputValue] = {
+                "question": sample.question,
+                "chunks": sample.context_list,
+                "reference": str(sample.reference),
+                "answer": str(sample.answer or ""),
+                "answer_claims": inputs.answer_claims,
+                "reference_claims": inputs.reference_claims,
+            }
+            verdict, cached = await self.verdict(spec.prompts[0], values)
+            assert isinstance(verdict, ClaimVerdicts)
+            answer_sorted, reference_sorted = verdict.ordered()
+            answer = [
+                JudgedClaim(j.in_reference, [k - 1 for k in sorted(j.chunks)], j.reason)
+                for j in answer_sorted
+            ]
+            reference = [JudgedClaim(j.in_answer, [k - 1 for k in sorted(j.chunks)], j.reason) for j in reference_sorted]  # fmt: skip
+        return claim_outcome(spec, sample, inputs, answer, reference, cached=cached, judge="llm")
 
     async def _chunk_usefulness(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         target_field = str(spec.target)
@@ -517,6 +575,13 @@ class LLMJudge(PlanDispatch):
         else:
             reason = f"mean cosine of the question with {len(verdicts)} generated questions"
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason, cached=cached))
+
+
+def _retrieve(answer: asyncio.Future[Judged]) -> None:
+    """Mark a shared answer's exception as seen: the unit that asked raises it itself, so asyncio must not
+    also log it as never retrieved when no other unit was waiting."""
+    if not answer.cancelled():
+        answer.exception()
 
 
 def _known_cause(cause: str) -> FailureCause:

@@ -31,6 +31,7 @@ from ragmetrics.judge.backends.local_model import (
 )
 from ragmetrics.judge.base import Embedder, MetricOutcome, RagSample, target_statements
 from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.judge.claim_outcome import JudgedClaim, claim_inputs, claim_outcome
 from ragmetrics.judge.embedding_batch import BatchingEmbedder
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names, spec
@@ -373,7 +374,57 @@ class LocalJudge(PlanDispatch):
             "embedding_similarity": self._embedding_similarity,
             "statement_classification": self._statement_classification,
             "rubric": self._rubric,
+            "claim_entailment": self._claim_entailment,
         }
+
+    async def _claim_entailment(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """The weaker variant of the claim matrix: a claim counts as entailed by a chunk (or by the other
+        answer) when its best cosine with a sentence there reaches faithfulness's threshold and no number
+        or name in the claim conflicts with that text. Similarity is not entailment: a claim that changes a
+        detail the checks do not catch still counts as entailed, so the LLM judge's matrix is the one to
+        act on, and the detail says which judge built it."""
+        inputs = claim_inputs(sample)
+        profile = self._profile(sample)
+        threshold = profile.thresholds.faithfulness
+        sentences = self._context_sentences(sample)
+        answer_statements = inputs.answer_claims
+        a_vecs, r_vecs, s_vecs = await self._embed_groups(
+            profile, [answer_statements, inputs.reference_claims, [s for _, _, s in sentences]]
+        )
+        language = sample.language or sample.question_language
+        chunks = sample.context_list
+
+        def judged(claim: str, vec: NDArray[np.float32], others: list[str], other_vecs: NDArray[np.float32],
+                   other_text: str, other_name: str) -> JudgedClaim:  # fmt: skip
+            match = best_match(vec[None, :], other_vecs)
+            in_other = (
+                match is not None
+                and match.cosine >= threshold
+                and not conflicts(claim, other_text, others[match.right], language)
+            )
+            entailing: list[int] = []
+            best_by_chunk: dict[int, tuple[float, str]] = {}
+            for (k, _, sentence), cosine in zip(sentences, (s_vecs @ vec).tolist() if len(sentences) else [],
+                                                strict=True):  # fmt: skip
+                if k not in best_by_chunk or cosine > best_by_chunk[k][0]:
+                    best_by_chunk[k] = (cosine, sentence)
+            for k, (cosine, sentence) in sorted(best_by_chunk.items()):
+                if cosine >= threshold and not conflicts(claim, chunks[k], sentence, language):
+                    entailing.append(k)
+            cos = "none" if match is None else f"{match.cosine:.2f}"
+            reason = (f"best cosine with the {other_name} {cos} ({'>=' if in_other else 'below or conflicting with'} "
+                      f"{threshold:.2f}); chunks at or above it: {', '.join(str(k + 1) for k in entailing) or 'none'}")  # fmt: skip
+            return JudgedClaim(bool(in_other), entailing, reason)
+
+        answer = [
+            judged(c, a_vecs[i], inputs.reference_claims, r_vecs, str(sample.reference), "reference")
+            for i, c in enumerate(answer_statements)
+        ]
+        reference = [
+            judged(c, r_vecs[j], answer_statements, a_vecs, str(sample.answer or ""), "answer")
+            for j, c in enumerate(inputs.reference_claims)
+        ]
+        return claim_outcome(spec, sample, inputs, answer, reference, cached=False, judge="local")
 
     async def _rubric(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         """Not applicable, never a number: similarity of embeddings cannot read a team's criterion."""

@@ -144,6 +144,7 @@ class PlanningJudge(LLMJudge):
         self._retry_after_s = retry_failed_delay_s(settings.retry_failed)
         self._failures = 0
         self._rubric_prompts = {}
+        self._asking = {}
         self._planned: set[str] = set()
         self._completion_means = cache.completion_tokens_by_kind()
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragmetrics.options import improvement, lower_is_better
 from ragmetrics.render.html.cells import clip, esc, num, sort_value
+from ragmetrics.render.html.claims import claim_block
 from ragmetrics.render.html.summary import all_metrics
 from ragmetrics.render.tables import run_labels
 from ragmetrics.schema import JudgeDetail, Report, SampleText
@@ -119,8 +120,13 @@ def _drill(report: Report, qid: str, sample: SampleText | None, anchor: str) -> 
         text.append(f"<p><b>Reference:</b> {esc(sample.reference)}</p>")
     reasons = []
     for run in report.runs:
-        for metric, detail in run.details.get(qid, {}).items():
-            reasons.append(detail_html(run.name, metric, detail))
+        details = run.details.get(qid, {})
+        claimed = {m: d for m, d in details.items() if d.claims is not None}
+        if claimed:
+            reasons.append(claim_block(run.name, claimed, run.per_query.get(qid, {})))
+        for metric, detail in details.items():
+            if metric not in claimed:
+                reasons.append(detail_html(run.name, metric, detail))
         for metric in run.metrics:
             failure = failures.get((qid, metric, run.name))
             if failure is not None:

@@ -37,6 +37,8 @@ summary{cursor:pointer;padding:6px 10px;list-style-position:inside;overflow-wrap
 summary .qid,a.qid{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--accent);margin-right:8px}
 .drill{padding:4px 12px 10px}.drill p{margin:4px 0}.reason{color:var(--muted);font-size:12.5px}
 .verdicts{font-size:12px;color:var(--muted);margin:2px 0 6px 0;padding-left:18px}
+.claims td.hit{color:#1a7f37;font-weight:600}.claims td.miss{color:#c0c6cc}.claims .rel{font-size:10px;color:#1a7f37}
+.claims tr.reference td:first-child{color:#6e5494}.diagnostics{font-size:12px;margin:2px 0 8px 0}
 .failed{color:var(--bad)}ul.notes{color:var(--muted);font-size:12.5px}
 input#filter,select#metric{padding:5px 8px;border:1px solid var(--line);border-radius:4px;font:inherit}
 input#filter{width:320px}

@@ -122,9 +122,9 @@ def claim_outcome(
     relevant = sum(diagnostics.relevant_chunks)
     weaker = " (local judge: similarity, not entailment)" if judge == "local" else ""
     reason = (
-        f"{spec.name} {value:.4f}: {len(answer)} answer claims ({sum(c.in_other for c in answer)} in the "
-        f"reference), {len(reference)} reference claims ({sum(c.in_other for c in reference)} in the answer), "
-        f"{relevant} of {k} chunks relevant by the {diagnostics.relevance_source}{weaker}"
+        f"{len(answer)} answer claims ({sum(c.in_other for c in answer)} in the reference), {len(reference)} "
+        f"reference claims ({sum(c.in_other for c in reference)} in the answer), {relevant} of {k} chunks "
+        f"relevant by the {diagnostics.relevance_source}{weaker}"
     )
     evidence = ClaimEvidence(
         chunks=k,

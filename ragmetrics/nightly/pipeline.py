@@ -879,6 +879,11 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
         have = [r.name for r in results if metric in r.metrics]
         notes.append(f"{metric}: only for {', '.join(have)}; described, not compared")
     for result in results:
+        sources = result.metadata.metric_settings.get("claim_relevance")
+        if isinstance(sources, dict) and sources:
+            said = ", ".join(f"{n} by the {source}" for source, n in sources.items())
+            notes.append(f"{result.name}: claim diagnostics decided which chunks are relevant {said}")
+    for result in results:
         stats = report.descriptive.setdefault(result.name, {})
         for metric in result.metrics:
             if metric not in stats:

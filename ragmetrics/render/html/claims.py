@@ -2,8 +2,8 @@
 
 The eleven diagnostics of a sample are read from one claim-by-chunk verdict, so the page shows that matrix
 once per run (rows: the answer's claims, then the reference's; a column per retrieved chunk, its header
-saying whether the chunk counted as relevant and what decided it) and then one line per diagnostic with its
-value, instead of eleven copies of the same verdicts.
+saying whether the chunk counted as relevant and what decided it) and then every diagnostic's value on one
+line, instead of eleven copies of the same verdicts.
 """
 
 from __future__ import annotations
@@ -48,11 +48,7 @@ def claim_block(run: str, details: dict[str, JudgeDetail], values: dict[str, flo
             f"<td class='l'>{esc(clip(str(verdict.get('claim', '')), 160))}</td><td>{other}</td>{cells}"
             f"<td class='l'>{esc(clip(str(verdict.get('reason', '')), 200))}</td></tr>"
         )
-    lines = "".join(
-        f"<li><b>{esc(metric)}</b> {num(values.get(metric))}: <span class='reason'>"
-        f"{esc(detail.reason or '')}</span></li>"
-        for metric, detail in details.items()
-    )
+    scores = " &middot; ".join(f"<b>{esc(metric)}</b> {num(values.get(metric))}" for metric in details)
     return (
         f"<p><b>{esc(run)} / claim diagnostics</b>{' (cached)' if first.cached else ''}: "
         f"<span class='legend'>{YES} in a cell: the chunk entails the claim; the third column: the answer "
@@ -60,5 +56,5 @@ def claim_block(run: str, details: dict[str, JudgeDetail], values: dict[str, flo
         f"{source}.{weaker}</span></p>"
         "<div class='scroll'><table class='verdicts claims'><tr><th class='l'>side</th><th class='l'>claim</th>"
         f"<th>in the other answer</th>{head}<th class='l'>reason</th></tr>{''.join(rows)}</table></div>"
-        f"<ul class='diagnostics'>{lines}</ul>"
+        f"<p class='diagnostics'>{scores}<br><span class='reason'>{esc(first.reason or '')}</span></p>"
     )

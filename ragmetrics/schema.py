@@ -108,6 +108,24 @@ class ClaimEvidence(_Model):
     )
 
 
+GEOMETRIC_FLOOR = 1e-5
+"""A geometric mean (gm_map) floors each value here first, as trec_eval does, so one zero cannot zero it."""
+
+
+def aggregate_values(values: Any, how: str = "mean") -> float:
+    """Per-query values as one figure: their mean (0 for none), sum, or geometric mean floored at 1e-5."""
+    numbers = [float(v) for v in values]
+    if how == "sum":
+        return math.fsum(numbers)
+    if not numbers:
+        return 0.0
+    if how == "geometric":
+        return math.exp(math.fsum(math.log(max(v, GEOMETRIC_FLOOR)) for v in numbers) / len(numbers))
+    if how != "mean":
+        raise ValueError(f"unknown aggregation {how!r}; expected mean, sum or geometric")
+    return math.fsum(numbers) / len(numbers)
+
+
 class JudgeDetail(_Model):
     """The evidence behind one judge score: the validated verdicts with their reasons."""
 
@@ -278,11 +296,13 @@ class RunResult(_Model):
         return sum(1 for n in self.not_applicable if n.metric == metric)
 
     def recompute_aggregate(self) -> None:
-        """Mean of each metric over queries with a value; failures are counted, never averaged in."""
+        """Each metric's figure over queries with a value (failures are counted, never averaged in): the
+        mean, or the sum or geometric mean `metadata.metric_settings['aggregation']` names for it."""
+        how = self.metadata.metric_settings.get("aggregation", {})
         agg: dict[str, float | None] = {}
         for metric in self.metadata.metrics:
-            values = [s[metric] for s in self.per_query.values() if s.get(metric) is not None]
-            agg[metric] = math.fsum(v for v in values if v is not None) / len(values) if values else None
+            values = [v for s in self.per_query.values() if (v := s.get(metric)) is not None]
+            agg[metric] = aggregate_values(values, how.get(metric, "mean")) if values else None
         self.aggregate = agg
 
     def merge(self, other: RunResult) -> RunResult:

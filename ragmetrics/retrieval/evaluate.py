@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from ragmetrics.errors import InputError
 from ragmetrics.options import QUERY_SETS, QuerySet
 from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
-from ragmetrics.schema import RunMetadata, RunResult
+from ragmetrics.schema import RunMetadata, RunResult, aggregate_values
 
 if TYPE_CHECKING:
     from ragmetrics.retrieval.budget import Straddle, TokenLengths
@@ -82,9 +82,12 @@ class ScoreMatrix:
         return self.values[:, j]
 
     def means(self) -> dict[str, float]:
-        """Mean of each metric over the scored queries."""
-        means = self.values.mean(axis=0) if len(self.query_ids) else np.zeros(len(self.metrics))
-        return dict(zip(self.metrics, means.tolist(), strict=True))
+        """Each metric's figure over the scored queries: the mean, or the sum or geometric mean its spec
+        names (num_ret, gm_map; `MetricSpec.aggregate`)."""
+        out: dict[str, float] = {}
+        for j, (metric, request) in enumerate(zip(self.metrics, self.requests, strict=True)):
+            out[metric] = aggregate_values(self.values[:, j], request.spec.aggregate)
+        return out
 
     def to_result(self) -> RunResult:
         """The unified-schema result (per query, aggregate, metadata)."""
@@ -197,12 +200,29 @@ def _check_finite(
 
 
 def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[str, Any]:
-    return {
+    settings: dict[str, Any] = {
         "query_set": query_set,
         "tie_rule": TIE_RULE,
         "relevance_level": {r.spelling: r.level for r in requests},
         "metrics": {r.spelling: r.settings() for r in requests},
     }
+    aggregation = {r.spelling: r.spec.aggregate for r in requests if r.spec.aggregate != "mean"}
+    if aggregation:  # read by RunResult.recompute_aggregate, so a merged or reloaded result keeps them
+        settings["aggregation"] = aggregation
+    return settings
+
+
+ERR_MAX_GRADE = 4
+"""gdeval's highest grade, the default g_max of err and nerr (a higher grade in the qrels raises it)."""
+
+
+def _params(requests: tuple[MetricRequest, ...], q: QrelsArrays) -> NDArray[np.float64]:
+    """Each metric's real parameter for the kernels: rbp's persistence, iprec's and rprec_mult's point, and
+    err's g_max (`ERR_MAX_GRADE`, or the qrels' highest grade when that is higher)."""
+    g_max = float(max(ERR_MAX_GRADE, int(q.grades.max()) if len(q.grades) else 0))
+    return np.asarray(
+        [g_max if x.spec.kind in (Kind.ERR, Kind.NERR) else x.param for x in requests], dtype=np.float64
+    )
 
 
 def score_matrix(
@@ -279,7 +299,7 @@ def score_matrix(
             np.asarray([int(x.spec.kind) for x in requests], dtype=np.int64),
             np.asarray([x.cutoff for x in requests], dtype=np.int64),
             np.asarray([x.level for x in requests], dtype=np.int64),
-            np.asarray([x.persistence for x in requests], dtype=np.float64),
+            _params(requests, q),
         ),
         depths,
     )

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Literal
 
 from ragmetrics.errors import InputError
 
@@ -37,6 +38,24 @@ class Kind(IntEnum):
     DCG_BURGES = 12
     NDCG_BURGES = 13
     JUDGED = 14
+    INFAP = 15
+    RBP_RESID = 16
+    IPREC = 17
+    ELEVEN_POINT = 18
+    GM_MAP = 19
+    GM_BPREF = 20
+    SET_MAP = 21
+    RPREC_MULT = 22
+    NUM_RET = 23
+    NUM_REL = 24
+    NUM_Q = 25
+    ERR = 26
+    NERR = 27
+
+
+Aggregate = Literal["mean", "sum", "geometric"]
+"""How per-query values become the run's figure: their mean, their sum (the counts num_ret, num_rel, num_q,
+as trec_eval prints them), or their geometric mean with values floored at 1e-5 (gm_map, gm_bpref)."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +73,12 @@ class MetricSpec:
     trec_eval: str | None = None
     ranx: str | None = None
     notes: str = ""
+    aggregate: Aggregate = "mean"
+    point: Literal["recall", "multiple"] | None = None
+    """A real number after @ instead of a cutoff: a recall level in [0, 1] (iprec@0.3) or a multiple of R
+    (rprec_mult@0.5)."""
+    budget: bool = True
+    """Whether a token budget (@Ntok) may replace the cutoff."""
 
 
 _JARVELIN = (
@@ -121,6 +146,7 @@ REGISTRY: tuple[MetricSpec, ...] = (
         formula="r-precision = hits@R / R (0 when R = 0)",
         citation="Buckley and Voorhees, 'Retrieval System Evaluation', in TREC, MIT Press 2005",
         cutoff=False,
+        budget=False,
         aliases=("rprec", "r_precision", "rprecision"),
         trec_eval="Rprec",
         ranx="r-precision",
@@ -133,6 +159,7 @@ REGISTRY: tuple[MetricSpec, ...] = (
         "N = judged non-relevant documents; unjudged documents are skipped",
         citation="Buckley and Voorhees, 'Retrieval evaluation with incomplete information', SIGIR 2004",
         cutoff=False,
+        budget=False,
         trec_eval="bpref",
         ranx="bpref",
         notes="Documents absent from the qrels and documents with a negative grade are unjudged. "
@@ -146,6 +173,7 @@ REGISTRY: tuple[MetricSpec, ...] = (
         "(g_max = highest grade of the query); grades below the relevance level gain 0",
         citation="Moffat and Zobel, 'Rank-biased precision for measurement of retrieval effectiveness', ACM TOIS 27(1), 2008",
         persistence=True,
+        budget=False,
         trec_eval="rbp (-m rbp.p=0.P; bare 'rbp' is p = 0.9)",
         ranx="rbp.P",
         notes="Gains are normalised to [0, 1] as in trec_eval; ranx uses the raw grade as gain, so the two "
@@ -215,13 +243,182 @@ REGISTRY: tuple[MetricSpec, ...] = (
         description="Fraction of the retrieved documents (the top k) that the qrels judge, whatever the grade: "
         "how far a metric on this run rests on judgments rather than on unjudged documents counted as "
         "non-relevant.",
-        formula="judged@k = |{i <= k : d_i in qrels}| / k; without a cutoff / n (n = documents retrieved)",
+        formula="judged@k = |{i <= k : d_i in qrels}| / min(k, n) (n = documents retrieved); 0 when n = 0",
         citation="ir_measures' Judged@k (MacAvaney and others, 'Streamlining evaluation with ir-measures', ECIR 2022)",
         aliases=("judged_k",),
         ranx=None,
-        notes="Relevance levels (-lN) do not apply: a judged non-relevant document counts. With a cutoff the "
-        "denominator is k even when fewer than k documents were retrieved, as ir_measures (P@k with a relevance "
-        "level below every judgment).",
+        notes="Relevance levels (-lN) do not apply: a judged non-relevant document counts. The denominator is "
+        "what was retrieved of the top k, as ir_measures' Judged@k (a ranking of 4 judged documents is fully "
+        "judged at @10). A negative grade (pooled, not judged) does not count as judged; ir_measures counts "
+        "every document the qrels list.",
+    ),
+    MetricSpec(
+        name="infap",
+        kind=Kind.INFAP,
+        description="Inferred average precision: average precision estimated from a judged random sample of "
+        "the pool.",
+        formula="infap = 1/R sum over judged relevant retrieved d at rank k of (1 if k = 1, else 1/k + "
+        "(k-1)/k * (|pool above| / (k-1)) * (rel above + 1e-5) / (rel above + nonrel above + 2e-5))); "
+        "pool above = judged and pooled-but-unjudged documents above d",
+        citation="Yilmaz and Aslam, 'Estimating average precision with incomplete and imperfect judgments', "
+        "CIKM 2006",
+        cutoff=False,
+        budget=False,
+        aliases=("inf_ap", "inferred_ap"),
+        trec_eval="infAP",
+        notes="A qrels grade below 0 marks a document pooled but not judged (it counts in the pool above, not "
+        "as relevant or non-relevant); a document absent from the qrels is outside the pool and skipped.",
+    ),
+    MetricSpec(
+        name="rbp_resid",
+        kind=Kind.RBP_RESID,
+        description="Residual of rank-biased precision: how much higher rbp could be if every unjudged "
+        "retrieved document were fully relevant, plus the weight beyond the ranking's end.",
+        formula="rbp_resid.P = p^n + (1 - p) sum_{unjudged i <= n} p^(i-1) (n = documents retrieved, or k); "
+        "0 when no retrieved document is unjudged (trec_eval)",
+        citation="Moffat and Zobel, 'Rank-biased precision for measurement of retrieval effectiveness', ACM "
+        "TOIS 27(1), 2008",
+        persistence=True,
+        budget=False,
+        aliases=("rbp_residual",),
+        trec_eval="rbp_resid (-m rbp_resid.p=0.P; bare is p = 0.9)",
+        notes="Read beside rbp and judged@k: rbp is a lower bound and rbp + rbp_resid the upper bound of the "
+        "score unjudged documents allow. As in trec_eval, the value is 0 when nothing retrieved is unjudged "
+        "(the tail p^n is then not counted either).",
+    ),
+    MetricSpec(
+        name="iprec",
+        kind=Kind.IPREC,
+        description="Interpolated precision at a recall level: the highest precision at any rank where "
+        "recall is at least that level.",
+        formula="iprec@r = max_{j >= rank of the c-th relevant document} hits@j / j with c = round(r R); 0 "
+        "when fewer than c relevant documents are retrieved",
+        citation="Manning, Raghavan and Schütze, 'Introduction to Information Retrieval', 2008, ch. 8.4; "
+        "trec_eval's iprec_at_recall",
+        cutoff=False,
+        budget=False,
+        point="recall",
+        aliases=("iprec_at_recall", "ircl_prn"),
+        trec_eval="iprec_at_recall_r",
+        notes="Written iprec@0.3 (or trec_eval's iprec_at_recall_0.30); c rounds half away from zero, as "
+        "trec_eval 10 does. The precision-recall plot (`ragmetrics plot ... --pr`) draws these points.",
+    ),
+    MetricSpec(
+        name="11pt_avg",
+        kind=Kind.ELEVEN_POINT,
+        description="Interpolated precision averaged over the 11 recall levels 0.0, 0.1, ..., 1.0.",
+        formula="11pt_avg = 1/11 sum_{r in 0, 0.1, ..., 1} iprec@r",
+        citation="Salton and McGill, 'Introduction to Modern Information Retrieval', 1983; trec_eval's 11pt_avg",
+        cutoff=False,
+        budget=False,
+        aliases=("eleven_point", "11pt"),
+        trec_eval="11pt_avg",
+    ),
+    MetricSpec(
+        name="gm_map",
+        kind=Kind.GM_MAP,
+        description="Average precision, aggregated by the geometric mean over queries: rewards improving "
+        "the worst queries.",
+        formula="gm_map = exp(1/Q sum_q log(max(AP_q, 1e-5))); per query the value is AP",
+        citation="Robertson, 'On GMAP: and other transformations', CIKM 2006",
+        cutoff=False,
+        budget=False,
+        aliases=("gmap",),
+        trec_eval="gm_map",
+        aggregate="geometric",
+        notes="Per-query values (and the paired tests of comparisons) are the queries' AP; only the aggregate "
+        "is geometric.",
+    ),
+    MetricSpec(
+        name="gm_bpref",
+        kind=Kind.GM_BPREF,
+        description="bpref, aggregated by the geometric mean over queries.",
+        formula="gm_bpref = exp(1/Q sum_q log(max(bpref_q, 1e-5))); per query the value is bpref",
+        citation="Robertson, 'On GMAP: and other transformations', CIKM 2006; trec_eval's gm_bpref",
+        cutoff=False,
+        budget=False,
+        trec_eval="gm_bpref",
+        aggregate="geometric",
+    ),
+    MetricSpec(
+        name="set_map",
+        kind=Kind.SET_MAP,
+        description="Set-based average precision: precision times recall of the whole retrieved set.",
+        formula="set_map = hits^2 / (n R) (n = documents retrieved); 0 when n = 0 or R = 0",
+        citation="trec_eval's set_map",
+        cutoff=False,
+        budget=False,
+        trec_eval="set_map",
+    ),
+    MetricSpec(
+        name="rprec_mult",
+        kind=Kind.RPREC_MULT,
+        description="Precision at a multiple of R: at rank floor(m R + 0.9).",
+        formula="rprec_mult@m = hits@c / c with c = floor(m R + 0.9); 0 when c = 0",
+        citation="trec_eval's Rprec_mult",
+        cutoff=False,
+        budget=False,
+        point="multiple",
+        trec_eval="Rprec_mult_m",
+        notes="Written rprec_mult@0.5 (or trec_eval's Rprec_mult_0.50); rprec_mult@1 is r-precision whenever "
+        "R >= 1.",
+    ),
+    MetricSpec(
+        name="num_ret",
+        kind=Kind.NUM_RET,
+        description="Number of documents retrieved; the run's figure is the sum over queries.",
+        formula="num_ret = n per query; aggregate = sum over queries",
+        citation="trec_eval's num_ret",
+        cutoff=False,
+        budget=False,
+        trec_eval="num_ret",
+        aggregate="sum",
+    ),
+    MetricSpec(
+        name="num_rel",
+        kind=Kind.NUM_REL,
+        description="Number of relevant documents in the qrels; the run's figure is the sum over queries.",
+        formula="num_rel = R per query; aggregate = sum over queries",
+        citation="trec_eval's num_rel",
+        cutoff=False,
+        budget=False,
+        trec_eval="num_rel",
+        aggregate="sum",
+        notes="With -c (query_set='qrels') trec_eval sums grades > 0 whatever -l; here the sum of the "
+        "per-query R at the relevance level, which equals it at level 1.",
+    ),
+    MetricSpec(
+        name="num_q",
+        kind=Kind.NUM_Q,
+        description="Number of queries scored (1 per query; the run's figure is their count).",
+        formula="num_q = 1 per query; aggregate = sum over queries",
+        citation="trec_eval's num_q",
+        cutoff=False,
+        budget=False,
+        trec_eval="num_q",
+        aggregate="sum",
+    ),
+    MetricSpec(
+        name="err",
+        kind=Kind.ERR,
+        description="Expected reciprocal rank: a cascade user stops at a document with the probability its "
+        "grade gives.",
+        formula="err@k = sum_{i <= k} R_i / i prod_{j < i} (1 - R_j), R_i = (2^grade_i - 1) / 2^g_max; g_max = "
+        "4 (gdeval's), or the highest grade of the qrels when that is higher",
+        citation="Chapelle, Metzler, Zhang and Grinspan, 'Expected reciprocal rank for graded relevance', "
+        "CIKM 2009; gdeval (TREC Web track)",
+        aliases=("expected_reciprocal_rank",),
+        notes="ir_measures' ERR@k (through gdeval) equals it on qrels with grades up to 4 (gdeval refuses "
+        "higher ones). Grades below the relevance level (-lN) and negative grades give R = 0.",
+    ),
+    MetricSpec(
+        name="nerr",
+        kind=Kind.NERR,
+        description="ERR normalised by the ERR of the ideal ranking of the qrels (cut at k too).",
+        formula="nerr@k = err@k / ideal err@k; 0 when the ideal is 0",
+        citation="Chapelle et al., CIKM 2009 (ERR); normalised as nDCG is (Järvelin and Kekäläinen 2002)",
+        aliases=("n_err",),
+        notes="Equal to gdeval's ERR of the run over gdeval's ERR of the ideal run.",
     ),
 )
 
@@ -243,7 +440,8 @@ _TREC_CUTOFF: dict[str, str] = {
 _TREC_CUTOFF_RE = re.compile(r"^(p|recall|ndcg_cut|map_cut|success)_(\d+)$")
 _BUDGET_RE = re.compile(r"(?P<n>\d+)(?P<k>k?)tok")
 _LEVEL_RE = re.compile(r"^(?P<base>.+)-l(?P<level>[^-]*)$")
-_RBP_RE = re.compile(r"^rbp(?:\.(?P<digits>[^@]*))?$")
+_RBP_RE = re.compile(r"^(?P<name>rbp_resid|rbp)(?:\.(?P<digits>[^@]*))?$")
+_TREC_POINT_RE = re.compile(r"^(?P<name>iprec_at_recall|rprec_mult)_(?P<value>[0-9.]+)$")
 _DEFAULT_RBP_DIGITS = "9"
 
 
@@ -260,6 +458,13 @@ class MetricRequest:
     budget: int = 0
     """A token budget instead of a count cutoff (``recall@512tok``): the ranking is cut where the retrieved
     passages' cumulative token count exceeds it (`ragmetrics.retrieval.budget`); 0 = none."""
+    point: float = 0.0
+    """iprec's recall level or rprec_mult's multiple of R (`MetricSpec.point`)."""
+
+    @property
+    def param(self) -> float:
+        """The kernel's real parameter: rbp's persistence, or the point."""
+        return self.persistence if self.spec.persistence else self.point
 
     @property
     def canonical(self) -> str:
@@ -267,6 +472,8 @@ class MetricRequest:
         text = self.spec.name
         if self.spec.persistence:
             text += f".{self.persistence_digits}"
+        if self.spec.point is not None:
+            text += f"@{self.point:g}"
         if self.cutoff:
             text += f"@{self.cutoff}"
         if self.budget:
@@ -287,6 +494,12 @@ class MetricRequest:
             out["token_budget"] = self.budget
         if self.spec.persistence:
             out["persistence"] = self.persistence
+        if self.spec.point == "recall":
+            out["recall_level"] = self.point
+        elif self.spec.point == "multiple":
+            out["multiple_of_r"] = self.point
+        if self.spec.aggregate != "mean":
+            out["aggregate"] = self.spec.aggregate
         return out
 
 
@@ -310,6 +523,26 @@ def _known() -> str:
     return ", ".join(spec.name for spec in REGISTRY)
 
 
+def _parse_point(spelling: str, spec: MetricSpec, text: str) -> float:
+    """iprec's recall level (0..1) or rprec_mult's multiple of R (> 0), written after @."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if spec.point == "recall":
+        if not 0.0 <= value <= 1.0:
+            raise _bad(
+                spelling,
+                f"{spec.name} needs a recall level from 0 to 1 after @ (e.g. {spec.name}@0.3), got {text!r}",
+            )
+    elif not 0.0 < value <= 1000.0:
+        raise _bad(
+            spelling,
+            f"{spec.name} needs a multiple of R above 0 after @ (e.g. {spec.name}@0.5), got {text!r}",
+        )
+    return value
+
+
 def parse_metric(spelling: str) -> MetricRequest:
     """Parse ``name[@k][-lN]`` (or an alias); raise `InputError` naming the string for anything unknown or bad."""
     if not isinstance(spelling, str):
@@ -322,31 +555,54 @@ def parse_metric(spelling: str) -> MetricRequest:
     if match:
         text = match["base"]
         level = _parse_int(spelling, match["level"], "relevance level (-lN)", 1)
+    at_text: str | None = None
+    if "@" in text:
+        text, _, at_text = text.partition("@")
+    base = text.lower()
+
+    trec_point = _TREC_POINT_RE.match(base)
+    if trec_point:
+        if at_text is not None:
+            raise _bad(spelling, "the point is given twice (trec_eval suffix and @)")
+        base, at_text = trec_point["name"], trec_point["value"]
+        base = "iprec" if base == "iprec_at_recall" else base
+
+    point_spec = _BY_NAME.get(base)
+    if point_spec is not None and point_spec.point is not None:
+        if at_text is None:
+            example = "0.3" if point_spec.point == "recall" else "0.5"
+            raise _bad(
+                spelling, f"{point_spec.name} needs its point after @ (e.g. {point_spec.name}@{example})"
+            )
+        return MetricRequest(
+            spelling, point_spec, 0, level, point=_parse_point(spelling, point_spec, at_text)
+        )
+
     cutoff = 0
     budget = 0
-    if "@" in text:
-        text, _, k_text = text.partition("@")
-        tokens = _BUDGET_RE.fullmatch(k_text.lower())
+    if at_text is not None:
+        tokens = _BUDGET_RE.fullmatch(at_text.lower())
         if tokens:
             budget = _parse_int(spelling, tokens["n"], "token budget (@Ntok)", 1) * (
                 1000 if tokens["k"] else 1
             )
         else:
-            cutoff = _parse_int(spelling, k_text, "cutoff (@k, or @Ntok for a token budget)", 1)
-    base = text.lower()
+            cutoff = _parse_int(spelling, at_text, "cutoff (@k, or @Ntok for a token budget)", 1)
 
     rbp = _RBP_RE.match(base)
     if rbp:
         digits = rbp["digits"]
         if digits is None:
             digits = _DEFAULT_RBP_DIGITS
+        name = rbp["name"]
         if not re.fullmatch(r"\d+", digits) or int(digits) == 0:
             raise _bad(
-                spelling, f"rbp needs a persistence 0 < p < 1 written as rbp.P (e.g. rbp.80), got {digits!r}"
+                spelling,
+                f"{name} needs a persistence 0 < p < 1 written as {name}.P (e.g. {name}.80), got {digits!r}",
             )
-        spec = _BY_NAME["rbp"]
+        spec = _BY_NAME[name]
         if budget:
-            raise _bad(spelling, "rbp takes no token budget (it is not a metric of the top k)")
+            raise _bad(spelling, f"{name} takes no token budget (it is not a metric of the top k)")
         return MetricRequest(spelling, spec, cutoff, level, float(f"0.{digits}"), digits)
 
     trec = _TREC_CUTOFF_RE.match(base)
@@ -366,16 +622,14 @@ def parse_metric(spelling: str) -> MetricRequest:
         )
     if (cutoff or budget) and not found.cutoff:
         raise _bad(spelling, f"{found.name} takes no cutoff")
-    if budget:
-        if found.kind in (Kind.R_PRECISION, Kind.BPREF, Kind.RBP):
-            raise _bad(spelling, f"{found.name} takes no token budget (it is not a metric of the top k)")
-        if match and found.kind == Kind.JUDGED:
-            raise _bad(
-                spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade"
-            )
-        return MetricRequest(spelling, found, 0, level, budget=budget)
     if match and found.kind == Kind.JUDGED:
         raise _bad(spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade")
+    if match and found.kind in (Kind.NUM_RET, Kind.NUM_Q):
+        raise _bad(spelling, f"{found.name} takes no relevance level (-lN): it does not depend on grades")
+    if budget:
+        if not found.budget:
+            raise _bad(spelling, f"{found.name} takes no token budget (it is not a metric of the top k)")
+        return MetricRequest(spelling, found, 0, level, budget=budget)
     return MetricRequest(spelling, found, cutoff, level)
 
 
@@ -415,7 +669,16 @@ def render_reference() -> str:
         "(default 1). Rank-biased precision is `rbp.P` with persistence 0.P (`rbp.80` is p = 0.8). Names are "
         "case-insensitive. trec_eval spellings with the cutoff after an underscore (`P_10`, `recall_100`, "
         "`ndcg_cut_10`, `map_cut_10`, `success_5`) and the aliases listed below are accepted; results are keyed "
-        "by the spelling you used, and `metadata.metric_settings['metrics']` records the canonical form.",
+        "by the spelling you used, and `metadata.metric_settings['metrics']` records the canonical form. "
+        "Two metrics take a real number after `@` instead of a cutoff: `iprec@0.3` (interpolated precision at "
+        "recall 0.3; trec_eval's `iprec_at_recall_0.30`) and `rprec_mult@0.5` (precision at 0.5 R; "
+        "`Rprec_mult_0.50`). `rbp_resid.P` takes a persistence as `rbp.P` does.",
+        "",
+        "**Aggregates.** A run's figure is the mean over queries, except the counts `num_ret`, `num_rel` and "
+        "`num_q` (summed, as trec_eval prints them) and `gm_map` and `gm_bpref` (geometric mean of the "
+        "per-query values floored at 1e-5, trec_eval's). Per-query values are always the plain ones (AP for "
+        "gm_map), and so are the paired tests of a comparison; `metadata.metric_settings['aggregation']` "
+        "records the rule, so a merged or reloaded result keeps it.",
         "",
         "**Token budgets.** `@Ntok` (or `@Nktok`, thousands) in place of `@k` cuts each query's ranking where the "
         "retrieved passages stop fitting into N tokens: `recall@512tok`, `ndcg@2ktok`, `precision@1ktok-l2`. The "
@@ -463,6 +726,12 @@ def render_reference() -> str:
         "own outputs on its test collection (default, -q, -c, -l2) for every measure both define.",
         "- `tests/retrieval/test_properties.py`: per-query equality (1e-9) with pytrec_eval on random data with "
         "tied scores and relevance levels, and with ranx on untied data.",
+        "- `tests/retrieval/test_properties.py` also compares infAP (a grade of -1 pooled but unjudged), "
+        "interpolated precision and 11pt_avg, Rprec_mult, set_map, gm_map, gm_bpref, num_ret and num_rel with "
+        "pytrec_eval (trec_eval 9, which placed recall levels with floor(r R + 0.9) where trec_eval 10 rounds: "
+        "compared where both agree).",
+        "- `tests/retrieval/test_ir_measures.py`: ERR@k equal to ir_measures' (gdeval, 5 decimals), nERR@k to "
+        "gdeval's ERR of the run over that of the ideal run, Judged@k to ir_measures'.",
         "- `tests/retrieval/test_seed_cases.py`: the shared acceptance cases.",
         "- trec_eval reads stale memory for a query whose judgements are all negative; ragmetrics scores such a "
         "query 0 on every metric.",

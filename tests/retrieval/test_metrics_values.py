@@ -9,7 +9,7 @@ import pytest
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval._lazy import force_path
-from ragmetrics.retrieval.evaluate import evaluate, score_matrix, translate_docs
+from ragmetrics.retrieval.evaluate import _params, evaluate, score_matrix, translate_docs
 from ragmetrics.retrieval.kernels import score
 from ragmetrics.retrieval.metrics import REGISTRY
 from ragmetrics.retrieval.qrels import Qrels
@@ -206,7 +206,11 @@ def test_python_serial_and_parallel_kernels_agree() -> None:
         for i in range(n_q)
     }
     q, r = Qrels.from_dict(qrels), Run.from_dict(run)
-    metrics = [spec.name if not spec.persistence else "rbp.9" for spec in REGISTRY] + ["ndcg@5-l2", "map@10"]
+    points = {"recall": "@0.3", "multiple": "@0.5"}
+    metrics = [
+        f"{spec.name}.9" if spec.persistence else spec.name + points.get(spec.point or "", "")
+        for spec in REGISTRY
+    ] + ["ndcg@5-l2", "map@10", "err@5", "nerr@5-l2", "rbp_resid.8@4", "infap-l2"]
     matrix = score_matrix(q, r, metrics)
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
     args = (
@@ -216,7 +220,7 @@ def test_python_serial_and_parallel_kernels_agree() -> None:
             np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
             np.array([x.cutoff for x in matrix.requests], dtype=np.int64),
             np.array([x.level for x in matrix.requests], dtype=np.int64),
-            np.array([x.persistence for x in matrix.requests], dtype=np.float64),
+            _params(matrix.requests, q),
         ),
         np.full((n_q, len(matrix.requests)), -1, dtype=np.int64),
     )  # fmt: skip
@@ -236,3 +240,46 @@ def test_wrong_container_types_are_rejected() -> None:
         evaluate(qrels, qrels, ["map"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"qrels must be a ragmetrics\.Qrels"):
         evaluate([("q", "a", 1)], {"q": {"a": 1.0}}, ["map"])  # type: ignore[arg-type]
+
+
+def test_the_further_trec_eval_measures_by_hand() -> None:
+    # Ranking: a (grade 2), x (absent: outside the pool), b (0), p (-1: pooled, not judged), c (1); R = 3 (a, c, e).
+    qrels = {"q": {"a": 2, "b": 0, "c": 1, "e": 3, "p": -1}}
+    run = {"q": {"a": 5.0, "x": 4.0, "b": 3.0, "p": 2.0, "c": 1.0}}
+    got = evaluate(
+        qrels, run,
+        ["infap", "rbp_resid.5", "rbp_resid.5@2", "iprec@0", "iprec@0.5", "iprec@1", "set_map",
+         "rprec_mult@0.5", "num_ret", "num_rel", "err@5", "nerr@5", "judged@10"],
+    ).per_query["q"]  # fmt: skip
+    # infAP: a at rank 1 counts 1; c at rank 5 (j = 4 above it; pool above = a, b, p = 3; judged: 1 rel, 1 non):
+    # 1/5 + 4/5 * (3/4) * (1 + e) / (2 + 2e).
+    e = 1e-5
+    assert got["infap"] == pytest.approx((1 + 1 / 5 + 4 / 5 * 3 / 4 * (1 + e) / (2 + 2 * e)) / 3)
+    # rbp_resid.5: unjudged at ranks 2 (x) and 4 (p): 0.5^5 + 0.5 (0.5 + 0.125); at @2 only x: 0.25 + 0.5 * 0.5.
+    assert got["rbp_resid.5"] == pytest.approx(0.5**5 + 0.5 * (0.5 + 0.125))
+    assert got["rbp_resid.5@2"] == pytest.approx(0.25 + 0.25)
+    # Precision at ranks 1..5: 1, 1/2, 1/3, 1/4, 2/5. iprec@0: the best, 1; @0.5 (c = round(1.5) = 2, the
+    # second relevant at rank 5): 2/5; @1 (c = 3 > 2 retrieved): 0.
+    assert (got["iprec@0"], got["iprec@0.5"], got["iprec@1"]) == (1.0, pytest.approx(0.4), 0.0)
+    assert got["set_map"] == pytest.approx(2 * 2 / (5 * 3))
+    assert got["rprec_mult@0.5"] == pytest.approx(1 / 2)  # c = floor(1.5 + 0.9) = 2: a of (a, x)
+    assert (got["num_ret"], got["num_rel"]) == (5.0, 3.0)
+    # ERR with g_max 4: R(2) = 3/16 at rank 1, R(1) = 1/16 at rank 5; the ideal is e, a, c (3, 2, 1).
+    err = 3 / 16 + (1 - 3 / 16) * (1 / 16) / 5
+    ideal = 7 / 16 + (1 - 7 / 16) * (3 / 16) / 2 + (1 - 7 / 16) * (1 - 3 / 16) * (1 / 16) / 3
+    assert got["err@5"] == pytest.approx(err)
+    assert got["nerr@5"] == pytest.approx(err / ideal)
+    assert got["judged@10"] == pytest.approx(3 / 5)  # x is absent, p pooled but not judged
+
+
+def test_sums_and_geometric_means_aggregate_as_trec_eval_and_survive_a_merge() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1, "c": 1}}
+    run = {"q1": {"a": 1.0, "z": 0.5}, "q2": {"z": 1.0}}
+    result = evaluate(qrels, run, ["num_ret", "num_rel", "num_q", "gm_map", "map"])
+    assert result.aggregate["num_ret"] == 3.0 and result.aggregate["num_rel"] == 3.0
+    assert result.aggregate["num_q"] == 2.0
+    # AP 1 and 0: the mean 0.5, the geometric mean sqrt(1 * 1e-5).
+    assert result.aggregate["map"] == 0.5
+    assert result.aggregate["gm_map"] == pytest.approx(math.sqrt(1e-5))
+    result.recompute_aggregate()  # what merges and reloaded reports do: the aggregation is in the metadata
+    assert result.aggregate["gm_map"] == pytest.approx(math.sqrt(1e-5)) and result.aggregate["num_ret"] == 3.0

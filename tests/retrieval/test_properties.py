@@ -99,6 +99,56 @@ def test_equals_pytrec_eval_per_query(
             assert _close(value, scores[trec]), (qid, mine, value, scores[trec])
 
 
+@SETTINGS
+@given(
+    data=collections(ties=True, min_grade=-1, max_grade=3),
+    level=st.integers(1, 3),
+)
+def test_equals_pytrec_eval_on_the_further_trec_eval_measures(
+    data: tuple[Qrels, RunDict], level: int
+) -> None:
+    """infAP (a grade of -1 is pooled but unjudged, an absent document outside the pool), interpolated
+    precision at the 11 recall points and their average, Rprec_mult, set_map, gm_map and gm_bpref (per query
+    trec_eval keeps log(max(v, 1e-5)); ours keeps v), and the counts num_ret and num_rel.
+
+    pytrec_eval is trec_eval 9, which turned a recall level r into the c-th relevant document by
+    floor(r R + 0.9); trec_eval 10, which ragmetrics follows (the conformance test), rounds r R. Interpolated
+    precision is compared where both give the same c, 11pt_avg where they do at all 11 points."""
+    qrels, run = data
+    points = [f"{i / 10:.2f}" for i in range(11)]
+    multiples = [f"{m / 10:.2f}" for m in range(2, 21, 2)]
+    names = {
+        f"infap-l{level}": "infAP",
+        f"11pt_avg-l{level}": "11pt_avg",
+        f"set_map-l{level}": "set_map",
+        "num_ret": "num_ret",
+        f"num_rel-l{level}": "num_rel",
+        **{f"iprec@{p}-l{level}": f"iprec_at_recall_{p}" for p in points},
+        **{f"rprec_mult@{m}-l{level}": f"Rprec_mult_{m}" for m in multiples},
+    }
+    logged = {f"gm_map-l{level}": "gm_map", f"gm_bpref-l{level}": "gm_bpref"}
+    measures = {"infAP", "11pt_avg", "set_map", "num_ret", "num_rel", "iprec_at_recall", "Rprec_mult",
+                "gm_map", "gm_bpref"}  # fmt: skip
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
+    ours = evaluate(qrels, run, [*names, *logged], query_set="intersection")
+    compared = 0
+    for qid, scores in theirs.items():
+        n_rel = sum(1 for grade in qrels[qid].values() if grade >= level)
+        same = {p for p in points if int(float(p) * n_rel + 0.9) == int(float(p) * n_rel + 0.5)}
+        for mine, trec in names.items():
+            if trec.startswith("iprec_at_recall_") and trec[-4:] not in same:
+                continue
+            if trec == "11pt_avg" and len(same) < len(points):
+                continue
+            value = ours.per_query[qid][mine]
+            assert value is not None and _close(value, scores[trec]), (qid, mine, value, scores[trec])
+            compared += 1
+        for mine, trec in logged.items():
+            value = ours.per_query[qid][mine]
+            assert value is not None and _close(math.log(max(value, 1e-5)), scores[trec]), (qid, mine)
+    assert compared >= len(theirs) * (len(names) - len(points) - 1)
+
+
 # ---------------------------------------------------------------------------------------------- ranx
 
 

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from ragmetrics.retrieval._lazy import numba_for
 from ragmetrics.retrieval.kernels.match import match_sorted_rows
 from ragmetrics.retrieval.kernels.score import (
-    UNJUDGED,
+    NOT_IN_QRELS,
     Plan,
     QrelsArrays,
     RunArrays,
@@ -21,7 +21,7 @@ from ragmetrics.retrieval.kernels.score import (
     score_all_serial,
 )
 
-__all__ = ["PARALLEL_MIN_ENTRIES", "UNJUDGED", "match_sorted_rows", "score_queries"]
+__all__ = ["NOT_IN_QRELS", "PARALLEL_MIN_ENTRIES", "match_sorted_rows", "score_queries"]
 
 PARALLEL_MIN_ENTRIES = 20_000  # as before the kernels became lazy
 """Run entries from which waking numba's thread pool pays (below, compiled kernels run serially)."""

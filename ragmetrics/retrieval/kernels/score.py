@@ -9,7 +9,8 @@ Arrays travel in three tuples, the same for every function here:
 - qrels = (offsets, doc codes, grades): the qrels' CSR rows, codes ascending within a row;
 - run = (offsets, doc codes, doc map): the run's CSR rows in rank order, and the map from the run's doc
   codes to the qrels' (-1: not in the qrels);
-- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p);
+- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p,
+  iprec's recall level, rprec_mult's multiple, err's g_max);
 - depths [queries, metrics]: a per-query count cutoff that replaces the plan's (a token budget turned into
   the number of passages that fit, `retrieval.budget`); -1 keeps the plan's, 0 means nothing fits (score 0).
 """
@@ -21,10 +22,19 @@ from numpy.typing import NDArray
 
 from ragmetrics.retrieval._lazy import kernel, parallel_kernel, prange
 from ragmetrics.retrieval.kernels.bpref import bpref
+from ragmetrics.retrieval.kernels.cascade import err, nerr
 from ragmetrics.retrieval.kernels.gain import dcg, ndcg
+from ragmetrics.retrieval.kernels.inferred import inferred_ap
+from ragmetrics.retrieval.kernels.interpolated import eleven_point, interpolated_precision
 from ragmetrics.retrieval.kernels.rank import average_precision, reciprocal_rank
-from ragmetrics.retrieval.kernels.rbp import rbp
-from ragmetrics.retrieval.kernels.sets import judged_share, r_precision, set_based
+from ragmetrics.retrieval.kernels.rbp import rbp, rbp_residual
+from ragmetrics.retrieval.kernels.sets import (
+    judged_share,
+    r_precision,
+    r_precision_multiple,
+    set_based,
+    set_map,
+)
 from ragmetrics.retrieval.metrics import Kind
 
 Ints = NDArray[np.int64]
@@ -42,9 +52,24 @@ NDCG = int(Kind.NDCG)
 DCG_BURGES = int(Kind.DCG_BURGES)
 NDCG_BURGES = int(Kind.NDCG_BURGES)
 JUDGED = int(Kind.JUDGED)
+INFAP = int(Kind.INFAP)
+RBP_RESID = int(Kind.RBP_RESID)
+IPREC = int(Kind.IPREC)
+ELEVEN_POINT = int(Kind.ELEVEN_POINT)
+GM_MAP = int(Kind.GM_MAP)
+GM_BPREF = int(Kind.GM_BPREF)
+SET_MAP = int(Kind.SET_MAP)
+RPREC_MULT = int(Kind.RPREC_MULT)
+NUM_RET = int(Kind.NUM_RET)
+NUM_REL = int(Kind.NUM_REL)
+NUM_Q = int(Kind.NUM_Q)
+ERR = int(Kind.ERR)
+NERR = int(Kind.NERR)
 
-UNJUDGED = -1
-"""Grade of a retrieved document that the qrels of its query do not list: unjudged, gain 0."""
+NOT_IN_QRELS = -(1 << 40)
+"""Grade of a retrieved document that the qrels of its query do not list: unjudged, gain 0, and outside
+the pool (infAP tells it from a negative qrels grade, which marks a document pooled but not judged). Every
+other kernel treats any grade below 0 alike."""
 
 
 @kernel
@@ -90,14 +115,19 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
                 n_rel += 1
             elif grade >= 0:
                 n_nonrel += 1
-        if kind in (NDCG, NDCG_BURGES):
+        if kind in (NDCG, NDCG_BURGES, NERR):
             if not have_ideal:
                 ideal = np.sort(judged)[::-1].copy()
                 have_ideal = True
-            out[j] = ndcg(ranked, ideal, depth, k, level, kind == NDCG_BURGES)
+            if kind == NERR:
+                out[j] = nerr(ranked, ideal, depth, k, level, params[j])
+            else:
+                out[j] = ndcg(ranked, ideal, depth, k, level, kind == NDCG_BURGES)
+        elif kind == ERR:
+            out[j] = err(ranked, depth, level, params[j])
         elif kind in (DCG, DCG_BURGES):
             out[j] = dcg(ranked, depth, level, kind == DCG_BURGES, 0)
-        elif kind == BPREF:
+        elif kind in (BPREF, GM_BPREF):
             out[j] = bpref(ranked, depth, level, n_rel, n_nonrel)
         elif kind == R_PRECISION:
             out[j] = r_precision(ranked, n, level, n_rel)
@@ -105,10 +135,28 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
             out[j] = rbp(ranked, depth, level, params[j], max_grade)
         elif kind == MRR:
             out[j] = reciprocal_rank(ranked, depth, level)
-        elif kind == MAP:
+        elif kind in (MAP, GM_MAP):
             out[j] = average_precision(ranked, depth, level, n_rel)
+        elif kind == RBP_RESID:
+            out[j] = rbp_residual(ranked, depth, params[j])
+        elif kind == INFAP:
+            out[j] = inferred_ap(ranked, depth, level, n_rel, NOT_IN_QRELS)
+        elif kind == IPREC:
+            out[j] = interpolated_precision(ranked, n, level, n_rel, params[j])
+        elif kind == ELEVEN_POINT:
+            out[j] = eleven_point(ranked, n, level, n_rel)
+        elif kind == RPREC_MULT:
+            out[j] = r_precision_multiple(ranked, n, level, n_rel, params[j])
+        elif kind == SET_MAP:
+            out[j] = set_map(ranked, n, level, n_rel)
+        elif kind == NUM_RET:
+            out[j] = float(n)
+        elif kind == NUM_REL:
+            out[j] = float(n_rel)
+        elif kind == NUM_Q:
+            out[j] = 1.0
         elif kind == JUDGED:
-            out[j] = judged_share(ranked, depth, k if k > 0 else n)
+            out[j] = judged_share(ranked, depth, depth)
         else:
             out[j] = set_based(kind, ranked, depth, k if k > 0 else n, level, n_rel)
 
@@ -142,9 +190,9 @@ def score_row(
         for pos in range(r_hi - r_lo):
             code = doc_map[run_codes[r_lo + pos]]
             at = find(qrels_codes, q_lo, q_hi, code) if code >= 0 else -1
-            ranked[pos] = qrels_grades[at] if at >= 0 else UNJUDGED
+            ranked[pos] = qrels_grades[at] if at >= 0 else NOT_IN_QRELS
     else:
-        ranked[:] = UNJUDGED
+        ranked[:] = NOT_IN_QRELS
     score_query(ranked, judged, plan, depths[i], out[i])
 
 

@@ -3,7 +3,9 @@
 With `rel@k` the relevant documents (grade >= level) among the top k and R the relevant documents of the
 query: hits = rel@k; hit_rate = 1 if rel@k > 0; precision = rel@k / k (without @k: / documents retrieved);
 recall = rel@k / R; f1 = 2 P R / (P + R); r-precision = rel@R / R (Manning, Raghavan and Schütze,
-'Introduction to Information Retrieval', 2008, ch. 8). Specs: `retrieval.metrics`.
+'Introduction to Information Retrieval', 2008, ch. 8); rprec_mult@m = rel@c / c with c = floor(m R + 0.9);
+set_map = rel^2 / (n R) over the whole retrieved set (trec_eval's Rprec_mult and set_map). Specs:
+`retrieval.metrics`.
 """
 
 from __future__ import annotations
@@ -57,9 +59,32 @@ def r_precision(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> fl
 
 @kernel
 def judged_share(ranked: NDArray[np.int64], depth: int, denominator: int) -> float:
-    """Documents of the top `depth` with any judgment (grade >= 0), over `denominator` (k, or n without @k)."""
+    """Documents of the top `depth` with any judgment (grade >= 0), over `denominator` (what was retrieved
+    of the top k, as ir_measures' Judged@k)."""
     judged = 0
     for i in range(depth):
         if ranked[i] >= 0:
             judged += 1
     return judged / denominator if denominator > 0 else 0.0
+
+
+@kernel
+def r_precision_multiple(ranked: NDArray[np.int64], n: int, level: int, n_rel: int, multiple: float) -> float:
+    """Precision at rank floor(multiple R + 0.9), the rank trec_eval's Rprec_mult uses."""
+    cut = int(multiple * n_rel + 0.9)
+    if cut <= 0:
+        return 0.0
+    hits = 0
+    for i in range(min(n, cut)):
+        if ranked[i] >= level:
+            hits += 1
+    return hits / cut
+
+
+@kernel
+def set_map(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> float:
+    hits = 0
+    for i in range(n):
+        if ranked[i] >= level:
+            hits += 1
+    return hits * hits / (n * n_rel) if n > 0 and n_rel > 0 else 0.0

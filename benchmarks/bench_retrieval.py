@@ -8,6 +8,10 @@ subprocess (so ranx's numba settings and each library's memory stay apart):
 
 - build: containers from the same Python dicts (pytrec_eval: the evaluator over the qrels);
 - warm evaluate: ndcg@10, map@100, mrr, recall@100, precision@10 after one warm-up call (best of N);
+- warm evaluate, breadth (ragmetrics and pytrec_eval, which ranx cannot follow): those five plus every
+  further trec_eval measure both compute (bpref, r-precision, infAP, gm_map, gm_bpref, the 11 interpolated
+  precisions, 11pt_avg, 10 Rprec_mult points, set_map, num_ret, num_rel); ragmetrics also with err@20,
+  nerr@20 and rbp_resid added (pytrec_eval has none of them);
 - peak RSS of the worker, and its RSS once the input dicts were loaded (the difference is the library's);
 - fresh process: a new interpreter that imports the library, reads the TREC files and evaluates (median of
   N; numba's on-disk cache warmed first); plus `import ragmetrics` alone against a bare interpreter.
@@ -36,6 +40,19 @@ REPO = Path(__file__).resolve().parents[1]
 METRICS = ["ndcg@10", "map@100", "mrr", "recall@100", "precision@10"]
 TREC_MEASURES = {"ndcg@10": "ndcg_cut_10", "map@100": "map_cut_100", "mrr": "recip_rank",
                  "recall@100": "recall_100", "precision@10": "P_10"}  # fmt: skip
+_POINTS = [f"{i / 10:.2f}" for i in range(11)]
+_MULTIPLES = [f"{m / 10:.2f}" for m in range(2, 21, 2)]
+BREADTH = {
+    **{m: m for m in METRICS},
+    "bpref": "bpref", "r-precision": "Rprec", "infap": "infAP", "gm_map": "gm_map", "gm_bpref": "gm_bpref",
+    **{f"iprec@{p}": f"iprec_at_recall_{p}" for p in _POINTS}, "11pt_avg": "11pt_avg",
+    **{f"rprec_mult@{m}": f"Rprec_mult_{m}" for m in _MULTIPLES},
+    "set_map": "set_map", "num_ret": "num_ret", "num_rel": "num_rel",
+}  # fmt: skip
+"""ragmetrics metric -> pytrec_eval output key, for the breadth comparison (the first five via TREC_MEASURES)."""
+BREADTH_MEASURES = {*TREC_MEASURES.values(), "bpref", "Rprec", "infAP", "gm_map", "gm_bpref",
+                    "iprec_at_recall", "11pt_avg", "Rprec_mult", "set_map", "num_ret", "num_rel"}  # fmt: skip
+ONLY_OURS = ["err@20", "nerr@20", "rbp_resid.9"]
 DATASETS = {"10k x 100": (10_000, 100), "7k x 1000": (7_000, 1_000)}
 QUICK = {"10k x 100": (1_000, 100), "7k x 1000": (700, 1_000)}
 LIBRARIES = ("ragmetrics", "ranx", "pytrec_eval")
@@ -136,7 +153,11 @@ def worker(library: str, npz: Path, repeat: int) -> dict[str, Any]:
         seconds, result = _best(lambda: evaluate(q, r, METRICS), repeat)
         matrix_seconds, _ = _best(lambda: score_matrix(q, r, METRICS), repeat)
         means = result.aggregate
-        extra = {"score_matrix_s": matrix_seconds}
+        wide = list(BREADTH)
+        evaluate(q, r, wide)
+        breadth_s, _ = _best(lambda: evaluate(q, r, wide), repeat)
+        all_s, _ = _best(lambda: evaluate(q, r, [*wide, *ONLY_OURS]), repeat)
+        extra = {"score_matrix_s": matrix_seconds, "breadth_s": breadth_s, "breadth_and_ours_s": all_s}
     elif library == "ranx":
         import ranx
 
@@ -154,7 +175,10 @@ def worker(library: str, npz: Path, repeat: int) -> dict[str, Any]:
         seconds, per_query = _best(lambda: evaluator.evaluate(run), repeat)
         # pytrec_eval averages over queries both have (all of them here)
         means = {m: statistics.fmean(s[t] for s in per_query.values()) for m, t in TREC_MEASURES.items()}
-        extra = {}
+        wide_evaluator = pytrec_eval.RelevanceEvaluator(qrels, BREADTH_MEASURES)
+        wide_evaluator.evaluate(run)
+        breadth_s, _ = _best(lambda: wide_evaluator.evaluate(run), repeat)
+        extra = {"breadth_s": breadth_s}
     peak = _status_mib("VmHWM:")
     return {"build_s": build, "evaluate_s": seconds, "means": means, "base_rss_mib": base_rss,
             "peak_rss_mib": peak, **extra}  # fmt: skip
@@ -284,6 +308,10 @@ def _report(label: str, rows: dict[str, Any]) -> None:
         print(f"{library:<12} {row['build_s']:>9.3f} {row['evaluate_s']:>11.3f} {row['fresh_s']:>9.3f} "
               f"{row['peak_rss_mib']:>9.0f} {row['peak_rss_mib'] - row['base_rss_mib']:>8.0f} {ratio:>13.1f}x")  # fmt: skip
     print(f"ragmetrics score_matrix (no per-query dicts): {ours['score_matrix_s']:.3f} s")
+    theirs = rows["pytrec_eval"]["breadth_s"]
+    print(f"breadth ({len(BREADTH)} measures both compute): ragmetrics {ours['breadth_s']:.3f} s, pytrec_eval "
+          f"{theirs:.3f} s: {theirs / ours['breadth_s']:.1f}x; ragmetrics with {', '.join(ONLY_OURS)} too: "
+          f"{ours['breadth_and_ours_s']:.3f} s ({theirs / ours['breadth_and_ours_s']:.1f}x)")  # fmt: skip
     phases = ", ".join(f"{k} {v:.3f}" for k, v in ours["fresh_phases_s"].items())
     print(f"ragmetrics fresh process phases (s): {phases}")
     for metric in METRICS:

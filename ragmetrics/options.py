@@ -19,6 +19,7 @@ __all__ = [
     "OPERATIONAL_METRICS",
     "QUERY_SETS",
     "TESTS",
+    "TRAINED_FUSION_METHODS",
     "Align",
     "Correction",
     "CorrectionScope",
@@ -56,9 +57,26 @@ QuerySet = Literal["qrels", "intersection"]
 QUERY_SETS: tuple[str, ...] = get_args(QuerySet)
 
 
-FusionMethod = Literal["rrf", "combsum", "combmnz", "combmax", "wsum"]
-"""Run fusion methods (`ragmetrics.fuse`): reciprocal rank fusion, CombSUM, CombMNZ, CombMAX, weighted sum."""
+FusionMethod = Literal[
+    "rrf", "combsum", "combmnz", "combmax", "wsum",
+    "combmin", "combmed", "combanz", "combgmnz", "wmnz", "mixed",
+    "isr", "log_isr", "logn_isr", "rbc", "bordafuse", "weighted_bordafuse", "condorcet", "weighted_condorcet",
+    "probfuse", "segfuse", "slidefuse", "posfuse", "mapfuse", "bayesfuse",
+]  # fmt: skip
+"""Run fusion methods (`ragmetrics.fuse`; each defined in `ragmetrics.retrieval.fusion`): score-based (CombSUM,
+CombMNZ, CombMAX, CombMIN, CombMED, CombANZ, CombGMNZ, weighted sum, WMNZ, mixed), rank-based (RRF, ISR, LogISR,
+LogNISR, RBC, BordaFuse and its weighted form, Condorcet and its weighted form) and trained on qrels (ProbFuse,
+SegFuse, SlideFuse, PosFuse, MAPFuse, BayesFuse; `ragmetrics.retrieval.fusion_trained`): ranx's 25."""
 FUSION_METHODS: tuple[str, ...] = get_args(FusionMethod)
+TRAINED_FUSION_METHODS: tuple[str, ...] = (
+    "probfuse",
+    "segfuse",
+    "slidefuse",
+    "posfuse",
+    "mapfuse",
+    "bayesfuse",
+)
+"""Methods whose per-run model (relevance probabilities by rank, or a MAP) is learned from qrels first."""
 
 FusionNorm = Literal["none", "min-max", "zmuv", "max", "sum", "rank"]
 """Score normalisations applied per query and run before fusing."""

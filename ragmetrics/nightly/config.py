@@ -201,12 +201,35 @@ class FusionRunSpec(_Section):
     source: Literal["fusion"] = Field(description="runs listed earlier, fused by ragmetrics.fuse")
     name: str = Field(min_length=1, description="the fused run's name")
     runs: list[str] = Field(min_length=2, description="names of two or more runs listed before this one")
-    method: FusionMethod = Field(default="rrf", description="rrf | combsum | combmnz | combmax | wsum")
-    norm: FusionNorm = Field(
-        default="min-max", description="none | min-max | zmuv | max | sum | rank (not for rrf)"
+    method: FusionMethod = Field(
+        default="rrf",
+        description="any method of ragmetrics.retrieval.fusion except the trained ones (probfuse, segfuse, "
+        "slidefuse, posfuse, mapfuse, bayesfuse: train them with ragmetrics.search_fusion, which reports "
+        "their held-out score)",
     )
-    weights: list[float] | None = Field(default=None, description="wsum: one weight per run")
+    norm: FusionNorm = Field(
+        default="min-max", description="none | min-max | zmuv | max | sum | rank (score-based methods)"
+    )
+    weights: list[float] | None = Field(
+        default=None,
+        description="one weight per run: wsum, wmnz, mixed, weighted_bordafuse, weighted_condorcet",
+    )
     k: float = Field(default=60.0, ge=0, description="rrf's k")
+    gamma: float | None = Field(default=None, description="combgmnz's gamma (required there)")
+    sigma: float | None = Field(default=None, gt=0, description="logn_isr's sigma (default 0.01)")
+    phi: float | None = Field(default=None, gt=0, lt=1, description="rbc's phi (default 0.8)")
+
+    @field_validator("method")
+    @classmethod
+    def _untrained(cls, v: str) -> str:
+        from ragmetrics.options import TRAINED_FUSION_METHODS
+
+        if v in TRAINED_FUSION_METHODS:
+            raise ValueError(
+                f"{v} is trained on qrels; a nightly run fuses with untrained methods (train it with "
+                "ragmetrics.search_fusion, which reports its held-out score, and fuse the runs into a file run)"
+            )
+        return v
 
 
 _CALLABLE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")

@@ -460,8 +460,8 @@ def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run | None]) ->
         )
     try:
         ranked = [run for n in spec.runs if (run := built[n]) is not None]
-        return fuse(ranked, spec.method, norm=spec.norm, weights=spec.weights, k=spec.k,
-                    name=spec.name)  # fmt: skip
+        return fuse(ranked, spec.method, norm=spec.norm, weights=spec.weights, k=spec.k, gamma=spec.gamma,
+                    sigma=spec.sigma, phi=spec.phi, name=spec.name)  # fmt: skip
     except InputError as exc:
         raise ConfigError(f"runs[{index}] (fusion {spec.name!r}): {exc}") from None
 

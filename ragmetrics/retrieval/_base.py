@@ -15,7 +15,7 @@ from ragmetrics.retrieval import io_json, io_trec
 from ragmetrics.retrieval._build import readonly
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class CsrBase:
     """Immutable per-query slices of document codes; subclasses add the aligned value array.
 

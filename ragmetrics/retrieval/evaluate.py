@@ -8,6 +8,7 @@ Both take the query set from the qrels by default (a query the run lacks scores 
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -18,7 +19,7 @@ from numpy.typing import NDArray
 from ragmetrics.errors import InputError
 from ragmetrics.options import QUERY_SETS, QuerySet
 from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
-from ragmetrics.schema import RunMetadata, RunResult, aggregate_values
+from ragmetrics.schema import GEOMETRIC_FLOOR, RunMetadata, RunResult
 
 if TYPE_CHECKING:
     from ragmetrics.retrieval.budget import Straddle, TokenLengths
@@ -83,24 +84,36 @@ class ScoreMatrix:
 
     def means(self) -> dict[str, float]:
         """Each metric's figure over the scored queries: the mean, or the sum or geometric mean its spec
-        names (num_ret, gm_map; `MetricSpec.aggregate`)."""
-        out: dict[str, float] = {}
-        for j, (metric, request) in enumerate(zip(self.metrics, self.requests, strict=True)):
-            out[metric] = aggregate_values(self.values[:, j], request.spec.aggregate)
-        return out
+        names (num_ret, gm_map; `MetricSpec.aggregate`), vectorised over the matrix's columns."""
+        if not len(self.query_ids):
+            return dict.fromkeys(self.metrics, 0.0)
+        figures = self.values.mean(axis=0)
+        for j, request in enumerate(self.requests):
+            if request.spec.aggregate == "sum":
+                figures[j] = self.values[:, j].sum()
+            elif request.spec.aggregate == "geometric":
+                figures[j] = np.exp(np.log(np.maximum(self.values[:, j], GEOMETRIC_FLOOR)).mean())
+        return dict(zip(self.metrics, figures.tolist(), strict=True))
 
     def to_result(self) -> RunResult:
         """The unified-schema result (per query, aggregate, metadata)."""
-        rows = self.values.tolist()
-        # Thousands of small acyclic dicts: pause the cyclic GC so building them cannot trigger full
-        # collections over every object the caller holds (slow next to a million-entry input dict).
+        # Thousands of small lists and dicts: pause the cyclic GC so building them cannot trigger collections
+        # over every object the caller holds (slow next to a million-entry input dict). The row dicts hold
+        # only strings and floats, so CPython never tracks them; the row lists are freed before the GC
+        # resumes, so resuming finds nothing new to collect.
         paused = gc.isenabled()
         gc.disable()
         try:
-            per_query: dict[str, dict[str, float | None]] = {
-                qid: dict(zip(self.metrics, row, strict=True))
-                for qid, row in zip(self.query_ids, rows, strict=True)
-            }
+            rows = self.values.tolist()
+            keys = self.metrics  # the matrix has one column per metric and one row per query
+            # Copies of one dict already sized for every metric, then filled: no dict resizes as it grows.
+            template: dict[str, float | None] = dict.fromkeys(keys)
+            per_query: dict[str, dict[str, float | None]] = {}
+            for qid, row in zip(self.query_ids, rows, strict=True):
+                scores = template.copy()
+                scores.update(zip(keys, row, strict=True))
+                per_query[qid] = scores
+            del rows
         finally:
             if paused:
                 gc.enable()
@@ -175,6 +188,48 @@ def translate_docs(qrels_vocab: NDArray[Any], run_vocab: NDArray[Any]) -> NDArra
     return mapping
 
 
+@dataclass(frozen=True)
+class _Alignment:
+    """How one run's queries and documents line up with one qrels' (independent of the metrics)."""
+
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+    doc_map: NDArray[np.int32]
+    run_index: NDArray[np.int64]
+    """For each qrels query (in its order), the run's row of it, -1 where the run lacks it."""
+
+
+_ALIGNED: dict[tuple[int, int], tuple[weakref.ref[Any], weakref.ref[Any], _Alignment]] = {}
+_ALIGNED_KEPT = 8
+
+
+def _aligned(q: QrelsArrays, r: RunArrays) -> _Alignment:
+    """The run's query rows and its document codes in the qrels' vocabulary, remembered for the last few
+    (qrels, run) pairs: evaluating the same pair again (more metrics, a comparison, a search over fusion
+    settings) skips the string merge and the query lookups. Both containers are immutable and held weakly,
+    compared by identity, so a reused id of a freed container never returns a stale alignment."""
+    key = (id(q), id(r))
+    held = _ALIGNED.get(key)
+    if held is not None and held[0]() is q and held[1]() is r:
+        return held[2]
+    run_rows = {qid: i for i, qid in enumerate(r.query_ids)}
+    qrels_ids = set(q.query_ids)
+    alignment = _Alignment(
+        missing=tuple(qid for qid in q.query_ids if qid not in run_rows),
+        extra=tuple(qid for qid in r.query_ids if qid not in qrels_ids),
+        doc_map=translate_docs(q.doc_vocab, r.doc_vocab),
+        run_index=np.asarray([run_rows.get(qid, -1) for qid in q.query_ids], dtype=np.int64),
+    )
+    try:
+        refs = (weakref.ref(q), weakref.ref(r))
+    except TypeError:  # a container of another library without weak references: not remembered
+        return alignment
+    if len(_ALIGNED) >= _ALIGNED_KEPT:
+        _ALIGNED.pop(next(iter(_ALIGNED)))
+    _ALIGNED[key] = (*refs, alignment)
+    return alignment
+
+
 def _check_finite(
     values: NDArray[np.float64],
     requests: tuple[MetricRequest, ...],
@@ -183,6 +238,8 @@ def _check_finite(
 ) -> None:
     """Only dcg_burges can overflow (2^grade - 1 beyond float64 from grade 1024): an input error naming
     the query and its grade. Anything else non-finite is a bug, never a score."""
+    if np.isfinite(values).all():
+        return
     bad_rows, bad_cols = np.nonzero(~np.isfinite(values))
     if bad_rows.shape[0] == 0:
         return
@@ -252,10 +309,8 @@ def score_matrix(
     if len(q.query_ids) == 0:
         raise InputError("the qrels hold no query; nothing to evaluate", field="qrels")
 
-    run_rows = {qid: i for i, qid in enumerate(r.query_ids)}
-    qrels_ids = set(q.query_ids)
-    missing = tuple(qid for qid in q.query_ids if qid not in run_rows)
-    extra = tuple(qid for qid in r.query_ids if qid not in qrels_ids)
+    alignment = _aligned(q, r)
+    missing, extra = alignment.missing, alignment.extra
     if len(extra) == len(r.query_ids) and len(r.query_ids) and not allow_disjoint:
         raise InputError(
             f"run {run_name!r} shares no query id with the qrels (run: {', '.join(map(repr, r.query_ids[:3]))}"
@@ -265,23 +320,24 @@ def score_matrix(
             field="query_id",
         )
     if query_set == "qrels":
-        rows = list(range(len(q.query_ids)))
+        query_ids = tuple(q.query_ids)
+        qrels_rows = np.arange(len(q.query_ids), dtype=np.int64)
+        run_index = alignment.run_index
     else:
-        rows = [i for i, qid in enumerate(q.query_ids) if qid in run_rows]
-        if not rows:
+        qrels_rows = np.flatnonzero(alignment.run_index >= 0).astype(np.int64)
+        if not len(qrels_rows):
             raise InputError(
                 f"run {run_name!r} shares no query with the qrels; nothing to average over "
                 "(query_set='qrels' scores the missing queries 0)",
                 field="query_set",
             )
-    query_ids = tuple(q.query_ids[i] for i in rows)
-    qrels_rows = np.asarray(rows, dtype=np.int64)
-    run_index = np.asarray([run_rows.get(qid, -1) for qid in query_ids], dtype=np.int64)
+        query_ids = tuple(q.query_ids[i] for i in qrels_rows.tolist())
+        run_index = alignment.run_index[qrels_rows]
 
     from ragmetrics.retrieval.budget import budget_depths
 
     depths = budget_depths(cast("Run", r), run_index, requests, lengths, cast("Straddle", straddle))
-    doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
+    doc_map = alignment.doc_map
     values = score_queries(
         (
             np.ascontiguousarray(q.offsets, dtype=np.int64),

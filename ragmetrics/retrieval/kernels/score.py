@@ -25,13 +25,14 @@ from ragmetrics.retrieval.kernels.bpref import bpref
 from ragmetrics.retrieval.kernels.cascade import err, nerr
 from ragmetrics.retrieval.kernels.gain import dcg, ndcg
 from ragmetrics.retrieval.kernels.inferred import inferred_ap
-from ragmetrics.retrieval.kernels.interpolated import eleven_point, interpolated_precision
+from ragmetrics.retrieval.kernels.interpolated import eleven_point_at, interpolated_at, precision_curve
 from ragmetrics.retrieval.kernels.rank import average_precision, reciprocal_rank
 from ragmetrics.retrieval.kernels.rbp import rbp, rbp_residual
 from ragmetrics.retrieval.kernels.sets import (
     judged_share,
     r_precision,
     r_precision_multiple,
+    relevant_prefix,
     set_based,
     set_map,
 )
@@ -42,6 +43,7 @@ QrelsArrays = tuple[Ints, Ints, Ints]
 RunArrays = tuple[Ints, Ints, NDArray[np.int32]]
 Plan = tuple[Ints, Ints, Ints, NDArray[np.float64]]
 
+F1 = int(Kind.F1)
 R_PRECISION = int(Kind.R_PRECISION)
 BPREF = int(Kind.BPREF)
 RBP = int(Kind.RBP)
@@ -98,6 +100,22 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
         max_grade = max(max_grade, grade)
     ideal = np.empty(0, dtype=np.int64)
     have_ideal = False
+    # Per relevance level, computed when a metric first needs it: the query's R and N, and the interpolated
+    # precision curve (every recall point of iprec and 11pt_avg is then a lookup).
+    counted_level = -1
+    n_rel = 0
+    n_nonrel = 0
+    prefix = np.zeros(n + 1, dtype=np.int64)
+    # One result of AP and of bpref per (level, depth): gm_map and map at the same depth, or gm_bpref and
+    # bpref, are the same computation.
+    ap_key = (-1, -1)
+    ap_value = 0.0
+    bpref_key = (-1, -1)
+    bpref_value = 0.0
+    curve_level = -1
+    curve = np.empty(n, dtype=np.float64)
+    relevant_at = np.empty(n, dtype=np.int64)
+    curve_hits = 0
     for j in range(kinds.shape[0]):
         kind = kinds[j]
         k = cutoffs[j]
@@ -108,16 +126,30 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
             k = cut_at[j]
         level = levels[j]
         depth = n if k == 0 or k > n else k
-        n_rel = 0
-        n_nonrel = 0
-        for grade in judged:
-            if grade >= level:
-                n_rel += 1
-            elif grade >= 0:
-                n_nonrel += 1
-        if kind in (NDCG, NDCG_BURGES, NERR):
+        if level != counted_level:
+            counted_level = level
+            n_rel = 0
+            n_nonrel = 0
+            for grade in judged:
+                if grade >= level:
+                    n_rel += 1
+                elif grade >= 0:
+                    n_nonrel += 1
+            relevant_prefix(ranked, n, level, prefix)
+        if kind in (IPREC, ELEVEN_POINT) and level != curve_level:
+            curve_level = level
+            curve_hits = precision_curve(ranked, n, level, curve, relevant_at)
+        # The O(1) lookups first (the set-based kinds are codes 0..F1, the most often requested): a metric
+        # meets as few comparisons of this chain as possible.
+        if kind <= F1:
+            out[j] = set_based(kind, prefix, depth, k if k > 0 else n, n_rel)
+        elif kind == IPREC:
+            out[j] = interpolated_at(curve, relevant_at, curve_hits, n, n_rel, params[j])
+        elif kind == RPREC_MULT:
+            out[j] = r_precision_multiple(prefix, n, n_rel, params[j])
+        elif kind in (NDCG, NDCG_BURGES, NERR):
             if not have_ideal:
-                ideal = np.sort(judged)[::-1].copy()
+                ideal = np.sort(judged)[::-1]
                 have_ideal = True
             if kind == NERR:
                 out[j] = nerr(ranked, ideal, depth, k, level, params[j])
@@ -128,37 +160,37 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
         elif kind in (DCG, DCG_BURGES):
             out[j] = dcg(ranked, depth, level, kind == DCG_BURGES, 0)
         elif kind in (BPREF, GM_BPREF):
-            out[j] = bpref(ranked, depth, level, n_rel, n_nonrel)
+            if bpref_key != (level, depth):
+                bpref_key = (level, depth)
+                bpref_value = bpref(ranked, depth, level, n_rel, n_nonrel)
+            out[j] = bpref_value
         elif kind == R_PRECISION:
-            out[j] = r_precision(ranked, n, level, n_rel)
+            out[j] = r_precision(prefix, n, n_rel)
         elif kind == RBP:
             out[j] = rbp(ranked, depth, level, params[j], max_grade)
         elif kind == MRR:
             out[j] = reciprocal_rank(ranked, depth, level)
         elif kind in (MAP, GM_MAP):
-            out[j] = average_precision(ranked, depth, level, n_rel)
+            if ap_key != (level, depth):
+                ap_key = (level, depth)
+                ap_value = average_precision(ranked, depth, level, n_rel)
+            out[j] = ap_value
         elif kind == RBP_RESID:
             out[j] = rbp_residual(ranked, depth, params[j])
         elif kind == INFAP:
             out[j] = inferred_ap(ranked, depth, level, n_rel, NOT_IN_QRELS)
-        elif kind == IPREC:
-            out[j] = interpolated_precision(ranked, n, level, n_rel, params[j])
         elif kind == ELEVEN_POINT:
-            out[j] = eleven_point(ranked, n, level, n_rel)
-        elif kind == RPREC_MULT:
-            out[j] = r_precision_multiple(ranked, n, level, n_rel, params[j])
+            out[j] = eleven_point_at(curve, relevant_at, curve_hits, n, n_rel)
         elif kind == SET_MAP:
-            out[j] = set_map(ranked, n, level, n_rel)
+            out[j] = set_map(prefix, n, n_rel)
         elif kind == NUM_RET:
             out[j] = float(n)
         elif kind == NUM_REL:
             out[j] = float(n_rel)
         elif kind == NUM_Q:
             out[j] = 1.0
-        elif kind == JUDGED:
+        else:  # JUDGED
             out[j] = judged_share(ranked, depth, depth)
-        else:
-            out[j] = set_based(kind, ranked, depth, k if k > 0 else n, level, n_rel)
 
 
 @kernel

@@ -24,14 +24,18 @@ F1 = int(Kind.F1)
 
 
 @kernel
-def set_based(
-    kind: int, ranked: NDArray[np.int64], depth: int, retrieved: int, level: int, n_rel: int
-) -> float:
+def relevant_prefix(ranked: NDArray[np.int64], n: int, level: int, prefix: NDArray[np.int64]) -> None:
+    """prefix[i] = relevant documents (grade >= level) among the top i, for i = 0..n: every set-based
+    metric of the query at that level is then a lookup."""
+    prefix[0] = 0
+    for i in range(n):
+        prefix[i + 1] = prefix[i] + (1 if ranked[i] >= level else 0)
+
+
+@kernel
+def set_based(kind: int, prefix: NDArray[np.int64], depth: int, retrieved: int, n_rel: int) -> float:
     """hits, hit_rate, precision, recall or f1 of the top `depth`; `retrieved` is precision's denominator."""
-    hits = 0
-    for i in range(depth):
-        if ranked[i] >= level:
-            hits += 1
+    hits = int(prefix[depth])
     precision = hits / retrieved if retrieved > 0 else 0.0
     recall = hits / n_rel if n_rel > 0 else 0.0
     if kind == HITS:
@@ -47,14 +51,9 @@ def set_based(
 
 
 @kernel
-def r_precision(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> float:
+def r_precision(prefix: NDArray[np.int64], n: int, n_rel: int) -> float:
     """Relevant documents among the top R, over R (R = relevant documents of the query)."""
-    top = min(n, n_rel)
-    hits = 0
-    for i in range(top):
-        if ranked[i] >= level:
-            hits += 1
-    return hits / n_rel if n_rel > 0 else 0.0
+    return float(prefix[min(n, n_rel)]) / n_rel if n_rel > 0 else 0.0
 
 
 @kernel
@@ -69,22 +68,15 @@ def judged_share(ranked: NDArray[np.int64], depth: int, denominator: int) -> flo
 
 
 @kernel
-def r_precision_multiple(ranked: NDArray[np.int64], n: int, level: int, n_rel: int, multiple: float) -> float:
+def r_precision_multiple(prefix: NDArray[np.int64], n: int, n_rel: int, multiple: float) -> float:
     """Precision at rank floor(multiple R + 0.9), the rank trec_eval's Rprec_mult uses."""
     cut = int(multiple * n_rel + 0.9)
     if cut <= 0:
         return 0.0
-    hits = 0
-    for i in range(min(n, cut)):
-        if ranked[i] >= level:
-            hits += 1
-    return hits / cut
+    return float(prefix[min(n, cut)]) / cut
 
 
 @kernel
-def set_map(ranked: NDArray[np.int64], n: int, level: int, n_rel: int) -> float:
-    hits = 0
-    for i in range(n):
-        if ranked[i] >= level:
-            hits += 1
+def set_map(prefix: NDArray[np.int64], n: int, n_rel: int) -> float:
+    hits = int(prefix[n])
     return hits * hits / (n * n_rel) if n > 0 and n_rel > 0 else 0.0

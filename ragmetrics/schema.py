@@ -396,6 +396,55 @@ class PairPowerFigures(_Model):
     why: str | None = Field(default=None, description="why the CI and the test disagree, when they do")
 
 
+class TukeyPair(_Model):
+    """One pair of Tukey's all-pairs comparison of one metric: the difference, its simultaneous CI and p."""
+
+    metric: str
+    baseline: str
+    candidate: str
+    n: int = Field(description="queries every compared run scored (complete blocks)")
+    mean_baseline: float
+    mean_candidate: float
+    mean_diff: float = Field(description="candidate minus baseline")
+    p_value: float = Field(description="from the studentized range over all the runs: already corrected")
+    significant: bool
+    ci_low: float = Field(
+        description="simultaneous confidence interval of the difference (every pair at once)"
+    )
+    ci_high: float
+    blocked: bool = Field(
+        description="true: two-way ANOVA with queries as blocks (respects the pairing); false: one-way, as "
+        "scipy.stats.tukey_hsd and ranx"
+    )
+    df: int = Field(description="degrees of freedom of the error mean square")
+
+
+class SeedPairComparison(_Model):
+    """Two systems each run with several seeds (or folds), compared on one metric over the shared queries."""
+
+    metric: str
+    baseline: str
+    candidate: str
+    seeds_baseline: list[str] = Field(description="the baseline's runs, one per seed")
+    seeds_candidate: list[str]
+    n: int = Field(description="queries every run of both systems scored")
+    mean_baseline: float = Field(description="mean over queries and seeds")
+    mean_candidate: float
+    mean_diff: float
+    seed_sd_baseline: float = Field(
+        description="standard deviation of the per-seed means: seed-to-seed spread"
+    )
+    seed_sd_candidate: float
+    test: Test
+    p_value: float = Field(description="paired test over queries of the seed-averaged per-query scores")
+    p_corrected: float
+    significant: bool
+    ci_low: float = Field(
+        description="hierarchical bootstrap: queries resampled (paired), then each system's seeds"
+    )
+    ci_high: float
+
+
 class ComparisonSettings(_Model):
     """How runs were compared; every field a renderer or the gate needs to read the numbers right."""
 
@@ -684,6 +733,12 @@ class ReportMetadata(_Model):
     ppi_pairs: list[PairPPI] = Field(
         default_factory=list,
         description="PPI-corrected paired differences where human labels cover both runs",
+    )
+    tukey: list[TukeyPair] = Field(
+        default_factory=list, description="Tukey's HSD: every pair of runs per metric, one family per metric"
+    )
+    seed_comparisons: list[SeedPairComparison] = Field(
+        default_factory=list, description="systems run with several seeds or folds, compared pairwise"
     )
     extra: dict[str, Any] = Field(
         default_factory=dict, description="free for callers; ragmetrics writes none"

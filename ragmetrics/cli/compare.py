@@ -27,6 +27,9 @@ FORMATS = ("table", "markdown", "latex", "json", "csv")
 _EPILOG = """examples:
   ragmetrics compare qrels.txt bm25.run dense.run hybrid.run -m ndcg@10 recall@100 --test wilcoxon
   ragmetrics compare --results yesterday/report.json today/report.json -m context_recall --format markdown
+  ragmetrics compare qrels.txt a.run b.run c.run d.run -m ndcg@10 --tukey
+  ragmetrics compare qrels.txt a1.run a2.run a3.run b1.run b2.run b3.run -m ndcg@10 \
+      --group a=a1,a2,a3 --group b=b1,b2,b3            # systems over three seeds each
 
 Pairs: every run against each earlier run (the baseline). Runs are aligned on the union of their
 queries; a run lacking a query scores 0 there and is reported (--intersection: shared queries only).
@@ -88,6 +91,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     add_allow_disjoint(parser)
     parser.add_argument("--intersection", action="store_true", help="compare over the queries every run has")
+    parser.add_argument(
+        "--tukey",
+        nargs="?",
+        const="blocked",
+        choices=("blocked", "one-way"),
+        help="also Tukey's HSD over every pair at once (blocked: queries as blocks, the default; one-way: as "
+        "scipy and ranx)",
+    )
+    parser.add_argument(
+        "--group",
+        metavar="NAME=RUN,RUN,...",
+        action="append",
+        help="systems run with several seeds or folds: each --group names one system and its runs; the "
+        "comparison is then between systems (seed-averaged per query, hierarchical bootstrap CIs)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument(
         "--per-query-csv", metavar="PATH", type=Path, help="also write per-query scores as CSV"
@@ -193,13 +211,75 @@ def _write(path: Path, text: str) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from ragmetrics.comparison.pairs import compare_results
     from ragmetrics.render.tables import format_report, per_query_csv
 
     if args.results and args.inputs:
         raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
     results = load_results(args.results) if args.results else _score_runs(args)
-    report = compare_results(
+    report = _seed_report(args, results) if args.group else _pairwise_report(args, results)
+    if args.tukey:
+        from ragmetrics.comparison.tukey import tukey_pairs
+
+        report.metadata.tukey = tukey_pairs(
+            report.runs, report.metrics, alpha=args.alpha, blocked=args.tukey == "blocked"
+        )
+    color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    sys.stdout.write(format_report(report, args.format, color=color))
+    if args.per_query_csv is not None:
+        _write(args.per_query_csv, per_query_csv(report))
+        print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
+    if args.plots is not None:
+        from ragmetrics.render.plots import save_plots
+
+        written = save_plots(report, args.plots)
+        print(f"plots: {len(written)} PNG files in {args.plots}", file=sys.stderr)
+    return 0
+
+
+def _groups(specs: list[str], results: list[RunResult]) -> dict[str, list[RunResult]]:
+    """`NAME=RUN,RUN,...` per system -> the loaded results of its runs; every run in at most one group."""
+    by_name = {r.name: r for r in results}
+    groups: dict[str, list[RunResult]] = {}
+    used: dict[str, str] = {}
+    for spec in specs:
+        name, sep, runs = spec.partition("=")
+        names = [r.strip() for r in runs.split(",") if r.strip()]
+        if not sep or not name.strip() or not names:
+            raise InputError(f"--group {spec!r}: expected NAME=RUN,RUN,...", field="group")
+        if name.strip() in groups:
+            raise InputError(f"--group {name.strip()!r} is given twice", field="group")
+        for run in names:
+            if run not in by_name:
+                raise InputError(
+                    f"--group {name.strip()!r}: no run {run!r}; runs: {', '.join(by_name)}", field="group"
+                )
+            if run in used:
+                raise InputError(f"run {run!r} is in both {used[run]!r} and {name.strip()!r}", field="group")
+            used[run] = name.strip()
+        groups[name.strip()] = [by_name[r] for r in names]
+    return groups
+
+
+def _seed_report(args: argparse.Namespace, results: list[RunResult]) -> Report:
+    from ragmetrics.comparison.pairs import check_test
+    from ragmetrics.comparison.seeds import seed_report
+
+    if args.baseline:
+        raise InputError(
+            "--baseline and --group do not combine: every pair of systems is compared", field="group"
+        )
+    groups = _groups(args.group, results)
+    metrics = list(dict.fromkeys(args.metrics)) if args.metrics else list(results[0].metadata.metrics)
+    return seed_report(
+        groups, metrics, test=check_test(args.test), correction=args.correction, alpha=args.alpha,
+        seed=args.seed, permutations=args.permutations, bootstrap_samples=args.bootstrap_samples,
+    )  # fmt: skip
+
+
+def _pairwise_report(args: argparse.Namespace, results: list[RunResult]) -> Report:
+    from ragmetrics.comparison.pairs import compare_results
+
+    return compare_results(
         results,
         list(dict.fromkeys(args.metrics)) if args.metrics else None,
         test=args.test,
@@ -212,14 +292,3 @@ def run_command(args: argparse.Namespace) -> int:
         align="intersection" if args.intersection else "union",
         baseline=args.baseline,
     )
-    color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    sys.stdout.write(format_report(report, args.format, color=color))
-    if args.per_query_csv is not None:
-        _write(args.per_query_csv, per_query_csv(report))
-        print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)
-    if args.plots is not None:
-        from ragmetrics.render.plots import save_plots
-
-        written = save_plots(report, args.plots)
-        print(f"plots: {len(written)} PNG files in {args.plots}", file=sys.stderr)
-    return 0

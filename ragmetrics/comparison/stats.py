@@ -9,6 +9,7 @@ p = 1 here, because "no difference at all" is not evidence of one.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -145,3 +146,25 @@ def wilcoxon_test(diffs: NDArray[np.float64] | list[float], method: WilcoxonMeth
     var = (count * (count + 1.0) * (2.0 * count + 1.0) - tie_term / 2.0) / 24.0
     z = (r_plus - mean) / math.sqrt(var)
     return float(min(1.0, 2.0 * ndtr(-abs(z))))
+
+
+def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations: int) -> float:
+    """Two-sided p-value of the paired differences with one of the comparison tests.
+
+    Raises InputError when the test cannot assess the differences (a t-test on one query).
+    """
+    from ragmetrics.comparison.fisher import fisher_test
+    from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
+
+    tests: dict[str, Callable[[np.ndarray], float]] = {
+        "fisher": lambda x: fisher_test(x, permutations=permutations, seed=seed),
+        "t": paired_t_test,
+        "wilcoxon": wilcoxon_test,
+        "sign": sign_test,
+    }
+    if test not in tests:
+        raise InputError(f"unknown test {test!r}; tests: {', '.join(tests)}")
+    d = np.asarray(diffs, dtype=np.float64)
+    if not d.size or not np.any(d):
+        return 1.0
+    return float(tests[test](d))

@@ -419,6 +419,11 @@ class CompareConfig(_Section):
     alpha: float = Field(default=0.05, gt=0, lt=1, description="significance level after correction")
     seed: int = Field(default=42, description="seed of the randomisation test and the bootstrap")
     permutations: int = Field(default=10_000, ge=100, description="permutations of the fisher test")
+    tukey: Literal["off", "blocked", "one-way"] = Field(
+        default="off",
+        description="also Tukey's HSD over every pair of runs at once, per metric (blocked: queries as blocks; "
+        "one-way: as scipy and ranx)",
+    )
     power: float = Field(
         default=0.8, gt=0, lt=1, description="the power the report's minimum detectable differences are for"
     )

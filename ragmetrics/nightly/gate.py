@@ -18,9 +18,9 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import numpy as np
 from pydantic import ValidationError
 
+from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
 from ragmetrics.nightly.provenance import changes_since
 from ragmetrics.options import OPERATIONAL_METRICS, TESTS, is_descriptive, is_significant, lower_is_better
@@ -47,28 +47,6 @@ def load_baseline(path: Path, *, what: str = "baseline report") -> Report:
             f"not a ragmetrics report.json ({exc.error_count()} problems; first: {where}: {first['msg']})",
             source=str(path),
         ) from None
-
-
-def paired_p_value(test: str, diffs: Sequence[float], *, seed: int, permutations: int) -> float:
-    """Two-sided p-value of the paired differences with one of the comparison tests.
-
-    Raises InputError when the test cannot assess the differences (a t-test on one query).
-    """
-    from ragmetrics.comparison.fisher import fisher_test
-    from ragmetrics.comparison.stats import paired_t_test, sign_test, wilcoxon_test
-
-    tests: dict[str, Callable[[np.ndarray], float]] = {
-        "fisher": lambda x: fisher_test(x, permutations=permutations, seed=seed),
-        "t": paired_t_test,
-        "wilcoxon": wilcoxon_test,
-        "sign": sign_test,
-    }
-    if test not in tests:
-        raise InputError(f"unknown test {test!r}; tests: {', '.join(tests)}")
-    d = np.asarray(diffs, dtype=np.float64)
-    if not d.size or not np.any(d):
-        return 1.0
-    return float(tests[test](d))
 
 
 def check_regressions(

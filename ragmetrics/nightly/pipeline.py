@@ -892,6 +892,15 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
                 )
                 if described is not None:
                     stats[metric] = described
+    if c.tukey != "off" and len(results) >= 2 and everywhere:
+        from ragmetrics.comparison.tukey import tukey_pairs
+
+        try:
+            report.metadata.tukey = tukey_pairs(
+                results, everywhere, alpha=c.alpha, blocked=c.tukey == "blocked"
+            )
+        except InputError as exc:  # e.g. fewer than 2 questions every run scored: said, not fatal
+            notes.append(f"Tukey's HSD not computed: {exc.what}")
     if report.comparisons:
         from ragmetrics.comparison.report_power import report_power
 

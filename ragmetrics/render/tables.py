@@ -338,7 +338,15 @@ def format_report(
         return report.model_dump_json(indent=2) + "\n"
     if fmt == "csv":
         return comparison_csv(report)
-    grids = [_summary_grid(report, digits), _pairs_grid(report, digits), _descriptive_grid(report, digits)]
+    from ragmetrics.render.multi import seeds_grid, tukey_grid
+
+    extra = [g for g in (tukey_grid(report, digits), seeds_grid(report, digits)) if g is not None]
+    grids = [
+        _summary_grid(report, digits),
+        _pairs_grid(report, digits),
+        *extra,
+        _descriptive_grid(report, digits),
+    ]
     grids[-1].notes = _legend(report)
     if fmt == "markdown":
         return "\n".join(to_markdown(g) for g in grids)

@@ -1,5 +1,9 @@
-"""Choosing fusion parameters on validation queries: the weights of ``wsum`` (a grid on the simplex) or
-RRF's ``k``, scored by one metric, with the chosen setting's score on held-out queries.
+"""Choosing fusion parameters on validation queries, scored by one metric, with the chosen setting's score on
+held-out queries: the weights of ``wsum``, ``wmnz``, ``mixed`` and the weighted Borda and Condorcet (a grid on
+the simplex), RRF's ``k``, RBC's ``phi``, CombGMNZ's ``gamma``, LogNISR's ``sigma``, ProbFuse's number of
+segments and SlideFuse's window; the trained methods (ProbFuse, SegFuse, SlideFuse, PosFuse, MAPFuse,
+BayesFuse) learn their model on the validation queries only, so the held-out score is that of a model that
+never saw those queries.
 
 Why held out: the best of many settings on the queries it was picked on is an optimistic estimate of how
 it will do; the score on queries the search did not see is the honest one (ranx's optimize_fusion reports
@@ -20,15 +24,26 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmetrics.errors import InputError
-from ragmetrics.options import FusionNorm
+from ragmetrics.options import TRAINED_FUSION_METHODS, FusionNorm
 from ragmetrics.retrieval.evaluate import evaluate
-from ragmetrics.retrieval.fusion import fuse
+from ragmetrics.retrieval.fusion import WEIGHTED, fuse
+from ragmetrics.retrieval.fusion_trained import FusionModel, train_fusion
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
 
-__all__ = ["FusionSearch", "search_fusion", "weight_grid"]
+__all__ = ["GRIDS", "FusionSearch", "search_fusion", "weight_grid"]
 
 DEFAULT_RRF_KS: tuple[float, ...] = (1, 5, 10, 20, 40, 60, 80, 100, 200)
+GRIDS: dict[str, tuple[str, tuple[float, ...]]] = {
+    "rrf": ("k", DEFAULT_RRF_KS),
+    "rbc": ("phi", (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98)),
+    "combgmnz": ("gamma", (0.0, 0.25, 0.5, 1.0, 1.5, 2.0)),
+    "logn_isr": ("sigma", (0.001, 0.01, 0.1, 0.5, 1.0)),
+    "probfuse": ("segments", (2, 5, 10, 20, 50)),
+    "slidefuse": ("window", (1, 2, 3, 5, 10)),
+}
+"""The default grid of each method's one parameter (`values=` replaces it)."""
+SEARCHABLE: tuple[str, ...] = tuple(sorted({*WEIGHTED, *GRIDS, *TRAINED_FUSION_METHODS}))
 
 
 @dataclass(frozen=True)
@@ -44,16 +59,13 @@ class FusionSearch:
     validation_queries: int
     held_out_queries: int
     tried: list[tuple[dict[str, float | list[float]], float]] = field(repr=False)
+    model: FusionModel | None = field(default=None, repr=False)
+    """Trained methods: the model learned on the validation queries with the chosen setting."""
 
     def fused(self, runs: Sequence[Run], *, name: str | None = None) -> Run:
-        """`runs` fused with the chosen setting."""
-        if self.method == "wsum":
-            weights = self.best["weights"]
-            assert isinstance(weights, list)
-            return fuse(runs, "wsum", norm=self.norm, weights=weights, name=name)
-        k = self.best["k"]
-        assert isinstance(k, float)
-        return fuse(runs, "rrf", k=k, name=name)
+        """`runs` fused with the chosen setting (and, for a trained method, the model of the validation
+        queries)."""
+        return _fuse(runs, self.method, self.norm, self.best, self.model, name=name)
 
 
 def weight_grid(runs: int, step: float) -> list[tuple[float, ...]]:
@@ -79,35 +91,41 @@ def search_fusion(
     norm: FusionNorm | str = "min-max",
     step: float = 0.1,
     ks: Sequence[float] = DEFAULT_RRF_KS,
+    values: Sequence[float] | None = None,
     held_out: Qrels | float | None = 0.5,
     seed: int = 0,
 ) -> FusionSearch:
-    """Search the weights of ``wsum`` or RRF's ``k`` that maximise `metric`'s mean on validation queries.
+    """Search the setting of `method` that maximises `metric`'s mean on validation queries.
 
+    Weighted methods search their weights on the simplex at `step`; `ks` are RRF's candidates; `values`
+    replaces the grid of the other methods' parameter (`GRIDS`). A trained method is trained on the
+    validation queries for each setting (SegFuse, PosFuse, MAPFuse and BayesFuse have none: one setting).
     `held_out`: a fraction of the qrels' queries kept out of the search (split at random with `seed`), a
     separate `Qrels` of test queries, or None to search on every query (no held-out score).
     """
-    if method not in ("wsum", "rrf"):
-        raise InputError(f"search supports 'wsum' (weights) and 'rrf' (k), not {method!r}", field="method")
+    if method not in SEARCHABLE:
+        raise InputError(
+            f"{method!r} has nothing to search (no weights, parameter or training); searchable: "
+            f"{', '.join(SEARCHABLE)}",
+            field="method",
+        )
     if len(runs) < 2:
         raise InputError(f"fusion needs at least two runs, got {len(runs)}", field="runs")
     validation, test = _split(qrels, held_out, seed)
-    settings: list[dict[str, float | list[float]]]
-    if method == "wsum":
-        settings = [{"weights": list(w)} for w in weight_grid(len(runs), step)]
-    else:
-        if not ks or not all(math.isfinite(k) and k >= 0 for k in ks):
-            raise InputError(f"ks must be numbers >= 0, got {list(ks)}", field="ks")
-        settings = [{"k": float(k)} for k in ks]
+    settings = _settings(method, len(runs), step, ks, values)
     tried: list[tuple[dict[str, float | list[float]], float]] = []
+    models: list[FusionModel | None] = []
     for setting in settings:
-        fused = _fuse(runs, method, norm, setting)
+        model = _train(validation, runs, method, setting)
+        fused = _fuse(runs, method, str(norm), setting, model)
         score = evaluate(validation, fused, [metric], allow_disjoint=True).aggregate[metric]
         tried.append((setting, float(score or 0.0)))
-    best, best_score = max(tried, key=lambda t: t[1])  # first of equals: max keeps the first maximum
+        models.append(model)
+    chosen = max(range(len(tried)), key=lambda i: tried[i][1])  # first of equals: max keeps the first maximum
+    best, best_score = tried[chosen]
     held_score = None
     if test is not None:
-        fused = _fuse(runs, method, norm, best)
+        fused = _fuse(runs, method, str(norm), best, models[chosen])
         held_score = float(evaluate(test, fused, [metric], allow_disjoint=True).aggregate[metric] or 0.0)
     return FusionSearch(
         method=method,
@@ -119,17 +137,46 @@ def search_fusion(
         validation_queries=len(validation.query_ids),
         held_out_queries=0 if test is None else len(test.query_ids),
         tried=tried,
+        model=models[chosen],
     )
 
 
-def _fuse(runs: Sequence[Run], method: str, norm: str, setting: dict[str, float | list[float]]) -> Run:
-    if method == "wsum":
-        weights = setting["weights"]
-        assert isinstance(weights, list)
-        return fuse(runs, "wsum", norm=norm, weights=weights)
-    k = setting["k"]
-    assert isinstance(k, float)
-    return fuse(runs, "rrf", k=k)
+def _settings(
+    method: str, runs: int, step: float, ks: Sequence[float], values: Sequence[float] | None
+) -> list[dict[str, float | list[float]]]:
+    if method in WEIGHTED:
+        return [{"weights": list(w)} for w in weight_grid(runs, step)]
+    if method in GRIDS:
+        key, grid = GRIDS[method]
+        chosen = list(ks) if method == "rrf" and values is None else list(values or grid)
+        if not chosen or not all(isinstance(v, int | float) and math.isfinite(v) for v in chosen):
+            raise InputError(f"{method}'s {key} values must be finite numbers, got {chosen}", field="values")
+        return [{key: float(v)} for v in chosen]
+    return [{}]
+
+
+def _train(validation: Qrels, runs: Sequence[Run], method: str, setting: dict[str, float | list[float]]) -> FusionModel | None:  # fmt: skip
+    if method not in TRAINED_FUSION_METHODS:
+        return None
+    segments = setting.get("segments", 10)
+    window = setting.get("window", 5)
+    assert isinstance(segments, float | int) and isinstance(window, float | int)
+    return train_fusion(validation, runs, method, segments=int(segments), window=int(window))
+
+
+def _fuse(
+    runs: Sequence[Run],
+    method: str,
+    norm: str,
+    setting: dict[str, float | list[float]],
+    model: FusionModel | None,
+    *,
+    name: str | None = None,
+) -> Run:
+    weights = setting.get("weights")
+    params = {k: v for k, v in setting.items() if k in ("k", "phi", "gamma", "sigma")}
+    assert weights is None or isinstance(weights, list)
+    return fuse(runs, method, norm=norm, weights=weights, model=model, name=name, **params)  # type: ignore[arg-type]
 
 
 def _split(qrels: Qrels, held_out: Qrels | float | None, seed: int) -> tuple[Qrels, Qrels | None]:

@@ -53,5 +53,25 @@ def test_rrf_k_search_and_a_separate_held_out_qrels() -> None:
     assert search.held_out_score == pytest.approx(expected.aggregate["ndcg@10"])
     with pytest.raises(InputError, match="in both the validation and the held-out"):
         search_fusion(qrels, [a, b], held_out=test)
-    with pytest.raises(InputError, match="'wsum' \\(weights\\) and 'rrf' \\(k\\)"):
+    with pytest.raises(InputError, match="'combsum' has nothing to search"):
         search_fusion(qrels, [a, b], method="combsum")
+
+
+def test_trained_methods_learn_on_validation_queries_only() -> None:
+    """The held-out score of a trained method is that of a model that never saw the held-out queries."""
+    from ragmetrics.retrieval.fusion_trained import train_fusion
+
+    qrels, a, b = _runs()
+    validation = qrels.select([f"q{i}" for i in range(10)])
+    test = qrels.select([f"q{i}" for i in range(10, 20)])
+    for method in ("posfuse", "probfuse", "bayesfuse"):
+        search = search_fusion(validation, [a, b], method=method, held_out=test)
+        assert search.model is not None and search.model.training_queries == 10
+        segments = int(search.best.get("segments", 10))  # type: ignore[arg-type]
+        model = train_fusion(validation, [a, b], method, segments=segments)
+        expected = evaluate(test, fuse([a, b], method, model=model), ["ndcg@10"], allow_disjoint=True)
+        assert search.held_out_score == pytest.approx(expected.aggregate["ndcg@10"]), method
+        leaked = train_fusion(qrels, [a, b], method, segments=segments)
+        assert leaked.training_queries == 20  # what a search must not do
+    rbc = search_fusion(validation, [a, b], method="rbc", values=[0.5, 0.9], held_out=test)
+    assert [s for s, _ in rbc.tried] == [{"phi": 0.5}, {"phi": 0.9}]

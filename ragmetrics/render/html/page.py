@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from ragmetrics._format import format_p
 from ragmetrics.render.html.cells import esc as _e
+from ragmetrics.render.html.multi import multi_block
 from ragmetrics.render.html.power import power_block, work_block
 from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
@@ -44,6 +45,7 @@ def render_html(
         parts.append(_gate_block(report, gate))
     parts.append(summary_block(report))
     parts.append(comparisons_block(report))
+    parts.append(multi_block(report))
     parts.append(power_block(report))
     parts.append(trust_html(report))
     if plots:

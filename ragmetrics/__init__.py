@@ -18,6 +18,11 @@ _EXPORTS: dict[str, str] = {
     "evaluate": "ragmetrics.retrieval.evaluate",
     "fuse": "ragmetrics.retrieval.fusion",
     "search_fusion": "ragmetrics.retrieval.fusion_search",
+    "train_fusion": "ragmetrics.retrieval.fusion_trained",
+    "SubtopicQrels": "ragmetrics.retrieval.diversity",
+    "evaluate_diversity": "ragmetrics.retrieval.diversity",
+    "tukey_pairs": "ragmetrics.comparison.tukey",
+    "seed_report": "ragmetrics.comparison.seeds",
     # comparison
     "compare": "ragmetrics.api",
     "compare_results": "ragmetrics.comparison.pairs",
@@ -56,10 +61,12 @@ __all__ = [
     "Report",
     "Run",
     "RunResult",
+    "SubtopicQrels",
     "__version__",
     "compare",
     "compare_results",
     "evaluate",
+    "evaluate_diversity",
     "evaluate_rag",
     "format_report",
     "format_results",
@@ -74,11 +81,16 @@ __all__ = [
     "python_metric",
     "run_pipeline",
     "search_fusion",
+    "seed_report",
+    "train_fusion",
+    "tukey_pairs",
 ]
 
 if TYPE_CHECKING:
     from ragmetrics.api import compare
     from ragmetrics.comparison.pairs import compare_results
+    from ragmetrics.comparison.seeds import seed_report
+    from ragmetrics.comparison.tukey import tukey_pairs
     from ragmetrics.errors import ConfigError, InputError, JudgeError
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.evaluate import evaluate_rag
@@ -88,9 +100,11 @@ if TYPE_CHECKING:
     from ragmetrics.nightly.config import load_config
     from ragmetrics.nightly.pipeline import run_pipeline
     from ragmetrics.render.tables import format_report, format_results
+    from ragmetrics.retrieval.diversity import SubtopicQrels, evaluate_diversity
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.fusion import fuse
     from ragmetrics.retrieval.fusion_search import search_fusion
+    from ragmetrics.retrieval.fusion_trained import train_fusion
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult

@@ -165,6 +165,41 @@ def quality_cost_plot(report: Report) -> Any | None:
     return figure
 
 
+def recall_points(report: Report) -> list[tuple[float, str]]:
+    """The interpolated-precision metrics the report holds (recall level, metric name), by recall level."""
+    import re as _re
+
+    points = []
+    for metric in report.metrics:
+        found = _re.fullmatch(r"(?:iprec@|iprec_at_recall_)([0-9.]+)(-l\d+)?", metric)
+        if found:
+            points.append((float(found.group(1)), metric))
+    return sorted(points)
+
+
+def precision_recall_plot(report: Report) -> Any | None:
+    """Each run's interpolated precision against recall (trec_eval's recall-precision curve), from the
+    report's iprec@r metrics (11pt: iprec@0, @0.1, ..., @1). None with fewer than two recall levels."""
+    points = recall_points(report)
+    if len(points) < 2:
+        return None
+    figure = _figure(5.2, 3.8)
+    ax = figure.subplots()
+    for run in report.runs:
+        ys = [run.aggregate.get(metric) for _, metric in points]
+        if any(y is None for y in ys):
+            continue
+        ax.plot([r for r, _ in points], ys, marker="o", markersize=3, label=_safe_label(run.name))
+    ax.set_xlabel("recall", fontsize=8)
+    ax.set_ylabel("interpolated precision (mean over queries)", fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_title("Precision-recall (interpolated, as trec_eval)", fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return figure
+
+
 def _safe_label(name: str) -> str:
     """A run name as plain text on a plot: matplotlib reads $...$ as math, which a run name must never be."""
     return plain_plot_text(name)
@@ -216,8 +251,9 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
 
 
 def save_plots(report: Report, directory: str | Path) -> list[Path]:
-    """Write box_<metric>.png (share_<metric>.png for a 0/1 metric) per metric and
-    diff_<metric>_<candidate>_vs_<baseline>.png per compared pair."""
+    """Write box_<metric>.png (share_<metric>.png for a 0/1 metric) per metric,
+    diff_<metric>_<candidate>_vs_<baseline>.png per compared pair, and precision_recall.png when the report
+    holds interpolated precision at two or more recall levels."""
     out = Path(directory)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -234,6 +270,11 @@ def save_plots(report: Report, directory: str | Path) -> list[Path]:
             out / f"diff_{_safe(c.metric)}_{_safe(c.candidate)}_vs_{_safe(c.baseline)}.png", written
         )
         difference_plot(report, c).savefig(path)
+        written.append(path)
+    curve = precision_recall_plot(report)
+    if curve is not None:
+        path = _unused(out / "precision_recall.png", written)
+        curve.savefig(path)
         written.append(path)
     return written
 

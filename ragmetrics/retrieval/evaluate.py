@@ -23,6 +23,7 @@ from ragmetrics.schema import GEOMETRIC_FLOOR, RunMetadata, RunResult
 
 if TYPE_CHECKING:
     from ragmetrics.retrieval.budget import Straddle, TokenLengths
+    from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.run import Run
 
 TIE_RULE = "score descending, then document id descending"
@@ -298,6 +299,13 @@ def score_matrix(
     from ragmetrics.retrieval.kernels import score_queries
 
     requests = parse_metrics(metrics)
+    intent_aware = [r.spelling for r in requests if r.spec.subtopics]
+    if intent_aware:
+        raise InputError(
+            f"{', '.join(intent_aware)}: intent-aware, needs subtopic qrels (ragmetrics.SubtopicQrels, the TREC "
+            "diversity format) passed to ragmetrics.evaluate",
+            field="metrics",
+        )
     if query_set not in QUERY_SETS:
         raise InputError(
             f"unknown query set {query_set!r}; choose 'qrels' (trec_eval -c) or 'intersection'",
@@ -376,7 +384,7 @@ def score_matrix(
 
 
 def evaluate(
-    qrels: QrelsArrays | Mapping[str, Mapping[str, int]],
+    qrels: QrelsArrays | Mapping[str, Mapping[str, int]] | SubtopicQrels,
     run: RunArrays | Mapping[str, Mapping[str, float]],
     metrics: Iterable[str] | str,
     *,
@@ -396,13 +404,36 @@ def evaluate(
     averages over the queries both have. Queries only the run has are listed in `metadata.extra_queries`.
     Unknown metrics and bad cutoffs raise `InputError`.
     """
-    return score_matrix(
-        qrels,
-        run,
-        metrics,
-        query_set=query_set,
-        name=name,
-        allow_disjoint=allow_disjoint,
-        lengths=lengths,
-        straddle=straddle,
-    ).to_result()
+    from ragmetrics.retrieval.diversity import SubtopicQrels, evaluate_diversity
+
+    if not isinstance(qrels, SubtopicQrels):
+        return score_matrix(
+            qrels,
+            run,
+            metrics,
+            query_set=query_set,
+            name=name,
+            allow_disjoint=allow_disjoint,
+            lengths=lengths,
+            straddle=straddle,
+        ).to_result()
+    # Subtopic qrels: the intent-aware metrics on the subtopics, the others on the collapsed qrels.
+    requests = parse_metrics(metrics)
+    plain = [r.spelling for r in requests if not r.spec.subtopics]
+    aware = [r.spelling for r in requests if r.spec.subtopics]
+    r = _as_run(run, name)
+    parts: list[RunResult] = []
+    if plain:
+        parts.append(
+            score_matrix(
+                qrels.collapsed(), r, plain, query_set=query_set, name=name, allow_disjoint=allow_disjoint,
+                lengths=lengths, straddle=straddle,
+            ).to_result()
+        )  # fmt: skip
+    if aware:
+        parts.append(
+            evaluate_diversity(qrels, cast("Run", r), aware, query_set=str(query_set), name=name or r.name)
+        )
+    result = parts[0] if len(parts) == 1 else parts[0].merge(parts[1])
+    result.metadata.metrics = [x.spelling for x in requests]
+    return result

@@ -134,3 +134,22 @@ def test_drill_down_shows_verdicts_as_a_table_numbered_from_one() -> None:
     assert "<table class='verdicts'>" in page
     assert "chunk 1, sentence 3" in page and "&#10003;" in page and "names the capital" in page
     assert "{" not in page  # no raw dict text
+
+
+def test_a_precision_recall_plot_when_the_report_has_interpolated_precision(tmp_path: Path) -> None:
+    from matplotlib.image import imread
+
+    from ragmetrics import Qrels, Run, evaluate
+    from ragmetrics.render.plots import precision_recall_plot, recall_points, save_plots
+
+    qrels = Qrels.from_dict({"q1": {"a": 1, "b": 1, "c": 0}, "q2": {"a": 1, "d": 2}})
+    runs = [Run.from_dict({"q1": {"a": 3.0, "c": 2.0, "b": 1.0}, "q2": {"d": 2.0, "a": 1.0}}, name="x"),
+            Run.from_dict({"q1": {"c": 3.0, "a": 2.0, "b": 1.0}, "q2": {"e": 2.0, "a": 1.0}}, name="y")]  # fmt: skip
+    metrics = [f"iprec@{i / 10:g}" for i in range(11)]
+    report = compare_results([evaluate(qrels, r, metrics) for r in runs], test="t", bootstrap_samples=100)
+    assert [p for p, _ in recall_points(report)] == [i / 10 for i in range(11)]
+    written = save_plots(report, tmp_path)
+    curve = next(p for p in written if p.name == "precision_recall.png")
+    assert imread(curve).shape[0] > 100
+    assert precision_recall_plot(compare_results([evaluate(qrels, r, ["map"]) for r in runs], test="t",
+                                                 bootstrap_samples=100)) is None  # fmt: skip

@@ -122,6 +122,7 @@ def test_registry_holds_every_metric_once_with_unique_kinds() -> None:
         "rbp", "mrr", "map", "dcg", "ndcg", "dcg_burges", "ndcg_burges", "judged",
         "infap", "rbp_resid", "iprec", "11pt_avg", "gm_map", "gm_bpref", "set_map", "rprec_mult",
         "num_ret", "num_rel", "num_q", "err", "nerr",
+        "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "p_ia", "strec", "map_ia",
     ]  # fmt: skip
     assert len({spec.kind for spec in REGISTRY}) == len(REGISTRY)
     for spec in REGISTRY:
@@ -133,9 +134,19 @@ def test_kernel_codes_come_from_the_registry() -> None:
     import inspect
     import re
 
-    from ragmetrics.retrieval.kernels import cascade, gain, inferred, interpolated, rank, rbp, score, sets
+    from ragmetrics.retrieval.kernels import (
+        cascade,
+        diversity,
+        gain,
+        inferred,
+        interpolated,
+        rank,
+        rbp,
+        score,
+        sets,
+    )  # fmt: skip
 
-    for module in (score, sets, gain, rank, rbp, cascade, inferred, interpolated):
+    for module in (score, sets, gain, rank, rbp, cascade, inferred, interpolated, diversity):
         source = inspect.getsource(module)
         assert not re.search(r"^[A-Z_]+ = \d+$", source, re.M) or module is gain, module.__name__
         for name in re.findall(r"^([A-Z_]+) = int\(Kind\.([A-Z_]+)\)$", source, re.M):

@@ -36,6 +36,9 @@ def report_plots(report: Report) -> tuple[list[tuple[str, bytes]], str | None]:
         tradeoff = plots.quality_cost_plot(report)
         if tradeoff is not None:
             out.insert(0, ("quality against cost: mean per run (up and left is better)", _png(tradeoff)))
+        curve = plots.precision_recall_plot(report)
+        if curve is not None:
+            out.insert(0, ("precision-recall: interpolated precision by recall level, per run", _png(curve)))
     except ConfigError as exc:  # matplotlib is missing
         return [], f"plots skipped: {exc}"
     note = None

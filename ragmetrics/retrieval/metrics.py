@@ -784,7 +784,11 @@ def render_reference() -> str:
         "by the spelling you used, and `metadata.metric_settings['metrics']` records the canonical form. "
         "Two metrics take a real number after `@` instead of a cutoff: `iprec@0.3` (interpolated precision at "
         "recall 0.3; trec_eval's `iprec_at_recall_0.30`) and `rprec_mult@0.5` (precision at 0.5 R; "
-        "`Rprec_mult_0.50`). `rbp_resid.P` takes a persistence as `rbp.P` does.",
+        "`Rprec_mult_0.50`). `rbp_resid.P` takes a persistence as `rbp.P` does. The intent-aware metrics (`alpha_ndcg`, `err_ia`, "
+        "`nerr_ia`, `nrbp`, `nnrbp`, `p_ia`, `strec`, `map_ia`) need subtopic qrels: "
+        "`ragmetrics.evaluate(SubtopicQrels.from_trec(path), run, [...])` reads the TREC diversity format "
+        "(`query subtopic document grade`) and scores the other metrics on its collapsed form (a document's "
+        "highest grade over the subtopics).",
         "",
         "**Aggregates.** A run's figure is the mean over queries, except the counts `num_ret`, `num_rel` and "
         "`num_q` (summed, as trec_eval prints them) and `gm_map` and `gm_bpref` (geometric mean of the "

@@ -19,6 +19,7 @@ import numpy as np
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import QUERY_SETS
+from ragmetrics.retrieval._lazy import numba_for
 from ragmetrics.retrieval.kernels.diversity import (
     covered_share,
     discounted,
@@ -212,9 +213,11 @@ def evaluate_diversity(
     ranked = (run if isinstance(run, Run) else Run.from_dict(run, name=name or "run")).to_dict()
     queries = [q for q in qrels.query_ids if query_set == "qrels" or q in ranked]
     per_query: dict[str, dict[str, float | None]] = {}
-    for qid in queries:
-        values = _query_metrics(qrels.judgments[qid], list(ranked.get(qid, {})), requests, alpha, beta)
-        per_query[qid] = dict(zip((r.spelling for r in requests), values, strict=True))
+    entries = sum(len(docs) for docs in ranked.values())
+    with numba_for(entries):  # large inputs run the compiled kernels, small ones the same code in Python
+        for qid in queries:
+            values = _query_metrics(qrels.judgments[qid], list(ranked.get(qid, {})), requests, alpha, beta)
+            per_query[qid] = dict(zip((r.spelling for r in requests), values, strict=True))
     result = RunResult(
         name=name or (run.name if isinstance(run, Run) else "run"),
         per_query=per_query,

@@ -99,3 +99,17 @@ def test_equals_ndeval(seed: int) -> None:
                 assert value == pytest.approx(values[name], abs=1e-9), (qid, mine)
             compared += 1
     assert compared == len(theirs) * len(theirs_names) > 0
+
+
+def test_compiled_and_python_kernels_agree() -> None:
+    """The intent-aware kernels run as Python on small inputs and compiled by numba on large ones."""
+    from ragmetrics.retrieval._lazy import force_path
+
+    rows, run = _random(3)
+    metrics = ["alpha_ndcg@10", "err_ia@7", "nerr_ia@20", "nrbp", "nnrbp", "p_ia@5", "strec@3", "map_ia"]
+    qrels = SubtopicQrels.from_rows(rows)
+    with force_path(False):
+        python = evaluate_diversity(qrels, run, metrics).per_query
+    with force_path(True):
+        compiled = evaluate_diversity(qrels, run, metrics).per_query
+    assert python == compiled

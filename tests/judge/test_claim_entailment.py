@@ -21,6 +21,7 @@ from ragmetrics.judge.registry import CLAIM_DIAGNOSTIC_NAMES
 
 from .conftest import JudgeFactory, sample
 from .loopback import LoopbackServer
+from .test_claims import HAND
 
 # Answer claims: 1 right and from chunk 1; 2 wrong and from chunk 2 (noise); 3 wrong and from no chunk.
 # Reference claims: 1 in chunk 1 and in the answer; 2 in no chunk and not in the answer.
@@ -30,19 +31,6 @@ ANSWER = (
 )
 REFERENCE = "The module was added in version 3.4 [ans] [c:1]. It supports asynchronous use [!ans] [c:]."
 CHUNKS = ["The asyncio module appeared in version 3.4.", "A different module is deprecated since 3.12."]
-HAND = {
-    "claim_precision": 1 / 3,
-    "claim_recall": 1 / 2,
-    "claim_f1": 0.4,
-    "retrieval_claim_recall": 1 / 2,
-    "retrieval_context_precision": 1 / 2,
-    "claim_utilization": 1.0,
-    "noise_sensitivity_relevant": 0.0,
-    "noise_sensitivity_irrelevant": 1 / 3,
-    "hallucination": 1 / 3,
-    "self_knowledge": 0.0,
-    "claim_faithfulness": 2 / 3,
-}
 
 
 def _hand(**fields: object) -> dict[str, object]:

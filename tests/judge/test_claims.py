@@ -43,6 +43,23 @@ def _by_counting(
     return out
 
 
+HAND = {
+    "claim_precision": 1 / 3,
+    "claim_recall": 1 / 2,
+    "claim_f1": 0.4,
+    "retrieval_claim_recall": 1 / 2,
+    "retrieval_context_precision": 1 / 2,
+    "claim_utilization": 1.0,
+    "noise_sensitivity_relevant": 0.0,
+    "noise_sensitivity_irrelevant": 1 / 3,
+    "hallucination": 1 / 3,
+    "self_knowledge": 0.0,
+    "claim_faithfulness": 2 / 3,
+}
+"""The diagnostics of the hand-computed sample below (also judged through the loopback server in
+test_claim_entailment.py)."""
+
+
 def test_a_hand_computed_sample() -> None:
     # Answer claims: a0 true and from chunk 0; a1 wrong, from chunk 1 (noise); a2 wrong, from no chunk.
     # Reference claims: r0 in chunk 0 and in the answer; r1 in no chunk and not in the answer.
@@ -55,21 +72,7 @@ def test_a_hand_computed_sample() -> None:
     )
     d = claim_diagnostics(m)
     assert d.relevant_chunks == [True, False] and d.relevance_source == "reference claims"
-    assert d.values == pytest.approx(
-        {
-            "claim_precision": 1 / 3,
-            "claim_recall": 1 / 2,
-            "claim_f1": 0.4,
-            "retrieval_claim_recall": 1 / 2,
-            "retrieval_context_precision": 1 / 2,
-            "claim_utilization": 1.0,
-            "noise_sensitivity_relevant": 0.0,
-            "noise_sensitivity_irrelevant": 1 / 3,
-            "hallucination": 1 / 3,
-            "self_knowledge": 0.0,
-            "claim_faithfulness": 2 / 3,
-        }
-    )
+    assert d.values == pytest.approx(HAND)
     # Human judgments that call chunk 1 relevant move a1's noise from irrelevant to relevant.
     q = claim_diagnostics(m, chunk_relevant=[False, True])
     assert q.relevance_source == "qrels"

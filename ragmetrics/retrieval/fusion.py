@@ -150,18 +150,18 @@ def _by_ranks(point: Callable[[int, Mapping[str, float]], float], count: Callabl
     return combine
 
 
-def _weighted(rankings: list[Ranking | None], weights: Sequence[float] | None) -> Sequence[float]:
+def _weighted(weights: Sequence[float] | None) -> Sequence[float]:
     assert weights is not None  # fuse() checks that weighted methods have them
     return weights
 
 
 def _wsum(rankings: list[Ranking | None], _: Mapping[str, float], weights: Sequence[float] | None) -> Scores:
-    w = _weighted(rankings, weights)
+    w = _weighted(weights)
     return {doc: math.fsum(w[r] * v for r, _, v in hits) for doc, hits in _present(rankings).items()}
 
 
 def _wmnz(rankings: list[Ranking | None], _: Mapping[str, float], weights: Sequence[float] | None) -> Scores:
-    w = _weighted(rankings, weights)
+    w = _weighted(weights)
     return {
         doc: math.fsum(v for _, _, v in hits) * math.fsum(w[r] for r, _, _ in hits)
         for doc, hits in _present(rankings).items()
@@ -169,7 +169,7 @@ def _wmnz(rankings: list[Ranking | None], _: Mapping[str, float], weights: Seque
 
 
 def _mixed(rankings: list[Ranking | None], _: Mapping[str, float], weights: Sequence[float] | None) -> Scores:
-    w = _weighted(rankings, weights)
+    w = _weighted(weights)
     return {
         doc: math.fsum(w[r] * v for r, _, v in hits) * math.sqrt(len(hits))
         for doc, hits in _present(rankings).items()
@@ -205,7 +205,7 @@ def _bordafuse(rankings: list[Ranking | None], _: Mapping[str, float], __: Seque
 def _weighted_bordafuse(
     rankings: list[Ranking | None], _: Mapping[str, float], weights: Sequence[float] | None
 ) -> Scores:
-    return _borda(rankings, _weighted(rankings, weights))
+    return _borda(rankings, _weighted(weights))
 
 
 def _condorcet_order(rankings: list[Ranking | None], weights: Sequence[float] | None) -> list[str]:
@@ -258,12 +258,21 @@ def _condorcet(rankings: list[Ranking | None], _: Mapping[str, float], __: Seque
 def _weighted_condorcet(
     rankings: list[Ranking | None], _: Mapping[str, float], weights: Sequence[float] | None
 ) -> Scores:
-    order = _condorcet_order(rankings, _weighted(rankings, weights))
+    order = _condorcet_order(rankings, _weighted(weights))
     return {doc: float(len(order) - i) for i, doc in enumerate(order)}
 
 
 def _one(_: int, __: Mapping[str, float]) -> float:
     return 1.0
+
+
+def _combgmnz(
+    rankings: list[Ranking | None], params: Mapping[str, float], _: Sequence[float] | None
+) -> Scores:
+    return {
+        doc: math.fsum(v for _, _, v in hits) * len(hits) ** params["gamma"]
+        for doc, hits in _present(rankings).items()
+    }
 
 
 COMBINE: dict[str, Combine] = {
@@ -273,6 +282,7 @@ COMBINE: dict[str, Combine] = {
     "combmin": _by_values(lambda v, _: min(v)),
     "combmed": _by_values(lambda v, _: float(statistics.median(v))),
     "combanz": _by_values(lambda v, _: math.fsum(v) / len(v)),
+    "combgmnz": _combgmnz,
     "wsum": _wsum,
     "wmnz": _wmnz,
     "mixed": _mixed,
@@ -286,18 +296,6 @@ COMBINE: dict[str, Combine] = {
     "condorcet": _condorcet,
     "weighted_condorcet": _weighted_condorcet,
 }
-
-
-def _combgmnz(
-    rankings: list[Ranking | None], params: Mapping[str, float], _: Sequence[float] | None
-) -> Scores:
-    return {
-        doc: math.fsum(v for _, _, v in hits) * len(hits) ** params["gamma"]
-        for doc, hits in _present(rankings).items()
-    }
-
-
-COMBINE["combgmnz"] = _combgmnz
 
 
 def _check(

@@ -35,13 +35,20 @@ def score_files(
     intersection: bool = False,
     allow_disjoint: bool = False,
 ) -> list[RunResult]:
-    """Score every run file against the qrels file; the CLI's work, reusable from Python."""
+    """Score every run file against the qrels file; the CLI's work, reusable from Python. When an
+    intent-aware metric (alpha_ndcg@k, ...) is asked for, the qrels file is read in the TREC diversity format
+    (`query subtopic document grade`), and the other metrics are scored on its collapsed form."""
+    from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metrics
     from ragmetrics.retrieval.qrels import Qrels
 
-    parse_metrics(metrics)  # reject a bad metric before reading large files
-    qrels = Qrels.read(qrels_path)
+    requests = parse_metrics(metrics)  # reject a bad metric before reading large files
+    qrels: Qrels | SubtopicQrels
+    if any(r.spec.subtopics for r in requests):
+        qrels = SubtopicQrels.from_trec(qrels_path)
+    else:
+        qrels = Qrels.read(qrels_path)
     query_set = "intersection" if intersection else "qrels"
     return [
         evaluate(qrels, run, metrics, query_set=query_set, allow_disjoint=allow_disjoint)

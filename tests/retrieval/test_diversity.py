@@ -113,3 +113,17 @@ def test_compiled_and_python_kernels_agree() -> None:
     with force_path(True):
         compiled = evaluate_diversity(qrels, run, metrics).per_query
     assert python == compiled
+
+
+def test_the_cli_reads_subtopic_qrels_when_an_intent_aware_metric_is_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.cli import main
+
+    (tmp_path / "div.qrels").write_text("51 1 a 1\n51 1 b 1\n51 2 a 1\n51 2 c 1\n", encoding="utf-8")
+    Run.from_dict({"51": {"b": 3.0, "a": 2.0, "c": 1.0}}, name="r").to_trec(tmp_path / "r.run")
+    code = main(["retrieval", str(tmp_path / "div.qrels"), str(tmp_path / "r.run"), "-m", "alpha_ndcg@3",
+                 "strec@1", "map", "--format", "json"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert '"strec@1": 0.5' in out and '"map": 1.0' in out

@@ -788,7 +788,8 @@ def render_reference() -> str:
         "`nerr_ia`, `nrbp`, `nnrbp`, `p_ia`, `strec`, `map_ia`) need subtopic qrels: "
         "`ragmetrics.evaluate(SubtopicQrels.from_trec(path), run, [...])` reads the TREC diversity format "
         "(`query subtopic document grade`) and scores the other metrics on its collapsed form (a document's "
-        "highest grade over the subtopics).",
+        "highest grade over the subtopics); `ragmetrics retrieval` and `compare` read the qrels file in that format "
+        "whenever an intent-aware metric is asked for.",
         "",
         "**Aggregates.** A run's figure is the mean over queries, except the counts `num_ret`, `num_rel` and "
         "`num_q` (summed, as trec_eval prints them) and `gm_map` and `gm_bpref` (geometric mean of the "

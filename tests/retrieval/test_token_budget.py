@@ -35,7 +35,20 @@ def test_a_budget_smaller_than_the_first_passage() -> None:
     assert include.per_query["q"]["recall@299tok"] == pytest.approx(1 / 3)
 
 
-METRICS = ["ndcg", "map", "mrr", "precision", "recall", "hit_rate", "f1", "dcg", "judged", "ndcg_burges"]
+METRICS = [
+    "ndcg",
+    "map",
+    "mrr",
+    "precision",
+    "recall",
+    "hit_rate",
+    "f1",
+    "dcg",
+    "judged",
+    "ndcg_burges",
+    "err",
+    "nerr",
+]
 
 
 def test_equal_to_the_count_cutoff_at_each_querys_depth_on_random_runs() -> None:

@@ -87,8 +87,12 @@ def compare_seed_groups(
     permutations: int = 10_000,
     bootstrap_samples: int = 10_000,
     confidence: float = 0.95,
+    p_values: Mapping[tuple[str, str, str], float] | None = None,
 ) -> list[SeedPairComparison]:
-    """Every pair of systems (in the given order; the earlier is the baseline) on every metric."""
+    """Every pair of systems (in the given order; the earlier is the baseline) on every metric.
+
+    `p_values` ((metric, baseline, candidate) -> p) are p-values already computed on the same seed-averaged
+    differences (`seed_report` takes its report's), so the test is not run twice."""
     names = list(groups)
     if len(names) < 2:
         raise InputError(f"seed comparisons need at least two systems, got {len(names)}", field="groups")
@@ -120,7 +124,10 @@ def compare_seed_groups(
                 )
             base, cand = _matrix(groups[a], shared, metric), _matrix(groups[b], shared, metric)
             diffs = cand.mean(axis=1) - base.mean(axis=1)
-            p = paired_p_value(test, diffs.tolist(), seed=seed, permutations=permutations)
+            if p_values is not None:
+                p = p_values[(metric, a, b)]
+            else:
+                p = paired_p_value(test, diffs.tolist(), seed=seed, permutations=permutations)
             low, high = hierarchical_bootstrap(
                 base, cand, samples=bootstrap_samples, seed=seed, confidence=confidence
             )
@@ -197,23 +204,17 @@ def seed_report(
     `metadata.seed_comparisons` keeps the seeds and their spread."""
     from ragmetrics.comparison.pairs import compare_results
 
-    figures = compare_seed_groups(
-        groups, metrics, test=test, correction=correction, alpha=alpha, seed=seed,
-        permutations=permutations, bootstrap_samples=bootstrap_samples,
-    )  # fmt: skip
     means = [seed_mean_result(name, runs, metrics) for name, runs in groups.items()]
     report = compare_results(
         means, metrics, test=test, correction=correction, seed=seed, alpha=alpha,
         permutations=permutations, bootstrap_samples=bootstrap_samples, align="intersection",
     )  # fmt: skip
-    # One test per pair: the report's (its randomisation pairs the queries in its own order), its CI the
-    # hierarchical one.
-    tested = {(c.metric, c.baseline, c.candidate): c for c in report.comparisons}
-    figures = [
-        f.model_copy(update={k: getattr(tested[(f.metric, f.baseline, f.candidate)], k)
-                             for k in ("p_value", "p_corrected", "significant")})
-        for f in figures
-    ]  # fmt: skip
+    # One test per pair, the report's (over the same seed-averaged queries); its CI the hierarchical one.
+    figures = compare_seed_groups(
+        groups, metrics, test=test, correction=correction, alpha=alpha, seed=seed,
+        permutations=permutations, bootstrap_samples=bootstrap_samples,
+        p_values={(c.metric, c.baseline, c.candidate): c.p_value for c in report.comparisons},
+    )  # fmt: skip
     by_pair = {(f.metric, f.baseline, f.candidate): f for f in figures}
     report.comparisons = [
         c.model_copy(update={"ci_low": by_pair[(c.metric, c.baseline, c.candidate)].ci_low,

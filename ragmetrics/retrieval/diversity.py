@@ -188,11 +188,13 @@ def evaluate_diversity(
     beta: float = 0.5,
     query_set: str = "qrels",
     name: str | None = None,
+    allow_disjoint: bool = False,
 ) -> RunResult:
     """Score `run` on intent-aware metrics (alpha_ndcg@k, err_ia@k, nerr_ia@k, nrbp, nnrbp, p_ia@k, strec@k,
     map_ia). Rankings follow ragmetrics' rule (score descending, ties by document id descending, as ndeval);
     by default every qrels query is scored (one the run lacks scores 0), or with ``query_set="intersection"``
-    only those both have."""
+    only those both have. A run sharing no query with the qrels is refused unless `allow_disjoint`, as in
+    `ragmetrics.evaluate`."""
     from ragmetrics.retrieval.run import Run
 
     if not isinstance(qrels, SubtopicQrels):
@@ -211,6 +213,12 @@ def evaluate_diversity(
             field="metrics",
         )
     ranked = (run if isinstance(run, Run) else Run.from_dict(run, name=name or "run")).to_dict()
+    if ranked and not any(q in qrels.judgments for q in ranked) and not allow_disjoint:
+        raise InputError(
+            "the run shares no query id with the subtopic qrels: every score would be 0. Are these the right "
+            "files? (allow_disjoint=True scores it anyway)",
+            field="query_id",
+        )
     queries = [q for q in qrels.query_ids if query_set == "qrels" or q in ranked]
     per_query: dict[str, dict[str, float | None]] = {}
     entries = sum(len(docs) for docs in ranked.values())

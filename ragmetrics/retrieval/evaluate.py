@@ -432,7 +432,14 @@ def evaluate(
         )  # fmt: skip
     if aware:
         parts.append(
-            evaluate_diversity(qrels, cast("Run", r), aware, query_set=str(query_set), name=name or r.name)
+            evaluate_diversity(
+                qrels,
+                cast("Run", r),
+                aware,
+                query_set=str(query_set),
+                name=name or r.name,
+                allow_disjoint=allow_disjoint,
+            )
         )
     result = parts[0] if len(parts) == 1 else parts[0].merge(parts[1])
     result.metadata.metrics = [x.spelling for x in requests]

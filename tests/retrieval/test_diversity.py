@@ -48,6 +48,10 @@ def test_the_trec_diversity_format_and_clear_errors(tmp_path: Path) -> None:
     assert err.value.line == 1
     with pytest.raises(InputError, match="needs subtopic qrels"):
         evaluate(Qrels.from_dict({"q": {"d": 1}}), {"q": {"d": 1.0}}, ["alpha_ndcg@10"])
+    with pytest.raises(InputError, match="shares no query id"):  # wrong files: refused, not scored all 0
+        evaluate(qrels, {"99": {"clueweb-a": 1.0}}, ["alpha_ndcg@10"])
+    zeros = evaluate(qrels, {"99": {"clueweb-a": 1.0}}, ["alpha_ndcg@10"], allow_disjoint=True)
+    assert zeros.aggregate["alpha_ndcg@10"] == 0.0
 
 
 def _random(seed: int) -> tuple[list[tuple[str, str, str, int]], dict[str, dict[str, float]]]:

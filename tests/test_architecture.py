@@ -28,6 +28,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",
+    "ragmetrics.testset": "testset",
     "ragmetrics.testing": "facade",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
@@ -62,9 +63,10 @@ ALLOWED: dict[str, set[str]] = {
     "api": {"base"} | CORE,
     "engines": {"base"} | CORE,
     "extras": {"base", "retrieval", "judge"},
-    "nightly": {"base", "api", "engines", "render", "extras"} | CORE,
-    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade"} | CORE,
-    "facade": {"base", "api", "engines", "render", "extras", "nightly"} | CORE,
+    "testset": {"base", "api", "extras"} | CORE,
+    "nightly": {"base", "api", "engines", "render", "extras", "testset"} | CORE,
+    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade", "testset"} | CORE,
+    "facade": {"base", "api", "engines", "render", "extras", "nightly", "testset"} | CORE,
 }
 
 

@@ -289,6 +289,21 @@ class GeneratedQuestions(Verdict):
         return self
 
 
+class GeneratedTestItem(Verdict):
+    """A test-set question written from the given passages, with its reference answer (ragmetrics.testset)."""
+
+    question: str = Field(max_length=1000)
+    reference: str = Field(max_length=4000)
+
+    @model_validator(mode="after")
+    def _not_blank(self) -> GeneratedTestItem:
+        if not self.question.strip():
+            raise ValueError("the question is empty")
+        if not self.reference.strip():
+            raise ValueError("the reference answer is empty")
+        return self
+
+
 class CheckJudgement(Verdict):
     check: int
     reason: str
@@ -320,6 +335,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         ClaimVerdicts,
         SentenceVerdicts,
         GeneratedQuestions,
+        GeneratedTestItem,
         GradedRelevance,
         ChecklistVerdicts,
     )

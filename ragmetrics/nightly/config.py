@@ -43,6 +43,7 @@ from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.options import FusionMethod, FusionNorm
+from ragmetrics.testset.settings import TestsetSettings
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
 DATASET_FIELDS: tuple[str, ...] = (
@@ -95,7 +96,13 @@ class DatasetConfig(_Section):
     )
     passages: Path | None = Field(
         default=None,
-        description="JSONL of {id, text, title?} passages for retriever runs (builtin: the shipped ones)",
+        description="JSONL of {id, text, title?} passages for retriever runs (builtin: the shipped ones; a "
+        "test-set folder: its corpus when that is a JSONL file)",
+    )
+    relevant_order: Literal["set", "ranked"] = Field(
+        default="set",
+        description="relevant_ids without relevant_grades: 'set' makes each grade 1; 'ranked' reads them as "
+        "listed most relevant first, grades by position (n for the first of n, down to 1)",
     )
 
     @field_validator("language")
@@ -581,6 +588,9 @@ class NightlyConfig(_Section):
     human_labels: HumanLabelsConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     generator: GeneratorConfig | None = None
+    testset: TestsetSettings | None = Field(
+        default=None, description="how `ragmetrics testset --config` builds a test collection (docs/testset.md)"
+    )
     max_failure_rate: float = Field(
         default=0.05,
         ge=0,
@@ -884,6 +894,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("compare", CompareConfig, "how runs are compared (and how the regression gate tests)"),
     ("output", OutputConfig, "where and what to write"),
     ("baseline", BaselineConfig, "the regression gate"),
+    ("testset", TestsetSettings, "how `ragmetrics testset --config` builds a test collection"),
     ("human_labels", HumanLabelsConfig, "human labels of judge metrics (docs/trust.md); leave out for none"),
     ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
 )

@@ -154,8 +154,14 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence
     if config.builtin is not None:
         return _load_builtin(config, keep)
     assert config.path is not None
-    source = str(config.path)
-    rows = read_rows(config.path, config.format, config.split, progress=progress)
+    path, fmt, passages = config.path, config.format, config.passages
+    testset_corpus = _testset_folder(path)
+    if testset_corpus is not None:  # a folder `ragmetrics testset` wrote: its questions, and its corpus
+        path, fmt = path / "questions.jsonl", "json"
+        if passages is None and isinstance(testset_corpus, Path):
+            passages = testset_corpus
+    source = str(path)
+    rows = read_rows(path, fmt, config.split, progress=progress)
     dataset = validate_rows(
         rows,
         source=source,
@@ -164,10 +170,28 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence
         limit=config.limit,
         language=config.language,
         keep=keep,
+        ranked_relevance=config.relevant_order == "ranked",
     )
-    if config.passages is not None:
-        dataset.passages = read_passages(config.passages)
+    if passages is not None:
+        dataset.passages = read_passages(passages)
     return dataset
+
+
+def _testset_folder(path: Path) -> Path | str | None:
+    """For a test-set folder (ragmetrics.testset.output): its corpus as a passages file when it is a JSONL file
+    (or the built-in collection's), "" when the corpus cannot serve as passages; None for any other path."""
+    if not (path.is_dir() and (path / "testset.json").is_file() and (path / "questions.jsonl").is_file()):
+        return None
+    try:
+        manifest = json.loads(read_utf8(path / "testset.json"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", source=str(path / "testset.json"), line=exc.lineno) from None
+    corpus = manifest.get("corpus_path") if isinstance(manifest, dict) else None
+    if corpus == "builtin":
+        return Path(importlib.import_module("ragmetrics.collection").passages_path())
+    if isinstance(corpus, str) and corpus.endswith((".jsonl", ".ndjson")) and Path(corpus).is_file():
+        return Path(corpus)
+    return ""
 
 
 def _load_builtin(config: DatasetConfig, keep: Sequence[str]) -> QADataset:
@@ -340,9 +364,11 @@ def validate_rows(
     limit: int | None = None,
     language: str | None = None,
     keep: Sequence[str] = (),
+    ranked_relevance: bool = False,
 ) -> QADataset:
     """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking;
-    `language` is the dataset's language, for rows without a language column value."""
+    `language` is the dataset's language, for rows without a language column value; `ranked_relevance` reads
+    ungraded relevant_ids as listed most relevant first (grades by position)."""
     columns = _resolve_columns(rows, source, dict(mapping or {}))
     present = {c for row in rows for c in row}
     missing_kept = sorted(set(keep) - present)
@@ -372,7 +398,7 @@ def validate_rows(
         if language is not None and values.get("language") is None:
             values["language"] = language
         try:
-            clean = _clean_row(values)
+            clean = _clean_row(values, ranked_relevance=ranked_relevance)
             qid = clean["id"]
             if qid in seen:
                 raise _RowError("id", f"duplicate id {qid!r} (first at row {seen[qid]})")
@@ -458,7 +484,7 @@ def _resolve_columns(
     return columns
 
 
-def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
+def _clean_row(values: dict[str, Any], *, ranked_relevance: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"id": _id(values.get("id"))}
     question = values.get("question")
     if not isinstance(question, str):
@@ -503,6 +529,10 @@ def _clean_row(values: dict[str, Any]) -> dict[str, Any]:
     out["relevant_ids"], out["relevant_grades"] = _pairs(
         lists["relevant_ids"], lists["relevant_grades"], "relevant", _grade
     )
+    if ranked_relevance and lists["relevant_ids"] is not None and lists["relevant_grades"] is None:
+        # Listed most relevant first, no grades: the grade is the position from the end (n, n-1, ..., 1).
+        count = len(out["relevant_ids"])
+        out["relevant_grades"] = [count - i for i in range(count)]
     return out
 
 

@@ -200,6 +200,10 @@ class LLMJudge(PlanDispatch):
             parts["probabilities_of"] = [probe.key, list(probe.values)]
         return cache_key(parts)
 
+    def request_key(self, prompt_name: str, values: Mapping[str, InputValue]) -> str:
+        """The cache key a `verdict(prompt_name, values)` call reads and writes (for dry runs)."""
+        return self._key(self.prompts.get(prompt_name), values)
+
     async def verdict(self, prompt_name: str, values: Mapping[str, InputValue]) -> tuple[Verdict, bool]:
         """The validated verdict of one prompt on `values` and whether it came from the cache."""
         judged = await self.judged(self.prompts.get(prompt_name), values)

@@ -1,0 +1,177 @@
+"""Complete qrels: pool runs' top-k on the generated questions and let the judge grade what the qrels lack.
+
+A generated question's source chunk is relevant by construction, but it is rarely the only relevant chunk;
+without more judgments a system that finds a second good chunk first is scored as if it had missed. This is
+TREC's answer: pool the top `pool_depth` of several systems (run files over the questions, or reference
+retrievers built over the corpus now) and grade every pooled chunk the qrels lack, here with the judge's
+`passage_relevance` (0-3) through `ragmetrics.qrels_fill.fill_qrels` (cache, concurrency, failures).
+
+Judge grades map onto the test set's scale so that "answers it" meets the source grade and "on the subject but
+does not answer" is not relevant: judge g -> round((g - 1) x source_grade / 2), floored at 0 (with the default
+source grade 2: 3 -> 2, 2 -> 1, 1 and 0 -> 0). Judge grades never overwrite a source or person grade. An
+unanswerable question keeps no qrels; a pooled chunk the judge grades 3 (answers it) means the question is
+answerable after all, and it is dropped and counted (`answered_anyway`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmetrics.errors import InputError
+from ragmetrics.judge.base import Judge
+from ragmetrics.judge.formulas import GRADE_SCALE
+from ragmetrics.retrieval.qrels import Qrels
+from ragmetrics.retrieval.run import Run
+from ragmetrics.testset.corpus import Corpus
+from ragmetrics.testset.settings import Grade, TestItem, TestsetSettings
+
+__all__ = ["judge_to_scale", "pool_grades", "pool_runs"]
+
+
+def judge_to_scale(grade: int, source_grade: int) -> int:
+    """A judge grade (0-3) on the test set's scale (module docstring)."""
+    return max(0, round((grade - 1) * source_grade / (GRADE_SCALE - 1)))
+
+
+def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) -> list[Run]:
+    """The pool's runs over the items' questions: `Run`s as given, run files read, and reference retriever
+    kinds built over the whole corpus (which then sits in memory: a pool is for corpora a retriever can index)."""
+    from ragmetrics.retrievers import ALIASES, KINDS, build_run
+
+    queries = {i.id: i.question for i in items}
+    runs: list[Run] = []
+    passages: list[dict[str, object]] | None = None
+    for entry in pool:
+        if isinstance(entry, Run):
+            runs.append(entry)
+            continue
+        spec: Mapping[str, Any] | None = None
+        if isinstance(entry, str) and (entry in KINDS or entry in ALIASES):
+            spec = {"retriever": entry, "params": {}, "name": entry}
+        elif isinstance(entry, Mapping) and "retriever" in entry:
+            spec = entry
+        if spec is not None:
+            if passages is None:
+                passages = [
+                    {"id": c.id, "text": f"{c.title}\n{c.text}" if c.title else c.text} for c in corpus
+                ]
+            runs.append(
+                build_run(
+                    str(spec["retriever"]),
+                    spec.get("params") or None,
+                    passages,
+                    queries,
+                    name=f"pool:{spec.get('name') or spec['retriever']}",
+                )
+            )
+            continue
+        if isinstance(entry, str | Path):
+            path = Path(entry)
+            if not path.exists():
+                raise InputError(
+                    f"not a run file and not a retriever kind ({', '.join(KINDS)})",
+                    source=str(entry),
+                    field="pool",
+                )
+            runs.append(Run.read(path))
+            continue
+        raise InputError(f"cannot pool a {type(entry).__name__}", field="pool")
+    for run in runs:
+        known = set(run.to_dict())
+        if not known & set(queries):
+            raise InputError(
+                f"run {run.name!r} has none of the test set's question ids (e.g. {next(iter(queries))!r}); pool "
+                "runs made on this test set's questions.jsonl",
+                field="pool",
+            )
+    return runs
+
+
+def pool_grades(
+    corpus: Corpus,
+    items: Sequence[TestItem],
+    grades: list[Grade],
+    pool: Sequence[Any],
+    judge: Judge,
+    settings: TestsetSettings,
+) -> tuple[list[Grade], dict[str, Any], dict[str, str]]:
+    """Source grades plus the judge's grades of the pool (module docstring); the pool's account; and the
+    unanswerable questions a pooled chunk answers (question id -> chunk id)."""
+    from ragmetrics.qrels_fill import fill_qrels
+
+    runs = pool_runs(corpus, items, pool)
+    ids = {i.id for i in items}
+    depth = settings.pool_depth
+    pooled_docs = {
+        doc
+        for run in runs
+        for qid, ranking in run.to_dict().items()
+        if qid in ids
+        for doc in list(ranking)[:depth]
+    }
+    texts = {
+        cid: (f"{c.title}\n{c.text}" if c.title else c.text)
+        for cid, c in corpus.texts_of(pooled_docs).items()
+    }
+    missing = sorted(pooled_docs - set(texts))
+    if missing:
+        raise InputError(
+            f"{len(missing)} pooled chunk id(s) are not in the corpus, e.g. {missing[0]!r}", field="pool"
+        )
+    trimmed = [
+        Run.from_dict({q: r for q, r in run.to_dict().items() if q in ids and r}, name=run.name)
+        for run in runs
+    ]
+    trimmed = [r for r in trimmed if r.to_dict()]
+    known = {(g.query_id, g.doc_id): g for g in grades}
+    human: dict[str, dict[str, int]] = {}
+    for g in grades:
+        human.setdefault(g.query_id, {})[g.doc_id] = g.grade
+    info: dict[str, Any] = {
+        "runs": [r.name for r in runs],
+        "depth": depth,
+        "pairs": 0,
+        "graded": 0,
+        "relevant_added": 0,
+        "failures": 0,
+    }
+    answered: dict[str, str] = {}
+    if not trimmed:
+        return grades, info, answered
+    filled = fill_qrels(
+        Qrels.from_dict(human) if human else Qrels.from_dict({next(iter(ids)): {}}),
+        trimmed,
+        {i.id: i.question for i in items},
+        texts,
+        judge,
+        top_k=depth,
+        check_agreement=False,
+    )
+    unanswerable = {i.id for i in items if not i.answerable}
+    out = list(grades)
+    for qid, docs in sorted(filled.judge_grades.items()):
+        for doc, grade in sorted(docs.items()):
+            if qid in unanswerable:
+                if grade >= GRADE_SCALE:
+                    answered.setdefault(qid, doc)
+                continue
+            if (qid, doc) in known:
+                continue
+            scaled = judge_to_scale(grade, settings.source_grade)
+            out.append(
+                Grade(
+                    query_id=qid,
+                    doc_id=doc,
+                    grade=scaled,
+                    origin="judge",
+                    reason=filled.reasons.get((qid, doc)),
+                )
+            )
+            info["relevant_added"] += int(scaled > 0)
+    info["pairs"] = filled.pool_pairs
+    info["graded"] = filled.filled
+    info["failures"] = len(filled.failures)
+    info["failure_examples"] = [f"{f.query_id}: {f.cause}" for f in filled.failures[:5]]
+    return out, info, answered

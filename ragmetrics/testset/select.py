@@ -1,0 +1,286 @@
+"""What to ask about: chunks chosen so the questions cover the corpus, in two streaming passes.
+
+Pass 1 counts, per content term, the chunks it occurs in (document frequency), finds each chunk's language,
+and flags chunks not worth a question: near-empty (fewer than `min_terms` distinct content terms), exact
+duplicates (the same words as an earlier chunk, up to case and spacing: the later ones are skipped) and
+boilerplate (the same words in `boilerplate_repeats` or more chunks: headers, footers, cookie notices; all
+copies skipped), and chunks made almost only of the corpus's commonest terms.
+
+Pass 2 turns each remaining chunk into a 64-number sketch: the sum of fixed pseudo-random vectors of its terms
+weighted by tf-idf (a random projection of the tf-idf vector; cosines between sketches estimate tf-idf
+cosines, Johnson-Lindenstrauss), which costs 256 bytes a chunk whatever the vocabulary. Spherical k-means over
+the sketches groups chunks by topic; each group gets questions in proportion to its size (largest remainders),
+so a topic that is 10% of the corpus gets about 10% of the questions, and each question's chunk is drawn at
+random within its group. The coverage report says how many groups, and how much of the corpus, the chosen
+chunks stand for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics.testset.corpus import Corpus
+from ragmetrics.testset.terms import chunk_language, content_terms, words
+
+__all__ = ["CorpusProfile", "Selection", "profile_corpus", "select_chunks"]
+
+SKETCH_DIM = 64
+_BUCKETS = 1 << 16
+COMMON_SHARE = 0.3
+"""A term in more than this share of the chunks says nothing about any of them (a corpus-made stop word)."""
+
+
+@dataclass
+class Skipped:
+    id: str
+    line: int
+    reason: str  # near_empty | duplicate | boilerplate | common_terms_only
+    detail: str
+
+
+@dataclass
+class CorpusProfile:
+    """Pass 1 and 2 of a corpus: statistics, skipped chunks, and a sketch per chunk worth asking about."""
+
+    source: str
+    n_chunks: int
+    df: dict[str, int]
+    ids: list[str]  # eligible chunks, corpus order
+    lines: list[int]
+    languages: list[str]
+    sketches: NDArray[np.float32]  # (len(ids), SKETCH_DIM), unit rows
+    skipped: list[Skipped] = field(default_factory=list)
+    language_counts: Counter[str] = field(default_factory=Counter)
+
+    def idf(self, term: str) -> float:
+        return math.log((self.n_chunks + 1) / (self.df.get(term, 0) + 0.5))
+
+    def skipped_counts(self) -> dict[str, int]:
+        return dict(Counter(s.reason for s in self.skipped))
+
+
+def _signature(text: str) -> bytes:
+    return hashlib.blake2b(" ".join(words(text)).encode("utf-8"), digest_size=12).digest()
+
+
+def _bucket_vectors(seed: int) -> NDArray[np.float32]:
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((_BUCKETS, SKETCH_DIM)).astype(np.float32)
+
+
+def _bucket(term: str) -> int:
+    return zlib.crc32(term.encode("utf-8")) & (_BUCKETS - 1)
+
+
+def profile_corpus(
+    corpus: Corpus,
+    *,
+    min_terms: int = 5,
+    boilerplate_repeats: int = 3,
+    language: str | None = None,
+    seed: int = 0,
+) -> CorpusProfile:
+    """Passes 1 and 2 (module docstring). `language` forces one language for every chunk."""
+    df: Counter[str] = Counter()
+    signatures: dict[bytes, list[int]] = {}
+    chunk_ids: list[str] = []
+    chunk_lines: list[int] = []
+    chunk_langs: list[str] = []
+    near_empty: dict[int, int] = {}
+    for index, chunk in enumerate(corpus):
+        text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+        lang = language or chunk_language(text[:2000])
+        terms = set(content_terms(text, lang))
+        df.update(terms)
+        chunk_ids.append(chunk.id)
+        chunk_lines.append(chunk.line)
+        chunk_langs.append(lang)
+        if len(terms) < min_terms:
+            near_empty[index] = len(terms)
+        signatures.setdefault(_signature(text), []).append(index)
+    n = len(chunk_ids)
+    skip: dict[int, Skipped] = {}
+    for index, count in near_empty.items():
+        skip[index] = Skipped(
+            chunk_ids[index],
+            chunk_lines[index],
+            "near_empty",
+            f"{count} distinct content term(s), < {min_terms}",
+        )
+    for copies in signatures.values():
+        if len(copies) < 2:
+            continue
+        if len(copies) >= boilerplate_repeats:
+            for index in copies:
+                skip.setdefault(
+                    index,
+                    Skipped(
+                        chunk_ids[index],
+                        chunk_lines[index],
+                        "boilerplate",
+                        f"the same text is in {len(copies)} chunks",
+                    ),
+                )
+        else:
+            first = chunk_ids[copies[0]]
+            for index in copies[1:]:
+                skip.setdefault(
+                    index,
+                    Skipped(
+                        chunk_ids[index], chunk_lines[index], "duplicate", f"the same text as chunk {first!r}"
+                    ),
+                )
+    common = {t for t, c in df.items() if n >= 20 and c > COMMON_SHARE * n}
+    vectors = _bucket_vectors(seed)
+    keep: list[int] = []
+    rows: list[NDArray[np.float32]] = []
+    for index, chunk in enumerate(corpus):
+        if index in skip:
+            continue
+        text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+        counts = Counter(t for t in content_terms(text, chunk_langs[index]) if t not in common)
+        if len(counts) < max(2, min_terms // 2):
+            skip[index] = Skipped(
+                chunk.id,
+                chunk.line,
+                "common_terms_only",
+                "almost every term is among the corpus's commonest (navigation or boilerplate)",
+            )
+            continue
+        kept_terms = list(counts)
+        weights = np.array(
+            [(1.0 + math.log(counts[t])) * math.log((n + 1) / (df[t] + 0.5)) for t in kept_terms],
+            dtype=np.float32,
+        )
+        sketch = weights @ vectors[[_bucket(t) for t in kept_terms]]
+        norm = float(np.linalg.norm(sketch))
+        if norm == 0.0:
+            skip[index] = Skipped(chunk.id, chunk.line, "common_terms_only", "no term tells it apart")
+            continue
+        keep.append(index)
+        rows.append((sketch / norm).astype(np.float32))
+    sketches = np.vstack(rows) if rows else np.zeros((0, SKETCH_DIM), np.float32)
+    return CorpusProfile(
+        source=corpus.source,
+        n_chunks=n,
+        df=dict(df),
+        ids=[chunk_ids[i] for i in keep],
+        lines=[chunk_lines[i] for i in keep],
+        languages=[chunk_langs[i] for i in keep],
+        sketches=sketches,
+        skipped=sorted(skip.values(), key=lambda s: s.line),
+        language_counts=Counter(chunk_langs[i] for i in keep),
+    )
+
+
+def kmeans(x: NDArray[np.float32], k: int, seed: int, iterations: int = 25) -> NDArray[np.int64]:
+    """Spherical k-means (cosine) with k-means++ seeding; returns each row's group."""
+    n = x.shape[0]
+    rng = np.random.default_rng(seed)
+    if k >= n:
+        return np.arange(n, dtype=np.int64)
+    sample = x if n <= 20000 else x[rng.choice(n, 20000, replace=False)]
+    centers = [sample[rng.integers(len(sample))]]
+    best = 1.0 - sample @ centers[0]
+    for _ in range(1, k):
+        weights = np.maximum(best, 0.0) ** 2
+        total = float(weights.sum())
+        pick = rng.integers(len(sample)) if total <= 0 else rng.choice(len(sample), p=weights / total)
+        centers.append(sample[pick])
+        best = np.minimum(best, 1.0 - sample @ sample[pick])
+    c = np.vstack(centers)
+    labels = np.zeros(n, dtype=np.int64)
+    for _ in range(iterations):
+        new = _assign(x, c)
+        if np.array_equal(new, labels) and _ > 0:
+            break
+        labels = new
+        for j in range(k):
+            members = x[labels == j]
+            if len(members):
+                mean = members.sum(axis=0)
+                norm = float(np.linalg.norm(mean))
+                if norm > 0:
+                    c[j] = mean / norm
+    return labels
+
+
+def _assign(x: NDArray[np.float32], c: NDArray[np.float32]) -> NDArray[np.int64]:
+    out = np.empty(x.shape[0], dtype=np.int64)
+    for start in range(0, x.shape[0], 65536):
+        out[start : start + 65536] = np.argmax(x[start : start + 65536] @ c.T, axis=1)
+    return out
+
+
+def allocate(sizes: list[int], total: int) -> list[int]:
+    """`total` split over groups in proportion to `sizes`, by largest remainders (ties to the larger group)."""
+    n = sum(sizes)
+    if n == 0 or total <= 0:
+        return [0] * len(sizes)
+    exact = [s * total / n for s in sizes]
+    quota = [min(int(e), s) for e, s in zip(exact, sizes, strict=True)]
+    order = sorted(range(len(sizes)), key=lambda i: (-(exact[i] - int(exact[i])), -sizes[i], i))
+    left = total - sum(quota)
+    while left > 0:
+        moved = False
+        for i in order:
+            if left == 0:
+                break
+            if quota[i] < sizes[i]:
+                quota[i] += 1
+                left -= 1
+                moved = True
+        if not moved:
+            break
+    return quota
+
+
+@dataclass
+class Selection:
+    """The chunks to ask about (indices into the profile), their groups, and the coverage they give."""
+
+    picks: list[int]
+    groups: NDArray[np.int64]
+    n_groups: int
+    group_sizes: list[int]
+    group_quota: list[int]
+
+    def coverage(self) -> dict[str, float | int]:
+        covered = {int(self.groups[i]) for i in self.picks}
+        eligible = sum(self.group_sizes)
+        in_covered = sum(self.group_sizes[g] for g in covered)
+        return {
+            "groups": self.n_groups,
+            "groups_with_questions": len(covered),
+            "share_of_chunks_in_covered_groups": round(in_covered / eligible, 4) if eligible else 0.0,
+        }
+
+
+def select_chunks(profile: CorpusProfile, size: int, *, seed: int, groups: int | None = None) -> Selection:
+    """`size` chunks spread over topic groups in proportion to their sizes (module docstring). A corpus with
+    fewer eligible chunks than `size` gives each of them once."""
+    n = len(profile.ids)
+    if n == 0:
+        return Selection([], np.zeros(0, np.int64), 0, [], [])
+    k = groups or max(1, min(50, round(math.sqrt(n)), n))
+    labels = kmeans(profile.sketches, k, seed)
+    k = int(labels.max()) + 1
+    sizes = [int(v) for v in np.bincount(labels, minlength=k)]
+    quota = allocate(sizes, min(size, n))
+    rng = np.random.default_rng(seed)
+    picks: list[int] = []
+    for g in range(k):
+        if quota[g] == 0:
+            continue
+        members = np.flatnonzero(labels == g)
+        chosen = rng.choice(members, size=quota[g], replace=False)
+        picks.extend(int(i) for i in chosen)
+    rng.shuffle(picks)
+    return Selection(picks, labels, k, sizes, quota)

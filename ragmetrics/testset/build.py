@@ -120,18 +120,90 @@ def _item_id(draft: Draft, seed: int) -> str:
     return f"ts-{digest}"
 
 
-def _kind_plan(settings: TestsetSettings, picks: int, rng: np.random.Generator) -> list[str]:
+def _quota(settings: TestsetSettings, size: int) -> dict[str, int]:
+    """Questions of each kind in a test set of `size`, by the configured shares (largest remainders)."""
     names = [k for k in KINDS if settings.kinds.get(k, 0) > 0]
     total = sum(settings.kinds[k] for k in names)
-    shares = [settings.kinds[k] / total for k in names]
-    counts = allocate([round(s * 1_000_000) for s in shares], picks)
+    counts = allocate([round(settings.kinds[k] / total * 1_000_000) for k in names], size)
+    return dict(zip(names, counts, strict=True))
+
+
+def _draft(
+    jobs: Sequence[Job],
+    offline: OfflineGenerator,
+    llm_judge: Judge | None,
+    rng: np.random.Generator,
+    filtered: list[FilterRecord],
+) -> list[Draft]:
+    """Step 3: a draft per job, by the LLM when given, else offline; failures recorded with their cause."""
+    outcomes: list[Draft | str | None]
+    if llm_judge is not None:
+        from ragmetrics.testset.llm import draft_with_llm
+
+        outcomes = list(draft_with_llm(llm_judge, jobs))
+    else:
+        outcomes = []
+        for kind, chunks, language in jobs:
+            draft = offline.draft(kind, chunks, language, rng)
+            if draft is None and kind != "factoid":
+                draft = offline.draft("factoid", chunks[:1], language, rng)
+            outcomes.append(draft)
+    drafts: list[Draft] = []
+    for (kind, chunks, _), outcome in zip(jobs, outcomes, strict=True):
+        if isinstance(outcome, Draft):
+            drafts.append(outcome)
+        elif isinstance(outcome, str):
+            filtered.append(FilterRecord("generation_failed", kind, "", [c.id for c in chunks], outcome))
+    return drafts
+
+
+def _finish_unanswerable(
+    drafts: list[Draft],
+    source: Corpus,
+    offline: OfflineGenerator,
+    rng: np.random.Generator,
+    settings: TestsetSettings,
+    filtered: list[FilterRecord],
+) -> list[Draft]:
+    """Offline unanswerable drafts: the first pair of terms that no chunk holds together makes the question."""
+    candidates = {(n, m): pair for n, d in enumerate(drafts) for m, pair in enumerate(d.pair_candidates)}
+    together = _cooccurring(source, candidates, settings.language) if candidates else set()
+    out: list[Draft] = []
+    for n, draft in enumerate(drafts):
+        if draft.pair_candidates:
+            free = [p for m, p in enumerate(draft.pair_candidates) if (n, m) not in together]
+            if not free:
+                a, b = draft.pair_candidates[0]
+                filtered.append(
+                    FilterRecord(
+                        "pair_cooccurs",
+                        draft.kind,
+                        f"{a} / {b}",
+                        draft.source_ids,
+                        f"each of {len(draft.pair_candidates)} term pairs occurs together in some chunk",
+                    )
+                )
+                continue
+            offline.finish_unanswerable(draft, free[0], rng)
+        out.append(draft)
+    return out
+
+
+def _kind_plan(shares: Mapping[str, float], picks: int, rng: np.random.Generator) -> list[str]:
+    names = [k for k in KINDS if shares.get(k, 0) > 0]
+    total = sum(shares[k] for k in names)
+    counts = allocate([round(shares[k] / total * 1_000_000) for k in names], picks)
     plan = [k for k, c in zip(names, counts, strict=True) for _ in range(c)]
     order = rng.permutation(len(plan))
     return [plan[i] for i in order]
 
 
 def _partners(
-    profile: CorpusProfile, selection: Selection, plan: Sequence[str], rng: np.random.Generator
+    profile: CorpusProfile,
+    selection: Selection,
+    picks: Sequence[int],
+    plan: Sequence[str],
+    rng: np.random.Generator,
 ) -> list[int | None]:
     """For each pick, the second chunk its kind needs (module docstring), or None."""
     sketches = profile.sketches
@@ -144,7 +216,7 @@ def _partners(
             mean = members.sum(axis=0)
             centers[g] = mean / max(float(np.linalg.norm(mean)), 1e-9)
     out: list[int | None] = []
-    for pick, kind in zip(selection.picks, plan, strict=True):
+    for pick, kind in zip(picks, plan, strict=True):
         if kind not in PAIRED_KINDS:
             out.append(None)
             continue
@@ -183,44 +255,48 @@ def _cooccurring(
 ) -> set[tuple[int, int]]:
     """The candidate pairs (by key) whose two terms occur together in some chunk: not unanswerable."""
     found: set[tuple[int, int]] = set()
+    spaced = {k: (_stem(a), _stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))}
+    unspaced = {k: pair for k, pair in pairs.items() if k not in spaced}
+    by_stem: dict[str, list[tuple[int, int]]] = {}
+    for key, (first, _) in spaced.items():
+        by_stem.setdefault(first, []).append(key)
+    needed = {stem for pair in spaced.values() for stem in pair}
     for chunk in corpus:
         text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-        lowered = text.lower()
-        stems: set[str] | None = None
-        for index, (a, b) in pairs.items():
-            if index in found:
-                continue
-            if is_unspaced(a) or is_unspaced(b):
-                hit = a in lowered and b in lowered
-            else:
-                if stems is None:
-                    stems = {_stem(t) for t in content_terms(text, language or "en")}
-                hit = _stem(a) in stems and _stem(b) in stems
-            if hit:
-                found.add(index)
+        if spaced:
+            # Only the stems some pair needs are looked up, so a chunk costs one tokenisation whatever the
+            # number of pairs.
+            present = {s for s in (_stem(t) for t in content_terms(text, language or "en")) if s in needed}
+            if len(present) >= 2:
+                for stem in present:
+                    for key in by_stem.get(stem, ()):
+                        if key not in found and spaced[key][1] in present:
+                            found.add(key)
+        if unspaced:
+            lowered = text.lower()
+            for key, (a, b) in unspaced.items():
+                if key not in found and a in lowered and b in lowered:
+                    found.add(key)
         if len(found) == len(pairs):
             break
     return found
 
 
 @dataclass
-class DraftPlan:
-    """What the drafting step will work on: the corpus profile, the chosen chunks, one job per draft
-    (kind, chunks, language) and the texts it needs."""
+class CorpusPlan:
+    """The corpus profiled and its chunks ordered for asking (steps 1-2 of the module docstring)."""
 
     source: Corpus
     profile: CorpusProfile
     selection: Selection
-    jobs: list[tuple[str, list[Chunk], str]]
-    texts: dict[str, Chunk]
     representatives: dict[int, list[int]]
     rng: np.random.Generator
 
 
-def plan_drafts(
+def plan_corpus(
     corpus: Any, settings: TestsetSettings, say: Callable[[str], None] = lambda _: None
-) -> DraftPlan:
-    """Steps 1-2 of the module docstring: profile, select, give kinds and partners, fetch the texts."""
+) -> CorpusPlan:
+    """Profile the corpus and order its chunks for asking (module docstring, steps 1-2)."""
     source = open_corpus(corpus)
     say(f"reading {source.source}")
     profile = profile_corpus(
@@ -235,24 +311,37 @@ def plan_drafts(
             f"no chunk is worth a question: {profile.n_chunks} chunk(s), skipped {profile.skipped_counts()}",
             source=source.source,
         )
-    n_picks = min(len(profile.ids), math.ceil(settings.size * settings.oversample) + 2)
-    rng = np.random.default_rng(settings.seed)
-    selection = select_chunks(profile, n_picks, seed=settings.seed, groups=settings.groups)
-    plan = _kind_plan(settings, len(selection.picks), rng)
-    partners = _partners(profile, selection, plan, rng)
-    wanted = {profile.ids[i] for i in selection.picks} | {profile.ids[p] for p in partners if p is not None}
-    group_members: dict[int, list[int]] = {}
+    first = min(len(profile.ids), math.ceil(settings.size * settings.oversample) + 2)
+    selection = select_chunks(profile, first, seed=settings.seed, groups=settings.groups)
+    representatives: dict[int, list[int]] = {}
     for index in range(len(profile.ids)):
-        members = group_members.setdefault(int(selection.groups[index]), [])
+        members = representatives.setdefault(int(selection.groups[index]), [])
         if len(members) < 3:
             members.append(index)
-    wanted |= {profile.ids[i] for ms in group_members.values() for i in ms}
-    say(
-        f"{len(profile.ids)} of {profile.n_chunks} chunks worth asking about; drafting {len(selection.picks)}"
+    sample = (
+        f" (a uniform sample of {len(profile.ids)} sketched)" if len(profile.ids) < profile.eligible_total else ""
     )
-    texts = source.texts_of(wanted)
-    jobs: list[tuple[str, list[Chunk], str]] = []
-    for pick, kind, partner in zip(selection.picks, plan, partners, strict=True):
+    say(f"{profile.eligible_total} of {profile.n_chunks} chunks worth asking about{sample}")
+    return CorpusPlan(source, profile, selection, representatives, np.random.default_rng(settings.seed))
+
+
+Job = tuple[str, list[Chunk], str]
+
+
+def round_jobs(
+    plan: CorpusPlan, picks: Sequence[int], shares: Mapping[str, float], *, with_representatives: bool = False
+) -> tuple[list[Job], dict[str, Chunk]]:
+    """One drafting round: a kind per pick (in proportion to `shares`), a partner where the kind needs two
+    chunks, and the texts of all of them (one pass over the corpus)."""
+    profile, selection, rng = plan.profile, plan.selection, plan.rng
+    kinds = _kind_plan(shares, len(picks), rng)
+    partners = _partners(profile, selection, picks, kinds, rng)
+    wanted = {profile.ids[i] for i in picks} | {profile.ids[p] for p in partners if p is not None}
+    if with_representatives:
+        wanted |= {profile.ids[i] for members in plan.representatives.values() for i in members}
+    texts = plan.source.texts_of(wanted)
+    jobs: list[Job] = []
+    for pick, kind, partner in zip(picks, kinds, partners, strict=True):
         chunks = [texts[profile.ids[pick]]]
         if kind in PAIRED_KINDS:
             if partner is None:
@@ -260,7 +349,12 @@ def plan_drafts(
             else:
                 chunks.append(texts[profile.ids[partner]])
         jobs.append((kind, chunks, profile.languages[pick]))
-    return DraftPlan(source, profile, selection, jobs, texts, group_members, rng)
+    return jobs, texts
+
+
+MAX_ROUNDS = 4
+"""Drafting rounds at most: the first drafts `size x oversample`; each further one drafts, for the kinds still
+short, what the yield so far says is needed (never more than the corpus has left)."""
 
 
 def build_testset(
@@ -293,18 +387,8 @@ def build_testset(
     use_llm = settings.generator == "llm" or (settings.generator == "auto" and judge.backend != "local")
     if use_llm and judge.backend == "local":
         raise InputError("generator 'llm' needs a judge with an endpoint (judge.base_url)", field="generator")
-    planned = plan_drafts(corpus, settings, say)
-    source, profile, selection, jobs, texts, group_members = (
-        planned.source,
-        planned.profile,
-        planned.selection,
-        planned.jobs,
-        planned.texts,
-        planned.representatives,
-    )
-    rng = planned.rng
-    filtered: list[FilterRecord] = []
-    outcomes: list[Draft | str | None]
+    plan = plan_corpus(corpus, settings, say)
+    source, profile, selection, rng = plan.source, plan.profile, plan.selection, plan.rng
     offline = OfflineGenerator(
         profile.df,
         profile.n_chunks,
@@ -312,50 +396,43 @@ def build_testset(
         variant_rate=settings.variant_rate,
         rare_weight=settings.identifier_weight,
     )
-    if use_llm:
-        from ragmetrics.testset.llm import draft_with_llm
-
-        outcomes = list(draft_with_llm(judge, jobs))
-        generator_name = f"llm:{judge.info().model}"
-    else:
-        outcomes = []
-        for kind, chunks, language in jobs:
-            draft = offline.draft(kind, chunks, language, rng)
-            if draft is None and kind != "factoid":
-                draft = offline.draft("factoid", chunks[:1], language, rng)
-            outcomes.append(draft)
-        generator_name = "offline"
-    drafts: list[Draft] = []
-    for (kind, chunks, _), outcome in zip(jobs, outcomes, strict=True):
-        if isinstance(outcome, Draft):
-            drafts.append(outcome)
-        elif isinstance(outcome, str):
-            filtered.append(FilterRecord("generation_failed", kind, "", [c.id for c in chunks], outcome))
-    # Unanswerable drafts: the first pair of terms that no chunk holds together makes the question.
-    candidates = {(n, m): pair for n, d in enumerate(drafts) for m, pair in enumerate(d.pair_candidates)}
-    together = _cooccurring(source, candidates, settings.language) if candidates else set()
+    generator_name = f"llm:{judge.info().model}" if use_llm else "offline"
+    filtered: list[FilterRecord] = []
+    texts: dict[str, Chunk] = {}
+    seen = NearDuplicates(settings.max_similarity)
     survivors: list[Draft] = []
-    for n, draft in enumerate(drafts):
-        if draft.pair_candidates:
-            free = [p for m, p in enumerate(draft.pair_candidates) if (n, m) not in together]
-            if not free:
-                a, b = draft.pair_candidates[0]
-                filtered.append(
-                    FilterRecord(
-                        "pair_cooccurs",
-                        draft.kind,
-                        f"{a} / {b}",
-                        draft.source_ids,
-                        f"each of {len(draft.pair_candidates)} term pairs occurs together in some chunk",
-                    )
-                )
-                continue
-            offline.finish_unanswerable(draft, free[0], rng)
-        survivors.append(draft)
-    survivors = _cheap_filters(survivors, texts, settings, filtered)
-    if settings.judge_checks:
-        say(f"judge checks on {len(survivors)} drafts ({judge.backend} judge)")
-        survivors = _judge_filters(survivors, texts, judge, settings, filtered)
+    quota = _quota(settings, settings.size)
+    shares: dict[str, float] = {k: v for k, v in settings.kinds.items() if v > 0}
+    batch, cursor, drafted = len(selection.picks), 0, 0
+    for round_no in range(1, MAX_ROUNDS + 1):
+        picks = selection.order[cursor : cursor + batch]
+        cursor += len(picks)
+        if not picks:
+            break
+        say(f"round {round_no}: drafting {len(picks)} ({generator_name})")
+        jobs, new_texts = round_jobs(plan, picks, shares, with_representatives=round_no == 1)
+        texts.update(new_texts)
+        drafted += len(jobs)
+        drafts = _draft(jobs, offline, judge if use_llm else None, rng, filtered)
+        drafts = _finish_unanswerable(drafts, source, offline, rng, settings, filtered)
+        drafts = _cheap_filters(drafts, texts, settings, filtered, seen)
+        if settings.judge_checks and drafts:
+            say(f"judge checks on {len(drafts)} drafts ({judge.backend} judge)")
+            drafts = _judge_filters(drafts, texts, judge, settings, filtered)
+        survivors.extend(drafts)
+        have = Counter(d.kind for d in survivors)
+        short = {k: quota[k] - have.get(k, 0) for k in quota if have.get(k, 0) < quota[k]}
+        if not short or len(survivors) >= settings.size * 3:
+            break
+        # Draft again for the kinds still short, as many as their yield so far says they need.
+        made = Counter(kind for kind, _, _ in jobs)
+        need = 0.0
+        for kind, missing in short.items():
+            rate = have.get(kind, 0) / made[kind] if made.get(kind) else 0.5
+            need += missing / max(rate, 0.1)
+        shares = dict(short)
+        batch = min(math.ceil(need * 1.2) + 2, len(selection.order) - cursor)
+    jobs_total = drafted
     kept = _by_kind_quota(survivors, settings)
     items = [
         TestItem(
@@ -384,15 +461,15 @@ def build_testset(
         corpus_source=source.source,
         generator=generator_name,
         n_chunks=profile.n_chunks,
-        eligible_chunks=len(profile.ids),
+        eligible_chunks=profile.eligible_total,
         skipped_chunks=profile.skipped_counts(),
         skipped_examples=[
             {"id": s.id, "line": s.line, "reason": s.reason, "detail": s.detail} for s in profile.skipped[:20]
         ],
         coverage=_coverage(selection, [position[i.source_ids[0]] for i in items if i.source_ids]),
-        groups=_group_table(profile, selection, items, texts, group_members, settings.language),
+        groups=_group_table(profile, selection, items, texts, plan.representatives, settings.language),
         filtered=filtered,
-        drafts=len(jobs),
+        drafts=jobs_total,
         judge=judge.backend,
         corpus=source,
         corpus_path=_corpus_path(corpus),
@@ -435,17 +512,7 @@ def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any
 def _by_kind_quota(drafts: Sequence[Draft], settings: TestsetSettings) -> list[Draft]:
     """`settings.size` drafts, each kind at its configured share where enough survived the filters (the rest
     filled from the other kinds in pick order), in pick order."""
-    names = [k for k in KINDS if settings.kinds.get(k, 0) > 0]
-    total = sum(settings.kinds[k] for k in names)
-    quota = dict(
-        zip(
-            names,
-            allocate(
-                [round(settings.kinds[k] / total * 1_000_000) for k in names], min(settings.size, len(drafts))
-            ),
-            strict=True,
-        )
-    )
+    quota = _quota(settings, min(settings.size, len(drafts)))
     chosen: list[int] = []
     taken: Counter[str] = Counter()
     for n, draft in enumerate(drafts):
@@ -485,9 +552,12 @@ def _attach_qrels(items: list[TestItem], grades: Sequence[Grade]) -> None:
 
 
 def _cheap_filters(
-    drafts: list[Draft], texts: Mapping[str, Chunk], settings: TestsetSettings, filtered: list[FilterRecord]
+    drafts: list[Draft],
+    texts: Mapping[str, Chunk],
+    settings: TestsetSettings,
+    filtered: list[FilterRecord],
+    seen: NearDuplicates,
 ) -> list[Draft]:
-    seen = NearDuplicates(settings.max_similarity)
     kept: list[Draft] = []
     for draft in drafts:
         for sid in draft.source_ids:
@@ -540,6 +610,8 @@ def _judge_filters(
             relevance.append(
                 RagSample(id=f"{n}:{m}", question=asked, contexts=[texts[sid].text], language=draft.language)
             )
+        if draft.generator == "offline":
+            continue  # an extractive reference: a sentence of its own source, supported by construction
         support.append(
             RagSample(
                 id=str(n),
@@ -597,7 +669,7 @@ def _judge_filters(
                 )
             )
             continue
-        faith = supported.get(key)
+        faith = supported.get(key, 1.0 if draft.generator == "offline" else None)
         if faith is None or faith < settings.min_support:
             filtered.append(
                 FilterRecord(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.testset.build import plan_drafts
+from ragmetrics.testset.build import plan_corpus, round_jobs
 from ragmetrics.testset.settings import TestsetSettings
 
 __all__ = ["estimate_testset"]
@@ -24,24 +24,25 @@ def estimate_testset(
     from ragmetrics.judge.select import resolve_backend
 
     backend, why = resolve_backend(judge_settings)
-    plan = plan_drafts(corpus, settings)
-    drafts = len(plan.jobs)
+    plan = plan_corpus(corpus, settings)
+    shares = {k: v for k, v in settings.kinds.items() if v > 0}
+    jobs, _ = round_jobs(plan, plan.selection.picks, shares)
+    drafts = len(jobs)
     use_llm = settings.generator == "llm" or (settings.generator == "auto" and backend == "openai")
     checks = (
-        sum(len(chunks) + 1 for kind, chunks, _ in plan.jobs if kind != "unanswerable")
-        if settings.judge_checks
-        else 0
+        sum(len(chunks) + 1 for kind, chunks, _ in jobs if kind != "unanswerable") if settings.judge_checks else 0
     )
     pool_pairs = settings.size * settings.pool_depth * pooled
     lines = [
         f"corpus {plan.source.source}: {plan.profile.n_chunks} chunks, {len(plan.profile.ids)} worth asking about; "
-        f"{drafts} drafts planned for {settings.size} questions"
+        f"{drafts} drafts in the first round for {settings.size} questions (more rounds only if the filters leave "
+        "too few)"
     ]
     if backend != "openai":
         lines.append(f"judge: local ({why}): no request leaves this machine; generator offline")
         return "\n".join(lines)
     if use_llm:
-        cached = _cached_generation(plan.jobs, judge_settings)
+        cached = _cached_generation(jobs, judge_settings)
         lines.append(
             f"generation: {drafts} requests, {cached} already in the cache, {drafts - cached} to ask"
         )

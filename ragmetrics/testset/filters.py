@@ -9,7 +9,8 @@
 - `not_answered` (a judge check): the judge's `passage_relevance` grade of a source chunk for the question
   is below `min_grade` (every source of a two-chunk question must be at least on topic, and one must answer).
 - `unsupported_reference` (a judge check): the judge's `faithfulness` of the reference against the source
-  chunks is below `min_support`.
+  chunks is below `min_support`. Offline references are sentences of their own source, supported by
+  construction, so only written references (the LLM's) are checked.
 - `answered_anyway` (unanswerable questions, when a pool was judged): a pooled chunk was graded as answering
   the question, so it is not unanswerable.
 The judge checks use whichever judge the build has: the LLM judge through its endpoint, or the local judge.

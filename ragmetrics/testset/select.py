@@ -6,7 +6,8 @@ duplicates (the same words as an earlier chunk, up to case and spacing: the late
 boilerplate (the same words in `boilerplate_repeats` or more chunks: headers, footers, cookie notices; all
 copies skipped), and chunks made almost only of the corpus's commonest terms.
 
-Pass 2 turns each remaining chunk into a 64-number sketch: the sum of fixed pseudo-random vectors of its terms
+Pass 2 turns each remaining chunk (or, past `max_sketched` of them, a uniform random sample of that many, which
+keeps a build's cost fixed: group sizes are then estimated from the sample) into a 64-number sketch: the sum of fixed pseudo-random vectors of its terms
 weighted by tf-idf (a random projection of the tf-idf vector; cosines between sketches estimate tf-idf
 cosines, Johnson-Lindenstrauss), which costs 256 bytes a chunk whatever the vocabulary. Spherical k-means over
 the sketches groups chunks by topic; each group gets questions in proportion to its size (largest remainders),
@@ -27,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.testset.corpus import Corpus
-from ragmetrics.testset.terms import chunk_language, content_terms, words
+from ragmetrics.testset.terms import chunk_language, without_function_words, words
 
 __all__ = ["CorpusProfile", "Selection", "profile_corpus", "select_chunks"]
 
@@ -51,6 +52,7 @@ class CorpusProfile:
 
     source: str
     n_chunks: int
+    eligible_total: int  # chunks not skipped in pass 1 (ids holds them all, or a uniform sample of them)
     df: dict[str, int]
     ids: list[str]  # eligible chunks, corpus order
     lines: list[int]
@@ -66,8 +68,8 @@ class CorpusProfile:
         return dict(Counter(s.reason for s in self.skipped))
 
 
-def _signature(text: str) -> bytes:
-    return hashlib.blake2b(" ".join(words(text)).encode("utf-8"), digest_size=12).digest()
+def _signature(found: list[str]) -> bytes:
+    return hashlib.blake2b(" ".join(found).encode("utf-8"), digest_size=12).digest()
 
 
 def _bucket_vectors(seed: int) -> NDArray[np.float32]:
@@ -86,8 +88,10 @@ def profile_corpus(
     boilerplate_repeats: int = 3,
     language: str | None = None,
     seed: int = 0,
+    max_sketched: int = 20_000,
 ) -> CorpusProfile:
-    """Passes 1 and 2 (module docstring). `language` forces one language for every chunk."""
+    """Passes 1 and 2 (module docstring). `language` forces one language for every chunk; beyond
+    `max_sketched` eligible chunks, a uniform sample of that many is sketched and chosen from."""
     df: Counter[str] = Counter()
     signatures: dict[bytes, list[int]] = {}
     chunk_ids: list[str] = []
@@ -95,16 +99,19 @@ def profile_corpus(
     chunk_langs: list[str] = []
     near_empty: dict[int, int] = {}
     for index, chunk in enumerate(corpus):
-        text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-        lang = language or chunk_language(text[:2000])
-        terms = set(content_terms(text, lang))
+        body = words(chunk.text)
+        found = words(chunk.title) + body if chunk.title else body
+        text = chunk.text
+        lang = language or chunk_language(text, found)
+        terms = set(without_function_words(found, lang))
         df.update(terms)
         chunk_ids.append(chunk.id)
         chunk_lines.append(chunk.line)
         chunk_langs.append(lang)
         if len(terms) < min_terms:
             near_empty[index] = len(terms)
-        signatures.setdefault(_signature(text), []).append(index)
+        # The text alone decides duplicates: the same footer under different titles is still boilerplate.
+        signatures.setdefault(_signature(body), []).append(index)
     n = len(chunk_ids)
     skip: dict[int, Skipped] = {}
     for index, count in near_empty.items():
@@ -138,14 +145,24 @@ def profile_corpus(
                     ),
                 )
     common = {t for t, c in df.items() if n >= 20 and c > COMMON_SHARE * n}
+    candidates = [i for i in range(n) if i not in skip]
+    if len(candidates) > max_sketched:
+        # A uniform sample stands for the rest: group sizes are estimated from it and picks drawn from it, so
+        # the questions still spread over the corpus in proportion, at a fixed cost per build.
+        chosen = np.random.default_rng(seed).choice(len(candidates), size=max_sketched, replace=False)
+        sampled: set[int] | None = {candidates[int(i)] for i in chosen}
+    else:
+        sampled = None
     vectors = _bucket_vectors(seed)
+    idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
+    buckets: dict[str, int] = {}
     keep: list[int] = []
     rows: list[NDArray[np.float32]] = []
     for index, chunk in enumerate(corpus):
-        if index in skip:
+        if index in skip or (sampled is not None and index not in sampled):
             continue
-        text = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-        counts = Counter(t for t in content_terms(text, chunk_langs[index]) if t not in common)
+        found = words(chunk.title) + words(chunk.text) if chunk.title else words(chunk.text)
+        counts = Counter(t for t in without_function_words(found, chunk_langs[index]) if t not in common)
         if len(counts) < max(2, min_terms // 2):
             skip[index] = Skipped(
                 chunk.id,
@@ -155,11 +172,9 @@ def profile_corpus(
             )
             continue
         kept_terms = list(counts)
-        weights = np.array(
-            [(1.0 + math.log(counts[t])) * math.log((n + 1) / (df[t] + 0.5)) for t in kept_terms],
-            dtype=np.float32,
-        )
-        sketch = weights @ vectors[[_bucket(t) for t in kept_terms]]
+        weights = np.array([(1.0 + math.log(counts[t])) * idf[t] for t in kept_terms], dtype=np.float32)
+        rows_of = [buckets.get(t) or buckets.setdefault(t, _bucket(t)) for t in kept_terms]
+        sketch = weights @ vectors[rows_of]
         norm = float(np.linalg.norm(sketch))
         if norm == 0.0:
             skip[index] = Skipped(chunk.id, chunk.line, "common_terms_only", "no term tells it apart")
@@ -170,6 +185,7 @@ def profile_corpus(
     return CorpusProfile(
         source=corpus.source,
         n_chunks=n,
+        eligible_total=len(candidates),
         df=dict(df),
         ids=[chunk_ids[i] for i in keep],
         lines=[chunk_lines[i] for i in keep],
@@ -251,6 +267,8 @@ class Selection:
     n_groups: int
     group_sizes: list[int]
     group_quota: list[int]
+    order: list[int] = field(default_factory=list)
+    """Every eligible chunk, stratified random order; `picks` is its first batch."""
 
     def coverage(self) -> dict[str, float | int]:
         covered = {int(self.groups[i]) for i in self.picks}
@@ -264,8 +282,10 @@ class Selection:
 
 
 def select_chunks(profile: CorpusProfile, size: int, *, seed: int, groups: int | None = None) -> Selection:
-    """`size` chunks spread over topic groups in proportion to their sizes (module docstring). A corpus with
-    fewer eligible chunks than `size` gives each of them once."""
+    """Every eligible chunk in a stratified random order (systematic sampling within topic groups: member j of
+    a group of s gets the key (j + u) / s, u uniform, and the order sorts the keys), so that any prefix of it
+    holds each group in proportion to its size, within one chunk; `picks` is the first `size`. A build takes
+    further batches from the same order when its filters left too few questions."""
     n = len(profile.ids)
     if n == 0:
         return Selection([], np.zeros(0, np.int64), 0, [], [])
@@ -273,14 +293,15 @@ def select_chunks(profile: CorpusProfile, size: int, *, seed: int, groups: int |
     labels = kmeans(profile.sketches, k, seed)
     k = int(labels.max()) + 1
     sizes = [int(v) for v in np.bincount(labels, minlength=k)]
-    quota = allocate(sizes, min(size, n))
     rng = np.random.default_rng(seed)
-    picks: list[int] = []
+    keys = np.empty(n, dtype=np.float64)
     for g in range(k):
-        if quota[g] == 0:
-            continue
         members = np.flatnonzero(labels == g)
-        chosen = rng.choice(members, size=quota[g], replace=False)
-        picks.extend(int(i) for i in chosen)
-    rng.shuffle(picks)
-    return Selection(picks, labels, k, sizes, quota)
+        if not len(members):
+            continue
+        rng.shuffle(members)
+        keys[members] = (np.arange(len(members)) + rng.random()) / len(members)
+    order = [int(i) for i in np.argsort(keys, kind="stable")]
+    picks = order[: min(size, n)]
+    quota = [int(c) for c in np.bincount(labels[picks], minlength=k)] if picks else [0] * k
+    return Selection(picks, labels, k, sizes, quota, order)

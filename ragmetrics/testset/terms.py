@@ -66,7 +66,11 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
         "dit er om naar door over onder"
     ),
 }
-_LATIN = tuple(FUNCTION_WORDS)
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _language, _words in FUNCTION_WORDS.items():
+    for _word in _words:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _language)
+_RUNS = re.compile("([\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u17ff]+)")
 
 
 def is_unspaced(text: str) -> bool:
@@ -81,13 +85,14 @@ def _bigrams(run: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     """Every word of `text`, lowercased, in order (unspaced runs as bigrams); function words kept."""
+    lowered = text.lower().replace("’", "'")
+    found = _WORD.findall(lowered)
+    if not _UNSPACED.search(lowered):  # the common case, one pass in C: no per-word script check
+        return [w for w in found if len(w) > 1]
     out: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group(0).lower().replace("’", "'")
+    for word in found:
         if _UNSPACED.search(word):
-            for run in re.split(
-                r"([\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u17ff]+)", word
-            ):
+            for run in _RUNS.split(word):
                 if not run:
                     continue
                 out.extend(_bigrams(run) if _UNSPACED.match(run) else ([run] if len(run) > 1 else []))
@@ -98,26 +103,31 @@ def words(text: str) -> list[str]:
 
 @cache
 def _stop(language: str) -> frozenset[str]:
-    return FUNCTION_WORDS.get(language, FUNCTION_WORDS["en"])
+    return FUNCTION_WORDS.get(language, frozenset()) | FUNCTION_WORDS["en"]
 
 
 def content_terms(text: str, language: str = "en") -> list[str]:
     """The words of `text` a searcher could type, in order: function words of `language` (and English, which
     technical text in any language is full of) left out."""
-    stop = _stop(language) | FUNCTION_WORDS["en"]
-    return [w for w in words(text) if w not in stop]
+    return without_function_words(words(text), language)
 
 
-def chunk_language(text: str) -> str:
-    """ISO 639-1 code of the language `text` is written in (module docstring)."""
-    by_script = detect_language(text, default="en")
+def without_function_words(found: list[str], language: str) -> list[str]:
+    stop = _stop(language)
+    return [w for w in found if w not in stop]
+
+
+def chunk_language(text: str, found: list[str] | None = None) -> str:
+    """ISO 639-1 code of the language `text` is written in (module docstring); `found`: its words, when the
+    caller has them already."""
+    by_script = detect_language(text[:2000], default="en")
     if by_script != "en":
         return by_script
     counts: Counter[str] = Counter()
-    for word in words(text[:4000]):
-        for language in _LATIN:
-            if word in FUNCTION_WORDS[language]:
-                counts[language] += 1
+    for word in (found if found is not None else words(text[:4000]))[:400]:
+        languages = _LANGUAGES_OF.get(word)
+        if languages:
+            counts.update(languages)
     if not counts:
         return "en"
     best, hits = counts.most_common(1)[0]

@@ -2,8 +2,8 @@
 
 Pass 1 counts, per content term, the chunks it occurs in (document frequency), finds each chunk's language,
 and flags chunks not worth a question: near-empty (fewer than `min_terms` distinct content terms), exact
-duplicates (the same words as an earlier chunk, up to case and spacing: the later ones are skipped) and
-boilerplate (the same words in `boilerplate_repeats` or more chunks: headers, footers, cookie notices; all
+duplicates (the same text as an earlier chunk, up to case and spacing: the later ones are skipped) and
+boilerplate (the same text in `boilerplate_repeats` or more chunks: headers, footers, cookie notices; all
 copies skipped), and chunks made almost only of the corpus's commonest terms.
 
 Pass 2 turns each remaining chunk (or, past `max_sketched` of them, a uniform random sample of that many, which
@@ -68,8 +68,9 @@ class CorpusProfile:
         return dict(Counter(s.reason for s in self.skipped))
 
 
-def _signature(found: list[str]) -> bytes:
-    return hashlib.blake2b(" ".join(found).encode("utf-8"), digest_size=12).digest()
+def _signature(text: str) -> bytes:
+    """The text up to case and spacing (numbers included: two pages differing only in a number differ)."""
+    return hashlib.blake2b(" ".join(text.lower().split()).encode("utf-8"), digest_size=12).digest()
 
 
 def _bucket_vectors(seed: int) -> NDArray[np.float32]:
@@ -111,7 +112,7 @@ def profile_corpus(
         if len(terms) < min_terms:
             near_empty[index] = len(terms)
         # The text alone decides duplicates: the same footer under different titles is still boilerplate.
-        signatures.setdefault(_signature(body), []).append(index)
+        signatures.setdefault(_signature(chunk.text), []).append(index)
     n = len(chunk_ids)
     skip: dict[int, Skipped] = {}
     for index, count in near_empty.items():

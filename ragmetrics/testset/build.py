@@ -212,8 +212,8 @@ def _partners(
     centers = np.zeros((k, sketches.shape[1]), dtype=np.float32)
     for g in range(k):
         members = sketches[groups == g]
-        if len(members):
-            mean = members.sum(axis=0)
+        if members.shape[0]:
+            mean = np.asarray(members.sum(axis=0)).ravel()
             centers[g] = mean / max(float(np.linalg.norm(mean)), 1e-9)
     out: list[int | None] = []
     for pick, kind in zip(picks, plan, strict=True):
@@ -236,7 +236,7 @@ def _partners(
         if not len(members):
             out.append(None)
             continue
-        sims = sketches[members] @ sketches[pick]
+        sims = np.asarray((sketches[members] @ sketches[pick].T).toarray()).ravel()
         # Related but not the same text: the nearest neighbour below near-identity.
         order = np.argsort(-sims)
         chosen = next((int(members[i]) for i in order if sims[i] < 0.95), None)

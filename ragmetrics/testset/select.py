@@ -7,10 +7,10 @@ boilerplate (the same text in `boilerplate_repeats` or more chunks: headers, foo
 copies skipped), and chunks made almost only of the corpus's commonest terms.
 
 Pass 2 turns each remaining chunk (or, past `max_sketched` of them, a uniform random sample of that many, which
-keeps a build's cost fixed: group sizes are then estimated from the sample) into a 64-number sketch: the sum of fixed pseudo-random vectors of its terms
-weighted by tf-idf (a random projection of the tf-idf vector; cosines between sketches estimate tf-idf
-cosines, Johnson-Lindenstrauss), which costs 256 bytes a chunk whatever the vocabulary. Spherical k-means over
-the sketches groups chunks by topic; each group gets questions in proportion to its size (largest remainders),
+keeps a build's cost fixed: group sizes are then estimated from the sample) into its unit-length tf-idf vector,
+a sparse row (a random projection to a few hundred numbers was tried first: its cosine noise, about
+1/sqrt(dimensions), is as large as the cosines between chunks of one topic). Spherical k-means over the rows
+groups chunks by topic; each group gets questions in proportion to its size (largest remainders),
 so a topic that is 10% of the corpus gets about 10% of the questions, and each question's chunk is drawn at
 random within its group. The coverage report says how many groups, and how much of the corpus, the chosen
 chunks stand for.
@@ -20,20 +20,18 @@ from __future__ import annotations
 
 import hashlib
 import math
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 
 from ragmetrics.testset.corpus import Corpus
 from ragmetrics.testset.terms import chunk_language, without_function_words, words
 
 __all__ = ["CorpusProfile", "Selection", "profile_corpus", "select_chunks"]
 
-SKETCH_DIM = 64
-_BUCKETS = 1 << 16
 COMMON_SHARE = 0.3
 """A term in more than this share of the chunks says nothing about any of them (a corpus-made stop word)."""
 
@@ -57,7 +55,7 @@ class CorpusProfile:
     ids: list[str]  # eligible chunks, corpus order
     lines: list[int]
     languages: list[str]
-    sketches: NDArray[np.float32]  # (len(ids), SKETCH_DIM), unit rows
+    sketches: sparse.csr_matrix  # (len(ids), terms): unit-length tf-idf rows
     skipped: list[Skipped] = field(default_factory=list)
     language_counts: Counter[str] = field(default_factory=Counter)
 
@@ -71,15 +69,6 @@ class CorpusProfile:
 def _signature(text: str) -> bytes:
     """The text up to case and spacing (numbers included: two pages differing only in a number differ)."""
     return hashlib.blake2b(" ".join(text.lower().split()).encode("utf-8"), digest_size=12).digest()
-
-
-def _bucket_vectors(seed: int) -> NDArray[np.float32]:
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((_BUCKETS, SKETCH_DIM)).astype(np.float32)
-
-
-def _bucket(term: str) -> int:
-    return zlib.crc32(term.encode("utf-8")) & (_BUCKETS - 1)
 
 
 def profile_corpus(
@@ -154,11 +143,12 @@ def profile_corpus(
         sampled: set[int] | None = {candidates[int(i)] for i in chosen}
     else:
         sampled = None
-    vectors = _bucket_vectors(seed)
     idf = {t: math.log((n + 1) / (c + 0.5)) for t, c in df.items()}
-    buckets: dict[str, int] = {}
+    column: dict[str, int] = {}
     keep: list[int] = []
-    rows: list[NDArray[np.float32]] = []
+    indptr: list[int] = [0]
+    indices: list[int] = []
+    data: list[float] = []
     for index, chunk in enumerate(corpus):
         if index in skip or (sampled is not None and index not in sampled):
             continue
@@ -172,17 +162,20 @@ def profile_corpus(
                 "almost every term is among the corpus's commonest (navigation or boilerplate)",
             )
             continue
-        kept_terms = list(counts)
-        weights = np.array([(1.0 + math.log(counts[t])) * idf[t] for t in kept_terms], dtype=np.float32)
-        rows_of = [buckets.get(t) or buckets.setdefault(t, _bucket(t)) for t in kept_terms]
-        sketch = weights @ vectors[rows_of]
-        norm = float(np.linalg.norm(sketch))
+        weights = {t: (1.0 + math.log(c)) * idf[t] for t, c in counts.items()}
+        norm = math.sqrt(sum(w * w for w in weights.values()))
         if norm == 0.0:
             skip[index] = Skipped(chunk.id, chunk.line, "common_terms_only", "no term tells it apart")
             continue
         keep.append(index)
-        rows.append((sketch / norm).astype(np.float32))
-    sketches = np.vstack(rows) if rows else np.zeros((0, SKETCH_DIM), np.float32)
+        for term, weight in weights.items():
+            indices.append(column.setdefault(term, len(column)))
+            data.append(weight / norm)
+        indptr.append(len(indices))
+    sketches = sparse.csr_matrix(
+        (np.asarray(data, dtype=np.float32), np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
+        shape=(len(keep), max(1, len(column))),
+    )
     return CorpusProfile(
         source=corpus.source,
         n_chunks=n,
@@ -197,43 +190,41 @@ def profile_corpus(
     )
 
 
-def kmeans(x: NDArray[np.float32], k: int, seed: int, iterations: int = 25) -> NDArray[np.int64]:
-    """Spherical k-means (cosine) with k-means++ seeding; returns each row's group."""
+def kmeans(x: sparse.csr_matrix, k: int, seed: int, iterations: int = 25) -> NDArray[np.int64]:
+    """Spherical k-means (cosine) over unit rows, k-means++ seeding; returns each row's group."""
     n = x.shape[0]
     rng = np.random.default_rng(seed)
     if k >= n:
         return np.arange(n, dtype=np.int64)
     sample = x if n <= 20000 else x[rng.choice(n, 20000, replace=False)]
-    centers = [sample[rng.integers(len(sample))]]
+    first = int(rng.integers(sample.shape[0]))
+    centers = [_dense_row(sample, first)]
     best = 1.0 - sample @ centers[0]
     for _ in range(1, k):
         weights = np.maximum(best, 0.0) ** 2
         total = float(weights.sum())
-        pick = rng.integers(len(sample)) if total <= 0 else rng.choice(len(sample), p=weights / total)
-        centers.append(sample[pick])
-        best = np.minimum(best, 1.0 - sample @ sample[pick])
-    c = np.vstack(centers)
-    labels = np.zeros(n, dtype=np.int64)
+        pick = int(rng.integers(sample.shape[0])) if total <= 0 else int(rng.choice(sample.shape[0], p=weights / total))
+        centers.append(_dense_row(sample, pick))
+        best = np.minimum(best, 1.0 - sample @ centers[-1])
+    c = np.vstack(centers).astype(np.float32)
+    labels = np.full(n, -1, dtype=np.int64)
     for _ in range(iterations):
-        new = _assign(x, c)
-        if np.array_equal(new, labels) and _ > 0:
+        new = np.asarray(np.argmax(x @ c.T, axis=1)).ravel().astype(np.int64)
+        if np.array_equal(new, labels):
             break
         labels = new
         for j in range(k):
             members = x[labels == j]
-            if len(members):
-                mean = members.sum(axis=0)
+            if members.shape[0]:
+                mean = np.asarray(members.sum(axis=0)).ravel()
                 norm = float(np.linalg.norm(mean))
                 if norm > 0:
                     c[j] = mean / norm
     return labels
 
 
-def _assign(x: NDArray[np.float32], c: NDArray[np.float32]) -> NDArray[np.int64]:
-    out = np.empty(x.shape[0], dtype=np.int64)
-    for start in range(0, x.shape[0], 65536):
-        out[start : start + 65536] = np.argmax(x[start : start + 65536] @ c.T, axis=1)
-    return out
+def _dense_row(x: sparse.csr_matrix, row: int) -> NDArray[np.float32]:
+    return np.asarray(x[row].toarray()).ravel().astype(np.float32)
 
 
 def allocate(sizes: list[int], total: int) -> list[int]:
@@ -285,7 +276,7 @@ class Selection:
 def select_chunks(profile: CorpusProfile, size: int, *, seed: int, groups: int | None = None) -> Selection:
     """Every eligible chunk in a stratified random order (systematic sampling within topic groups: member j of
     a group of s gets the key (j + u) / s, u uniform, and the order sorts the keys), so that any prefix of it
-    holds each group in proportion to its size, within one chunk; `picks` is the first `size`. A build takes
+    holds each group in proportion to its size, within two chunks; `picks` is the first `size`. A build takes
     further batches from the same order when its filters left too few questions."""
     n = len(profile.ids)
     if n == 0:

@@ -11,6 +11,8 @@ and answers deterministically from markers in the test data:
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
 - claim entailment: by markers ``[c:1,3]``, ``[ref]``/``[!ref]``, ``[ans]``/``[!ans]``, else by word
   containment (`_claim_verdict`);
+- a test-set question (``testset_question``): built from the passages' first words, its reference marked
+  ``[sup]`` unless the first passage holds ``[nosup]`` (`_testset_item`);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
 
@@ -213,6 +215,18 @@ def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
     }
 
 
+def _testset_item(user: str) -> dict[str, Any]:
+    """A test-set question about the passages: their first words (so each chunk gives its own question), and a
+    reference marked [sup] (faithfulness supports it) unless the first passage holds [nosup]."""
+    kind = re.search(r"Kind of question: (\w+)", user)
+    passages = [html.unescape(t) for t in re.findall(r'<passage n="\d+">\n(.*?)\n</passage>', user, re.S)]
+    heads = [" ".join(p.split()[:6]) for p in passages]
+    question = f"{kind.group(1) if kind else 'factoid'} question about {' and '.join(heads)}?"
+    first = passages[0].split(".")[0] if passages else "nothing"
+    marker = "" if passages and "[nosup]" in passages[0] else " [sup]"
+    return {"question": question, "reference": f"{first}{marker}."}
+
+
 def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: str = "") -> dict[str, Any]:
     """The correct answer to `prompt` for the input message `user`, by the markers in the module docstring;
     a statement or sentence marked ``[coin]`` is positive only with an even `seed` (a judge's own noise)."""
@@ -286,6 +300,8 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
                 for n, t in sentences
             ]
         }
+    if prompt == "testset_question":
+        return _testset_item(user)
     if prompt == "passage_relevance":
         passage = _section(user, "passage")
         grade = next((g for g in (3, 2, 1) if f"[g{g}]" in passage), 0)

@@ -67,6 +67,8 @@ class FilterRecord:
 class TestSet:
     """A built test collection: the kept items, graded qrels with origins, and the build's own account."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     items: list[TestItem]
     grades: list[Grade]
     settings: TestsetSettings

@@ -19,6 +19,8 @@ Origin = Literal["source", "judge", "person"]
 class TestsetSettings(BaseModel):
     """Every knob of a build; the defaults are what `ragmetrics testset` uses without a config."""
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     model_config = ConfigDict(extra="forbid")
 
     size: int = Field(default=100, ge=1, le=1_000_000, description="questions to keep")
@@ -107,6 +109,8 @@ class TestsetSettings(BaseModel):
 
 class TestItem(BaseModel):
     """One question of a test set, as questions.jsonl holds it (and a nightly dataset reads it)."""
+
+    __test__ = False
 
     model_config = ConfigDict(extra="forbid")
 

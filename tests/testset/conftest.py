@@ -102,7 +102,12 @@ def _load_loopback() -> Any:
     path = Path(__file__).resolve().parent.parent / "judge" / "loopback.py"
     spec = importlib.util.spec_from_file_location("ragmetrics_testset_loopback", path)
     assert spec is not None and spec.loader is not None
+    import sys
+
+    if spec.name in sys.modules:
+        return sys.modules[spec.name]
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
 

@@ -83,7 +83,9 @@ def corpus_rows(marker: str = "") -> list[dict[str, Any]]:
     rows = []
     for topic, texts in TOPICS.items():
         for n, text in enumerate(texts, start=1):
-            rows.append({"id": f"{topic}-{n}", "title": topic.capitalize(), "text": f"{text} {marker}".strip()})
+            rows.append(
+                {"id": f"{topic}-{n}", "title": topic.capitalize(), "text": f"{text} {marker}".strip()}
+            )
     return rows
 
 

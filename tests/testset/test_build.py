@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from itertools import combinations
-from pathlib import Path
 
 import pytest
 
@@ -20,14 +19,20 @@ from ragmetrics.testset.terms import content_terms
 from .conftest import corpus_rows
 
 
-def test_items_have_every_field_and_answerable_ones_have_their_sources_as_qrels(builtin_testset: TestSet) -> None:
+def test_items_have_every_field_and_answerable_ones_have_their_sources_as_qrels(
+    builtin_testset: TestSet,
+) -> None:
     ts = builtin_testset
     assert len(ts.items) == 40
     for item in ts.items:
         assert item.id.startswith("ts-") and item.question and item.reference and item.language == "en"
         if item.answerable:
             assert item.source_ids and set(item.source_ids) <= set(item.relevant_ids or [])
-            assert all(g == ts.settings.source_grade for d, g in zip(item.relevant_ids or [], item.relevant_grades or [], strict=True) if d in item.source_ids)
+            assert all(
+                g == ts.settings.source_grade
+                for d, g in zip(item.relevant_ids or [], item.relevant_grades or [], strict=True)
+                if d in item.source_ids
+            )
         else:
             assert item.kind == "unanswerable" and item.source_ids == [] and item.relevant_ids is None
         if item.kind in ("multi_chunk", "comparison"):
@@ -69,12 +74,16 @@ def test_same_seed_same_test_set_other_seed_other_questions() -> None:
 
 
 def test_planted_near_duplicates_and_copies_are_filtered_and_counted() -> None:
-    chunk = Chunk("c1", "The with statement calls the enter method and the exit method of a context manager.", None, 1)
+    chunk = Chunk(
+        "c1", "The with statement calls the enter method and the exit method of a context manager.", None, 1
+    )
     texts = {"c1": chunk}
     drafts = [
         Draft("factoid", "How does the with statement work?", "r", "en", ["c1"]),
         Draft("factoid", "How does the with statement work ?", "r", "en", ["c1"]),  # near-duplicate
-        Draft("factoid", "the enter method and the exit method of a context manager", "r", "en", ["c1"]),  # copy
+        Draft(
+            "factoid", "the enter method and the exit method of a context manager", "r", "en", ["c1"]
+        ),  # copy
         Draft("keyword", "context manager exit", "r", "en", ["c1"]),
     ]
     filtered: list = []
@@ -109,10 +118,22 @@ def test_cooccurrence_check_uses_word_forms() -> None:
 
 def test_languages_of_the_chunks_are_kept() -> None:
     rows = [
-        {"id": "de-1", "text": "Der Vulkan ist ein Berg, aus dem bei einem Ausbruch heiße Lava und Asche austreten."},
-        {"id": "de-2", "text": "Die Gletscher der Alpen schmelzen, weil die Sommer wärmer und länger werden als früher."},
-        {"id": "ja-1", "text": "富士山は日本で最も高い山であり、活火山として知られています。山頂からの眺めは素晴らしいです。"},
-        {"id": "ja-2", "text": "東京タワーは電波塔であり、観光名所としても多くの人が訪れます。夜景がとても美しいです。"},
+        {
+            "id": "de-1",
+            "text": "Der Vulkan ist ein Berg, aus dem bei einem Ausbruch heiße Lava und Asche austreten.",
+        },
+        {
+            "id": "de-2",
+            "text": "Die Gletscher der Alpen schmelzen, weil die Sommer wärmer und länger werden als früher.",
+        },
+        {
+            "id": "ja-1",
+            "text": "富士山は日本で最も高い山であり、活火山として知られています。山頂からの眺めは素晴らしいです。",
+        },
+        {
+            "id": "ja-2",
+            "text": "東京タワーは電波塔であり、観光名所としても多くの人が訪れます。夜景がとても美しいです。",
+        },
     ]
     ts = build_testset(rows, size=4, seed=0, judge_checks=False, kinds={"factoid": 1.0}, min_terms=2)
     by_source = {i.source_ids[0]: i for i in ts.items}

@@ -14,7 +14,9 @@ from ragmetrics.testset.output import read_grades, read_items, read_manifest
 from .conftest import corpus_rows, write_jsonl
 
 
-def test_testset_on_the_builtin_collection_then_run_on_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_testset_on_the_builtin_collection_then_run_on_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "ts"
     assert main(["testset", "builtin", "-o", str(out), "--size", "24", "--seed", "1"]) == 0
     printed = capsys.readouterr().out
@@ -26,7 +28,12 @@ def test_testset_on_the_builtin_collection_then_run_on_it(tmp_path: Path, capsys
     manifest = read_manifest(out)
     assert len(items) == manifest["questions"] == 24
     assert manifest["corpus_path"] == "builtin" and manifest["generator"] == "offline"
-    assert set(manifest["filters"]) >= {"near_duplicate", "copies_chunk", "not_answered", "unsupported_reference"}
+    assert set(manifest["filters"]) >= {
+        "near_duplicate",
+        "copies_chunk",
+        "not_answered",
+        "unsupported_reference",
+    }
     assert manifest["coverage"]["groups_with_questions"] >= 10
     qrels = [line.split() for line in (out / "qrels.txt").read_text(encoding="utf-8").splitlines()]
     assert {q for q, *_ in qrels} == {i.id for i in items if i.answerable}
@@ -38,7 +45,10 @@ def test_testset_on_the_builtin_collection_then_run_on_it(tmp_path: Path, capsys
         "name": "on the generated test set",
         "dataset": {"path": str(out)},
         "retrieval": {"metrics": ["ndcg@10", "recall@10"]},
-        "runs": [{"source": "retriever", "retriever": "bm25"}, {"source": "retriever", "retriever": "bm25", "name": "bm25_flat", "params": {"b": 0.0}}],
+        "runs": [
+            {"source": "retriever", "retriever": "bm25"},
+            {"source": "retriever", "retriever": "bm25", "name": "bm25_flat", "params": {"b": 0.0}},
+        ],
         "output": {"dir": str(tmp_path / "night"), "formats": ["json"], "plots": False},
         "progress": False,
     }
@@ -55,8 +65,22 @@ def test_testset_on_the_builtin_collection_then_run_on_it(tmp_path: Path, capsys
 def test_a_jsonl_corpus_is_found_again_as_the_runs_passages(tmp_path: Path) -> None:
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_rows())
     out = tmp_path / "ts"
-    assert main(["testset", str(corpus), "-o", str(out), "--size", "8", "--no-judge-checks",
-                 "--kinds", "factoid=0.5,keyword=0.5"]) == 0
+    assert (
+        main(
+            [
+                "testset",
+                str(corpus),
+                "-o",
+                str(out),
+                "--size",
+                "8",
+                "--no-judge-checks",
+                "--kinds",
+                "factoid=0.5,keyword=0.5",
+            ]
+        )
+        == 0
+    )
     manifest = read_manifest(out)
     assert manifest["corpus_path"] == str(corpus.resolve())
     assert manifest["kinds"]["factoid"] == manifest["kinds"]["keyword"] == 4
@@ -77,22 +101,28 @@ def test_a_jsonl_corpus_is_found_again_as_the_runs_passages(tmp_path: Path) -> N
         (["--pool", "nowhere.trec"], "not a run file and not a retriever kind"),
     ],
 )
-def test_bad_options_exit_2_and_say_what(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], words: str) -> None:
+def test_bad_options_exit_2_and_say_what(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], words: str
+) -> None:
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_rows())
     code = main(["testset", str(corpus), "-o", str(tmp_path / "ts"), "--no-judge-checks", *args])
     assert code == 2
     assert words in capsys.readouterr().err
 
 
-def test_a_bad_corpus_line_exits_2_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = corpus_rows()[:3] + [{"id": "volcano-1", "text": "duplicate"}]
+def test_a_bad_corpus_line_exits_2_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [*corpus_rows()[:3], {"id": "volcano-1", "text": "duplicate"}]
     corpus = write_jsonl(tmp_path / "corpus.jsonl", rows)
     assert main(["testset", str(corpus), "-o", str(tmp_path / "ts")]) == 2
     err = capsys.readouterr().err
     assert f"{corpus}, line 4, field 'id': duplicate id 'volcano-1' (first on line 1)" in err
 
 
-def test_dry_run_with_the_local_judge_says_nothing_leaves_the_machine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_with_the_local_judge_says_nothing_leaves_the_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["testset", "builtin", "-o", str(tmp_path / "ts"), "--size", "10", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "no request leaves this machine" in out and not (tmp_path / "ts").exists()

@@ -20,7 +20,9 @@ def test_jsonl_beir_csv_parquet_and_datasets_read_the_same_chunks(tmp_path: Path
 
     rows = corpus_rows()[:6]
     write_jsonl(tmp_path / "c.jsonl", rows)
-    write_jsonl(tmp_path / "beir.jsonl", [{"_id": r["id"], "title": r["title"], "text": r["text"]} for r in rows])
+    write_jsonl(
+        tmp_path / "beir.jsonl", [{"_id": r["id"], "title": r["title"], "text": r["text"]} for r in rows]
+    )
     import csv
 
     with (tmp_path / "c.csv").open("w", newline="", encoding="utf-8") as fh:
@@ -48,14 +50,21 @@ def test_builtin_corpus_is_the_collection() -> None:
     ("lines", "line", "field", "words"),
     [
         (['{"id": "a", "text": "x y"}', '{"text": "no id here"}'], 2, "id", "no id"),
-        (['{"id": "a", "text": "x y"}', '{"id": "a", "text": "again"}'], 2, "id", "duplicate id 'a' (first on line 1)"),
-        (['{"id": "a", "text": "x y"}', '', '{"id": "b", "text": "   "}'], 3, "text", "empty text"),
+        (
+            ['{"id": "a", "text": "x y"}', '{"id": "a", "text": "again"}'],
+            2,
+            "id",
+            "duplicate id 'a' (first on line 1)",
+        ),
+        (['{"id": "a", "text": "x y"}', "", '{"id": "b", "text": "   "}'], 3, "text", "empty text"),
         (['{"id": "a", "text": "x y"}', '{"id": "b", "text": 7}'], 2, "text", "expected a string"),
         (['{"id": "a", "text": "x y"}', '{"id": "  ", "text": "x"}'], 2, "id", "blank id"),
         (['{"id": "a", "text": "x y"}', '{"id": "b", "text": "x"'], 2, None, "invalid JSON"),
     ],
 )
-def test_bad_chunks_are_named_by_line(tmp_path: Path, lines: list[str], line: int, field: str | None, words: str) -> None:
+def test_bad_chunks_are_named_by_line(
+    tmp_path: Path, lines: list[str], line: int, field: str | None, words: str
+) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(InputError) as err:

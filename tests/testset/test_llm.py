@@ -36,7 +36,9 @@ def marked_rows() -> list[dict[str, Any]]:
 
 def test_llm_drafts_are_checked_cached_and_free_on_a_rerun(loopback: Any, tmp_path: Path) -> None:
     cache = tmp_path / "verdicts.sqlite"
-    ts = build_testset(marked_rows(), size=20, seed=0, judge=llm_judge(loopback, cache), kinds={"factoid": 1.0})
+    ts = build_testset(
+        marked_rows(), size=20, seed=0, judge=llm_judge(loopback, cache), kinds={"factoid": 1.0}
+    )
     asked = loopback.count(prompt="testset_question")
     assert asked == ts.drafts >= 20
     assert ts.generator == "llm:test-model"
@@ -50,15 +52,24 @@ def test_llm_drafts_are_checked_cached_and_free_on_a_rerun(loopback: Any, tmp_pa
     assert loopback.count(prompt="faithfulness") >= 1
 
     before = len(loopback.records)
-    again = build_testset(marked_rows(), size=20, seed=0, judge=llm_judge(loopback, cache), kinds={"factoid": 1.0})
-    assert len(loopback.records) == before  # every verdict from the cache: a resumed or repeated build pays nothing
+    again = build_testset(
+        marked_rows(), size=20, seed=0, judge=llm_judge(loopback, cache), kinds={"factoid": 1.0}
+    )
+    assert (
+        len(loopback.records) == before
+    )  # every verdict from the cache: a resumed or repeated build pays nothing
     assert [i.model_dump() for i in again.items] == [i.model_dump() for i in ts.items]
 
 
 def test_a_failing_endpoint_is_recorded_per_draft_with_its_cause(loopback: Any, tmp_path: Path) -> None:
     loopback.inject("server_error", times=None, prompt="testset_question", match="Volcano")
-    ts = build_testset(marked_rows(), size=12, seed=0, judge=llm_judge(loopback, tmp_path / "v.sqlite"),
-                       kinds={"factoid": 1.0})
+    ts = build_testset(
+        marked_rows(),
+        size=12,
+        seed=0,
+        judge=llm_judge(loopback, tmp_path / "v.sqlite"),
+        kinds={"factoid": 1.0},
+    )
     failed = [f for f in ts.filtered if f.filter == "generation_failed"]
     assert failed and all(f.detail.startswith("server_error") for f in failed)
     assert all(any(s.startswith("volcano") for s in f.source_ids) for f in failed)
@@ -67,8 +78,14 @@ def test_a_failing_endpoint_is_recorded_per_draft_with_its_cause(loopback: Any, 
 
 def test_invalid_output_is_repaired_before_it_is_used(loopback: Any, tmp_path: Path) -> None:
     loopback.inject("schema_violation", times=1, prompt="testset_question")
-    ts = build_testset(marked_rows(), size=4, seed=0, judge=llm_judge(loopback, tmp_path / "v.sqlite"),
-                       kinds={"factoid": 1.0}, judge_checks=False)
+    ts = build_testset(
+        marked_rows(),
+        size=4,
+        seed=0,
+        judge=llm_judge(loopback, tmp_path / "v.sqlite"),
+        kinds={"factoid": 1.0},
+        judge_checks=False,
+    )
     assert len(ts.items) == 4 and ts.filter_counts()["generation_failed"] == 0
     assert loopback.count(prompt="testset_question") == ts.drafts + 1  # one repair round
 
@@ -82,8 +99,13 @@ def test_cli_with_a_config_uses_the_endpoint_and_dry_run_counts_the_cache(
     config = {
         "dataset": {"builtin": "pydocs"},
         "judge": {
-            "backend": "openai", "model": "test-model", "base_url": loopback.url, "api_key_env": KEY_ENV,
-            "cache_path": str(tmp_path / "verdicts.sqlite"), "max_retries": 1, "metrics": ["faithfulness"],
+            "backend": "openai",
+            "model": "test-model",
+            "base_url": loopback.url,
+            "api_key_env": KEY_ENV,
+            "cache_path": str(tmp_path / "verdicts.sqlite"),
+            "max_retries": 1,
+            "metrics": ["faithfulness"],
         },
         "testset": {"size": 6, "kinds": {"factoid": 1.0}, "judge_checks": False},
     }

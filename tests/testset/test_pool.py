@@ -34,7 +34,8 @@ def test_pooled_chunks_get_judge_grades_with_their_origin_and_reason(loopback: A
     ts = build_testset(graded_rows(), size=6, seed=0, judge=judge, kinds={"factoid": 1.0}, judge_checks=False)
     item = ts.items[0]
     pool = Run.from_dict(
-        {item.id: {"volcano-1": 3.0, "volcano-2": 2.0, "volcano-3": 1.0, item.source_ids[0]: 0.5}}, name="probe"
+        {item.id: {"volcano-1": 3.0, "volcano-2": 2.0, "volcano-3": 1.0, item.source_ids[0]: 0.5}},
+        name="probe",
     )
     add_pool(ts, [pool], judge)
     grades = {(g.query_id, g.doc_id): g for g in ts.grades}
@@ -52,7 +53,9 @@ def test_pooled_chunks_get_judge_grades_with_their_origin_and_reason(loopback: A
 
 def test_unanswerable_question_a_pooled_chunk_answers_is_dropped(loopback: Any, tmp_path: Path) -> None:
     judge = LLMJudge(judge_settings(loopback, tmp_path / "v.sqlite"), retry=FAST)
-    ts = build_testset(graded_rows(), size=4, seed=0, judge=judge, kinds={"unanswerable": 1.0}, judge_checks=False)
+    ts = build_testset(
+        graded_rows(), size=4, seed=0, judge=judge, kinds={"unanswerable": 1.0}, judge_checks=False
+    )
     assert ts.items and all(not i.answerable for i in ts.items)
     target = ts.items[0]
     add_pool(ts, [Run.from_dict({target.id: {"glacier-1": 1.0}}, name="probe")], judge)

@@ -35,7 +35,9 @@ def pilot(seed: int, n: int = 16) -> object:
     qrels = Qrels.from_dict({f"q{i}": {"d1": 1} for i in range(n)})
     runs = []
     for name, shift in (("a", 0.0), ("b", 0.3)):
-        ranking = {f"q{i}": {"d1": float(rng.random() + shift), "d2": float(rng.random() + 0.4)} for i in range(n)}
+        ranking = {
+            f"q{i}": {"d1": float(rng.random() + shift), "d2": float(rng.random() + 0.4)} for i in range(n)
+        }
         runs.append(Run.from_dict(ranking, name=name))
     return compare(qrels, runs, ["mrr"], seed=0)
 

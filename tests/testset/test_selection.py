@@ -54,7 +54,9 @@ def test_sketch_cosines_estimate_tfidf_cosines() -> None:
     for row in rows:
         counts = Counter(content_terms(f"{row['title']}\n{row['text']}"))
         counts = Counter({t: c for t, c in counts.items() if not (n >= 20 and profile.df[t] > 0.3 * n)})
-        vectors.append({t: (1 + math.log(c)) * math.log((n + 1) / (profile.df[t] + 0.5)) for t, c in counts.items()})
+        vectors.append(
+            {t: (1 + math.log(c)) * math.log((n + 1) / (profile.df[t] + 0.5)) for t, c in counts.items()}
+        )
 
     def cosine(a: dict[str, float], b: dict[str, float]) -> float:
         dot = sum(v * b.get(t, 0.0) for t, v in a.items())
@@ -65,7 +67,9 @@ def test_sketch_cosines_estimate_tfidf_cosines() -> None:
         for j in range(i + 1, n):
             exact.append(cosine(vectors[i], vectors[j]))
             sketched.append(float((profile.sketches[i] @ profile.sketches[j].T).toarray()[0, 0]))
-            (same if rows[i]["id"].split("#")[0] == rows[j]["id"].split("#")[0] else other).append(sketched[-1])
+            (same if rows[i]["id"].split("#")[0] == rows[j]["id"].split("#")[0] else other).append(
+                sketched[-1]
+            )
     assert np.allclose(exact, sketched, atol=1e-5)
     assert np.mean(same) > np.mean(other) + 0.1
     selection = select_chunks(profile, 20, seed=0)

@@ -21,17 +21,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "are saved after every answer to the file `human_labels:` reads, and a second session resumes there.",
     )
     parser.add_argument(
-        "report", type=Path, help="a report folder of `ragmetrics run` (or its `latest` link)"
+        "report",
+        type=Path,
+        help="a report folder of `ragmetrics run` (or its `latest` link), or a test-set folder of "
+        "`ragmetrics testset`",
     )
-    parser.add_argument("--metric", required=True, help="the judge metric to label (e.g. faithfulness)")
+    parser.add_argument(
+        "--metric",
+        required=True,
+        help="the judge metric to label (e.g. faithfulness); for a test set: 'question' (is each question "
+        "sensible and answered by its sources?) or 'qrels' (is each grade right?)",
+    )
     parser.add_argument(
         "--run", help="the run whose outputs to label (needed when several runs have the metric)"
     )
     parser.add_argument(
         "--labels",
         type=Path,
-        default=Path("human_labels.jsonl"),
-        help="labels file to write and resume (.jsonl or .csv; default: human_labels.jsonl)",
+        default=None,
+        help="labels file to write and resume (.jsonl or .csv; default: human_labels.jsonl, or labels.jsonl "
+        "in a test-set folder)",
     )
     parser.add_argument(
         "--target", type=int, help="labels this session aims at (default: 30, or all samples)"
@@ -44,12 +53,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.labeling.server import LabelServer
     from ragmetrics.labeling.session import LabelSession
+    from ragmetrics.testset.output import is_testset_dir
 
     if args.target is not None and args.target < 1:
         raise InputError("must be at least 1", field="--target")
-    session = LabelSession(
-        args.report, args.metric, args.labels, run=args.run, target=args.target, seed=args.seed
-    )
+    testset = is_testset_dir(args.report)
+    session: LabelSession
+    if testset:
+        from ragmetrics.labeling.testset_session import TestsetLabelSession, default_labels_path
+
+        labels = args.labels or default_labels_path(args.report)
+        session = TestsetLabelSession(args.report, args.metric, labels, target=args.target, seed=args.seed)
+    else:
+        labels = args.labels or Path("human_labels.jsonl")
+        session = LabelSession(
+            args.report, args.metric, labels, run=args.run, target=args.target, seed=args.seed
+        )
     server = LabelServer(session, port=args.port).start()
     status = session.status()
     print(
@@ -66,8 +85,28 @@ def run_command(args: argparse.Namespace) -> int:
         server.stop()
     plan = session.plan()
     print(f"ragmetrics label: {plan.describe()}", file=sys.stderr)
+    if testset:
+        from ragmetrics.testset.review import review_testset
+
+        if session.store.path.exists():
+            review = review_testset(args.report, session.store.path)
+            print(f"ragmetrics label: test set reviewed: {describe_review(review)}", file=sys.stderr)
+        return int(ExitCode.OK)
     print(
         f"  labels in {session.store.path}; add to the config:\n    human_labels:\n      path: {session.store.path}",
         file=sys.stderr,
     )
     return int(ExitCode.OK)
+
+
+def describe_review(review: dict[str, object]) -> str:
+    """One line of a test set's review (testset.review)."""
+    parts = [
+        f"{review['questions_labelled']} questions labelled, {review['questions_rejected']} rejected",
+        f"{review['qrels_labelled']} grades checked",
+    ]
+    for origin in ("source", "judge"):
+        figures = review.get(f"agreement_with_{origin}")
+        if isinstance(figures, dict) and "accuracy" in figures:
+            parts.append(f"people agree with {origin} grades {figures['accuracy']:.0%} of {figures['pairs']}")
+    return "; ".join(parts)

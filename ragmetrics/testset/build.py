@@ -257,7 +257,9 @@ def _cooccurring(
 ) -> set[tuple[int, int]]:
     """The candidate pairs (by key) whose two terms occur together in some chunk: not unanswerable."""
     found: set[tuple[int, int]] = set()
-    spaced = {k: (_stem(a), _stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))}
+    spaced = {
+        k: (_stem(a), _stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))
+    }
     unspaced = {k: pair for k, pair in pairs.items() if k not in spaced}
     by_stem: dict[str, list[tuple[int, int]]] = {}
     for key, (first, _) in spaced.items():
@@ -321,7 +323,9 @@ def plan_corpus(
         if len(members) < 3:
             members.append(index)
     sample = (
-        f" (a uniform sample of {len(profile.ids)} sketched)" if len(profile.ids) < profile.eligible_total else ""
+        f" (a uniform sample of {len(profile.ids)} sketched)"
+        if len(profile.ids) < profile.eligible_total
+        else ""
     )
     say(f"{profile.eligible_total} of {profile.n_chunks} chunks worth asking about{sample}")
     return CorpusPlan(source, profile, selection, representatives, np.random.default_rng(settings.seed))
@@ -636,7 +640,9 @@ def _judge_filters(
     supported: dict[str, float] = {}
     if support:
         result = evaluate_rag(support, ["faithfulness"], judge, name="testset-supported", progress=False)
-        supported = {q: value for q, v in result.per_query.items() if (value := v.get("faithfulness")) is not None}
+        supported = {
+            q: value for q, v in result.per_query.items() if (value := v.get("faithfulness")) is not None
+        }
         na = {n.query_id for n in result.not_applicable}
         supported.update({q: 1.0 for q in na})
         for f in result.failures:

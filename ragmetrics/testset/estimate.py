@@ -30,7 +30,9 @@ def estimate_testset(
     drafts = len(jobs)
     use_llm = settings.generator == "llm" or (settings.generator == "auto" and backend == "openai")
     checks = (
-        sum(len(chunks) + 1 for kind, chunks, _ in jobs if kind != "unanswerable") if settings.judge_checks else 0
+        sum(len(chunks) + 1 for kind, chunks, _ in jobs if kind != "unanswerable")
+        if settings.judge_checks
+        else 0
     )
     pool_pairs = settings.size * settings.pool_depth * pooled
     lines = [

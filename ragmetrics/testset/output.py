@@ -27,13 +27,14 @@ from ragmetrics.errors import InputError
 from ragmetrics.testset.build import FILTERS, TestSet
 from ragmetrics.testset.settings import Grade, TestItem
 
-__all__ = ["MANIFEST", "read_grades", "read_items", "summary", "write_testset"]
+__all__ = ["MANIFEST", "read_grades", "read_items", "summary", "write_atomic", "write_testset"]
 
 MANIFEST = "testset.json"
 EXAMPLES_PER_FILTER = 5
 
 
-def _write(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file, fsync and rename: never half a file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
@@ -123,20 +124,20 @@ def write_testset(testset: TestSet, folder: str | Path) -> dict[str, Path]:
         "manifest": out / MANIFEST,
         "html": out / "testset.html",
     }
-    _write(
+    write_atomic(
         paths["questions"],
         "".join(json.dumps(i.model_dump(), ensure_ascii=False) + "\n" for i in testset.items),
     )
     ordered = sorted(testset.grades, key=lambda g: (g.query_id, -g.grade, g.doc_id))
-    _write(paths["qrels"], "".join(f"{g.query_id} 0 {g.doc_id} {g.grade}\n" for g in ordered))
+    write_atomic(paths["qrels"], "".join(f"{g.query_id} 0 {g.doc_id} {g.grade}\n" for g in ordered))
     lines = ["query_id\tdoc_id\tgrade\torigin\treason"]
     for g in ordered:
         reason = (g.reason or "").replace("\t", " ").replace("\n", " ").replace("\r", " ")
         lines.append(f"{g.query_id}\t{g.doc_id}\t{g.grade}\t{g.origin}\t{reason}")
-    _write(paths["grades"], "\n".join(lines) + "\n")
+    write_atomic(paths["grades"], "\n".join(lines) + "\n")
     data = summary(testset)
-    _write(paths["manifest"], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    _write(paths["html"], render_page(data, testset.items))
+    write_atomic(paths["manifest"], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(paths["html"], render_page(data, testset.items))
     return paths
 
 

@@ -203,7 +203,11 @@ def kmeans(x: sparse.csr_matrix, k: int, seed: int, iterations: int = 25) -> NDA
     for _ in range(1, k):
         weights = np.maximum(best, 0.0) ** 2
         total = float(weights.sum())
-        pick = int(rng.integers(sample.shape[0])) if total <= 0 else int(rng.choice(sample.shape[0], p=weights / total))
+        pick = (
+            int(rng.integers(sample.shape[0]))
+            if total <= 0
+            else int(rng.choice(sample.shape[0], p=weights / total))
+        )
         centers.append(_dense_row(sample, pick))
         best = np.minimum(best, 1.0 - sample @ centers[-1])
     c = np.vstack(centers).astype(np.float32)

@@ -173,10 +173,13 @@ def run_command(args: argparse.Namespace) -> int:
         f"of {testset.coverage['groups']} topic groups; generator {testset.generator}; left out: "
         f"{filters or 'none'}"
     )
+    for note in testset.notes:
+        print(f"ragmetrics testset: note: {note}", file=sys.stderr)
     if len(testset.items) < settings.size:
         print(
             f"ragmetrics testset: only {len(testset.items)} of the {settings.size} questions asked for passed the "
-            "filters (a small corpus, or raise --seed's luck with a larger oversample in the config)",
+            "filters (a small corpus, or strict filters: testset.html lists what each left out; a larger "
+            "testset.oversample drafts more)",
             file=sys.stderr,
         )
     print(

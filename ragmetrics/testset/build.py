@@ -440,6 +440,16 @@ def build_testset(
         batch = min(math.ceil(need * 1.2) + 2, len(selection.order) - cursor)
     jobs_total = drafted
     kept = _by_kind_quota(survivors, settings)
+    notes = []
+    got = Counter(d.kind for d in kept)
+    for kind, wanted in _quota(settings, min(settings.size, len(kept))).items():
+        if got.get(kind, 0) < wanted:
+            notes.append(
+                f"{kind}: {got.get(kind, 0)} of the {wanted} its share asks for passed the filters after "
+                f"{round_no} drafting round(s); the other kinds filled the rest"
+            )
+    if not settings.judge_checks:
+        notes.append("judge checks were off: no question was checked against its source")
     items = [
         TestItem(
             id=_item_id(d, settings.seed),
@@ -477,6 +487,7 @@ def build_testset(
         filtered=filtered,
         drafts=jobs_total,
         judge=judge.backend,
+        notes=notes,
         corpus=source,
         corpus_path=_corpus_path(corpus),
     )

@@ -50,7 +50,7 @@ def _table(
         + "</tr>"
         for r in rows
     )
-    hint = '<p class="hint">Wide table: scroll sideways to see every column.</p>' if len(headers) > 3 else ""
+    hint = '<p class="hint">Wide table: on a narrow screen it scrolls sideways.</p>' if len(headers) > 3 else ""
     return f'{hint}<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
@@ -78,6 +78,8 @@ def render_page(data: dict[str, Any], items: Sequence[TestItem]) -> str:
         + "".join(f'<div class="card"><b>{_e(v)}</b>{_e(k)}</div>' for k, v in cards)
         + "</div>",
     ]
+    for note in data.get("notes") or []:
+        parts.append(f'<p class="muted">Note: {_e(note)}</p>')
     parts.append("<h2>Coverage of the corpus</h2>")
     parts.append(
         f"<p>{_e(cov.get('groups_with_questions', 0))} of {_e(cov.get('groups', 0))} topic groups have questions; "

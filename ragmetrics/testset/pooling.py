@@ -53,10 +53,8 @@ def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) ->
         elif isinstance(entry, Mapping) and "retriever" in entry:
             spec = entry
         if spec is not None:
-            if passages is None:
-                passages = [
-                    {"id": c.id, "text": f"{c.title}\n{c.text}" if c.title else c.text} for c in corpus
-                ]
+            if passages is None:  # the text alone, as every retriever run indexes it (titles are not indexed)
+                passages = [{"id": c.id, "text": c.text} for c in corpus]
             runs.append(
                 build_run(
                     str(spec["retriever"]),

@@ -24,6 +24,7 @@ def test_every_metric_has_its_prompts_with_hash_versions() -> None:
     # Every prompt a registry entry names (answer_similarity needs none: it only embeds; deterministic metrics
     # ask no judge), and the shared texts.
     expected = {p for s in JUDGE_METRIC_SPECS for p in s.prompts} | {"_shared"}
+    expected |= {"testset_question"}  # not a metric's: the test-set generator's (ragmetrics.testset.llm)
     deterministic = {s.name for s in JUDGE_METRIC_SPECS if s.plan == "deterministic"}
     assert deterministic and all(not s.prompts for s in JUDGE_METRIC_SPECS if s.name in deterministic)
     # The claim diagnostics share one prompt (one verdict per sample feeds all of them).

@@ -43,6 +43,9 @@ _EXPORTS: dict[str, str] = {
     # nightly job
     "load_config": "ragmetrics.nightly.config",
     "run_pipeline": "ragmetrics.nightly.pipeline",
+    "read_qa": "ragmetrics.nightly.dataset",
+    # test collections
+    "build_testset": "ragmetrics.testset",
     # schema and errors
     "RunResult": "ragmetrics.schema",
     "Report": "ragmetrics.schema",
@@ -63,6 +66,7 @@ __all__ = [
     "RunResult",
     "SubtopicQrels",
     "__version__",
+    "build_testset",
     "compare",
     "compare_results",
     "evaluate",
@@ -79,6 +83,7 @@ __all__ = [
     "make_judge",
     "ppi_difference",
     "python_metric",
+    "read_qa",
     "run_pipeline",
     "search_fusion",
     "seed_report",
@@ -98,6 +103,7 @@ if TYPE_CHECKING:
     from ragmetrics.judge.select import make_judge
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.dataset import read_qa
     from ragmetrics.nightly.pipeline import run_pipeline
     from ragmetrics.render.tables import format_report, format_results
     from ragmetrics.retrieval.diversity import SubtopicQrels, evaluate_diversity
@@ -105,6 +111,7 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.fusion import fuse
     from ragmetrics.retrieval.fusion_search import search_fusion
     from ragmetrics.retrieval.fusion_trained import train_fusion
+    from ragmetrics.testset import build_testset
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult

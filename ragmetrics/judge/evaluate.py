@@ -41,6 +41,9 @@ def _samples(samples: Iterable[RagSample | dict[str, Any]]) -> list[RagSample]:
         if isinstance(item, RagSample):
             sample = item
         elif isinstance(item, dict):
+            if item.get("id") is None:
+                # Rows without ids are numbered as the CLI numbers them: "row-<position>", stable across runs.
+                item = {**item, "id": f"row-{position}"}
             try:
                 sample = RagSample.model_validate(item)
             except ValidationError as exc:
@@ -69,8 +72,17 @@ def _check_metrics(metrics: Sequence[str], judge: Judge) -> list[str]:
     supported = judge.supported_metrics()
     unknown = [m for m in metrics if m not in supported]
     if unknown:
+        import difflib
+
+        hints = [
+            f"{m!r}: did you mean {close[0]!r}?"
+            for m in unknown
+            if (close := difflib.get_close_matches(m, supported, n=1, cutoff=0.6))
+        ]
         raise ConfigError(
-            f"unknown judge metric(s) {unknown}; the {judge.backend} judge supports {list(supported)}"
+            f"unknown judge metric(s) {unknown}"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + f"; the {judge.backend} judge supports {list(supported)}"
         )
     if not metrics:
         raise ConfigError("no judge metric requested")

@@ -107,6 +107,13 @@ class QADataset:
     def query_ids(self) -> list[str]:
         return [s.id for s in self.samples]
 
+    def __iter__(self) -> Iterator[RagSample]:
+        """The samples, so `evaluate_rag(read_qa(path), metrics)` reads as it says."""
+        return iter(self.samples)
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
     @property
     def has_qrels(self) -> bool:
         return bool(self.relevance)
@@ -147,6 +154,30 @@ class QADataset:
             "passages": None if self.passages is None else len(self.passages),
             "fingerprint": self.fingerprint,
         }
+
+
+def read_qa(
+    path: str | Path,
+    *,
+    mapping: Mapping[str, str] | None = None,
+    language: str | None = None,
+    on_bad_row: Literal["fail", "skip"] = "fail",
+    passages: str | Path | None = None,
+    relevant_order: Literal["set", "ranked"] = "set",
+) -> QADataset:
+    """A QA dataset from a file (JSONL, JSON, CSV, Parquet), a saved `datasets` folder or a test-set folder,
+    validated as `ragmetrics run` validates it: rows without ids are numbered `row-<n>`, every bad row named
+    by its 1-based row and field. Iterating it gives its `RagSample`s; `.qrels()` and `.run()` what its
+    relevant and retrieved ids imply."""
+    config = DatasetConfig(
+        path=Path(path),
+        mapping=dict(mapping or {}),
+        language=language,
+        on_bad_row=on_bad_row,
+        passages=Path(passages) if passages is not None else None,
+        relevant_order=relevant_order,
+    )
+    return load_dataset(config, progress=False)
 
 
 def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence[str] = ()) -> QADataset:

@@ -164,11 +164,24 @@ def test_bad_samples_and_metrics_are_clear_errors(make_judge: JudgeFactory) -> N
     with pytest.raises(InputError, match="duplicate sample id 'a'"):
         evaluate_rag([sample("a"), sample("a")], ["context_recall"], judge, progress=False)
     with pytest.raises(InputError, match="line 1, field 'id'"):
-        evaluate_rag([{"question": "Q?"}], ["context_recall"], judge, progress=False)
+        evaluate_rag([{"id": "", "question": "Q?"}], ["context_recall"], judge, progress=False)
     with pytest.raises(ConfigError, match="groundedness"):
         evaluate_rag([sample("a")], ["groundedness"], judge, progress=False)
     with pytest.raises(ConfigError, match="list of names"):
         evaluate_rag([sample("a")], "context_recall", judge, progress=False)
+
+
+def test_rows_without_ids_are_numbered_as_the_cli_numbers_them(make_judge: JudgeFactory) -> None:
+    rows = [{k: v for k, v in sample(x).items() if k != "id"} for x in ("a", "b")]
+    res = evaluate_rag(rows, ["context_recall"], make_judge(), progress=False)
+    assert sorted(res.per_query) == ["row-1", "row-2"]
+    with pytest.raises(InputError, match="duplicate sample id 'row-2'"):
+        evaluate_rag([sample("row-2"), rows[0]], ["context_recall"], make_judge(), progress=False)
+
+
+def test_an_unknown_metric_says_what_was_meant(make_judge: JudgeFactory) -> None:
+    with pytest.raises(ConfigError, match="did you mean 'faithfulness'"):
+        evaluate_rag([sample("a")], ["faithfullness"], make_judge(), progress=False)
 
 
 def test_metadata_says_who_judged(make_judge: JudgeFactory, server: LoopbackServer) -> None:

@@ -111,10 +111,10 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.fusion import fuse
     from ragmetrics.retrieval.fusion_search import search_fusion
     from ragmetrics.retrieval.fusion_trained import train_fusion
-    from ragmetrics.testset import build_testset
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult
+    from ragmetrics.testset import build_testset
     from ragmetrics.trust import judge_agreement, judge_noise_stats, load_labels, ppi_difference
 
 

@@ -33,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (judge openai)")
     parser.add_argument("--model", default="gpt-4o-mini", help="judge model (judge openai)")
     parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
-    parser.add_argument("--cache", type=Path, default=Path(".ragmetrics-cache/verdicts.sqlite"))
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(".ragmetrics-cache/verdicts.sqlite"),
+        help="SQLite verdict cache: a rerun asks only what it lacks (default: .ragmetrics-cache/verdicts.sqlite)",
+    )
     parser.add_argument("--scale", type=int, help="write judge grades on 0..SCALE (your qrels' top grade)")
     parser.add_argument(
         "--compare-with",

@@ -23,7 +23,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("dir", type=Path, help="the output root holding the dated folders")
     parser.add_argument("--nights", type=int, default=7, help="nights in the trend test (at least 5)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level after correction")
-    parser.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "none"])
+    parser.add_argument(
+        "--correction",
+        default="holm",
+        choices=["holm", "bonferroni", "none"],
+        help="correction of the drift trend tests across the run x metric series (default: holm)",
+    )
     parser.add_argument("--out", type=Path, help="where to write the page (default DIR/history.html)")
     parser.add_argument("--no-page", action="store_true", help="print only; do not write history.html")
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when a series drifts")

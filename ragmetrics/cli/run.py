@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Score every run of a config, compare them, write the artifacts into a dated folder and, with a "
             "baseline, fail on a significant drop. Exit codes: 0 ok, 1 regression, 2 usage, input or config "
-            "error, 3 incomplete (more failed scores than max_failure_rate allows), 130 interrupted by SIGINT or SIGTERM (rerun to resume: stored verdicts are not asked again)."
+            "error, 3 incomplete (more failed scores than max_failure_rate allows), 4 not comparable with the "
+            "baseline (judge, prompts, questions or judgments changed since it), 130 interrupted by SIGINT or "
+            "SIGTERM (rerun to resume: stored verdicts are not asked again)."
         ),
     )
     parser.add_argument(
@@ -139,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
 
         print(
             f"ragmetrics: the night is INCOMPLETE (exit 3): {len(outcome.incomplete)} run/metric pairs failed on "
-            "too many samples; causes above and in report.json failures",
+            "more of their samples than max_failure_rate allows; causes above and in report.json failures",
             file=sys.stderr,
         )
     elif outcome.gate is not None and outcome.gate.not_comparable and not outcome.gate.failed:

@@ -321,6 +321,7 @@ def write_page(path: Path, history: History, *, nights: int, alpha: float, corre
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(temp, 0o644)  # mkstemp makes it 0600; the page is meant to be published with the reports
         os.replace(temp, path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)

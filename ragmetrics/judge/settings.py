@@ -74,6 +74,15 @@ class JudgeSettings(BaseModel):
     max_concurrency: int = Field(default=8, ge=1, le=1024)
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
+    breaker_failures: int = Field(
+        default=10,
+        ge=1,
+        description="circuit breaker: failed attempts in a row (connection, timeout, 5xx, 429, auth) that, "
+        "lasting breaker_outage_s too, stop the run's requests (recorded as failed with that cause)",
+    )
+    breaker_outage_s: float = Field(
+        default=10.0, ge=0.0, description="circuit breaker: how long the faults must last before it opens"
+    )
     max_repairs: int = Field(default=2, ge=0)
     max_tokens: int | None = Field(
         default=None,

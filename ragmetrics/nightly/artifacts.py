@@ -212,6 +212,11 @@ def write_artifacts(
                     (partial / "baseline.csv").write_text(text, encoding="utf-8")
                     written["baseline.csv"] = partial / "baseline.csv"
         _sync_folder(partial)
+        # mkdtemp makes the folder 0700: a report is published (CI artifacts, a web server), so it is made
+        # readable like any folder the user creates (0755), its files 0644.
+        os.chmod(partial, 0o755)
+        for path in written.values():
+            os.chmod(path, 0o644)
         final = _claim_folder(root, now)
         os.replace(partial, final)  # replaces only our own empty claim, atomically
         _fsync_path(root)

@@ -93,11 +93,7 @@ def failure_summary(
         lines.append(
             f"ragmetrics: {count} of {totals[(run, metric)]} {metric} scores of run {run!r} failed: {_clip(cause)}"
         )
-    if incomplete:
-        lines.append(
-            f"ragmetrics: INCOMPLETE: {len(incomplete)} run/metric pairs failed on more than "
-            f"{max_failure_rate:.0%} of their samples (max_failure_rate); exit 3"
-        )
+    # The verdict itself ("the night is INCOMPLETE (exit 3)") is said once, last, by whoever ends the night.
     return lines
 
 

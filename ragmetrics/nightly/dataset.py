@@ -192,6 +192,10 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence
         if passages is None and isinstance(testset_corpus, Path):
             passages = testset_corpus
     source = str(path)
+    broken: list[BadRow] = []
+    numbers: list[int] | None = None
+    if fmt in ("auto", "json", "jsonl") and path.is_file() and path.suffix.lower() in (".jsonl", ".ndjson"):
+        path, numbers, broken = _checked_jsonl(path, config.on_bad_row)
     rows = read_rows(path, fmt, config.split, progress=progress)
     dataset = validate_rows(
         rows,
@@ -202,10 +206,57 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence
         language=config.language,
         keep=keep,
         ranked_relevance=config.relevant_order == "ranked",
+        numbers=numbers,
     )
+    if broken:
+        dataset.skipped = sorted([*broken, *dataset.skipped], key=lambda b: b.row)
     if passages is not None:
         dataset.passages = read_passages(passages)
     return dataset
+
+
+def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None, list[BadRow]]:
+    """Parse a JSONL file line by line before `datasets` reads it, so a broken line is named by its own
+    1-based line (not the reader's 0-based count) and `on_bad_row: skip` can skip it: then the good rows go
+    to a temporary copy, and their original row numbers come back so later messages still name the right row."""
+    source = str(path)
+    good: list[bytes] = []
+    numbers: list[int] = []
+    broken: list[BadRow] = []
+    row = 0
+    check_regular_file(path)
+    try:
+        with path.open("rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                row += 1
+                problem = None
+                try:
+                    value = json.loads(raw.decode("utf-8"))
+                    if not isinstance(value, dict):
+                        problem = f"expected a JSON object, got {type(value).__name__}"
+                except UnicodeDecodeError as exc:
+                    problem = f"not UTF-8 text: {exc.reason}"
+                except json.JSONDecodeError as exc:
+                    problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+                if problem is None:
+                    good.append(raw if raw.endswith(b"\n") else raw + b"\n")
+                    numbers.append(row)
+                    continue
+                if on_bad_row == "fail":
+                    raise InputError(problem, source=source, line=line_no)
+                broken.append(BadRow(row, "(row)", "(row)", f"line {line_no}: {problem}"))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    if not broken:
+        return path, None, []
+    if not good:
+        raise InputError("no row could be read: every line is broken", source=source)
+    folder = Path(tempfile.mkdtemp(prefix="ragmetrics-rows-"))
+    clean = folder / path.name
+    clean.write_bytes(b"".join(good))
+    return clean, numbers, broken
 
 
 def _testset_folder(path: Path) -> Path | str | None:
@@ -396,10 +447,12 @@ def validate_rows(
     language: str | None = None,
     keep: Sequence[str] = (),
     ranked_relevance: bool = False,
+    numbers: Sequence[int] | None = None,
 ) -> QADataset:
     """Map columns (user name -> our field) and validate each row into samples, judgments and a ranking;
     `language` is the dataset's language, for rows without a language column value; `ranked_relevance` reads
-    ungraded relevant_ids as listed most relevant first (grades by position)."""
+    ungraded relevant_ids as listed most relevant first (grades by position); `numbers`, each row's 1-based
+    number in its file when some rows were left out before (broken lines skipped)."""
     columns = _resolve_columns(rows, source, dict(mapping or {}))
     present = {c for row in rows for c in row}
     missing_kept = sorted(set(keep) - present)
@@ -420,7 +473,8 @@ def validate_rows(
     digest = hashlib.sha256()
     truth = hashlib.sha256()
     generated = "id" not in columns
-    for row_no, row in enumerate(rows, start=1):
+    for position, row in enumerate(rows, start=1):
+        row_no = numbers[position - 1] if numbers is not None else position
         if limit is not None and len(samples) >= limit:
             break
         values = {ours: row.get(theirs) for ours, theirs in columns.items()}

@@ -21,7 +21,9 @@ def test_shipped_seeds_equal_what_the_model_computes() -> None:
     texts = sorted(seeds)[::200]
     computed = asyncio.run(MiniLMEmbedder(cache_size=0).embed(texts))
     for text, vector in zip(texts, computed, strict=True):
-        np.testing.assert_array_equal(seeds[text], vector)
+        # Equal to float32 rounding: onnxruntime picks its kernels by CPU, and two x86 generations differ in
+        # the last bits (seen: 3e-8 on another EPYC), which no score can show.
+        np.testing.assert_allclose(seeds[text], vector, rtol=0, atol=1e-6)
 
 
 def test_seeds_are_verified_on_load(tmp_path: Path) -> None:
@@ -77,7 +79,10 @@ def test_batching_across_units_changes_no_value(tmp_path: Path, units: int) -> N
     judge = LocalJudge(MiniLMEmbedder(cache_size=0), cache=VerdictCache(tmp_path / f"{units}.sqlite"))
     batched = evaluate_rag(samples, metrics, judge, progress=False, max_units_in_flight=units)
     plain = evaluate_rag(samples, metrics, LocalJudge(MiniLMEmbedder(cache_size=0)), progress=False)
-    assert batched.per_query == plain.per_query
+    # Batching changes no value beyond float32 rounding (the seeds were computed on another CPU, see above).
+    assert batched.per_query.keys() == plain.per_query.keys()
+    for qid, scores in plain.per_query.items():
+        assert batched.per_query[qid] == pytest.approx(scores, rel=1e-5, abs=1e-9), qid
 
 
 def test_a_cancelled_batch_leaves_no_caller_waiting() -> None:

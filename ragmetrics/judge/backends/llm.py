@@ -28,6 +28,7 @@ from ragmetrics.judge.base import Embedder, MetricOutcome, RagSample, target_sta
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.claim_outcome import JudgedClaim, claim_inputs, claim_outcome
 from ragmetrics.judge.formulas import is_noncommittal
+from ragmetrics.judge.openai.breaker import BreakerOpen
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
@@ -252,7 +253,7 @@ class LLMJudge(PlanDispatch):
                 prompt, values, answer_in_input_language=self.settings.answer_in_input_language, probe=probe
             )
         except JudgeError as exc:
-            if exc.cause in RECORDED_CAUSES:
+            if exc.cause in RECORDED_CAUSES and not isinstance(exc, BreakerOpen):
                 self.cache.put_failure(key, prompt.name, exc.cause, str(exc))
             raise
         value: Any = dump_verdict(completion.verdict)

@@ -28,6 +28,7 @@ import openai
 
 from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge.interrupt import raise_if_stopped
+from ragmetrics.judge.openai.breaker import Breaker
 from ragmetrics.judge.openai.limiter import AdaptiveLimit, Signal
 from ragmetrics.judge.openai.scrub import Scrubber, public_url, split_base_url
 from ragmetrics.judge.openai.usage import CallUsage
@@ -166,6 +167,7 @@ class Transport:
         self._limit: AdaptiveLimit | None = None
         self._lowest_limit = settings.max_concurrency
         self.usage = CallUsage()
+        self.breaker = Breaker(failures=settings.breaker_failures, min_outage_s=settings.breaker_outage_s)
 
     def concurrency(self) -> dict[str, int]:
         """The request limit: its ceiling, its size now and its lowest this run (the report's back-off figures)."""
@@ -217,19 +219,23 @@ class Transport:
         `on_refusal(message)` is raised for the caller to try another format."""
         attempt = 0
         while True:
+            self.breaker.check(what)
             api, limit = self.api()
             retry_after: float | None = None
             cause: FailureCause
             try:
                 async with limit.slot():
+                    self.breaker.check(what)  # it may have opened while this request waited for a slot
                     raise_if_stopped()
                     call.calls += 1
                     self.usage.calls += 1
                     # One deadline for connect, headers and the whole body: httpx's own timeout is per read,
                     # so a server trickling a byte at a time would otherwise hold the call forever.
-                    return await asyncio.wait_for(
+                    answer = await asyncio.wait_for(
                         _observed(limit, op(api)), self.settings.timeout_s + _DEADLINE_GRACE_S
                     )
+                    self.breaker.success()
+                    return answer
             except openai.APIStatusError as exc:
                 message = self.scrub(server_message(exc))
                 if refusal is not None and on_refusal is not None and refusal(exc, attempt):
@@ -237,6 +243,7 @@ class Transport:
                 cause = status_cause(exc.status_code, message)
                 detail = f"HTTP {exc.status_code}: {message}"
                 if cause not in _RETRIED:
+                    self.breaker.failure(cause, detail)
                     # `from None`: the chained openai exception carries the raw, unscrubbed server message.
                     raise JudgeError(f"{what}: {detail}", cause=cause) from None
                 retry_after = retry_after_seconds(exc.response.headers)
@@ -259,7 +266,8 @@ class Transport:
                     f"{what}: the response JSON is nested too deeply to be a verdict",
                     cause="invalid_response",
                 ) from None
-            if attempt >= self.settings.max_retries:
+            self.breaker.failure(cause, detail)
+            if attempt >= self.settings.max_retries or self.breaker.opened is not None:
                 raise JudgeError(
                     f"{what}: {detail}; gave up after {attempt + 1} attempts", cause=cause
                 ) from None

@@ -1,0 +1,63 @@
+"""What a newcomer meets first (issue 40): data without ids from Python, broken lines named by their own line
+number and skippable, a Python loader for a QA file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import ragmetrics
+from ragmetrics.errors import InputError
+
+ROWS = [
+    {"question": "What is called the Red Planet?", "contexts": ["Mars is called the Red Planet."], "answer": "Mars."},
+    {"question": "What is the largest planet?", "contexts": ["Jupiter is the largest planet."], "answer": "Jupiter."},
+    {"question": "Which planet has rings?", "contexts": ["Saturn has bright rings."], "answer": "Saturn."},
+]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_read_qa_numbers_rows_without_ids_and_evaluates(tmp_path: Path) -> None:
+    path = _write(tmp_path / "qa.jsonl", [json.dumps(r) for r in ROWS])
+    dataset = ragmetrics.read_qa(path)
+    assert [s.id for s in dataset] == ["row-1", "row-2", "row-3"] and len(dataset) == 3
+    judge = ragmetrics.make_judge(ragmetrics.JudgeSettings(backend="local"))
+    result = ragmetrics.evaluate_rag(dataset, ["faithfulness"], judge, progress=False)
+    assert sorted(result.per_query) == ["row-1", "row-2", "row-3"]
+    assert ragmetrics.evaluate_rag(ROWS, ["faithfulness"], judge, progress=False).per_query.keys() == result.per_query.keys()
+
+
+def test_a_broken_line_is_named_by_its_own_line_number(tmp_path: Path) -> None:
+    lines = [json.dumps(ROWS[0]), "", json.dumps(ROWS[1]), '{"question": broken', json.dumps(ROWS[2])]
+    path = _write(tmp_path / "qa.jsonl", lines)
+    with pytest.raises(InputError) as err:
+        ragmetrics.read_qa(path)
+    assert err.value.line == 4 and "invalid JSON" in str(err.value) and str(path) in str(err.value)
+
+
+def test_on_bad_row_skip_skips_broken_lines_and_keeps_row_numbers(tmp_path: Path) -> None:
+    bad = dict(ROWS[2], question="   ")
+    lines = [json.dumps(ROWS[0]), '{"question": broken', json.dumps(ROWS[1]), "[1, 2]", json.dumps(bad)]
+    dataset = ragmetrics.read_qa(_write(tmp_path / "qa.jsonl", lines), on_bad_row="skip")
+    assert [s.id for s in dataset] == ["row-1", "row-3"]
+    described = [b.describe("qa.jsonl") for b in dataset.skipped]
+    assert [b.row for b in dataset.skipped] == [2, 4, 5]
+    assert "line 2: invalid JSON" in described[0] and "line 4: expected a JSON object" in described[1]
+    assert "row 5, field 'question'" in described[2]
+
+
+def test_report_folders_and_history_page_can_be_published(write_config, qa_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from .helpers import latest, run_cli
+
+    code, _, _ = run_cli([str(write_config())], capsys)
+    assert code == 0
+    folder = latest(qa_dir / "out")
+    assert oct(folder.stat().st_mode & 0o777) == "0o755"
+    assert oct((folder / "report.json").stat().st_mode & 0o777) == "0o644"
+    assert oct((qa_dir / "out" / "history.html").stat().st_mode & 0o777) == "0o644"

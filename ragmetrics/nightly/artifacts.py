@@ -299,6 +299,47 @@ def latest_folder(root: Path) -> Path | None:
     return root / name if name and "/" not in name and (root / name).is_dir() else None
 
 
+PINNED = "baseline"
+"""root/baseline: a relative symlink to the night `ragmetrics bless` pinned; the gate's default baseline."""
+
+
+def pinned_report(root: Path) -> Path | None:
+    """root/baseline/report.json when a night is pinned there (a symlink to a night, or a folder holding a
+    report), else None."""
+    report = root / PINNED / "report.json"
+    return report if report.is_file() else None
+
+
+def pin_baseline(root: Path, night: Path) -> Path:
+    """Pin `night` (a dated folder of `root`, or `latest`) as root/baseline: a relative symlink replaced
+    atomically, so the history keeps knowing which night the gate compares with."""
+    folder = night.resolve()
+    if not (folder / "report.json").is_file():
+        raise InputError("not a night's folder: no report.json in it", source=str(night))
+    if folder.parent != root.resolve() or not is_dated_folder(folder):
+        raise InputError(
+            f"not one of the nights of {root}: pin a dated folder of the output root (or its latest)",
+            source=str(night),
+        )
+    link = root / PINNED
+    if link.exists() and not link.is_symlink():
+        raise InputError(
+            "a real folder is in the way; move it aside (the pin is a link to a night)", source=str(link)
+        )
+    temp = root / f".baseline.{os.getpid()}.{uuid.uuid4().hex}"
+    try:
+        temp.symlink_to(folder.name, target_is_directory=True)
+        os.replace(temp, link)
+    except OSError as exc:
+        if temp.is_symlink():
+            temp.unlink()
+        raise InputError(
+            f"cannot make a link here ({exc.strerror or exc}); set baseline.path to {folder / 'report.json'}",
+            source=str(link),
+        ) from None
+    return link
+
+
 def point_latest(root: Path, folder: Path) -> Path:
     """Make root/latest refer to `folder`: a relative symlink, replaced atomically; else a text file."""
     link = root / "latest"

@@ -154,6 +154,12 @@ def _run_pipeline(
     timings: dict[str, float] = {}
     # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.
     baseline_path = baseline if baseline is not None else config.baseline.path
+    if baseline_path is None:  # a night pinned with `ragmetrics bless` is the default baseline
+        from ragmetrics.nightly.artifacts import pinned_report
+
+        baseline_path = pinned_report(output_dir or config.output.dir)
+        if baseline_path is not None:
+            notes.append(f"gate: against the pinned baseline {baseline_path.parent} (ragmetrics bless)")
     baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
     # Resolved now: a path through `latest` points at tonight's folder once tonight is written.
     baseline_folder = baseline_path.resolve().parent.name if baseline_path is not None else None

@@ -61,3 +61,34 @@ def test_report_folders_and_history_page_can_be_published(write_config, qa_dir: 
     assert oct(folder.stat().st_mode & 0o777) == "0o755"
     assert oct((folder / "report.json").stat().st_mode & 0o777) == "0o644"
     assert oct((qa_dir / "out" / "history.html").stat().st_mode & 0o777) == "0o644"
+
+
+def test_bless_pins_a_night_the_next_one_gates_against_and_history_knows(write_config, qa_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragmetrics.cli import main
+
+    from .helpers import latest, qa_rows, run_cli, write_jsonl
+
+    config = write_config(baseline={"max_drop": 0.02}, output={"dir": "out", "plots": False, "keep": 1})
+    assert run_cli([str(config)], capsys)[0] == 0
+    night = latest(qa_dir / "out")
+    assert main(["bless", str(qa_dir / "out" / "latest")]) == 0
+    pin = qa_dir / "out" / "baseline"
+    assert pin.is_symlink() and pin.resolve() == night.resolve()
+    capsys.readouterr()
+
+    write_jsonl(qa_dir / "qa.jsonl", qa_rows(degrade=True))
+    code, out, err = run_cli([str(config)], capsys)
+    assert code == 1, err
+    assert "regression gate: FAILED" in out
+    assert night.is_dir(), "keep: 1 must not prune the pinned night"
+    history = [json.loads(line) for line in (qa_dir / "out" / "history.jsonl").read_text().splitlines()]
+    assert history[-1]["baseline_folder"] == night.name
+    assert "pinned baseline: none" not in (qa_dir / "out" / "history.html").read_text(encoding="utf-8")
+
+
+def test_bless_refuses_what_is_not_a_night(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragmetrics.cli import main
+
+    (tmp_path / "somewhere").mkdir()
+    assert main(["bless", str(tmp_path / "somewhere")]) == 2
+    assert "no report.json" in capsys.readouterr().err

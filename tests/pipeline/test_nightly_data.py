@@ -186,7 +186,7 @@ def test_unreadable_and_missing_files(tmp_path: Path) -> None:
         load_dataset(DatasetConfig(path=tmp_path / "nope.jsonl"), progress=False)
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"question": "a"\n')
-    with pytest.raises(InputError, match=r"broken.jsonl: cannot read as json"):
+    with pytest.raises(InputError, match=r"broken.jsonl, line 1: invalid JSON"):
         load_dataset(DatasetConfig(path=broken), progress=False)
     odd = tmp_path / "qa.txt"
     odd.write_text("x")

@@ -468,7 +468,7 @@ def build_testset(
         for item in items
         for doc in item.source_ids
     ]
-    _attach_qrels(items, grades)
+    attach_qrels(items, grades)
     position = {cid: n for n, cid in enumerate(profile.ids)}
     testset = TestSet(
         items=items,
@@ -522,7 +522,7 @@ def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any
     testset.items = [i for i in testset.items if i.id not in answered]
     testset.grades = [g for g in grades if g.query_id not in answered]
     testset.pool = info
-    _attach_qrels(testset.items, testset.grades)
+    attach_qrels(testset.items, testset.grades)
     return testset
 
 
@@ -555,7 +555,8 @@ def _corpus_path(corpus: Any) -> str | None:
     return None
 
 
-def _attach_qrels(items: list[TestItem], grades: Sequence[Grade]) -> None:
+def attach_qrels(items: Sequence[TestItem], grades: Sequence[Grade]) -> None:
+    """Each answerable item's relevant_ids/grades from `grades`, best first (what questions.jsonl carries)."""
     by_query: dict[str, list[Grade]] = {}
     for g in grades:
         by_query.setdefault(g.query_id, []).append(g)

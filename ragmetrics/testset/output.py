@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,16 @@ from ragmetrics.errors import InputError
 from ragmetrics.testset.build import FILTERS, TestSet
 from ragmetrics.testset.settings import Grade, TestItem
 
-__all__ = ["MANIFEST", "read_grades", "read_items", "summary", "write_atomic", "write_testset"]
+__all__ = [
+    "MANIFEST",
+    "read_grades",
+    "read_items",
+    "summary",
+    "write_atomic",
+    "write_grades",
+    "write_items",
+    "write_testset",
+]
 
 MANIFEST = "testset.json"
 EXAMPLES_PER_FILTER = 5
@@ -124,21 +134,31 @@ def write_testset(testset: TestSet, folder: str | Path) -> dict[str, Path]:
         "manifest": out / MANIFEST,
         "html": out / "testset.html",
     }
-    write_atomic(
-        paths["questions"],
-        "".join(json.dumps(i.model_dump(), ensure_ascii=False) + "\n" for i in testset.items),
-    )
-    ordered = sorted(testset.grades, key=lambda g: (g.query_id, -g.grade, g.doc_id))
-    write_atomic(paths["qrels"], "".join(f"{g.query_id} 0 {g.doc_id} {g.grade}\n" for g in ordered))
-    lines = ["query_id\tdoc_id\tgrade\torigin\treason"]
-    for g in ordered:
-        reason = (g.reason or "").replace("\t", " ").replace("\n", " ").replace("\r", " ")
-        lines.append(f"{g.query_id}\t{g.doc_id}\t{g.grade}\t{g.origin}\t{reason}")
-    write_atomic(paths["grades"], "\n".join(lines) + "\n")
+    write_items(out, testset.items)
+    write_grades(out, testset.grades)
     data = summary(testset)
     write_atomic(paths["manifest"], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     write_atomic(paths["html"], render_page(data, testset.items))
     return paths
+
+
+def write_items(folder: Path, items: Sequence[TestItem]) -> None:
+    """questions.jsonl: one item per line."""
+    write_atomic(
+        folder / "questions.jsonl",
+        "".join(json.dumps(i.model_dump(), ensure_ascii=False) + "\n" for i in items),
+    )
+
+
+def write_grades(folder: Path, grades: Sequence[Grade]) -> None:
+    """qrels.txt (TREC) and grades.tsv (every grade with its origin and reason), in the same order."""
+    ordered = sorted(grades, key=lambda g: (g.query_id, -g.grade, g.doc_id))
+    write_atomic(folder / "qrels.txt", "".join(f"{g.query_id} 0 {g.doc_id} {g.grade}\n" for g in ordered))
+    lines = ["query_id\tdoc_id\tgrade\torigin\treason"]
+    for g in ordered:
+        reason = (g.reason or "").replace("\t", " ").replace("\n", " ").replace("\r", " ")
+        lines.append(f"{g.query_id}\t{g.doc_id}\t{g.grade}\t{g.origin}\t{reason}")
+    write_atomic(folder / "grades.tsv", "\n".join(lines) + "\n")
 
 
 def is_testset_dir(path: Path) -> bool:

@@ -50,7 +50,9 @@ def _table(
         + "</tr>"
         for r in rows
     )
-    hint = '<p class="hint">Wide table: on a narrow screen it scrolls sideways.</p>' if len(headers) > 3 else ""
+    hint = (
+        '<p class="hint">Wide table: on a narrow screen it scrolls sideways.</p>' if len(headers) > 3 else ""
+    )
     return f'{hint}<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 

@@ -18,7 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.testset.output import read_grades, read_items, read_manifest, write_atomic
+from ragmetrics.testset.build import attach_qrels
+from ragmetrics.testset.output import (
+    read_grades,
+    read_items,
+    read_manifest,
+    write_atomic,
+    write_grades,
+    write_items,
+)
 from ragmetrics.testset.page import render_page
 from ragmetrics.testset.pooling import judge_to_scale
 from ragmetrics.testset.settings import Grade
@@ -79,30 +87,14 @@ def review_testset(folder: Path, labels_path: Path) -> dict[str, Any]:
         if grade.query_id not in rejected_ids:
             new_grades.append(grade)
     kept = [i for i in items if i.id not in rejected_ids]
-    by_query: dict[str, list[Grade]] = {}
-    for grade in new_grades:
-        by_query.setdefault(grade.query_id, []).append(grade)
-    for item in kept:
-        if item.answerable:
-            own = sorted(by_query.get(item.id, []), key=lambda g: (-g.grade, g.doc_id))
-            item.relevant_ids = [g.doc_id for g in own]
-            item.relevant_grades = [g.grade for g in own]
+    attach_qrels(kept, new_grades)
     rejected = [{**i.model_dump(), "label": question_labels[i.id]} for i in items if i.id in rejected_ids]
-    write_atomic(
-        folder / "questions.jsonl",
-        "".join(json.dumps(i.model_dump(), ensure_ascii=False) + "\n" for i in kept),
-    )
+    write_items(folder, kept)
     if rejected:
         write_atomic(
             folder / "rejected.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rejected)
         )
-    ordered = sorted(new_grades, key=lambda g: (g.query_id, -g.grade, g.doc_id))
-    write_atomic(folder / "qrels.txt", "".join(f"{g.query_id} 0 {g.doc_id} {g.grade}\n" for g in ordered))
-    lines = ["query_id\tdoc_id\tgrade\torigin\treason"]
-    for g in ordered:
-        reason = (g.reason or "").replace("\t", " ").replace("\n", " ")
-        lines.append(f"{g.query_id}\t{g.doc_id}\t{g.grade}\t{g.origin}\t{reason}")
-    write_atomic(folder / "grades.tsv", "\n".join(lines) + "\n")
+    write_grades(folder, new_grades)
     manifest["review"] = review
     manifest["questions"] = len(kept)
     manifest["answerable"] = sum(1 for i in kept if i.answerable)

@@ -110,6 +110,7 @@ def assert_no_regression(
     """
     from ragmetrics.nightly.gate import check_regressions
 
+    __tracebackhide__ = True  # pytest shows the test's line and this message, not ragmetrics' own source
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
     current, base = _as_report(result, run, "result"), _as_report(baseline, run, "baseline")
@@ -196,6 +197,7 @@ def assert_at_least(
     from ragmetrics.comparison.bootstrap import bootstrap_means
     from ragmetrics.options import lower_is_better
 
+    __tracebackhide__ = True  # pytest shows the test's line and this message, not ragmetrics' own source
     if not 0 < confidence < 1:
         raise InputError(f"confidence must be in (0, 1), got {confidence}")
     report = _as_report(result, run, "result")

@@ -12,8 +12,16 @@ import ragmetrics
 from ragmetrics.errors import InputError
 
 ROWS = [
-    {"question": "What is called the Red Planet?", "contexts": ["Mars is called the Red Planet."], "answer": "Mars."},
-    {"question": "What is the largest planet?", "contexts": ["Jupiter is the largest planet."], "answer": "Jupiter."},
+    {
+        "question": "What is called the Red Planet?",
+        "contexts": ["Mars is called the Red Planet."],
+        "answer": "Mars.",
+    },
+    {
+        "question": "What is the largest planet?",
+        "contexts": ["Jupiter is the largest planet."],
+        "answer": "Jupiter.",
+    },
     {"question": "Which planet has rings?", "contexts": ["Saturn has bright rings."], "answer": "Saturn."},
 ]
 
@@ -30,7 +38,10 @@ def test_read_qa_numbers_rows_without_ids_and_evaluates(tmp_path: Path) -> None:
     judge = ragmetrics.make_judge(ragmetrics.JudgeSettings(backend="local"))
     result = ragmetrics.evaluate_rag(dataset, ["faithfulness"], judge, progress=False)
     assert sorted(result.per_query) == ["row-1", "row-2", "row-3"]
-    assert ragmetrics.evaluate_rag(ROWS, ["faithfulness"], judge, progress=False).per_query.keys() == result.per_query.keys()
+    assert (
+        ragmetrics.evaluate_rag(ROWS, ["faithfulness"], judge, progress=False).per_query.keys()
+        == result.per_query.keys()
+    )
 
 
 def test_a_broken_line_is_named_by_its_own_line_number(tmp_path: Path) -> None:
@@ -63,7 +74,9 @@ def test_report_folders_and_history_page_can_be_published(write_config, qa_dir: 
     assert oct((qa_dir / "out" / "history.html").stat().st_mode & 0o777) == "0o644"
 
 
-def test_bless_pins_a_night_the_next_one_gates_against_and_history_knows(write_config, qa_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bless_pins_a_night_the_next_one_gates_against_and_history_knows(
+    write_config, qa_dir: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
     from ragmetrics.cli import main
 
     from .helpers import latest, qa_rows, run_cli, write_jsonl
@@ -92,3 +105,30 @@ def test_bless_refuses_what_is_not_a_night(tmp_path: Path, capsys) -> None:  # t
     (tmp_path / "somewhere").mkdir()
     assert main(["bless", str(tmp_path / "somewhere")]) == 2
     assert "no report.json" in capsys.readouterr().err
+
+
+def test_score_a_file_with_no_config(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragmetrics.cli import main
+
+    rows = [dict(r, retrieved_ids=["d1", "d2"], relevant_ids=["d2"]) for r in ROWS]
+    path = _write(tmp_path / "qa.jsonl", [json.dumps(r) for r in rows])
+    assert (
+        main(
+            [
+                "score",
+                str(path),
+                "-m",
+                "faithfulness",
+                "mrr",
+                "--format",
+                "json",
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert '"mrr": 0.5' in out and '"faithfulness"' in out and '"row-3"' in out
+    assert main(["score", str(path), "-m", "faithfullness"]) == 2
+    assert "did you mean 'faithfulness'" in capsys.readouterr().err

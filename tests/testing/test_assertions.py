@@ -128,6 +128,10 @@ def test_a_failing_gate_in_a_real_pytest_run(tmp_path: Path) -> None:
         "alpha 0.05 / 2 gating tests = 0.025" in done.stdout
         and "worst queries: q11 (1.00 -> 0.20)" in done.stdout
     )
+    # The failure shows the test's own line and the message, not ragmetrics' source (__tracebackhide__).
+    failure = done.stdout[done.stdout.index("test_drop") :]
+    assert "def assert_no_regression" not in failure and "check_regressions" not in failure
+    assert failure.count("\n") < 60, failure
     tree = ET.parse(tmp_path / "junit.xml")
     props = {p.get("name"): p.get("value") for p in tree.iter("property")}
     assert (

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
+from ragmetrics.schema import Report
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,10 +63,58 @@ def run_command(args: argparse.Namespace) -> int:
     if unknown:
         raise InputError(f"--metric {unknown[0]!r}: the report has no such metric; it has {report.metrics}")
     if not report.comparisons:
-        print("no compared pairs in this report (one run): nothing to plan")
+        paired = _against_gate_baseline(report, args.report)
+        if paired is None:
+            print(
+                "no compared pairs in this report (one run) and no baseline its gate compared with: nothing to "
+                "plan; a night with a baseline (ragmetrics bless) plans the gate's own pairs"
+            )
+            return ExitCode.OK
+        found, reports = paired
+        print(f"the gate's pairs: each run tonight against itself in the baseline {found}")
+        rows = []
+        for compared, gate_targets in reports:
+            targets = {**gate_targets, **_targets(args.target, compared.metrics)}
+            rows += report_power(compared, power=args.power, targets=targets, metrics=args.metric)
+        print(to_terminal(power_grid(rows)).rstrip())
         return ExitCode.OK
     rows = report_power(
         report, power=args.power, targets=_targets(args.target, report.metrics), metrics=args.metric
     )
     print(to_terminal(power_grid(rows)).rstrip())
     return ExitCode.OK
+
+
+def _against_gate_baseline(
+    report: Report, where: Path
+) -> tuple[Path, list[tuple[Report, dict[str, float]]]] | None:
+    """Tonight's runs paired with the same runs of the baseline the gate compared with (the report's own
+    record of it), as the gate pairs them, and the gate's thresholds as targets; None without a baseline."""
+    from ragmetrics.comparison.pairs import compare_results
+    from ragmetrics.nightly.gate import load_baseline
+
+    nightly = report.metadata.nightly
+    gate = nightly.regression if nightly is not None else None
+    if gate is None:
+        return None
+    candidates = [Path(gate.baseline), where.parent / gate.baseline, where.parent.parent / gate.baseline]
+    found = next((c for c in candidates if c.is_file()), None)
+    if found is None:
+        raise InputError(
+            f"the baseline this night was gated against is gone: {gate.baseline}", field="report"
+        )
+    baseline = load_baseline(found, what="baseline report")
+    old = {r.name: r for r in baseline.runs}
+    out = []
+    for tonight in report.runs:
+        if tonight.name not in old:
+            continue
+        base = old[tonight.name].model_copy(update={"name": f"{tonight.name} (baseline)"})
+        shared = [m for m in tonight.metrics if m in base.metrics]
+        compared = compare_results(
+            [base, tonight], shared, test=gate.test, correction=gate.correction, alpha=gate.alpha,
+            baseline=base.name,
+        )  # fmt: skip
+        targets = {c.metric: c.threshold for c in gate.checks if c.run == tonight.name and c.threshold > 0}
+        out.append((compared, targets))
+    return (found, out) if out else None

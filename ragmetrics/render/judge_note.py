@@ -64,7 +64,7 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
         values = figures[metric]
         low, high = min(values.values()), max(values.values())
         guidance = LOCAL_GUIDANCE.get(metric, "")
-        lines.append(
-            f"  {metric} {low:.2f}-{high:.2f} on {len(values)} sets" + (f": {guidance}" if guidance else "")
-        )
+        span = f"{low:.2f}" if len(values) == 1 else f"{low:.2f}-{high:.2f}"
+        sets = "1 set" if len(values) == 1 else f"{len(values)} sets"
+        lines.append(f"  {metric} {span} on {sets}" + (f": {guidance}" if guidance else ""))
     return "\n".join(lines)

@@ -343,7 +343,7 @@ def format_report(
     extra = [g for g in (tukey_grid(report, digits), seeds_grid(report, digits)) if g is not None]
     grids = [
         _summary_grid(report, digits),
-        _pairs_grid(report, digits),
+        *([_pairs_grid(report, digits)] if report.comparisons else []),  # one run: nothing to pair
         *extra,
         _descriptive_grid(report, digits),
     ]

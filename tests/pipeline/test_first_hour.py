@@ -132,3 +132,20 @@ def test_score_a_file_with_no_config(tmp_path: Path, capsys) -> None:  # type: i
     assert '"mrr": 0.5' in out and '"faithfulness"' in out and '"row-3"' in out
     assert main(["score", str(path), "-m", "faithfullness"]) == 2
     assert "did you mean 'faithfulness'" in capsys.readouterr().err
+
+
+def test_power_plans_the_gates_own_pairs_on_a_one_run_night(write_config, qa_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragmetrics.cli import main
+
+    from .helpers import latest, qa_rows, run_cli, write_jsonl
+
+    config = write_config(baseline={"max_drop": 0.02})
+    assert run_cli([str(config)], capsys)[0] == 0
+    assert main(["bless", str(qa_dir / "out" / "latest")]) == 0
+    write_jsonl(qa_dir / "qa.jsonl", qa_rows(degrade=True))
+    run_cli([str(config)], capsys)
+    capsys.readouterr()
+    assert main(["power", str(latest(qa_dir / "out") / "report.json")]) == 0
+    out = capsys.readouterr().out
+    assert "the gate's pairs" in out and "pipeline (baseline)" in out and "nothing to plan" not in out
+    assert "ndcg@10" in out and "0.02" in out

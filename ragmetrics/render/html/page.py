@@ -78,7 +78,8 @@ def _meta_block(report: Report) -> str:
     rows = [
         f"created {_e(meta.created_at.strftime('%Y-%m-%d %H:%M:%S UTC'))}",
         f"ragmetrics {_e(meta.ragmetrics_version)}",
-        f"{meta.query_count} queries, {len(report.runs)} runs",
+        f"{meta.query_count} {'query' if meta.query_count == 1 else 'queries'}, {len(report.runs)} "
+        f"{'run' if len(report.runs) == 1 else 'runs'}",
     ]
     if meta.dataset_fingerprint:
         rows.append(f"dataset <code>{_e(meta.dataset_fingerprint[:23])}</code>")

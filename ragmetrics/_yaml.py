@@ -80,10 +80,18 @@ def key_path(loc: Sequence[int | str], data: Any) -> tuple[str, bool]:
     tags such as `rubric` or `file` left out; and whether that key exists in the input."""
     parts: list[str] = []
     node = data
-    for part in loc:
+    for index, part in enumerate(loc):
         if isinstance(part, int) and isinstance(node, list):
             parts.append(f"[{part}]")
             node = node[part] if 0 <= part < len(node) else None
+        elif (
+            isinstance(node, Mapping)
+            and isinstance(part, str)
+            and index < len(loc) - 1
+            and part in node.values()
+            and part == node.get("source", node.get("kind", node.get("type")))
+        ):
+            continue  # a union tag that is also a key's name (runs.0.retriever.<key> of a retriever run)
         elif isinstance(node, Mapping) and part in node:
             parts.append(f".{part}" if parts else str(part))
             node = node[part]

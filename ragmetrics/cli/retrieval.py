@@ -96,10 +96,19 @@ def run_command(args: argparse.Namespace) -> int:
         missing, extra = result.metadata.missing_queries, result.metadata.extra_queries
         if missing:
             scored = "left out" if args.intersection else "scored 0"
-            print(f"note: run {result.name!r} lacks {len(missing)} qrels queries ({scored})", file=sys.stderr)
+            print(
+                f"note: run {result.name!r} lacks {len(missing)} qrels queries ({scored}): {_some(missing)}",
+                file=sys.stderr,
+            )
         if extra:
             print(
-                f"note: run {result.name!r} has {len(extra)} queries the qrels lack (left out)",
+                f"note: run {result.name!r} has {len(extra)} queries the qrels lack (left out): {_some(extra)}",
                 file=sys.stderr,
             )
     return 0
+
+
+def _some(ids: list[str], shown: int = 5) -> str:
+    """The first few query ids, and how many more: enough to find them, never a wall of ids."""
+    listed = ", ".join(repr(q) for q in sorted(ids)[:shown])
+    return listed + (f" and {len(ids) - shown} more" if len(ids) > shown else "")

@@ -333,6 +333,12 @@ class GeneratorConfig(CallSettings):
         description="runs to generate answers for (default: every run without answers of its own)",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """`generator: "package.module:function"`, the shape a pipeline's target takes, means that target."""
+        return {"target": data} if isinstance(data, str) else data
+
 
 AnyRunSpec = DatasetRunSpec | FileRunSpec | RetrieverRunSpec | FusionRunSpec | PipelineRunSpec
 RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
@@ -750,6 +756,8 @@ def _did_you_mean(loc: tuple[int | str, ...]) -> str:
             models = nested
     known = sorted({name for model in models for name in model.model_fields})
     close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if not close and loc[0] != str(loc[-1]) and str(loc[-1]) in NightlyConfig.model_fields:
+        return f"; {loc[-1]!r} is a top-level section of the config, not a key here"
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

@@ -268,7 +268,7 @@ def _legend(report: Report) -> list[str]:
         lines = [
             f"[x] after a mean: significantly better than run x ({', '.join(f'{v} = {k}' for k, v in labels.items())})"
             + (f"; {LOWER_MARK}: lower is better" if any(lower_is_better(m) for m in report.metrics) else ""),
-            f"{_SIGNIFICANT} significant: corrected p <= {s.alpha:g}; test: {test}; correction: {s.correction} "
+            f"{_SIGNIFICANT} significant: corrected p ≤ {s.alpha:g}; test: {test}; correction: {s.correction} "
             f"{family}; seed {s.seed}",
             f"CI: {s.confidence:.0%} percentile bootstrap of the mean difference ({s.bootstrap_samples} samples); "
             "d: paired Cohen's d; W/T/L: queries where the candidate wins / ties / loses",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics._format import format_p
 from ragmetrics.errors import InputError
 from ragmetrics.schema import ComparisonSettings, GateResult, Report, RunResult
 
@@ -168,7 +169,7 @@ def assert_no_regression(
     for c in gate.regressions:
         lines.append(
             f"  {c.run} / {c.metric}: {c.mean_baseline:.4f} -> {c.mean_current:.4f} (drop {c.drop:.4f} > allowed "
-            f"{c.threshold:.4f}; p = {c.p_value:.4g}, corrected {c.p_corrected:.4g}, n = {c.n})"
+            f"{c.threshold:.4f}; p = {format_p(c.p_value)}, corrected {format_p(c.p_corrected)}, n = {c.n})"
         )
         worst = ", ".join(f"{q.query_id} ({q.baseline:.2f} -> {q.current:.2f})" for q in c.worst_queries)
         lines.append(f"    worst queries: {worst}")

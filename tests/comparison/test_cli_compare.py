@@ -63,7 +63,7 @@ def test_table_csv_and_plots(
     assert main(argv) == 0
     out = capsys.readouterr()
     assert "Paired comparisons" in out.out and "\x1b[" not in out.out
-    assert "corrected p <= 0.1; test: wilcoxon; correction: bonferroni" in out.out
+    assert "corrected p ≤ 0.1; test: wilcoxon; correction: bonferroni" in out.out
     rows = list(csv.DictReader((tmp_path / "out" / "pq.csv").open()))
     assert len(rows) == 2 * 4 * 2
     assert {r["status"] for r in rows if r["run"] == "a" and r["query"] == "q3"} == {"missing"}

@@ -149,3 +149,22 @@ def test_power_plans_the_gates_own_pairs_on_a_one_run_night(write_config, qa_dir
     out = capsys.readouterr().out
     assert "the gate's pairs" in out and "pipeline (baseline)" in out and "nothing to plan" not in out
     assert "ndcg@10" in out and "0.02" in out
+
+
+def test_generator_shorthand_and_a_generator_inside_a_run(tmp_path: Path) -> None:
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.nightly.config import parse_config
+
+    base = {"dataset": {"builtin": "pydocs"}, "retrieval": {"metrics": ["ndcg@10"]}}
+    runs = [{"source": "retriever", "retriever": "bm25"}]
+    config = parse_config(
+        {**base, "runs": runs, "generator": "my_pkg.rag:generate"}, base_dir=tmp_path, source="c.yaml"
+    )
+    assert config.generator is not None and config.generator.target == "my_pkg.rag:generate"
+    with pytest.raises(ConfigError) as err:
+        parse_config(
+            {**base, "runs": [{**runs[0], "generator": "my_pkg.rag:generate"}]},
+            base_dir=tmp_path,
+            source="c.yaml",
+        )
+    assert "runs[0].generator: unknown key; 'generator' is a top-level section" in str(err.value)

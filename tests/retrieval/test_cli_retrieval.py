@@ -42,7 +42,7 @@ def test_table_has_one_row_per_run(files: dict[str, str], capsys: pytest.Capture
     assert len(lines) == 2
     assert "1.0000" in lines[0]  # bm25: mrr 1 on both queries
     assert "0.2500" in lines[1]  # dense: mrr 0.5 on q1, 0 on q2 (missing, scored 0)
-    assert "lacks 1 qrels queries (scored 0)" in err
+    assert "lacks 1 qrels queries (scored 0): 'q2'" in err
     assert "has 1 queries the qrels lack" in err
 
 

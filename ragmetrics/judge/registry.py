@@ -423,6 +423,10 @@ JUDGE_METRIC_SPECS = (
             formula_in_words=words + "; from one claim-by-chunk entailment verdict per sample",
             citation=_RAGCHECKER,
             required=("question", "contexts", "answer", "reference"),
+            # An empty answer is an answer that claims nothing: the answer-side diagnostics are then not
+            # applicable (claim_outcome) and the reference- and retrieval-side ones still score.
+            target="answer",
+            refusal_not_applicable=True,
             plan="claim_entailment",
             score=claims.diagnostic_formula(name),
             verdict_models=(ClaimVerdicts,),

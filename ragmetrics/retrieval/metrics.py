@@ -655,6 +655,10 @@ def _parse_point(spelling: str, spec: MetricSpec, text: str) -> float:
     return value
 
 
+_NO_LEVEL = frozenset({Kind.JUDGED, Kind.NUM_RET, Kind.NUM_Q})
+"""Metrics a relevance level (-lN) does not apply to: the parser refuses it and the reference says so."""
+
+
 def parse_metric(spelling: str) -> MetricRequest:
     """Parse ``name[@k][-lN]`` (or an alias); raise `InputError` naming the string for anything unknown or bad."""
     if not isinstance(spelling, str):
@@ -736,7 +740,7 @@ def parse_metric(spelling: str) -> MetricRequest:
         raise _bad(spelling, f"{found.name} takes no cutoff")
     if match and found.kind == Kind.JUDGED:
         raise _bad(spelling, "judged takes no relevance level (-lN): any judgment counts, whatever its grade")
-    if match and found.kind in (Kind.NUM_RET, Kind.NUM_Q):
+    if match and found.kind in _NO_LEVEL:
         raise _bad(spelling, f"{found.name} takes no relevance level (-lN): it does not depend on grades")
     if budget:
         if not found.budget:
@@ -867,7 +871,8 @@ def render_reference() -> str:
         )
     for spec in REGISTRY:
         lines += ["", f"### {spec.name}", "", spec.description, "", f"- Formula: `{spec.formula}`"]
-        lines.append(f"- Cutoff `@k`: {'accepted' if spec.cutoff else 'not accepted'}; `-lN`: accepted")
+        levels = "not accepted" if spec.kind in _NO_LEVEL else "accepted"
+        lines.append(f"- Cutoff `@k`: {'accepted' if spec.cutoff else 'not accepted'}; `-lN`: {levels}")
         if spec.persistence:
             lines.append(
                 "- Persistence: required, written `rbp.P` (bare `rbp` means p = 0.9, trec_eval's default)"

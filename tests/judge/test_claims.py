@@ -101,3 +101,26 @@ def test_equal_to_ragcheckers_definitions_on_random_matrices() -> None:
 def test_shapes_are_checked() -> None:
     with pytest.raises(ValueError):
         ClaimMatrices.of([True], [True], [[True, False]], [[True]], chunks=2)
+
+
+def test_an_empty_answer_leaves_the_answer_side_not_applicable_and_scores_the_rest() -> None:
+    """docs/judge.md: an empty answer makes the answer-side diagnostics not applicable (never a failure that
+    counts toward an incomplete night); claim recall and the retrieval ones still score it."""
+    from ragmetrics import JudgeSettings, evaluate_rag, make_judge
+    from ragmetrics.judge.registry import CLAIM_DIAGNOSTIC_NAMES
+
+    sample = {
+        "id": "a", "question": "What is the Red Planet?", "contexts": ["Mars is called the Red Planet."],
+        "answer": "", "reference": "Mars is the Red Planet.",
+    }  # fmt: skip
+    result = evaluate_rag(
+        [sample], list(CLAIM_DIAGNOSTIC_NAMES), make_judge(JudgeSettings(backend="local")), progress=False
+    )
+    assert not result.failures
+    answer_side = {n.metric for n in result.not_applicable}
+    assert answer_side == {
+        "claim_precision", "noise_sensitivity_relevant", "noise_sensitivity_irrelevant", "hallucination",
+        "self_knowledge", "claim_faithfulness",
+    }  # fmt: skip
+    scores = result.per_query["a"]
+    assert scores["claim_recall"] == 0.0 and scores["retrieval_claim_recall"] == 1.0

@@ -159,10 +159,10 @@ def analyse(
 
 
 def worse_since(
-    records: Sequence[NightRecord], run: str, metric: str, reference: int, *, limit: int = 10
+    records: Sequence[NightRecord], run: str, metric: str, reference: int, *, limit: int | None = 10
 ) -> list[QueryWorse]:
     """Queries scoring worse on the latest night than on `reference`, the most hurt first, each with the
-    night since which it has stayed worse."""
+    night since which it has stayed worse; the first `limit` of them (None: all)."""
     last = len(records) - 1
     base = records[reference].per_query.get(run, {})
     latest = records[last].per_query.get(run, {})
@@ -179,4 +179,4 @@ def worse_since(
             since = i
         out.append(QueryWorse(qid, before, now, since))
     out.sort(key=lambda q: (improvement(metric, q.delta), q.query_id))
-    return out[:limit]
+    return out if limit is None else out[:limit]

@@ -206,12 +206,19 @@ def _drift_table(records: Sequence[NightRecord], drifts: Sequence[SeriesDrift], 
     )
 
 
-def _worse_table(records: Sequence[NightRecord], drift: SeriesDrift) -> str:
-    if drift.reference is None or drift.reference == len(records) - 1:
+SHOWN_WORSE = 10
+"""Queries listed per series: the most hurt; the count above them is every query worse."""
+
+
+def worse_table(records: Sequence[NightRecord], run: str, metric: str, reference: int | None) -> str:
+    """The queries of one series worse on the latest night than at `reference`: all counted, the most hurt
+    listed."""
+    if reference is None or reference == len(records) - 1:
         return ""
-    worse = worse_since(records, drift.run, drift.metric, drift.reference)
-    if not worse:
+    every = worse_since(records, run, metric, reference, limit=None)
+    if not every:
         return "<p class='legend'>no query scores worse than at the reference</p>"
+    worse = every[:SHOWN_WORSE]
     rows = "".join(
         f"<tr><td class='l'>{esc(q.query_id)}</td><td>{q.reference:.4f}</td><td>{q.latest:.4f}</td>"
         f"<td>{q.delta:+.4f}</td><td class='l'>{records[q.since].created_at:%Y-%m-%d %H:%M}</td>"
@@ -219,8 +226,9 @@ def _worse_table(records: Sequence[NightRecord], drift: SeriesDrift) -> str:
         for q in worse
     )
     return (
-        f"<details><summary>{len(worse)} quer{'y' if len(worse) == 1 else 'ies'} worse than at the reference"
-        "</summary><div class='scroll'><table class='worse'><thead><tr><th class='l'>query</th><th>reference</th>"
+        f"<details><summary>{len(every)} quer{'y' if len(every) == 1 else 'ies'} worse than at the reference"
+        + (f" (the {len(worse)} most hurt below)" if len(every) > len(worse) else "")
+        + "</summary><div class='scroll'><table class='worse'><thead><tr><th class='l'>query</th><th>reference</th>"
         "<th>latest</th><th>&Delta;</th><th class='l'>worse since</th><th>nights</th></tr></thead>"
         f"<tbody>{rows}</tbody></table></div></details>"
     )
@@ -294,7 +302,7 @@ def render_page(history: History, *, nights: int, alpha: float, correction: str)
             f"data-metric='{esc(d.metric)}'><h3>{esc(d.run)} / {esc(d.metric)}"
             f"{' <span class=flag>DRIFT</span>' if d.flagged else ''}</h3>"
             + _chart(records, notes, number, d.run, d.metric, bool(judged and judged.judged), baseline)
-            + _worse_table(records, d)
+            + worse_table(records, d.run, d.metric, d.reference)
             + "</figure>"
         )
     parts.append("</div>")

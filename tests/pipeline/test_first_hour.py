@@ -168,3 +168,22 @@ def test_generator_shorthand_and_a_generator_inside_a_run(tmp_path: Path) -> Non
             source="c.yaml",
         )
     assert "runs[0].generator: unknown key; 'generator' is a top-level section" in str(err.value)
+
+
+def test_history_counts_every_query_worse_not_the_ten_it_lists() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from ragmetrics.history.page import worse_table
+    from ragmetrics.history.record import NightRecord
+
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    records = [
+        NightRecord(
+            folder=f"n{n}", created_at=start + timedelta(days=n), name="x", status="ok",
+            per_query={"rag": {f"q{i:02d}": {"mrr": 1.0 if n == 0 else 0.5 - i / 100} for i in range(16)}},
+        )
+        for n in range(3)
+    ]  # fmt: skip
+    html = worse_table(records, "rag", "mrr", 0)
+    assert "16 queries worse than at the reference (the 10 most hurt below)" in html
+    assert html.count("<tr><td class='l'>") == 10

@@ -66,7 +66,8 @@ def share_plot(report: Report, metric: str) -> Any:
     names = list(scores)
     valid = [v[~np.isnan(v)] for v in scores.values()]
     shares = [float(v.mean()) if v.size else 0.0 for v in valid]
-    figure = _figure(max(4.0, 1.1 * len(names) + 1.5), 4.0)
+    width = max(4.0, 1.1 * len(names) + 1.5)
+    figure = _figure(width, 4.0)
     ax = figure.add_subplot()
     bars = ax.bar(range(len(names)), shares, color="#264653", width=0.6)
     for bar, share, v in zip(bars, shares, valid, strict=True):
@@ -75,7 +76,7 @@ def share_plot(report: Report, metric: str) -> Any:
     _run_ticks(ax, names)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel(f"share with {metric} = 1")
-    ax.set_title(_wrap(f"{metric}: share of queries scoring 1 (a 0/1 metric)"), fontsize=10)
+    ax.set_title(_wrap(f"{metric}: share of queries scoring 1 (a 0/1 metric)", int(width * 11)), fontsize=10)
     ax.grid(axis="y", alpha=0.3)
     return figure
 
@@ -107,7 +108,8 @@ def box_plot(report: Report, metric: str) -> Any:
     scores = _scores(report, metric)
     names = list(scores)
     data = [values[~np.isnan(values)] for values in scores.values()]
-    figure = _figure(max(4.0, 1.1 * len(names) + 1.5), 4.0)
+    width = max(4.0, 1.1 * len(names) + 1.5)
+    figure = _figure(width, 4.0)
     ax = figure.add_subplot()
     ax.boxplot(data, showmeans=True, meanprops={"marker": "D", "markerfacecolor": "white", "markersize": 5})
     ax.set_xticks(
@@ -117,8 +119,12 @@ def box_plot(report: Report, metric: str) -> Any:
         ha="right" if len(names) > 4 else "center",
     )
     ax.set_ylabel(metric)
-    ax.set_title(
-        _wrap(f"{metric} per query ({len(next(iter(scores.values())))} queries; diamond = mean)"), fontsize=10
+    ax.set_title(  # wrapped to the figure's width (about 11 characters an inch at this size): never cut off
+        _wrap(
+            f"{metric} per query ({len(next(iter(scores.values())))} queries; diamond = mean)",
+            int(width * 11),
+        ),
+        fontsize=10,
     )
     ax.grid(axis="y", alpha=0.3)
     return figure
@@ -245,6 +251,10 @@ def difference_plot(report: Report, comparison: PairComparison) -> Any:
     ax.set_xlabel("queries, sorted by difference")
     ax.set_ylabel(f"Δ {comparison.metric}")
     ax.set_xlim(-0.5, max(diffs.size, 1) - 0.5)
+    # No change at all (float noise of 1e-17 at most) would otherwise get an axis of 1e-17 and an offset label.
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    if float(np.max(np.abs(np.r_[diffs, comparison.ci_low, comparison.ci_high]), initial=0.0)) < 1e-9:
+        ax.set_ylim(-0.05, 0.05)
     ax.legend(loc="upper right", fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3)
     return figure

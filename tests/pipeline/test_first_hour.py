@@ -187,3 +187,34 @@ def test_history_counts_every_query_worse_not_the_ten_it_lists() -> None:
     html = worse_table(records, "rag", "mrr", 0)
     assert "16 queries worse than at the reference (the 10 most hurt below)" in html
     assert html.count("<tr><td class='l'>") == 10
+
+
+def test_plots_of_no_change_and_of_one_run_read_cleanly() -> None:
+    pytest.importorskip("matplotlib")
+    from ragmetrics import Qrels, Run, compare
+    from ragmetrics.render.plots import box_plot, difference_plot
+
+    qrels = Qrels.from_dict({f"q{i}": {"d": 1} for i in range(5)})
+    same = [Run.from_dict({f"q{i}": {"d": 1.0} for i in range(5)}, name=n) for n in ("a", "b")]
+    report = compare(qrels, same, ["mrr"])
+    figure = difference_plot(report, report.comparisons[0])
+    figure.canvas.draw()
+    axis = figure.axes[0]
+    assert axis.get_ylim() == (-0.05, 0.05) and axis.yaxis.get_offset_text().get_text() == ""
+    from ragmetrics import compare_results
+    from ragmetrics.schema import RunMetadata, RunResult
+
+    metric = "noise_sensitivity_irrelevant"  # a long name: the title wraps to the figure, not past its edge
+    runs = [
+        RunResult(
+            name=n,
+            per_query={f"q{i}": {metric: i / 10} for i in range(64)},
+            metadata=RunMetadata(metrics=[metric]),
+        )
+        for n in ("a", "b")
+    ]
+    long = compare_results(runs, [metric])
+    single = box_plot(long.model_copy(update={"runs": long.runs[:1]}), metric)
+    single.canvas.draw()
+    title = single.axes[0].title.get_window_extent()
+    assert title.x0 >= 0 and title.x1 <= single.bbox.width, "the title must fit the figure"

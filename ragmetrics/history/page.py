@@ -71,6 +71,25 @@ def _x(i: int, count: int) -> float:
     return LEFT + i * (WIDTH - LEFT - RIGHT) / (count - 1)
 
 
+def nice_ticks(low: float, high: float, most: int = 6) -> tuple[list[float], int]:
+    """Round tick values inside [low, high] (steps of 1, 2, 2.5 or 5 times a power of ten, at most `most`
+    ticks) and the decimals that print them exactly: 0.30, 0.35, 0.40 rather than 0.307, 0.360, 0.413."""
+    import math
+
+    span = max(high - low, 1e-12)
+    raw = span / max(most - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.ceil(low / step - 1e-9) * step
+    ticks = []
+    value = first
+    while value <= high + 1e-9 * step:
+        ticks.append(round(value, 12) + 0.0)  # + 0.0: never a "-0.0" label
+        value += step
+    decimals = max(0, -math.floor(math.log10(step) + 1e-9)) + (1 if round(step / power, 6) == 2.5 else 0)
+    return ticks, decimals
+
+
 def _chart(
     records: Sequence[NightRecord],
     notes: Sequence[Annotation],
@@ -99,11 +118,12 @@ def _chart(
         f"<rect x='{LEFT}' y='{TOP}' width='{WIDTH - LEFT - RIGHT}' height='{HEIGHT - TOP - BOTTOM}' "
         "fill='#fff' stroke='#d7dde4'/>",
     ]
-    for k in range(4):
-        v = low + (high - low) * k / 3
+    ticks, decimals = nice_ticks(low, high)
+    for v in ticks:
         parts.append(
             f"<line x1='{LEFT}' x2='{WIDTH - RIGHT}' y1='{y(v):.1f}' y2='{y(v):.1f}' stroke='#eef1f4'/>"
-            f"<text x='{LEFT - 4}' y='{y(v) + 4:.1f}' font-size='10' text-anchor='end' fill='#5b6673'>{v:.3f}</text>"
+            f"<text x='{LEFT - 4}' y='{y(v) + 4:.1f}' font-size='10' text-anchor='end' fill='#5b6673'>"
+            f"{v:.{decimals}f}</text>"
         )
     by_night: dict[int, list[Annotation]] = {}
     for a in notes:
@@ -166,8 +186,10 @@ def _chart(
     days = {r.created_at.date() for r in records}
     stamp = "%m-%d" if len(days) == count else ("%H:%M" if len(days) == 1 else "%d %H:%M")
     for i in range(0, count, step):
+        # The last label ends at its night instead of centring on it, so it is not cut at the chart's edge.
+        anchor = "end" if i == count - 1 and count > 1 else "middle"
         parts.append(
-            f"<text x='{_x(i, count):.1f}' y='{HEIGHT - BOTTOM + 14}' font-size='10' text-anchor='middle' "
+            f"<text x='{_x(i, count):.1f}' y='{HEIGHT - BOTTOM + 14}' font-size='10' text-anchor='{anchor}' "
             f"fill='#5b6673'>{records[i].created_at.strftime(stamp)}</text>"
         )
     parts.append(

@@ -218,3 +218,12 @@ def test_plots_of_no_change_and_of_one_run_read_cleanly() -> None:
     single.canvas.draw()
     title = single.axes[0].title.get_window_extent()
     assert title.x0 >= 0 and title.x1 <= single.bbox.width, "the title must fit the figure"
+
+
+def test_history_ticks_are_round_numbers() -> None:
+    from ragmetrics.history.page import nice_ticks
+
+    assert nice_ticks(-0.08, 1.08) == ([0.0, 0.25, 0.5, 0.75, 1.0], 2)
+    ticks, decimals = nice_ticks(0.307, 0.413)
+    assert ticks == [0.325, 0.35, 0.375, 0.4] and decimals == 3
+    assert nice_ticks(-0.01, 0.01)[0] == [-0.01, -0.005, 0.0, 0.005, 0.01]

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ragmetrics._callables import import_callable
-from ragmetrics.errors import ConfigError
+from ragmetrics.errors import ConfigError, FailureCause
+from ragmetrics.judge.openai.breaker import Breaker, BreakerOpen
 from ragmetrics.judge.openai.scrub import Scrubber, public_url
 from ragmetrics.judge.openai.transport import connection_text, http_library
 from ragmetrics.nightly.config import HttpTarget, Target
@@ -332,6 +333,8 @@ class HttpCaller:
         self.secrets = secrets
         self._scrub = Scrubber(secrets=secrets)
         self._client: Any = None
+        # A dead endpoint ends the night's calls within seconds instead of every question paying its retries.
+        self._breaker = Breaker(name=f"the endpoint {target_label(target)}")
 
     @property
     def label(self) -> str:
@@ -360,7 +363,13 @@ class HttpCaller:
         attempt = 0
         while True:
             try:
-                return await asyncio.wait_for(self._once(body), self._timeout)
+                self._breaker.check(self.label)
+            except BreakerOpen as exc:
+                raise CallFailed(_BREAKER_CAUSE.get(exc.cause, exc.cause), str(exc)) from None
+            try:
+                answer = await asyncio.wait_for(self._once(body), self._timeout)
+                self._breaker.success()
+                return answer
             except TimeoutError:
                 failure = CallFailed(
                     "timeout", f"no complete response from {self.label} within {self._timeout:g} s"
@@ -371,7 +380,8 @@ class HttpCaller:
                 retry_after = None
             except _Retryable as exc:
                 failure, retry_after = exc.failure, exc.retry_after
-            if attempt >= self._retries:
+            self._breaker.failure(_endpoint_cause(failure.cause), failure.message)
+            if attempt >= self._retries or self._breaker.opened is not None:
                 if attempt:
                     failure.message += f" (gave up after {attempt + 1} attempts)"
                 raise failure
@@ -425,6 +435,23 @@ class HttpCaller:
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+_BREAKER_CAUSE = {"connection": "connection_error", "server_error": "http_5xx", "rate_limited": "http_429"}
+"""A target's failure causes for the breaker's (judge.openai.breaker) endpoint causes."""
+
+
+def _endpoint_cause(cause: str) -> FailureCause:
+    """The breaker's name for a target failure: connection, timeout, 5xx and 429 are the endpoint's faults."""
+    if cause == "connection_error":
+        return "connection"
+    if cause == "timeout":
+        return "timeout"
+    if cause == "http_429":
+        return "rate_limited"
+    if cause.startswith("http_5"):
+        return "server_error"
+    return "invalid_output"  # the endpoint answered: never counted
 
 
 class _Retryable(Exception):

@@ -227,3 +227,27 @@ def test_history_ticks_are_round_numbers() -> None:
     ticks, decimals = nice_ticks(0.307, 0.413)
     assert ticks == [0.325, 0.35, 0.375, 0.4] and decimals == 3
     assert nice_ticks(-0.01, 0.01)[0] == [-0.01, -0.005, 0.0, 0.005, 0.01]
+
+
+def test_a_dead_pipeline_endpoint_trips_the_breaker() -> None:
+    import asyncio
+    import socket
+
+    from ragmetrics.judge.openai.breaker import Breaker
+    from ragmetrics.nightly.config import HttpTarget
+    from ragmetrics.nightly.target_calls import call_all
+    from ragmetrics.nightly.targets import HttpCaller
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens once closed
+    caller = HttpCaller(
+        HttpTarget(url=f"http://127.0.0.1:{port}/rag"), concurrency=4, timeout_s=5, retries=3, version="v"
+    )
+    caller._breaker = Breaker(
+        failures=4, min_outage_s=0.0, name=f"the endpoint {caller.label}"
+    )  # a short fuse
+    inputs = [(f"q{n}", {"id": f"q{n}", "question": "?"}) for n in range(40)]
+    records = asyncio.run(call_all(caller, "pipeline", inputs, None, concurrency=4))
+    assert all(r.output is None and r.cause == "connection_error" for r in records)
+    assert sum("not sent" in (r.message or "") for r in records) >= 30

@@ -38,6 +38,7 @@ class Breaker:
 
     failures: int = 10
     min_outage_s: float = 10.0
+    name: str = "the judge endpoint"
     clock: Callable[[], float] = time.monotonic
     in_a_row: int = 0
     streak_start: float | None = None
@@ -76,6 +77,6 @@ class Breaker:
             return
         self.opened = (
             cause,
-            f"the judge endpoint stopped answering ({streak} failed; last: {detail}); the rest of this run is "
+            f"{self.name} stopped answering ({streak} failed; last: {detail}); the rest of this run is "
             "not asked (circuit breaker; a rerun tries again)",
         )

@@ -4,7 +4,8 @@ drift against the pinned baseline, what changed between nights, and the self-con
 from __future__ import annotations
 
 from ragmetrics.history.record import NightRecord, record_of
-from ragmetrics.history.store import load_history, update_history
+from ragmetrics.history.store import load_history
 from ragmetrics.history.trend import mann_kendall
+from ragmetrics.history.update import update_history
 
 __all__ = ["NightRecord", "load_history", "mann_kendall", "record_of", "update_history"]

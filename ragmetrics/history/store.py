@@ -86,21 +86,3 @@ def load_history(root: Path) -> History:
             history.records.append(record_of(report, folder.name))
     history.records.sort(key=lambda r: (r.created_at, r.folder))
     return history
-
-
-def update_history(
-    root: Path,
-    report: Report,
-    folder: Path,
-    *,
-    nights: int,
-    alpha: float,
-    correction: str,
-    baseline_folder: str | None = None,
-) -> Path:
-    """Record tonight and rewrite root/history.html; returns the page's path."""
-    from ragmetrics.history.page import write_page
-
-    append_record(root, record_of(report, folder.name, baseline_folder=baseline_folder))
-    history = load_history(root)
-    return write_page(root / HISTORY_PAGE, history, nights=nights, alpha=alpha, correction=correction)

@@ -16,14 +16,31 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ragmetrics.errors import NotApplicable
 from ragmetrics.judge.text.answer_tokens import normalize_answer, rouge_tokens, squad_tokens
 from ragmetrics.schema import JudgeDetail
 
-if TYPE_CHECKING:
-    from ragmetrics.judge.base import RagSample
+
+class RagSample(Protocol):
+    """What these metrics read of a sample (`judge.base.RagSample` is one): a protocol, so this module, which
+    the registry imports, never imports the sample model that imports the registry."""
+
+    @property
+    def answer(self) -> str | None: ...
+
+    @property
+    def reference(self) -> str | None: ...
+
+    @property
+    def context_ids(self) -> list[str] | None: ...
+
+    @property
+    def relevant_ids(self) -> list[str] | None: ...
+
+    @property
+    def context_list(self) -> list[str]: ...
 
 __all__ = [
     "answer_length",

@@ -49,7 +49,7 @@ import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import FUSION_METHODS as METHODS
@@ -58,8 +58,22 @@ from ragmetrics.options import TRAINED_FUSION_METHODS, FusionMethod
 from ragmetrics.options import FusionNorm as Norm
 from ragmetrics.retrieval.run import Run
 
-if TYPE_CHECKING:
-    from ragmetrics.retrieval.fusion_trained import FusionModel
+
+class FusionModel(Protocol):
+    """What `fuse` needs of a trained model (`fusion_trained.FusionModel` is one): the method it was trained
+    for, one entry per run, and its combining function. A protocol here, so this module never imports the
+    trained methods that import it."""
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def per_run(self) -> Sequence[Any]: ...
+
+    def combine(
+        self, rankings: list[Ranking | None], params: Mapping[str, float], weights: Sequence[float] | None
+    ) -> Scores: ...
+
 
 __all__ = ["METHODS", "NORMS", "PARAMS", "WEIGHTED", "FusionMethod", "Norm", "Ranking", "fuse"]
 _EPSILON = 1e-9

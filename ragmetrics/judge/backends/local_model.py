@@ -134,7 +134,7 @@ def fitted_thresholds(embedder_name: str) -> Any:
     values = entry.get("thresholds")
     if values is None:
         return None
-    from ragmetrics.judge.backends.local import LocalThresholds
+    from ragmetrics.judge.backends.local_thresholds import LocalThresholds
 
     return LocalThresholds(**values)
 

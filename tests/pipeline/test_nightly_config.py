@@ -219,14 +219,14 @@ def test_no_metrics_is_an_error(tmp_path: Path) -> None:
 
 
 def test_docs_config_reference_matches_the_models() -> None:
-    from ragmetrics.nightly.config import render_reference
+    from ragmetrics.nightly.config_reference import render_reference
 
     docs = Path(__file__).parents[2] / "docs" / "nightly.md"
     text = docs.read_text(encoding="utf-8")
     start, end = "<!-- reference:start -->\n", "<!-- reference:end -->"
     section = text[text.index(start) + len(start) : text.index(end)]
     assert section.strip() == render_reference().strip(), (
-        "docs/nightly.md is out of date: regenerate its reference with `python -m ragmetrics.nightly.config`"
+        "docs/nightly.md is out of date: regenerate its reference with `python -m ragmetrics.nightly.config_reference`"
     )
 
 

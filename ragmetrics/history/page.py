@@ -49,6 +49,8 @@ h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #d7dde4;padding-bott
 .meta,.legend{color:#5b6673;font-size:12.5px}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
 .scroll{overflow-x:auto;max-width:100%}
+@media (max-width:700px){.scroll::before{content:"\\2194  scrolls sideways";display:block;position:sticky;left:0;font-size:11px;color:#5b6673;padding:2px 4px}}
+.drifts td,.drifts th,.nights td,.nights th,.worse td{white-space:nowrap}
 th,td{border:1px solid #d7dde4;padding:4px 8px;text-align:right;vertical-align:top}
 th{background:#f5f7fa}td.l,th.l{text-align:left}
 tbody tr:nth-child(even){background:#fafbfc}

@@ -135,3 +135,13 @@ def test_the_history_of_six_quickstart_nights(tmp_path: Path, browser: Any) -> N
     browser.set_window_size(390, 844)
     browser.get((tmp_path / "out" / "history.html").as_uri())
     assert _page_fits(browser)
+    # At phone width the drift table scrolls in its box, which says so, with one-line rows (they were ~140 px).
+    heights = browser.execute_script(
+        "return [...document.querySelectorAll('table.drifts tbody tr')].map(r => r.getBoundingClientRect().height)"
+    )
+    assert heights and max(heights) < 45, heights
+    hint = browser.execute_script(
+        "const box = document.querySelector('table.drifts').parentElement;"
+        "return getComputedStyle(box, '::before').content;"
+    )
+    assert "scrolls sideways" in hint

@@ -19,6 +19,7 @@ h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-
 .meta{color:var(--muted);font-size:12.5px;overflow-wrap:anywhere}.meta code{font-size:12px}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
 .scroll{overflow-x:auto;max-width:100%}
+@media (max-width:700px){.scroll::before{content:"\\2194  scrolls sideways";display:block;position:sticky;left:0;font-size:11px;color:#5b6673;padding:2px 4px}}
 th,td{border:1px solid var(--line);padding:4px 8px;text-align:right;vertical-align:top}
 th{background:var(--alt);font-weight:600}td.l,th.l{text-align:left}
 tbody tr:nth-child(even){background:#fafbfc}

@@ -1,4 +1,4 @@
-"""What several subcommands share: reading and scoring run files. Subcommand modules import this, never
+"""What several subcommands share: reading and scoring run files, and the flags of an LLM judge. Subcommand modules import this, never
 each other, so each stays readable on its own."""
 
 from __future__ import annotations
@@ -61,4 +61,17 @@ def add_allow_disjoint(parser: argparse.ArgumentParser) -> None:
         "--allow-disjoint",
         action="store_true",
         help="score a run that shares no query id with the qrels (all zeros) instead of refusing it",
+    )
+
+
+def add_judge_arguments(parser: argparse.ArgumentParser, *, base_url_help: str) -> None:
+    """The flags naming an OpenAI-compatible judge and its verdict cache, one wording for every subcommand."""
+    parser.add_argument("--base-url", help=base_url_help)
+    parser.add_argument("--model", default="gpt-4o-mini", help="judge model")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(".ragmetrics-cache/verdicts.sqlite"),
+        help="SQLite verdict cache: a rerun asks only what it lacks (default: .ragmetrics-cache/verdicts.sqlite)",
     )

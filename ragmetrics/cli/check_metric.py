@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragmetrics.cli._common import add_judge_arguments
 from ragmetrics.errors import ConfigError
 from ragmetrics.options import ExitCode
 
@@ -25,15 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--config", type=Path, help="take the judge settings from this config's judge section"
     )
-    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (without --config)")
-    parser.add_argument("--model", default="gpt-4o-mini", help="judge model (without --config)")
-    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(".ragmetrics-cache/verdicts.sqlite"),
-        help="SQLite verdict cache: a rerun asks only what it lacks (default: .ragmetrics-cache/verdicts.sqlite)",
-    )
+    add_judge_arguments(parser, base_url_help="OpenAI-compatible endpoint (without --config)")
     parser.add_argument(
         "--min-agreement",
         type=float,

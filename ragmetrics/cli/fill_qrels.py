@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ragmetrics._textfile import read_utf8
-from ragmetrics.cli._common import load_runs
+from ragmetrics.cli._common import add_judge_arguments, load_runs
 from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
 from ragmetrics.schema import MetricAgreement
@@ -30,15 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--passages", type=Path, required=True, help="JSONL of {id, text} (BEIR: _id)")
     parser.add_argument("--top-k", type=int, default=10, help="pool depth per run (default: 10)")
     parser.add_argument("--judge", choices=["local", "openai"], default="local", help="judge backend")
-    parser.add_argument("--base-url", help="OpenAI-compatible endpoint (judge openai)")
-    parser.add_argument("--model", default="gpt-4o-mini", help="judge model (judge openai)")
-    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(".ragmetrics-cache/verdicts.sqlite"),
-        help="SQLite verdict cache: a rerun asks only what it lacks (default: .ragmetrics-cache/verdicts.sqlite)",
-    )
+    add_judge_arguments(parser, base_url_help="OpenAI-compatible endpoint (judge openai)")
     parser.add_argument("--scale", type=int, help="write judge grades on 0..SCALE (your qrels' top grade)")
     parser.add_argument(
         "--compare-with",

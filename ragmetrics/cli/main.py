@@ -15,7 +15,20 @@ EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 
 # Subcommand modules; each defines register(subparsers) that sets `handler` via set_defaults.
-_COMMANDS = ("retrieval", "compare", "fuse", "fill_qrels", "run", "label", "check_metric", "history", "power", "testset", "bless", "score")
+_COMMANDS = (
+    "retrieval",
+    "compare",
+    "fuse",
+    "fill_qrels",
+    "run",
+    "label",
+    "check_metric",
+    "history",
+    "power",
+    "testset",
+    "bless",
+    "score",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ragmetrics.cli._common import add_judge_arguments
 from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
 
@@ -24,16 +25,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("-m", "--metric", nargs="+", required=True, dest="metrics", help="metrics to score")
     parser.add_argument("--per-query", action="store_true", help="one row per question too")
     parser.add_argument("--format", default="table", choices=["table", "json", "markdown", "csv"])
-    parser.add_argument(
-        "--base-url", help="OpenAI-compatible endpoint for an LLM judge (default: the local judge)"
-    )
-    parser.add_argument("--model", default="gpt-4o-mini", help="judge model (with --base-url)")
-    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the API key")
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=Path(".ragmetrics-cache/verdicts.sqlite"),
-        help="SQLite verdict cache: a rerun asks only what it lacks (default: .ragmetrics-cache/verdicts.sqlite)",
+    add_judge_arguments(
+        parser, base_url_help="OpenAI-compatible endpoint for an LLM judge (default: the local judge)"
     )
     parser.add_argument(
         "--on-bad-row", choices=["fail", "skip"], default="fail", help="a bad row stops, or is skipped"

@@ -57,8 +57,8 @@ def test_latex_is_booktabs_and_escaped() -> None:
     assert tex.count("\\toprule") == 3 and tex.count("\\bottomrule") == 3
     assert "bm\\_25" in tex and "x\\&y" in tex and "$\\Delta$ mean" in tex and "95\\% CI" in tex
     assert "_" not in tex.replace("\\_", "")
-    # OT1 (LaTeX's default encoding) prints a bare < as an inverted exclamation mark.
-    assert "corrected p \\textless{}= 0.05" in tex and "<" not in tex and ">" not in tex
+    # OT1 (LaTeX's default encoding) prints a bare < as an inverted exclamation mark; ≤ is typeset as math.
+    assert "corrected p $\\le$ 0.05" in tex and "<" not in tex and ">" not in tex
 
 
 def test_json_is_the_schema(report: Report) -> None:

@@ -107,6 +107,12 @@ def test_sigkill_half_way_then_resume(tmp_path: Path) -> None:
         server.stop()
 
 
+def _as_from_a_terminal() -> None:
+    """The child starts with SIGINT handled, as a command typed in a terminal does: a test suite started as a
+    background job (``pytest ... &`` from a script) passes an ignored SIGINT on to every child otherwise."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX")
 def test_sigint_lets_calls_in_flight_finish_into_the_cache(tmp_path: Path) -> None:
     # Every call the server answered before and during the interruption must be in the cache: Ctrl-C stops
@@ -119,6 +125,7 @@ def test_sigint_lets_calls_in_flight_finish_into_the_cache(tmp_path: Path) -> No
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_as_from_a_terminal,
         )
         deadline = time.monotonic() + 60
         while _rows(cache_path) < 4 and proc.poll() is None and time.monotonic() < deadline:

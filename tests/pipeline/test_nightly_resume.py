@@ -60,13 +60,25 @@ def _scores(report: Report) -> dict[str, Any]:
     return {r.name: (r.per_query, r.aggregate, [f.model_dump() for f in r.failures]) for r in report.runs}
 
 
+def _as_from_a_terminal() -> None:
+    """The child starts with SIGINT handled, as a command typed in a terminal does: a test suite started as a
+    background job (``pytest ... &`` from a script) passes an ignored SIGINT on to every child otherwise."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(
     command: list[str], cwd: Path, env: dict[str, str], server: Any, sig: int, after: int = 20
 ) -> tuple[int, str]:
     """Start `ragmetrics run`, send `sig` once it has made `after` more judge calls; its exit code and stderr."""
     start = server.count(path=CHAT, settle=False)
     proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         _wait_for(
@@ -167,7 +179,13 @@ def test_sigterm_sends_no_new_judge_request(qa_dir: Path, write_config: ConfigWr
     command = [sys.executable, "-m", "ragmetrics", "run", str(config), "--no-progress"]
     env = {**os.environ, KEY_ENV: "sk-sigterm-test-fake"}
     proc = subprocess.Popen(
-        command, cwd=qa_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=qa_dir,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     try:
         _wait_for(lambda: loopback.state.received >= 8 or proc.poll() is not None, 120, "judge calls")

@@ -29,9 +29,12 @@ from ragmetrics.testset.build import FILTERS, TestSet
 from ragmetrics.testset.settings import Grade, TestItem
 
 __all__ = [
+    "FILTERS",
     "MANIFEST",
+    "is_testset_dir",
     "read_grades",
     "read_items",
+    "read_manifest",
     "summary",
     "write_atomic",
     "write_grades",
@@ -216,5 +219,3 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         raise InputError("not a ragmetrics test-set manifest", source=str(path))
     return data
 
-
-__all__ += ["FILTERS", "is_testset_dir", "read_manifest"]

@@ -266,16 +266,6 @@ class Selection:
     order: list[int] = field(default_factory=list)
     """Every eligible chunk, stratified random order; `picks` is its first batch."""
 
-    def coverage(self) -> dict[str, float | int]:
-        covered = {int(self.groups[i]) for i in self.picks}
-        eligible = sum(self.group_sizes)
-        in_covered = sum(self.group_sizes[g] for g in covered)
-        return {
-            "groups": self.n_groups,
-            "groups_with_questions": len(covered),
-            "share_of_chunks_in_covered_groups": round(in_covered / eligible, 4) if eligible else 0.0,
-        }
-
 
 def select_chunks(profile: CorpusProfile, size: int, *, seed: int, groups: int | None = None) -> Selection:
     """Every eligible chunk in a stratified random order (systematic sampling within topic groups: member j of

@@ -42,6 +42,7 @@ class RagSample(Protocol):
     @property
     def context_list(self) -> list[str]: ...
 
+
 __all__ = [
     "answer_length",
     "answer_length_score",

@@ -146,3 +146,43 @@ def test_the_local_judge_flags_planted_contradictions(
     assert result.per_query["planted"]["faithfulness"] == 0.0
     reasons = " ".join(v["reason"] for v in result.details["planted"]["faithfulness"].verdicts)
     assert "but" in reasons
+
+
+@pytest.mark.parametrize(
+    ("statement", "passage", "kinds"),
+    [
+        ("Venus is known as the Red Planet.", "Mars is often called the Red Planet.", ["name"]),
+        ("Use json.loads() to parse it.", "The json.loads() function parses a JSON document.", []),
+        ("The Earth is roughly 4.5 billion years old.", "The Earth is about 4.54 billion years old.", []),
+        ("It is about 8,850 metres high.", "Everest is 8,849 metres high.", []),
+        ("It is 8,850 metres high.", "Everest is 8,849 metres high.", ["number"]),  # rounded, but not said so
+        ("The Wall fell around 1990.", "The Wall fell in 1989.", []),
+        ("The Wall fell in 1990.", "The Wall fell in 1989.", ["number"]),
+        ("It takes three to five days.", "Delivery takes 3 to 5 days.", []),
+        ("Indexes make inserts faster.", "Indexes make inserts slower.", ["antonym"]),
+        ("Free accounts have no limit.", "Free accounts have a limit.", ["negation"]),
+        ("Adults may take no more than 4 grams.", "Adults may take up to 4 grams.", []),
+        (
+            "The tower was completed in 1889 and is powered by burning coal.",
+            "The tower was completed in 1889.",
+            ["unsupported"],
+        ),
+        (
+            "The tower, completed in 1889, is made of iron and runs on burning coal.",
+            "The tower was completed in 1889 and is made of iron.",
+            ["addition"],
+        ),
+    ],
+)
+def test_plain_support_rules(statement: str, passage: str, kinds: list[str]) -> None:
+    assert [c.kind for c in conflicts(statement, passage, passage, "en", "")] == kinds
+
+
+def test_question_words_may_be_restated_without_the_passage() -> None:
+    passage = "Insulin is a hormone made by beta cells in the pancreas."
+    found = conflicts(
+        "Insulin is produced by the liver.", passage, passage, "en", "Which organ produces insulin?"
+    )
+    assert [c.kind for c in found] == ["unsupported"]
+    assert conflicts("The organ that produces insulin is the pancreas.", passage, passage, "en",
+                     "Which organ produces insulin?") == []  # fmt: skip

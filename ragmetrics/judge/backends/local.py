@@ -45,7 +45,14 @@ from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names
 from ragmetrics.judge.text.sentences import split_sentences, split_statements
 from ragmetrics.judge.text.signals import content_units, coverage
-from ragmetrics.judge.text.support import conflicts
+from ragmetrics.judge.text.support import (
+    conflicts,
+    covers,
+    disagreements,
+    grounded_share,
+    resolve_pronoun,
+    starts_with_pronoun,
+)
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo
 
 BACKEND = "local"
@@ -140,6 +147,18 @@ GRADE_CUTS: tuple[float, ...] = (0.4, 0.5, 0.65)
 """Passage relevance grades 1, 2 and 3 start at these lifts (`lift`); a context sentence is relevant from grade
 2's. Chosen on public labels (benchmarks/bench_judge_agreement.py: TREC DL 2019, MS MARCO, XQuAD, JSQuAD, lifts of
 both bundled models): leaving any one set out picks the same cuts from the rest (docs/local_judge.md)."""
+
+
+SUPPORTED_SHARE = 0.8
+"""Faithfulness, context recall and answer correctness: a statement whose words and numbers one passage holds
+to this share is supported below the cosine threshold, unless something in it conflicts."""
+
+REWORDING_COSINE = 0.9
+"""Answer correctness: statements this close are a rewording, so a word swapped for another ("finished" for
+"completed") is not a disagreement; numbers, names and polarity are still checked."""
+
+WEAK_MARGIN = 0.05
+"""A verdict within this much of its threshold, not backed by the passage's words, says its evidence is weak."""
 
 
 FITTED_GRADE_CUTS: tuple[float, ...] = (0.5, 0.7, 0.85)
@@ -367,7 +386,7 @@ class LocalJudge(PlanDispatch):
             in_other = (
                 match is not None
                 and match.cosine >= threshold
-                and not conflicts(claim, other_text, others[match.right], language)
+                and not conflicts(claim, other_text, others[match.right], language, sample.question)
             )
             entailing: list[int] = []
             best_by_chunk: dict[int, tuple[float, str]] = {}
@@ -376,7 +395,9 @@ class LocalJudge(PlanDispatch):
                 if k not in best_by_chunk or cosine > best_by_chunk[k][0]:
                     best_by_chunk[k] = (cosine, sentence)
             for k, (cosine, sentence) in sorted(best_by_chunk.items()):
-                if cosine >= threshold and not conflicts(claim, chunks[k], sentence, language):
+                if cosine >= threshold and not conflicts(
+                    claim, chunks[k], sentence, language, sample.question
+                ):
                     entailing.append(k)
             cos = "none" if match is None else f"{match.cosine:.2f}"
             reason = (f"best cosine with the {other_name} {cos} ({'>=' if in_other else 'below or conflicting with'} "
@@ -414,43 +435,62 @@ class LocalJudge(PlanDispatch):
         )
 
     async def _statement_classification(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """Answer statements against the reference's and back: a statement is present on the other side when
+        its best cosine there reaches the threshold, or the other side holds nearly all its words and numbers
+        (`SUPPORTED_SHARE`), and nothing in it conflicts with the other side (`text.support.conflicts`:
+        numbers, names, polarity, words it adds). Faithfulness's checks, so "2 billion" is not "4.6 billion"
+        here either."""
         threshold = spec.local_threshold or 0.0
-        answer_statements = split_statements(str(sample.answer), sample.language)
-        reference_statements = split_statements(str(sample.reference), sample.language)
+        answer_text, reference_text = str(sample.answer), str(sample.reference)
+        # A statement that leans on a pronoun is read with the question's subject in its place (resolve_pronoun).
+        answer_statements = [
+            resolve_pronoun(st, sample.question) for st in split_statements(answer_text, sample.language)
+        ]
+        reference_statements = [
+            resolve_pronoun(st, sample.question) for st in split_statements(reference_text, sample.language)
+        ]
         if not reference_statements:
             raise JudgeError(
                 f"sample {sample.id!r}: the reference contains no statements", cause="missing_field"
             )
         a_vecs, r_vecs, whole_a, whole_r = await self._embed_groups(
             self._profile(sample),
-            [
-                answer_statements,
-                reference_statements,
-                [str(sample.answer).strip()],
-                [str(sample.reference).strip()],
-            ],
+            [answer_statements, reference_statements, [answer_text.strip()], [reference_text.strip()]],
         )
+        language = sample.language or sample.question_language
+        question = sample.question
+
+        def present(statement: str, vec: NDArray[np.float32], other: NDArray[np.float32], other_text: str,
+                    other_statements: list[str]) -> tuple[bool, float | None, list[str]]:  # fmt: skip
+            match = best_match(vec[None, :], other) if len(other) else None
+            similar = match is not None and match.cosine >= threshold
+            if not similar and not covers(statement, other_text, language, question):
+                return False, None if match is None else match.cosine, []
+            # Compared with the other side's closest statement: the rest of it says other things.
+            closest = other_statements[match.right] if similar and match is not None else other_text
+            rewording = match is not None and match.cosine >= REWORDING_COSINE
+            found = disagreements(statement, closest, language, question, rewording=rewording)
+            return not found, None if match is None else match.cosine, [str(c) for c in found]
+
         verdicts: list[dict[str, Any]] = []
         tp = fp = 0
         for n, statement in enumerate(answer_statements):
-            match = best_match(a_vecs[n : n + 1], r_vecs)
-            present = match is not None and match.cosine >= threshold
-            tp, fp = (tp + 1, fp) if present else (tp, fp + 1)
-            verdicts.append({"side": "answer", "statement": statement, "verdict": present,
-                             "class": "TP" if present else "FP",
-                             "cosine": None if match is None else _r(match.cosine)})  # fmt: skip
+            hit, cosine, found = present(statement, a_vecs[n], r_vecs, reference_text, reference_statements)
+            tp, fp = (tp + 1, fp) if hit else (tp, fp + 1)
+            verdicts.append({"side": "answer", "statement": statement, "verdict": hit,
+                             "class": "TP" if hit else "FP", "cosine": None if cosine is None else _r(cosine),
+                             **({"conflicts": found} if found else {})})  # fmt: skip
         fn = 0
         for n, statement in enumerate(reference_statements):
-            match = best_match(r_vecs[n : n + 1], a_vecs) if len(a_vecs) else None
-            present = match is not None and match.cosine >= threshold
-            fn += 0 if present else 1
-            verdicts.append({"side": "reference", "statement": statement, "verdict": present,
-                             "class": None if present else "FN",
-                             "cosine": None if match is None else _r(match.cosine)})  # fmt: skip
+            hit, cosine, found = present(statement, r_vecs[n], a_vecs, answer_text, answer_statements)
+            fn += 0 if hit else 1
+            verdicts.append({"side": "reference", "statement": statement, "verdict": hit,
+                             "class": None if hit else "FN", "cosine": None if cosine is None else _r(cosine),
+                             **({"conflicts": found} if found else {})})  # fmt: skip
         similarity = formulas.answer_similarity_score(whole_a[0].tolist(), whole_r[0].tolist())
         value = spec.score(tp, fp, fn, similarity)
-        reason = (f"TP {tp}, FP {fp}, FN {fn} (local judge, threshold {threshold:.2f}): "
-                  f"F1 {formulas.statement_f1(tp, fp, fn):.4f}; similarity {similarity:.4f}")  # fmt: skip
+        reason = (f"TP {tp}, FP {fp}, FN {fn} (local judge, threshold {threshold:.2f}, with number, name and "
+                  f"polarity checks): F1 {formulas.statement_f1(tp, fp, fn):.4f}; similarity {similarity:.4f}")  # fmt: skip
         return MetricOutcome(value=value, detail=JudgeDetail(verdicts=verdicts, reason=reason))
 
     async def _embed_groups(self, profile: _Profile, groups: list[list[str]]) -> list[NDArray[np.float32]]:
@@ -538,12 +578,23 @@ class LocalJudge(PlanDispatch):
         ]
 
     async def _statement_attribution(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """Each statement is supported when its best cosine with a context sentence reaches the threshold and
+        nothing in it conflicts with that sentence's chunk (`text.support.conflicts`: numbers, names,
+        polarity, words it adds), or, below the threshold, when one chunk holds nearly all its words and
+        numbers (`SUPPORTED_SHARE`) with no conflict: a terse answer is far from every sentence in embedding
+        space. A statement that starts with a pronoun is also read after the question ("What does nonlocal
+        do? It rebinds ..."), since alone it has lost its subject; the better cosine counts."""
         profile = self._profile(sample)
         threshold = profile.thresholds.for_kind(_verdict_kind(spec))
         target_field = str(spec.target)
         statements = target_statements(spec, sample)  # as in the LLM judge: never a 0 over no statements
         sentences = self._context_sentences(sample)
-        stmt_vecs, sent_vecs = await self._embed_groups(profile, [statements, [s for _, _, s in sentences]])
+        question = sample.question.strip()
+        leaning = [n for n, st in enumerate(statements) if starts_with_pronoun(st)]
+        stmt_vecs, sent_vecs, read_after_question = await self._embed_groups(
+            profile,
+            [statements, [s for _, _, s in sentences], [f"{question} {statements[n]}" for n in leaning]],
+        )
         chunks = sample.context_list
         language = sample.language or sample.question_language
         verdicts: list[dict[str, Any]] = []
@@ -553,24 +604,42 @@ class LocalJudge(PlanDispatch):
                 verdicts.append({"statement": statement, "verdict": False, "cosine": None,
                                  "reason": "the context has no sentences"})  # fmt: skip
                 continue
+            if n in leaning:
+                alt = best_match(read_after_question[leaning.index(n) : leaning.index(n) + 1], sent_vecs)
+                if alt is not None and alt.cosine > match.cosine:
+                    match = alt
             chunk, index, best = sentences[match.right]
             similar = match.cosine >= threshold
+            held, held_chunk = max(
+                (grounded_share(statement, text, language), k) for k, text in enumerate(chunks)
+            )
+            if not similar and held >= SUPPORTED_SHARE:
+                chunk, index, best = held_chunk, -1, chunks[held_chunk]
             # Numbers and names are looked for in the whole chunk of the best sentence: in documentation a
             # detail is often stated sentences away from the sentence most like the statement.
-            found = conflicts(statement, chunks[chunk], best, language) if similar else []
-            attributed = similar and not found
-            reason = (
-                f"best cosine {match.cosine:.2f} {'>=' if similar else '<'} {threshold:.2f} "
-                f"with sentence {index + 1} of chunk {chunk + 1}"
-            )
+            checked = similar or held >= SUPPORTED_SHARE
+            found = conflicts(statement, chunks[chunk], best, language, question) if checked else []
+            attributed = checked and not found
+            if similar:
+                reason = (f"best cosine {match.cosine:.2f} >= {threshold:.2f} with sentence {index + 1} of "
+                          f"chunk {chunk + 1}")  # fmt: skip
+            elif checked:
+                reason = (f"best cosine {match.cosine:.2f} < {threshold:.2f}, but chunk {chunk + 1} holds "
+                          f"{held:.0%} of its words and numbers")  # fmt: skip
+            else:
+                reason = (f"best cosine {match.cosine:.2f} < {threshold:.2f} with sentence {index + 1} of chunk "
+                          f"{chunk + 1}, and no chunk holds most of its words (at most {held:.0%})")  # fmt: skip
             if found:
                 reason += "; but " + "; ".join(str(c) for c in found)
+            elif attributed and match.cosine < threshold + WEAK_MARGIN and held < SUPPORTED_SHARE:
+                reason += "; weak evidence: close to the threshold and few of its words in the chunk"
             verdicts.append({
                 "statement": statement,
                 "verdict": attributed,
                 "cosine": _r(match.cosine),
                 "chunk": chunk,
                 "sentence_index": index,
+                "held": _r(held),
                 **({"conflicts": [str(c) for c in found]} if found else {}),
                 "reason": reason,
             })  # fmt: skip
@@ -682,7 +751,10 @@ class LocalJudge(PlanDispatch):
 
     async def _answer_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
         profile = self._profile(sample)
-        question, answer = sample.question.strip(), str(sample.answer).strip()
+        question = sample.question.strip()
+        # "It rebinds a variable ..." answers "What does nonlocal do?" about nonlocal: the pronoun stands for
+        # the question's subject, so the signals are read with the question's content words in its place.
+        answer = resolve_pronoun(str(sample.answer).strip(), question)
         statements = split_statements(answer, sample.language) or [answer]
         q_vec, a_vec, st_vecs = await self._embed_groups(profile, [[question], [answer], statements])
         cos = float(q_vec[0] @ a_vec[0])

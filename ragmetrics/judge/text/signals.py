@@ -16,7 +16,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["answer_type_met", "content_units", "coverage", "expected_answer_type", "hedge_count", "novelty"]
+__all__ = [
+    "STOP_WORDS",
+    "answer_type_met",
+    "content_units",
+    "coverage",
+    "expected_answer_type",
+    "hedge_count",
+    "novelty",
+]
 
 _WORD = re.compile(r"[^\W\d_]{2,}|\d+(?:[.,]\d+)?", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
@@ -30,6 +38,8 @@ _STOP_WORDS = """a an the and or but if of to in on at by for with from as is ar
     и в во на с со по к ко о об от до из за для не ни но а же ли что как это этот эта эти то так бы был
     была были быть есть или у он она они мы вы я ты его её их"""
 _STOP = frozenset(_STOP_WORDS.split())
+STOP_WORDS = _STOP
+"""Function words of English, German and Russian that are never content."""
 # Phrases that deflect instead of answering; counted, not matched whole-answer, since an evasive answer may
 # wrap them in polite sentences. Refusals proper are `text.refusal.is_refusal`.
 _HEDGES = [

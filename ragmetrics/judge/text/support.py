@@ -9,8 +9,16 @@ names and the polarity. A statement is unsupported when, against its best-matchi
 - it states a number the passage does not (1991 vs 1989; "1,000" and "1000" are one number);
 - it names something (a capitalised word inside the sentence, in scripts with capitals) the passage does
   not mention, so a name swapped for another fails;
-- its polarity differs: it is negated where the passage's best sentence is not, or the other way round
-  (negation words of each supported language), while the two otherwise make the same claim.
+- its polarity differs: it is negated where the passage's closest clause is not, or the other way round
+  (negation words of each supported language), or it holds the opposite of a word the passage uses ("higher"
+  where the passage says "lower"), while the two otherwise make the same claim;
+- what it adds to the question is not in the passage: most of the words it does not take from the question
+  ("Insulin is made by the liver" against a passage on the pancreas), or most of one clause it appends ("...
+  and is powered by burning coal").
+
+A number matches when the passage states it (in digits or, in English, in words), or rounds it: "4.5 billion"
+for "4.54 billion" always, "about 8,850" for "8,849" when the statement says it is approximate ("about",
+"roughly", "etwa", "около", "约", ...); a year rounded without such a word is another year.
 
 The passage is the chunk holding the best-matching sentence: a detail stated a few sentences away still
 supports the statement, while a name or number absent from the chunk does not.
@@ -26,9 +34,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from ragmetrics.judge.text.signals import STOP_WORDS as _STOP_WORDS
 from ragmetrics.judge.text.signals import content_units, coverage
 
-__all__ = ["Conflict", "conflicts", "has_negation", "numbers_in"]
+__all__ = [
+    "Conflict",
+    "conflicts",
+    "covers",
+    "disagreements",
+    "grounded_share",
+    "has_negation",
+    "numbers_in",
+    "resolve_pronoun",
+    "starts_with_pronoun",
+]
 
 # Digits with optional thousands groups and decimals: 1,000,000 / 1.000.000 / 2.5 / 2,5 / 6½.
 _NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,  ]\d{3})*(?:[.,]\d+)?")
@@ -40,9 +59,15 @@ SAME_CLAIM_SHARE = 0.6
 sentence that shares most words with it, and only when that one holds this share of the clause's content
 words (negations aside): the two then make the same claim, and a negation on one side only reverses it (a
 "not" in another clause does not)."""
+SWAP_WORDS = 3
+"""`disagreements`: a claim of at most this many new words is swapped when most are missing from the statement,
+a longer one when two thirds are."""
+SUPPORTED_COVER = 0.8
+"""`covers`: the share of the other text's new words and numbers a statement must carry."""
 _NEGATIONS: dict[str, str] = {
     # Verbal negators only: "without", "none" or "nothing" rarely reverse a claim and often just describe it.
-    "en": r"\b(?:not|never|cannot)\b|n't\b|\bno longer\b",
+    "en": r"\b(?:not|never|cannot|without)\b|n't\b|\bno\b(?!\s+(?:more|less|later|earlier|fewer|longer|sooner|greater|"
+    r"higher|lower|matter|doubt)\b)",
     "de": r"\b(?:nicht|kein|keine|keinen|keinem|keiner|keines|nie|niemals)\b",
     "fr": r"\b(?:ne|n'|pas|jamais)\b",
     "es": r"\b(?:no|nunca|jamás)\b",
@@ -70,11 +95,11 @@ _ALL_NEGATIONS = re.compile("|".join(f"(?:{p})" for p in _NEGATIONS.values()), r
 class Conflict:
     """One detail of the statement the passage does not bear out."""
 
-    kind: Literal["number", "name", "negation"]
+    kind: Literal["number", "name", "negation", "antonym", "unsupported", "addition"]
     detail: str
 
     def __str__(self) -> str:
-        if self.kind == "negation":
+        if self.kind in ("negation", "antonym", "unsupported", "addition"):
             return self.detail
         return f"{self.kind} {self.detail!r} is not in the passage"
 
@@ -89,10 +114,71 @@ def _number_value(token: str) -> str:
     return (whole.lstrip("0") or "0") + dot + fraction
 
 
+_UNITS_EN = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]  # fmt: skip
+_TENS_EN = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_NUMBER_WORD = re.compile(
+    r"\b(?:(" + "|".join(_TENS_EN) + r")(?:[- ](" + "|".join(_UNITS_EN[1:10]) + r"))?|(" + "|".join(_UNITS_EN)
+    + r")|(hundred|thousand|dozen))\b",
+    re.IGNORECASE,
+)  # fmt: skip
+_WORD_VALUES = {"hundred": 100, "thousand": 1000, "dozen": 12}
+_SPELLED = frozenset([*_UNITS_EN, *_TENS_EN, *_WORD_VALUES])
+
+
+def _spelled_numbers(text: str) -> set[str]:
+    """English numbers written in words ("eight", "twenty-one", "a dozen"); "one" only in a passage's words
+    would be a pronoun as often as a number, so callers drop it from statements."""
+    found: set[str] = set()
+    for m in _NUMBER_WORD.finditer(text):
+        tens, unit, single, big = m.groups()
+        if tens:
+            value = 10 * (_TENS_EN.index(tens.lower()) + 2) + (_UNITS_EN.index(unit.lower()) if unit else 0)
+        elif single:
+            value = _UNITS_EN.index(single.lower())
+        else:
+            value = _WORD_VALUES[big.lower()]
+        found.add(str(value))
+    return found
+
+
 @lru_cache(maxsize=65536)
 def numbers_in(text: str) -> frozenset[str]:
     """The numbers written in digits in `text`, canonical (see `_number_value`)."""
     return frozenset(_number_value(m.group()) for m in _NUMBER.finditer(text))
+
+
+_APPROXIMATE = re.compile(
+    r"\b(?:about|around|roughly|approximately|approx|nearly|almost|some|over|under|close to|more than|less than|"
+    r"circa|ca|etwa|ungefähr|rund|fast|knapp|environ|près de|presque|aproximadamente|casi|unos|unas|cerca de|"
+    r"circa|quasi|cerca|около|примерно|почти|более|менее)\b|[~≈]|约|大约|大約|およそ|約|ほぼ|약|대략",
+    re.IGNORECASE,
+)
+"""Words that make a number approximate; a rounded number then matches the passage's exact one."""
+
+
+def _decimals(value: str) -> int:
+    return len(value.partition(".")[2])
+
+
+def _number_matches(value: str, stated: frozenset[str], approximate: bool) -> bool:
+    """Whether the statement's `value` is one of the passage's numbers, or a rounding of one (see module doc)."""
+    if value in stated:
+        return True
+    try:
+        mine = float(value)
+    except ValueError:
+        return False
+    places = _decimals(value)
+    zeros = len(value) - len(value.rstrip("0")) if places == 0 and value != "0" else 0
+    for other in stated:
+        theirs = float(other)
+        if places < _decimals(other) and round(theirs, places) == mine:
+            return True  # fewer decimals: 4.5 for 4.54
+        if approximate and zeros and places == 0 and round(theirs, -zeros) == mine:
+            return True  # about 8,850 for 8,849; about 21,200 for 21,196
+        if approximate and theirs and abs(theirs - mine) / abs(theirs) <= 0.02:
+            return True  # roughly 4.6 for 4.57
+    return False
 
 
 def _negation_pattern(language: str | None) -> re.Pattern[str]:
@@ -107,12 +193,33 @@ def has_negation(text: str, language: str | None = None) -> bool:
     return _negation_pattern(language).search(text) is not None
 
 
-def _names(text: str) -> list[str]:
+_OPENERS = frozenset(
+    ["according", "after", "although", "as", "because", "before", "both", "but", "during", "each", "either", "every", "few", "finally", "first", "for", "however", "in", "instead", "it", "its", "many", "most", "neither", "no", "none", "on", "once", "overall", "second", "several", "since", "so", "some", "still", "that", "the", "their", "then", "there", "these", "they", "this", "those", "though", "thus", "to", "today", "until", "unless", "unlike", "usually", "when", "where", "whereas", "which", "while", "with", "within", "without", "yes", "yet", "between", "from", "by", "about", "at", "an", "a", "all", "any", "also", "another", "because", "only", "just", "even"]
+)
+"""First words of a sentence that are capitalised for being first, never for being names."""
+
+
+_SUBJECT_VERB = re.compile(
+    r"\s+(?:is|was|are|were|has|had|have|will|would|can|could|did|does|may|might|must|should|became|"
+    r"[a-z]{2,}(?:ed|es|s))\b"
+)
+"""What follows a sentence-initial name in subject position: an auxiliary or a verb in -s or -ed."""
+
+
+def _names(text: str, question_words: frozenset[str] = frozenset(), initial: bool = False) -> list[str]:
+    """Capitalised words inside sentences; with `initial`, also a sentence's first word when it is not a
+    function word, an adverb in -ly, or a word the question uses in lower case, and a verb follows it ("Venus
+    is known as the Red Planet" names Venus; "Sunlight takes ..." does not name sunlight when the question says
+    "sunlight"; "Use json.loads()" is an imperative)."""
     found = []
     for m in _NAME.finditer(text):
         before = text[: m.start()].rstrip()
         if not before or before[-1] in ".!?:;\"'“”«»(–—-":
-            continue  # a sentence's (or a quotation's) first word is capitalised anyway
+            word = m.group().lower()
+            if not initial or word in _OPENERS or word in _STOP_WORDS or word.endswith("ly"):
+                continue  # a sentence's (or a quotation's) first word is capitalised anyway
+            if word in question_words or len(word) < 3 or not _SUBJECT_VERB.match(text, m.end()):
+                continue  # an imperative ("Use json.loads()") or a common noun the question names
         found.append(m.group())
     return found
 
@@ -121,6 +228,11 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 
 
 _CLAUSE_BREAK = re.compile(r"[;:,，、；：]\s*|\s(?:but|while|whereas|aber|pero|mais|но|а)\s", re.IGNORECASE)
+_ADDITION_BREAK = re.compile(
+    r"[;:,，、；：]\s*|\s(?:and|but|while|whereas|which|because|so|although|though|whereby|und|aber|weil|y|pero|"
+    r"porque|et|mais|car|и|но|потому)\s",
+    re.IGNORECASE,
+)
 
 
 def _clauses(sentence: str) -> list[str]:
@@ -128,39 +240,356 @@ def _clauses(sentence: str) -> list[str]:
     return [c for c in _CLAUSE_BREAK.split(sentence) if c.strip()] or [sentence]
 
 
+def _polarity_clauses(sentence: str) -> list[str]:
+    """Clauses for comparing polarity: also cut at "and" and "because", so a negation in one coordinated
+    clause ("... 12 characters and may not reuse ...") is not read into the other."""
+    return [c for c in _ADDITION_BREAK.split(sentence) if c and c.strip()] or [sentence]
+
+
 def _without_negation(text: str, language: str | None) -> frozenset[str]:
     return content_units(_negation_pattern(language).sub(" ", text))
 
 
+_SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
+
+
+def _stem(word: str) -> str:
+    """A crude stem for comparing clauses: English inflections cut, then the first five letters; other scripts
+    unchanged (their clauses compare on whole words or CJK bigrams)."""
+    if not word.isascii() or len(word) <= 4:
+        return word
+    cut = _SUFFIX.sub("", word) if len(word) > 5 else word
+    return cut[:5]
+
+
+def _stems(units: frozenset[str]) -> frozenset[str]:
+    return frozenset(_stem(u) for u in units)
+
+
+_ANTONYM_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a.split()), frozenset(b.split()))
+    for a, b in (
+        ("higher high highest", "lower low lowest"),
+        ("more most", "less least fewer fewest"),
+        ("increase increases increased increasing raise raises raised rise rises rose", "decrease decreases "
+         "decreased decreasing lower lowers lowered reduce reduces reduced fall falls fell drop drops dropped"),
+        ("faster fast quicker quick quickly speeds speed", "slower slow slowly slows"),
+        ("open opens opened", "closed close closes shut"),
+        ("before earlier early", "after later late"),
+        ("always", "never"),
+        ("larger large largest bigger big biggest", "smaller small smallest"),
+        ("above", "below"),
+        ("maximum max", "minimum min"),
+        ("first", "last"),
+        ("allowed allows allow permitted", "forbidden forbids prohibited banned"),
+        ("true", "false"),
+        ("hot warm", "cold cool"),
+        ("longer long", "shorter short"),
+        ("heavier heavy", "lighter light"),
+        ("cheaper cheap", "expensive"),
+        ("add adds added", "remove removes removed delete deletes deleted"),
+        ("enable enables enabled", "disable disables disabled"),
+        ("accept accepts accepted", "reject rejects rejected"),
+        ("include includes included", "exclude excludes excluded"),
+        ("inside", "outside"),
+        ("north northern", "south southern"),
+        ("east eastern", "west western"),
+        ("possible", "impossible"),
+        ("required mandatory", "optional"),
+        ("public", "private"),
+        ("same identical", "different"),
+        ("strong stronger", "weak weaker"),
+        ("positive", "negative"),
+        ("win wins won", "lose loses lost"),
+        ("buy buys bought", "sell sells sold"),
+        ("safe", "dangerous unsafe"),
+        ("legal", "illegal"),
+        ("success successful", "failure failed unsuccessful"),
+    )
+)  # fmt: skip
+"""English words and their opposites: "higher" where the passage says "lower" reverses the claim as a negation
+does."""
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+def _antonym(mine: str, theirs: str) -> tuple[str, str] | None:
+    """A word of `mine` whose opposite `theirs` uses (and `mine` does not)."""
+    ours, other = _words(mine), _words(theirs)
+    for left, right in _ANTONYM_GROUPS:
+        for a, b in ((left, right), (right, left)):
+            said, opposite = ours & a, other & b
+            if said and opposite and not (ours & b) and not (other & a):
+                return min(said), min(opposite)
+    return None
+
+
+_LIGHT_WORDS = frozenset(
+    ["get", "gets", "got", "make", "makes", "made", "need", "needs", "take", "takes", "took", "give", "gives", "gave", "go", "goes", "went", "come", "comes", "came", "put", "puts", "let", "lets", "keep", "keeps", "called", "call", "see", "seen", "way", "thing", "things", "kind", "lot", "used", "use", "uses", "using", "like", "well", "still", "even", "able", "one", "ones", "per", "via", "known"]
+)
+"""Verbs and nouns so general that an answer may add them without adding a claim."""
+
+
+def _found(unit: str, passage: str) -> bool:
+    """Whether `unit` (a lowercased content word, or a CJK bigram) occurs in the lowercased `passage`, in any
+    English inflection: its first max(4, n-2) letters at a word start."""
+    if not unit.isascii() or not unit.isalpha():
+        return unit in passage
+    stem = unit[: max(4, len(unit) - 2)] if len(unit) > 4 else unit
+    return re.search(r"(?<![a-z])" + re.escape(stem), passage) is not None
+
+
+def _claim_units(text: str) -> frozenset[str]:
+    """Content words that carry a claim: numbers (checked as numbers), number words, sentence openers and
+    light words left out."""
+    return frozenset(
+        u for u in content_units(text)
+        if not u[0].isdigit() and u not in _LIGHT_WORDS and u not in _OPENERS and u not in _SPELLED
+    )  # fmt: skip
+
+
+def _statement_numbers(statement: str, language: str | None) -> frozenset[str]:
+    found = set(numbers_in(statement))
+    if (language or "en").startswith("en"):
+        found |= _spelled_numbers(statement) - {"1"}
+    return frozenset(found)
+
+
+def _passage_numbers(passage: str, language: str | None) -> frozenset[str]:
+    found = set(numbers_in(passage))
+    if (language or "en").startswith("en"):
+        found |= _spelled_numbers(passage)
+    return frozenset(found)
+
+
+def grounded_share(statement: str, passage: str, language: str | None = None) -> float:
+    """Share of the statement's content words and numbers that `passage` holds (words in any inflection,
+    numbers as `conflicts` matches them); 0 for a statement with neither. A terse answer ("About 8 minutes and
+    20 seconds.", "The pancreas.") is far from every sentence in embedding space but wholly in its passage."""
+    lowered = passage.lower()
+    words = _claim_units(statement)
+    numbers = _statement_numbers(statement, language)
+    total = len(words) + len(numbers)
+    if not total:
+        return 0.0
+    stated = _passage_numbers(passage, language)
+    approximate = _APPROXIMATE.search(statement) is not None
+    hits = sum(_found(w, lowered) for w in words)
+    hits += sum(_number_matches(n, stated, approximate) for n in numbers)
+    return hits / total
+
+
+_PRONOUN_START = re.compile(
+    r"^\s*(?:it|its|they|their|this|these|that|those|he|she|his|her|es|sie|er|il|elle|ils|elles|ello|ella|"
+    r"они|он|она|оно|это)\b",
+    re.IGNORECASE,
+)
+
+
+def starts_with_pronoun(statement: str) -> bool:
+    """Whether a statement leans on a pronoun for its subject ("It rebinds a variable ..."): embedded alone it
+    has lost what it is about, so the judge also reads it after the question."""
+    return _PRONOUN_START.search(statement) is not None
+
+
+def resolve_pronoun(answer: str, question: str) -> str:
+    """`answer` with a leading subject pronoun ("It", "They", "This") replaced by the question's content words,
+    in the question's order: "It rebinds a variable" for "What does nonlocal do?" reads "nonlocal rebinds a
+    variable". Unchanged when it does not start with one or the question has no content words."""
+    match = _SUBJECT_PRONOUN.match(answer)
+    if match is None:
+        return answer
+    words = [w for w in re.findall(r"[\w.()'-]+", question) if w.lower() in content_units(w.lower())]
+    if not words:
+        return answer
+    return " ".join(words) + answer[match.end() :]
+
+
+_SUBJECT_PRONOUN = re.compile(r"\s*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
+
+
+def _polarity(statement: str, passage: str, language: str | None) -> Conflict | None:
+    """A clause of the statement that makes the same claim as a clause of the passage (SAME_CLAIM_SHARE of its
+    words, negations aside) with the opposite polarity or an opposite word."""
+    theirs = [
+        (clause, has_negation(clause, language), _stems(_without_negation(clause, language)))
+        for sentence in re.split(r"(?<=[.!?。！？])\s+", passage)
+        for clause in _polarity_clauses(sentence)
+    ]
+    english = (language or "en").startswith("en")
+    for part in _polarity_clauses(statement):
+        mine = _stems(_without_negation(part, language))
+        if not mine:
+            continue
+        _, negated, words = max(theirs, key=lambda c: len(mine & c[2]))
+        same = coverage(mine, words)
+        if has_negation(part, language) != negated and same >= SAME_CLAIM_SHARE:
+            return Conflict(
+                "negation",
+                "the statement is negated where the passage is not"
+                if has_negation(part, language)
+                else "the passage is negated where the statement is not",
+            )
+    if not english:
+        return None
+    coarse = [
+        (clause, _stems(_without_negation(clause, language)))
+        for sentence in re.split(r"(?<=[.!?。！？])\s+", passage)
+        for clause in _clauses(sentence)
+    ]
+    for part in _clauses(statement):
+        mine = _stems(_without_negation(part, language))
+        if mine:
+            for other, other_words in coarse:
+                flipped = _antonym(part, other)
+                if flipped is None:
+                    continue
+                flipped_stems = {_stem(w) for w in flipped}
+                rest, other_rest = mine - flipped_stems, other_words - flipped_stems
+                same_claim = bool(rest) and coverage(rest, other_words) >= 0.5
+                restated = bool(other_rest) and other_rest <= mine  # "closed on Mondays" in "open on Mondays"
+                if same_claim or restated:
+                    return Conflict(
+                        "antonym", f"the statement says {flipped[0]!r} where the passage says {flipped[1]!r}"
+                    )
+    return None
+
+
 def conflicts(
-    statement: str, passage: str, best_sentence: str, language: str | None = None
+    statement: str,
+    passage: str,
+    best_sentence: str,
+    language: str | None = None,
+    question: str | None = None,
 ) -> list[Conflict]:
     """What in `statement` its best-matching `passage` (the chunk that holds its most similar sentence) does
-    not bear out; the clause of `best_sentence` closest to it decides polarity, and only when the two say the
-    same thing apart from negation (see SAME_CLAIM_SHARE). Empty when nothing conflicts."""
+    not bear out (module doc). `question`, when given, is what the statement may restate without the passage
+    saying it. Polarity is compared clause by clause with `best_sentence` (the whole passage when empty): in a
+    long passage some clause elsewhere shares most words with any statement. Empty when nothing conflicts."""
     found: list[Conflict] = []
-    missing = sorted(numbers_in(statement) - numbers_in(passage))
+    stated = _passage_numbers(passage, language)
+    approximate = _APPROXIMATE.search(statement) is not None
+    missing = sorted(
+        n for n in _statement_numbers(statement, language) if not _number_matches(n, stated, approximate)
+    )
     found.extend(Conflict("number", n) for n in missing)
     lowered = passage.lower()
-    for name in _names(statement):
+    asked = frozenset(_words(question or ""))
+    english = (language or "en").startswith("en")
+    for name in _names(statement, asked, initial=english):
         stem = _POSSESSIVE.sub("", name.lower())
         if len(stem) >= 3 and stem[: max(3, len(stem) - 2)] not in lowered:
             found.append(Conflict("name", name))
-    theirs = [(has_negation(c, language), _without_negation(c, language)) for c in _clauses(best_sentence)]
-    for part in _clauses(statement):
-        mine = _without_negation(part, language)
-        if not mine:
-            continue
-        negated, words = max(theirs, key=lambda clause: len(mine & clause[1]))
-        said = has_negation(part, language)
-        if said != negated and coverage(mine, words) >= SAME_CLAIM_SHARE:
-            found.append(
-                Conflict(
-                    "negation",
-                    "the statement is negated where the passage is not"
-                    if said
-                    else "the passage is negated where the statement is not",
-                )
-            )
-            break
+    polarity = _polarity(statement, best_sentence or passage, language)
+    if polarity is not None:
+        found.append(polarity)
+    if found:
+        return found
+    asked_text = (question or "").lower()
+    new = [u for u in _claim_units(statement) if not (asked_text and _found(u, asked_text))]
+    absent = [u for u in new if not _found(u, lowered)]
+    if new and len(absent) / len(new) > 0.5:
+        listed = ", ".join(repr(u) for u in sorted(absent)[:4])
+        found.append(Conflict("unsupported", f"most of what it adds is not in the passage: {listed}"))
+        return found
+    addition = _added_part(statement, lowered, asked_text)
+    if addition is not None:
+        found.append(addition)
     return found
+
+
+def _added_part(statement: str, lowered: str, asked_text: str) -> Conflict | None:
+    """A part after the statement's first (cut at commas and conjunctions) most of whose words beyond the
+    question the lowercased text lacks: "... and is powered by burning coal"."""
+    parts = [p for p in _ADDITION_BREAK.split(statement) if p and p.strip()]
+    for part in parts[1:]:  # the first part is the main claim, checked with the whole statement
+        units = _claim_units(part)
+        own = [u for u in units if not (asked_text and _found(u, asked_text))]
+        missing_words = [u for u in own if not _found(u, lowered)]
+        if len(units) >= 2 and missing_words and len(missing_words) / len(own) > 0.5:
+            return Conflict("addition", f"the part {part.strip()!r} is not in the passage")
+    return None
+
+
+def _new_units(text: str, question: str) -> set[str]:
+    asked = question.lower()
+    return {u for u in _claim_units(text) if not (asked and _found(u, asked))}
+
+
+def disagreements(
+    statement: str,
+    other: str,
+    language: str | None = None,
+    question: str | None = None,
+    *,
+    rewording: bool = False,
+) -> list[Conflict]:
+    """Where `statement` says otherwise than `other` (an answer's statement against the reference, or the
+    reference's against the answer), tolerating what either adds: answer correctness asks whether the two
+    agree, not whether one is contained in the other.
+
+    A disagreement is a polarity or opposite word on the same claim (as in `conflicts`), or a swap: each side
+    holds numbers, names or (beyond the question's words) content words the other lacks, and most of the
+    other's are missing from the statement ("2 billion" where the reference says "4.54 billion"; "the liver"
+    where it says "the pancreas"). A statement that adds a detail the other does not mention ("in London")
+    while keeping the other's ("Fleming, 1928") is no disagreement. With `rewording` (the two are near in
+    embedding space) words swapped for others are taken as synonyms; numbers, names and polarity still count."""
+    found: list[Conflict] = []
+    polarity = _polarity(statement, other, language)
+    if polarity is not None:
+        found.append(polarity)
+    approximate = _APPROXIMATE.search(statement) is not None or _APPROXIMATE.search(other) is not None
+    mine_numbers, their_numbers = _statement_numbers(statement, language), _passage_numbers(other, language)
+    extra = sorted(n for n in mine_numbers if not _number_matches(n, their_numbers, approximate))
+    lacking = [n for n in _statement_numbers(other, language)
+               if not _number_matches(n, _passage_numbers(statement, language), approximate)]  # fmt: skip
+    if extra and lacking and len(lacking) / max(1, len(_statement_numbers(other, language))) > 0.5:
+        found.append(Conflict("number", f"{extra[0]!r} where the other says {sorted(lacking)[0]!r}"))
+    english = (language or "en").startswith("en")
+    asked = frozenset(_words(question or ""))
+    mine_names = [n for n in _names(statement, asked, initial=english) if n.lower() not in other.lower()]
+    their_names = [n for n in _names(other, asked, initial=english) if n.lower() not in statement.lower()]
+    if (
+        mine_names
+        and their_names
+        and len(their_names) / max(1, len(_names(other, asked, initial=english))) > 0.5
+    ):
+        found.append(Conflict("name", f"{mine_names[0]!r} where the other says {their_names[0]!r}"))
+    if not found and not rewording:
+        theirs = _new_units(other, question or "")
+        mine = _new_units(statement, question or "")
+        # A short claim has a slot one word fills ("the pancreas"); a longer one is swapped only when two thirds
+        # of its words are missing, since a reworded one keeps some.
+        lowered = statement.lower()
+        absent = sum(not _found(u, lowered) for u in theirs) / len(theirs) if theirs else 0.0
+        swapped = absent > 0.5 if len(theirs) <= SWAP_WORDS else absent > 2 / 3
+        if swapped and any(not _found(u, other.lower()) for u in mine):
+            missing = sorted(u for u in theirs if not _found(u, statement.lower()))[:3]
+            added = sorted(u for u in mine if not _found(u, other.lower()))[:3]
+            found.append(
+                Conflict("unsupported", f"says {', '.join(added)} where the other says {', '.join(missing)}")
+            )
+    if not found:
+        addition = _added_part(statement, other.lower(), (question or "").lower())
+        if addition is not None:
+            found.append(addition)
+    return found
+
+
+def covers(statement: str, other: str, language: str | None = None, question: str | None = None) -> bool:
+    """Whether `statement` carries most of what `other` adds to the question (its new content words and
+    numbers): an answer sentence with the reference's fact and more besides covers it."""
+    theirs = _new_units(other, question or "")
+    numbers = _statement_numbers(other, language)
+    total = len(theirs) + len(numbers)
+    if not total:
+        return False
+    lowered = statement.lower()
+    approximate = _APPROXIMATE.search(statement) is not None or _APPROXIMATE.search(other) is not None
+    stated = _passage_numbers(statement, language)
+    hits = sum(_found(u, lowered) for u in theirs) + sum(
+        _number_matches(n, stated, approximate) for n in numbers
+    )
+    return hits / total >= SUPPORTED_COVER

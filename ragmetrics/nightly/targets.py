@@ -21,12 +21,13 @@ import json
 import math
 import os
 import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ragmetrics._callables import import_callable
+from ragmetrics._team_code import contained, describe_escape, is_stop_request
 from ragmetrics.errors import ConfigError, FailureCause
 from ragmetrics.judge.openai.breaker import Breaker, BreakerOpen
 from ragmetrics.judge.openai.scrub import Scrubber, public_url
@@ -273,7 +274,7 @@ class CallableCaller:
     async def call(self, payload: dict[str, Any]) -> Any:
         try:
             if inspect.iscoroutinefunction(self._fn):
-                return await asyncio.wait_for(self._fn(payload), self._timeout)
+                return await asyncio.wait_for(contained(self._fn(payload)), self._timeout)
             if self._pool is None:
                 self._pool = concurrent.futures.ThreadPoolExecutor(
                     max_workers=self._concurrency, thread_name_prefix="ragmetrics-target"
@@ -283,26 +284,21 @@ class CallableCaller:
                 loop.run_in_executor(self._pool, self._fn, payload), self._timeout
             )
             if inspect.isawaitable(result):
-                result = await asyncio.wait_for(_awaited(result), self._timeout)
+                result = await asyncio.wait_for(contained(result), self._timeout)
             return result
         except TimeoutError:
             raise CallFailed("timeout", f"{self._spec} did not return within {self._timeout:g} s") from None
         except CallFailed:
             raise
-        except Exception as exc:  # the team's code raised: recorded per question with its type and message
-            text = str(exc).strip().splitlines()
-            raise CallFailed(
-                "target_error", f"{self._spec} raised {type(exc).__name__}: {text[0][:300] if text else ''}"
-            ) from None
+        except BaseException as exc:  # the team's code left, sys.exit included: recorded per question
+            if is_stop_request(exc):
+                raise
+            raise CallFailed("target_error", f"{self._spec} {describe_escape(exc)}") from None
 
     async def aclose(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
-
-
-async def _awaited(value: Awaitable[Any]) -> Any:
-    return await value
 
 
 class HttpCaller:

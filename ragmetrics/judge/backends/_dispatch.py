@@ -7,6 +7,7 @@ import asyncio
 import math
 from collections.abc import Awaitable, Callable, Mapping
 
+from ragmetrics._team_code import describe_escape, is_stop_request
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, resolve_judge_metric, spec
@@ -52,13 +53,14 @@ async def run_deterministic(metric_spec: JudgeMetricSpec, sample: RagSample) -> 
         if metric_spec.origin == "built-in":
             value, detail = compute(sample)
         else:
-            value, detail = await asyncio.to_thread(compute, sample)
+            # A copy: a team's function that changes its sample must not change what other metrics see.
+            value, detail = await asyncio.to_thread(compute, sample.model_copy(deep=True))
     except (NotApplicable, JudgeError):
         raise
-    except Exception as exc:  # a team's own function may raise anything: recorded per sample with its cause
-        raise JudgeError(
-            f"metric {metric_spec.name!r} raised {type(exc).__name__}: {str(exc)[:300]}", cause="metric_error"
-        ) from exc
+    except BaseException as exc:  # a team's function may raise anything, sys.exit included (ragmetrics._team_code)
+        if is_stop_request(exc):
+            raise
+        raise JudgeError(f"metric {metric_spec.name!r} {describe_escape(exc)}", cause="metric_error") from exc
     check_value(metric_spec, value)
     return MetricOutcome(float(value), detail)
 
@@ -71,7 +73,11 @@ def check_value(metric_spec: JudgeMetricSpec, value: object) -> None:
             cause="invalid_value",
         )
     low, high = metric_spec.value_range
-    if not math.isfinite(value) or value < low or (high is not None and value > high):
+    try:
+        finite = math.isfinite(value)  # an int past float's range (10**400) cannot be a mean's term either
+    except OverflowError:
+        finite = False
+    if not finite or value < low or (high is not None and value > high):
         span = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
         raise JudgeError(
             f"metric {metric_spec.name!r} returned {value!r}, outside its range {span}", cause="invalid_value"

@@ -597,6 +597,9 @@ class LocalJudge(PlanDispatch):
         )
         chunks = sample.context_list
         language = sample.language or sample.question_language
+        # What an answer adds must be in the context (faithfulness); a reference is people's own wording of
+        # the fact, so for context recall only its numbers, names and polarity are checked.
+        answer_side = target_field == "answer"
         verdicts: list[dict[str, Any]] = []
         for n, statement in enumerate(statements):
             match = best_match(stmt_vecs[n : n + 1], sent_vecs)
@@ -618,7 +621,11 @@ class LocalJudge(PlanDispatch):
             # Numbers and names are looked for in the whole chunk of the best sentence: in documentation a
             # detail is often stated sentences away from the sentence most like the statement.
             checked = similar or held >= SUPPORTED_SHARE
-            found = conflicts(statement, chunks[chunk], best, language, question) if checked else []
+            found = (
+                conflicts(statement, chunks[chunk], best, language, question, additions=answer_side)
+                if checked
+                else []
+            )
             attributed = checked and not found
             if similar:
                 reason = (f"best cosine {match.cosine:.2f} >= {threshold:.2f} with sentence {index + 1} of "

@@ -282,7 +282,6 @@ _ANTONYM_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("maximum max", "minimum min"),
         ("first", "last"),
         ("allowed allows allow permitted", "forbidden forbids prohibited banned"),
-        ("true", "false"),
         ("hot warm", "cold cool"),
         ("longer long", "shorter short"),
         ("heavier heavy", "lighter light"),
@@ -291,7 +290,6 @@ _ANTONYM_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("enable enables enabled", "disable disables disabled"),
         ("accept accepts accepted", "reject rejects rejected"),
         ("include includes included", "exclude excludes excluded"),
-        ("inside", "outside"),
         ("north northern", "south southern"),
         ("east eastern", "west western"),
         ("possible", "impossible"),
@@ -308,7 +306,8 @@ _ANTONYM_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     )
 )  # fmt: skip
 """English words and their opposites: "higher" where the passage says "lower" reverses the claim as a negation
-does."""
+does. Not true/false nor inside/outside: technical text uses both of each in one breath (`text=True`; "only
+inside a coroutine; outside one it is an error")."""
 
 
 def _words(text: str) -> set[str]:
@@ -353,7 +352,7 @@ def _claim_units(text: str) -> frozenset[str]:
 def _statement_numbers(statement: str, language: str | None) -> frozenset[str]:
     found = set(numbers_in(statement))
     if (language or "en").startswith("en"):
-        found |= _spelled_numbers(statement) - {"1"}
+        found |= _spelled_numbers(statement) - {"0", "1"}  # "zero numbers", "one of them": rarely a count
     return frozenset(found)
 
 
@@ -463,11 +462,15 @@ def conflicts(
     best_sentence: str,
     language: str | None = None,
     question: str | None = None,
+    *,
+    additions: bool = True,
 ) -> list[Conflict]:
     """What in `statement` its best-matching `passage` (the chunk that holds its most similar sentence) does
     not bear out (module doc). `question`, when given, is what the statement may restate without the passage
     saying it. Polarity is compared clause by clause with `best_sentence` (the whole passage when empty): in a
-    long passage some clause elsewhere shares most words with any statement. Empty when nothing conflicts."""
+    long passage some clause elsewhere shares most words with any statement. `additions=False` leaves out the
+    checks on words the statement adds (for a reference statement, which people write in their own words: the
+    retrieved text need not share them). Empty when nothing conflicts."""
     found: list[Conflict] = []
     stated = _passage_numbers(passage, language)
     approximate = _APPROXIMATE.search(statement) is not None
@@ -485,7 +488,7 @@ def conflicts(
     polarity = _polarity(statement, best_sentence or passage, language)
     if polarity is not None:
         found.append(polarity)
-    if found:
+    if found or not additions:
         return found
     asked_text = (question or "").lower()
     new = [u for u in _claim_units(statement) if not (asked_text and _found(u, asked_text))]

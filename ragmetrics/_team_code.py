@@ -1,0 +1,54 @@
+"""What escapes from a team's own code (metrics, pipelines, generators) and what is let through.
+
+Why: Python lets code leave by more than `Exception`. A team's metric or pipeline that calls `sys.exit(0)`
+raises SystemExit; run in a worker thread, the future carries it back to the night's event loop, which then
+ends with exit 0 and no report: a broken night reads as green. So every call into team code catches
+BaseException, and only what a person or the runtime means as "stop" passes through: KeyboardInterrupt (a
+real Ctrl-C still stops the night) and asyncio's cancellation (the night's own timeouts and shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
+
+__all__ = ["TeamCodeExit", "contained", "describe_escape", "is_stop_request"]
+
+T = TypeVar("T")
+
+
+class TeamCodeExit(Exception):
+    """A team's coroutine left by a BaseException (sys.exit): carried as an ordinary exception, since asyncio
+    re-raises SystemExit from a task straight out of the event loop."""
+
+    def __init__(self, escaped: BaseException) -> None:
+        super().__init__(describe_escape(escaped))
+        self.escaped = escaped
+
+
+async def contained(awaitable: Awaitable[T]) -> T:
+    """Await a team's coroutine inside this frame, so a SystemExit it raises becomes TeamCodeExit before it
+    reaches the task that runs it; stop requests pass through."""
+    try:
+        return await awaitable
+    except BaseException as exc:
+        if is_stop_request(exc) or isinstance(exc, Exception):
+            raise
+        raise TeamCodeExit(exc) from None
+
+
+def is_stop_request(exc: BaseException) -> bool:
+    """Whether `exc` asks the night itself to stop (Ctrl-C, cancellation), rather than the team's code failing."""
+    return isinstance(exc, KeyboardInterrupt | asyncio.CancelledError | GeneratorExit)
+
+
+def describe_escape(exc: BaseException) -> str:
+    """A one-line account of how the team's code left: its exception type and message, and for SystemExit the
+    code it asked to exit with."""
+    if isinstance(exc, TeamCodeExit):
+        return str(exc)
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r}); a metric or pipeline may not end the night"
+    text = str(exc).strip().splitlines()
+    return f"raised {type(exc).__name__}: {text[0][:300] if text else ''}"

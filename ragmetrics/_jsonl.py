@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._textfile import check_regular_file
+from ragmetrics._textfile import open_regular
 from ragmetrics.errors import InputError
 
 
@@ -23,9 +23,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(1-based line number, object) pairs, so later checks can name the line even after blank lines."""
     source = str(path)
-    check_regular_file(path)
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, prefix="cannot read: ") as fh:
             # Decoded line by line (not by the text layer's chunks) so a bad byte is reported on its own line.
             for line_no, raw in enumerate(fh, start=1):
                 try:

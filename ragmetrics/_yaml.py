@@ -10,7 +10,8 @@ from typing import Any
 
 import yaml
 
-from ragmetrics.errors import ConfigError
+from ragmetrics._textfile import read_utf8
+from ragmetrics.errors import ConfigError, InputError
 
 __all__ = ["MAX_YAML_BYTES", "NoAliasLoader", "key_path", "read_yaml_file"]
 
@@ -55,14 +56,14 @@ def read_yaml_file(path: Path, *, what: str = "config") -> Any:
         size = 0
     if size > MAX_YAML_BYTES:
         raise ConfigError(f"{path}: {size:,} bytes; a {what} is at most {MAX_YAML_BYTES:,} bytes")
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(f"{path}: {what} file not found")
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a folder, not a {what} file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: {what} file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a folder, not a {what} file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read {what} file: {exc}") from None
+        text = read_utf8(path, allow_empty=True, limit=MAX_YAML_BYTES, prefix=f"cannot read {what} file: ")
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     try:
         data = yaml.load(text, Loader=NoAliasLoader)
     except yaml.YAMLError as exc:

@@ -57,6 +57,8 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.target is not None and args.target < 1:
         raise InputError("must be at least 1", field="--target")
+    if not 0 <= args.port <= 65535:
+        raise InputError(f"a TCP port is 0-65535 (0: any free port), not {args.port}", field="--port")
     testset = is_testset_dir(args.report)
     session: LabelSession
     if testset:
@@ -69,7 +71,10 @@ def run_command(args: argparse.Namespace) -> int:
         session = LabelSession(
             args.report, args.metric, labels, run=args.run, target=args.target, seed=args.seed
         )
-    server = LabelServer(session, port=args.port).start()
+    try:
+        server = LabelServer(session, port=args.port).start()
+    except OSError as exc:  # the port is taken, or reserved for root
+        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port") from None
     status = session.status()
     print(
         f"ragmetrics label: {status['metric']} of run {status['run']!r}, {status['labelled']} of "

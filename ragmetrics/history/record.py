@@ -9,11 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from ragmetrics.errors import JudgeError
 from ragmetrics.schema import Report, RunResult
@@ -27,7 +26,9 @@ not annotated."""
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # A record from disk may have been edited by hand or by another tool: a NaN or infinite mean would break
+    # every later night's charts and trends, so it is an invalid record (reported, skipped), never a value.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class SeriesPoint(_Model):
@@ -53,7 +54,7 @@ class JudgeStamp(_Model):
 class NightRecord(_Model):
     record_version: int = RECORD_VERSION
     folder: str = Field(description="the dated folder's name under the output root")
-    created_at: datetime
+    created_at: AwareDatetime = Field(description="with its time zone: nights from several machines are ordered")
     name: str
     status: Status
     baseline: str | None = Field(default=None, description="the report the gate compared with, as given")
@@ -81,6 +82,17 @@ class NightRecord(_Model):
     per_query: dict[str, dict[str, dict[str, float | None]]] = Field(
         default_factory=dict, description="run -> query -> metric -> score (None: failed)"
     )
+
+    @field_validator("folder", "baseline_folder")
+    @classmethod
+    def _plain_folder_name(cls, value: str | None) -> str | None:
+        """A folder is a name under the output root: no path separator, no scheme ("javascript:"), not hidden;
+        history.html links to it, so anything else would be a link somewhere else."""
+        if value is None:
+            return value
+        if not value or value.startswith(".") or any(c in value for c in "/\\:\0<>\"'`") or value != value.strip():
+            raise ValueError(f"not a folder name under the output root: {value!r}")
+        return value
 
     def point(self, run: str, metric: str) -> SeriesPoint | None:
         return next((p for p in self.points if p.run == run and p.metric == metric), None)

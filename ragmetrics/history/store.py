@@ -14,9 +14,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
+from ragmetrics._textfile import open_regular, read_bytes
+from ragmetrics.errors import InputError
 from ragmetrics.history.record import NightRecord, record_of
 from ragmetrics.schema import Report
 
@@ -50,6 +53,27 @@ def append_record(root: Path, record: NightRecord) -> None:
         os.fsync(handle.fileno())
 
 
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""A history line longer than this is not a night record (a record holds one night's per-query scores)."""
+
+
+def _bounded_lines(raw: BinaryIO, source: str, problems: list[str]) -> Iterator[tuple[int, str]]:
+    """(1-based line number, text) of each line, a line over MAX_RECORD_BYTES skipped with a problem noted, bad
+    bytes replaced (the record then fails validation and is reported)."""
+    number = 0
+    while True:
+        chunk = raw.readline(MAX_RECORD_BYTES + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > MAX_RECORD_BYTES and not chunk.endswith(b"\n"):
+            problems.append(f"{source}:{number}: longer than {MAX_RECORD_BYTES // (1024 * 1024)} MB, not a night record")
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = raw.readline(MAX_RECORD_BYTES + 1)
+            continue
+        yield number, chunk.decode("utf-8", errors="replace")
+
+
 def load_history(root: Path) -> History:
     """Every night recorded under `root`, oldest first."""
     from ragmetrics.nightly.artifacts import is_dated_folder
@@ -57,9 +81,11 @@ def load_history(root: Path) -> History:
     history = History()
     seen: set[str] = set()
     path = root / HISTORY_FILE
-    if path.exists():
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, start=1):
+    if path.exists() or path.is_symlink():
+        # Through the one regular-file reader: history.jsonl linked to /dev/zero or a FIFO is refused, not read
+        # without end. A line past MAX_RECORD_BYTES is reported and skipped without holding it in memory.
+        with open_regular(path, prefix="cannot read the history: ") as raw:
+            for number, line in _bounded_lines(raw, str(path), history.problems):
                 if not line.strip():
                     continue
                 try:
@@ -79,10 +105,10 @@ def load_history(root: Path) -> History:
             if not report_path.exists():
                 continue
             try:
-                report = Report.model_validate_json(report_path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, ValidationError) as exc:
+                report = Report.model_validate_json(read_bytes(report_path))
+                history.records.append(record_of(report, folder.name))
+            except (InputError, ValidationError) as exc:
                 history.problems.append(f"{report_path}: not readable as a report ({type(exc).__name__})")
                 continue
-            history.records.append(record_of(report, folder.name))
     history.records.sort(key=lambda r: (r.created_at, r.folder))
     return history

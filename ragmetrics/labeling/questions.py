@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ragmetrics.errors import InputError, JudgeError
 from ragmetrics.judge.registry import spec
 
 __all__ = ["Choice", "Question", "question_for"]
@@ -36,8 +37,18 @@ _ORDER = ("question", "contexts", "answer", "reference")
 
 
 def question_for(metric: str) -> Question:
-    """The question for `metric` (a KeyError names an unknown metric)."""
-    entry = spec(metric)
+    """The question for `metric`; an InputError (exit 2 at the CLI) for a metric the registry does not define,
+    such as a config's own Python or text metric: the page asks what the judge was asked, and for those no
+    judge was asked anything."""
+    try:
+        entry = spec(metric)
+    except JudgeError as exc:
+        raise InputError(
+            f"{metric!r} cannot be labelled here: {exc}. The page labels the built-in judge metrics (and a "
+            "config's rubric metrics while their run is defined); a config's own Python or text metric is "
+            "computed, not judged, so there is no verdict to agree with",
+            field="--metric",
+        ) from None
     ask = entry.description[:1].upper() + entry.description[1:]
     choices = GRADES if metric == "passage_relevance" else YES_PARTLY_NO
     shows = tuple(f for f in _ORDER if f in entry.required)

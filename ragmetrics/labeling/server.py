@@ -4,13 +4,17 @@ Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/
 verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
 with the judge's verdict); POST /api/finish (ends the session). The Host header must name the loopback
 address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
-from the page's own origin, and the Content-Security-Policy forbids anything not served from here. The page
+from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
+/api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
+from here. A malformed request (a bad Content-Length, a body nested past MAX_DEPTH, an unknown route) gets a
+4xx JSON answer and nothing on the terminal; an error of the server itself a 500 with its type. The page
 writes every text with textContent: a sample's text is shown, never run.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +28,9 @@ __all__ = ["LabelServer"]
 
 HOST = "127.0.0.1"
 MAX_BODY = 4096
+MAX_DEPTH = 8
+"""Deepest nesting of a POST body: the API's bodies are flat objects; a deep one is refused before parsing."""
+TOKEN_HEADER = "X-Ragmetrics-Token"
 _STATIC = {
     "/": ("label.html", "text/html; charset=utf-8"),
     "/label.js": ("label.js", "text/javascript; charset=utf-8"),
@@ -46,6 +53,7 @@ class LabelServer:
         self.session = session
         self.finished = threading.Event()
         self._lock = threading.Lock()  # one label at a time: the store rewrites its file on each
+        self.token = secrets.token_urlsafe(24)  # required on every write; served only to this origin
         handler = _handler(self)
         self._httpd = ThreadingHTTPServer((HOST, port), handler)
         self._httpd.daemon_threads = True
@@ -84,7 +92,7 @@ class LabelServer:
     ) -> tuple[int, Any]:
         session = self.session
         if method == "GET" and path == "/api/status":
-            return 200, session.status()
+            return 200, {**session.status(), "token": self.token}
         if method == "GET" and path == "/api/next":
             after = int(query.get("after", ["-1"])[0])
             return 200, {"position": session.next_position(after)}
@@ -108,6 +116,28 @@ class LabelServer:
             self.finished.set()
             return 200, session.status()
         return 404, {"error": f"no such endpoint: {method} {path}"}
+
+
+def _depth(raw: bytes) -> int:
+    """Deepest bracket nesting of a JSON text, outside strings, counted without parsing it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return deepest
 
 
 def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
@@ -157,13 +187,21 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 if not self.headers.get("Content-Type", "").startswith("application/json"):
                     self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
                     return
-                length = int(self.headers.get("Content-Length") or 0)
-                if not 0 < length <= MAX_BODY:
-                    self._json(HTTPStatus.BAD_REQUEST, {"error": f"a body of 1..{MAX_BODY} bytes"})
+                if not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), server.token):
+                    self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or wrong {TOKEN_HEADER}"})
+                    return
+                declared = (self.headers.get("Content-Length") or "").strip()
+                if not declared.isdigit() or not 0 < int(declared) <= MAX_BODY:
+                    self.close_connection = True  # the body's end is unknown: do not read it
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": f"Content-Length of 1..{MAX_BODY} bytes"})
+                    return
+                raw = self.rfile.read(int(declared))
+                if _depth(raw) > MAX_DEPTH:
+                    self._json(HTTPStatus.BAD_REQUEST, {"error": f"a body nested deeper than {MAX_DEPTH}"})
                     return
                 try:
-                    body = json.loads(self.rfile.read(length))
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                    body = json.loads(raw)
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     self._json(HTTPStatus.BAD_REQUEST, {"error": "not JSON"})
                     return
                 if not isinstance(body, dict):
@@ -171,9 +209,16 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                     return
             try:
                 status, payload = server.api(method, parts.path, parse_qs(parts.query), body)
-            except (ValueError, IndexError) as exc:
+            except (ValueError, IndexError, KeyError, TypeError) as exc:
                 status, payload = 400, {"error": str(exc) or type(exc).__name__}
+            except Exception as exc:  # the server's own fault: an answer, never a traceback on the terminal
+                status, payload = 500, {"error": f"internal error ({type(exc).__name__})"}
             self._json(status, payload)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            # An unknown method is the client's error (405), not a server that lacks a feature (501).
+            super().send_error(HTTPStatus.METHOD_NOT_ALLOWED if code == HTTPStatus.NOT_IMPLEMENTED else code,
+                               message, explain)  # fmt: skip
 
         def do_GET(self) -> None:
             self._dispatch("GET")

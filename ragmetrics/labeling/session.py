@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.labeling.questions import Question, question_for
@@ -30,7 +31,7 @@ DEFAULT_TARGET = 30
 def report_json(where: Path) -> Path:
     """report.json of a report folder, of a `latest` link or pointer file, or the file itself."""
     if where.is_file() and where.name != "report.json" and where.stat().st_size < 4096:
-        target = where.read_text(encoding="utf-8").strip()  # `latest` as a one-line pointer file
+        target = read_utf8(where, limit=4096).strip()  # `latest` as a one-line pointer file
         candidate = (where.parent / target).resolve()
         if candidate.is_dir():
             where = candidate

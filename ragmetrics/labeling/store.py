@@ -5,15 +5,22 @@ fsync and an atomic rename, so a killed session leaves the previous complete fil
 for other metrics and runs already in the file are kept as they were. `.jsonl` and `.csv` are written (by
 the file's suffix); an existing file is read with the same strict reader the report uses, so a damaged file
 is an error naming its line, not a fresh start that drops someone's work.
+
+Two sessions (two people, two terminals) may label into one file. Each change is made under an exclusive lock
+on a sidecar `.lock` file: the file is read again, this session's one change applied to what is there now,
+and the result written, so one person's labels are never overwritten by another's start-up copy.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
 import io
 import json
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ragmetrics.errors import InputError
@@ -35,9 +42,25 @@ class LabelStore:
             )
         self.path = path
         self._labels: dict[Key, float] = {}
-        if path.exists() and path.stat().st_size > 0:
-            for label in load_labels(path).labels:
+        self._reload()
+
+    def _reload(self) -> None:
+        """What the file holds now (another session may have written since this one started)."""
+        self._labels = {}
+        if self.path.exists() and self.path.stat().st_size > 0:
+            for label in load_labels(self.path).labels:
                 self._labels[(label.run, label.metric, label.sample_id)] = label.raw
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive lock on `<file>.lock` beside the labels, held while one change is read, made, written."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(f".{self.path.name}.lock"), "a+b") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 
     def get(self, run: str | None, metric: str, sample_id: str) -> float | None:
         return self._labels.get((run, metric, sample_id))
@@ -53,12 +76,16 @@ class LabelStore:
     def set(self, run: str | None, metric: str, sample_id: str, value: float) -> None:
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"a label is in [0, 1], not {value}")
-        self._labels[(run, metric, sample_id)] = value
-        self._write()
+        with self._locked():
+            self._reload()
+            self._labels[(run, metric, sample_id)] = value
+            self._write()
 
     def remove(self, run: str | None, metric: str, sample_id: str) -> None:
-        if self._labels.pop((run, metric, sample_id), None) is not None:
-            self._write()
+        with self._locked():
+            self._reload()
+            if self._labels.pop((run, metric, sample_id), None) is not None:
+                self._write()
 
     def _text(self) -> str:
         rows = [

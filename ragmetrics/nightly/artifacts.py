@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.schema import GateResult, Report
 
@@ -231,9 +232,15 @@ def write_artifacts(
 
 
 def prune(root: Path, keep: int, *, protect: Path | Sequence[Path]) -> list[Path]:
-    """Delete all but the newest `keep` complete dated folders under `root` (never one in `protect`, never
-    another run's partial folder, never anything that is not a dated folder)."""
+    """Delete all but the newest `keep` complete dated folders under `root` (never one in `protect`, never the
+    pinned night nor `latest`'s, never another run's partial folder, never anything that is not a dated
+    folder)."""
     kept = {p.resolve() for p in ([protect] if isinstance(protect, Path) else protect)}
+    # The pinned night (root/baseline, from `ragmetrics bless`) and what `latest` names are never pruned,
+    # whatever baseline this night's gate was given.
+    for pointer in (root / PINNED, latest_folder(root)):
+        if pointer is not None and pointer.exists():
+            kept.add(pointer.resolve())
     dated = sorted(
         (p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and _DATED.fullmatch(p.name)),
         key=lambda p: p.name,
@@ -293,8 +300,8 @@ def latest_folder(root: Path) -> Path | None:
     if link.is_dir():
         return link
     try:
-        name = link.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        name = read_utf8(link, limit=4096).strip()
+    except InputError:
         return None
     return root / name if name and "/" not in name and (root / name).is_dir() else None
 

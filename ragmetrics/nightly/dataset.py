@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
-from ragmetrics._textfile import check_regular_file, read_utf8
+from ragmetrics._textfile import check_regular_file, open_regular, read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.text.language import LANGUAGE_CODE
@@ -224,9 +224,8 @@ def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None,
     numbers: list[int] = []
     broken: list[BadRow] = []
     row = 0
-    check_regular_file(path)
     try:
-        with path.open("rb") as fh:
+        with open_regular(path, prefix="cannot read: ") as fh:
             for line_no, raw in enumerate(fh, start=1):
                 if not raw.strip():
                     continue
@@ -347,7 +346,7 @@ def read_rows(
             read_utf8(path)
         else:
             try:
-                with path.open("rb") as fh:
+                with open_regular(path, prefix="cannot read: ") as fh:
                     if not fh.read(1):
                         raise InputError("empty file: nothing to read", source=str(path))
             except OSError as exc:

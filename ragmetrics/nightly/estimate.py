@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragmetrics._async import run_sync
-from ragmetrics.errors import JudgeError, NotApplicable
+from ragmetrics._textfile import read_bytes
+from ragmetrics.errors import InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.openai.usage import CallUsage, token_usage
 from ragmetrics.nightly.config import NightlyConfig
@@ -128,8 +129,8 @@ def _last_night(config: NightlyConfig, output_dir: Path | None) -> WorkFigures |
         return None
     path = folder / "report.json"
     try:
-        report = Report.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        report = Report.model_validate_json(read_bytes(path))
+    except (InputError, ValueError):
         return None
     nightly = report.metadata.nightly
     if nightly is None or nightly.work is None or nightly.work.actual is None:

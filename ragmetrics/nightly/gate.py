@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ragmetrics._textfile import read_utf8
 from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
 from ragmetrics.nightly.provenance import changes_since
@@ -32,12 +33,9 @@ WORST_QUERIES = 5
 
 def load_baseline(path: Path, *, what: str = "baseline report") -> Report:
     """An earlier report.json; any problem is an InputError naming the file (and `what` it was read as)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{what} not found", source=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read {what}: {exc}", source=str(path)) from None
+    if not path.exists() and not path.is_symlink():
+        raise InputError(f"{what} not found", source=str(path))
+    text = read_utf8(path, prefix=f"{what}: ")
     try:
         return Report.model_validate_json(text)
     except ValidationError as exc:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._jsonl import numbered_jsonl
-from ragmetrics._textfile import check_regular_file
+from ragmetrics._textfile import check_regular_file, open_regular
 from ragmetrics.errors import InputError
 
 __all__ = ["BUILTIN_CORPUS", "Chunk", "Corpus", "open_corpus"]
@@ -149,11 +149,7 @@ def _jsonl_rows(path: Path) -> Any:
 def _csv_rows(path: Path) -> Any:
     def rows() -> Iterator[tuple[int, dict[str, Any]]]:
         csv.field_size_limit(MAX_FIELD)
-        check_regular_file(path)
-        try:
-            raw = path.open("rb")
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from None
+        raw = open_regular(path, prefix="cannot read: ")
         with raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
             reader = csv.DictReader(text)
             try:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ragmetrics.labeling.server import LabelServer
+from ragmetrics.labeling.server import MAX_DEPTH, TOKEN_HEADER, LabelServer
 from ragmetrics.labeling.session import LabelSession
 
 from .helpers import make_report
@@ -30,7 +30,7 @@ def _call(
 ) -> tuple[int, Any]:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     payload = None if body is None else json.dumps(body).encode()
-    sent = {"Content-Type": "application/json"} if payload is not None else {}
+    sent = {"Content-Type": "application/json", TOKEN_HEADER: server.token} if payload is not None else {}
     connection.request(method, path, body=payload, headers={**sent, **(headers or {})})
     response = connection.getresponse()
     data = response.read()
@@ -103,3 +103,106 @@ def test_finish_ends_the_wait(server: LabelServer) -> None:
     assert not server.wait(0.01)
     _call(server, "POST", "/api/finish", {})
     assert server.wait(1)
+
+
+def _raw(server: LabelServer, request: bytes) -> tuple[int, bytes]:
+    """Send bytes as they are (a malformed request http.client would not write) and read the answer."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(request)
+        sock.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/") else 0
+    return status, data
+
+
+def _post_bytes(server: LabelServer, body: bytes, length: str | None = None, token: str | None = None) -> bytes:
+    headers = [
+        "POST /api/label HTTP/1.1", f"Host: 127.0.0.1:{server.port}", "Content-Type: application/json",
+        f"{TOKEN_HEADER}: {server.token if token is None else token}",
+        f"Content-Length: {len(body) if length is None else length}",
+    ]  # fmt: skip
+    return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
+
+
+@pytest.mark.parametrize("length", ["abc", "-5", "1e3", "99999999999999999999", "", " 12x"])
+def test_a_malformed_content_length_gets_a_400(
+    server: LabelServer, length: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    status, _ = _raw(server, _post_bytes(server, b'{"position": 0, "value": 1.0}', length=length))
+    assert status == 400
+    assert "Traceback" not in capfd.readouterr().err
+    assert server.session.labels() == {}
+
+
+def test_a_deeply_nested_body_gets_a_400(server: LabelServer, capfd: pytest.CaptureFixture[str]) -> None:
+    for body in (b"[" * 2000 + b"]" * 2000, b'{"a":' * 1000 + b"1" + b"}" * 1000):
+        status, _ = _raw(server, _post_bytes(server, body[:4096]))
+        assert status == 400
+    assert "Traceback" not in capfd.readouterr().err
+    assert MAX_DEPTH < 20
+
+
+def test_a_write_without_the_session_token_is_refused(server: LabelServer) -> None:
+    for token in ("", "guess"):
+        status, _ = _raw(server, _post_bytes(server, b'{"position": 0, "value": 1.0}', token=token))
+        assert status == 403
+    assert server.session.labels() == {}
+    status, payload = _call(server, "GET", "/api/status")
+    assert status == 200 and payload["token"] == server.token  # what the page reads (same origin only)
+
+
+def test_garbage_requests_get_an_answer_and_no_traceback(
+    server: LabelServer, capfd: pytest.CaptureFixture[str]
+) -> None:
+    for request in (
+        b"GARBAGE / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % server.port,
+        b"GET /api/item/x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % server.port,
+        b"GET /api/next?after=zz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % server.port,
+        b"GET /api/item/99999999999999999999999 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % server.port,
+        b"DELETE /api/label HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % server.port,
+    ):
+        status, _ = _raw(server, request)
+        assert 400 <= status < 500, request
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_two_sessions_on_one_labels_file_keep_each_others_labels(tmp_path: Path) -> None:
+    make_report(tmp_path / "report")
+    labels = tmp_path / "labels.jsonl"
+    first = LabelSession(tmp_path / "report", "faithfulness", labels, target=5)
+    second = LabelSession(tmp_path / "report", "faithfulness", labels, target=5)  # both start from nothing
+    first.label(0, 1.0)
+    second.label(1, 0.0)
+    first.label(2, 1.0)
+    written = {json.loads(line)["sample_id"] for line in labels.read_text().splitlines()}
+    assert len(written) == 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--port", "99999"], "a TCP port is 0-65535"),
+        (["--port", "-1"], "a TCP port is 0-65535"),
+        (["--metric"], "cannot be labelled here"),
+    ],
+)
+def test_bad_label_arguments_exit_2_with_the_field(
+    tmp_path: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.cli import main
+
+    make_report(tmp_path / "report")
+    report = tmp_path / "report" / "report.json"  # the same scores under a config's own metric's name
+    report.write_text(report.read_text().replace('"faithfulness"', '"own_python_metric"').replace(
+        '"faithfulness"', '"own_python_metric"'), encoding="utf-8")  # fmt: skip
+    metric = "own_python_metric" if "--metric" in argv else "faithfulness"
+    if metric == "faithfulness":
+        make_report(tmp_path / "report")
+    base = ["label", str(tmp_path / "report"), "--metric", metric, "--labels", str(tmp_path / "l.jsonl")]
+    assert main([*base, *[a for a in argv if a != "--metric"]]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err

@@ -10,7 +10,7 @@ import pytest
 
 from ragmetrics.cli import main
 from ragmetrics.errors import InputError
-from ragmetrics.labeling.server import LabelServer
+from ragmetrics.labeling.server import TOKEN_HEADER, LabelServer
 from ragmetrics.labeling.testset_session import TestsetLabelSession
 from ragmetrics.testset.output import read_grades, read_items, read_manifest
 from ragmetrics.testset.review import review_testset
@@ -46,7 +46,8 @@ def folder(tmp_path: Path) -> Path:
 def _post(server: LabelServer, body: dict[str, object]) -> dict[str, object]:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     connection.request(
-        "POST", "/api/label", body=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        "POST", "/api/label", body=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", TOKEN_HEADER: server.token},
     )
     response = connection.getresponse()
     data = json.loads(response.read())

@@ -1,18 +1,21 @@
 // The labelling page. Every text from the server is set with textContent: a sample's text is data, not markup.
 "use strict";
 
-const state = { status: null, position: null, answered: false, history: [] };
+const state = { status: null, position: null, answered: false, history: [], token: null };
 const $ = (id) => document.getElementById(id);
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
   if (body !== undefined) {
+    if (state.token === null) state.token = (await api("GET", "/api/status")).token;
     init.headers["Content-Type"] = "application/json";
+    init.headers["X-Ragmetrics-Token"] = state.token;  // writes need the session's token (server.py)
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
   const payload = await response.json();
   if (!response.ok) throw new Error(payload.error || response.statusText);
+  if (payload && typeof payload.token === "string") state.token = payload.token;
   return payload;
 }
 

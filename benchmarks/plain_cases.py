@@ -6,7 +6,8 @@ Each topic has a question, its context, a reference, two right answers (a paraph
 answer, one leaning on a pronoun) and two wrong ones (a swapped name, a changed number, a contradiction, an
 invented addition). Prints, for faithfulness and answer_correctness, the ROC AUC of the score against the
 label, how often a right answer outscores each wrong answer of its topic, and the share of each wrong kind
-scored below 0.5. The same figures are a test floor (tests/local/test_plain_cases.py).
+scored below 0.5. The same figures are a test floor (tests/local/test_plain_cases.py). With --builtin, also
+the built-in collection's 64 answers: mean score per `answer_quality` and the ROC AUC of good above wrong.
 """
 
 from __future__ import annotations
@@ -88,12 +89,38 @@ def summary(items: list[PlainItem], scores: dict[str, dict[str, float | None]]) 
     return out
 
 
+def builtin_figures() -> dict[str, Any]:
+    """Faithfulness and answer correctness of the built-in collection's answers by their written quality."""
+    from ragmetrics import evaluate_rag
+    from ragmetrics.judge.backends.local import LocalJudge
+    from ragmetrics.trust.agreement import roc_auc
+
+    path = Path(__file__).resolve().parent.parent / "ragmetrics" / "collection" / "data" / "qa.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    fields = ("id", "question", "contexts", "answer", "reference")
+    result = evaluate_rag([{k: r[k] for k in fields} for r in rows], list(METRICS), LocalJudge(), progress=False)
+    out: dict[str, Any] = {}
+    for metric in METRICS:
+        by: dict[str, list[float]] = defaultdict(list)
+        for row in rows:
+            value = result.per_query[row["id"]].get(metric)
+            if value is not None:
+                by[row["answer_quality"]].append(value)
+        pairs = [(v, 1) for v in by["good"]] + [(v, 0) for v in by["wrong"]]
+        out[metric] = {
+            "mean_by_quality": {k: round(sum(v) / len(v), 3) for k, v in sorted(by.items())},
+            "roc_auc_good_vs_wrong": round(roc_auc([v for v, _ in pairs], [lab for _, lab in pairs]), 3),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--show", action="store_true", help="print every item's scores")
+    parser.add_argument("--builtin", action="store_true", help="also score the built-in collection's answers")
     args = parser.parse_args()
     items = plain_items()
     scores = score_plain(items)
@@ -101,7 +128,9 @@ def main() -> None:
         for item in items:
             print(item.label, item.kind.ljust(18), *(f"{scores[m][item.row['id']]}" for m in METRICS),
                   item.row["answer"])  # fmt: skip
-    figures = summary(items, scores)
+    figures: dict[str, Any] = summary(items, scores)
+    if args.builtin:
+        figures["builtin_collection"] = builtin_figures()
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

@@ -46,6 +46,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._jsonl": "base",
     "ragmetrics._textfile": "base",
     "ragmetrics._callables": "base",
+    "ragmetrics._team_code": "base",
     "ragmetrics._yaml": "base",
     "ragmetrics._format": "base",
     "ragmetrics.embeddings": "base",

@@ -50,7 +50,9 @@ def test_recall_floor(tonight: RunResult) -> None:
 
 @pytest.mark.ragmetrics
 def test_answers_are_faithful(ragmetrics_cache: Path) -> None:
-    """The local judge on the collection's own answers; verdicts cached in the run's shared cache."""
+    """The local judge on the collection's own answers; verdicts cached in the run's shared cache. A fifth of
+    those answers are wrong or weak on purpose (`answer_quality` in qa.jsonl), so the floor is low: the
+    local judge's faithfulness is 0.61 on the good ones and 0.15 on the wrong ones (docs/local_judge.md)."""
     judge = make_judge(JudgeSettings(backend="local", max_concurrency=1, cache_path=ragmetrics_cache))
     judged = evaluate_rag(load_samples(), ["faithfulness"], judge, name="pipeline", progress=False)
-    assert_at_least(judged, "faithfulness", 0.6)
+    assert_at_least(judged, "faithfulness", 0.3)

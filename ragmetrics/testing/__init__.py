@@ -65,6 +65,34 @@ def _as_report(value: Result, run: str | None, role: str) -> Report:
     return report.model_copy(update={"runs": runs})
 
 
+MAX_FAILURE_RATE = 0.05
+"""The nightly's default `max_failure_rate`: above it a run/metric's scores cannot stand for the data."""
+
+
+def _failure_problems(report: Report, metrics: Sequence[str] | None, max_failure_rate: float) -> list[str]:
+    """Run/metric pairs whose share of failed scores exceeds `max_failure_rate`: a broken night (a dead judge,
+    a pipeline that failed most questions) is never a pass, in pytest as in `ragmetrics run` (exit 3)."""
+    found = []
+    for scored in report.runs:
+        for metric in metrics or scored.metrics:
+            if metric not in scored.metrics:
+                continue
+            failed = scored.failure_count(metric)
+            total = failed + sum(1 for s in scored.per_query.values() if s.get(metric) is not None)
+            if failed and total and failed / total > max_failure_rate:
+                causes = sorted({f.cause for f in scored.failures if f.metric == metric})
+                found.append(
+                    f"{scored.name} / {metric}: {failed} of {total} scores failed ({', '.join(causes)}), more "
+                    f"than max_failure_rate {max_failure_rate:g}"
+                )
+    return found
+
+
+def _check_rate(max_failure_rate: float) -> None:
+    if not (isinstance(max_failure_rate, int | float) and 0 <= max_failure_rate <= 1):
+        raise InputError(f"max_failure_rate must be in [0, 1], got {max_failure_rate!r}")
+
+
 def family_size() -> int:
     """How many gating tests share the run's alpha (1 outside pytest or without the plugin)."""
     from ragmetrics.testing import plugin
@@ -100,6 +128,7 @@ def assert_no_regression(
     family: int | None = None,
     seed: int = 42,
     permutations: int = 10_000,
+    max_failure_rate: float = MAX_FAILURE_RATE,
 ) -> GateResult:
     """Fail when a metric dropped by more than `max_drop` (one number or per metric) and significantly.
 
@@ -107,13 +136,16 @@ def assert_no_regression(
     the queries both scored with the paired `test`, Holm-corrected across the metrics at alpha / family size.
     `use_ppi` with human `labels` replaces the test by the prediction-powered difference; `beyond_judge_noise`
     also requires a drop larger than the judge's own noise (judged with repeats). A judge or data change since
-    the baseline fails the assertion as not comparable unless `on_change='compare'`. Returns the gate's result.
+    the baseline fails the assertion as not comparable unless `on_change='compare'`. A run/metric of `result`
+    with more than `max_failure_rate` of its scores failed fails the assertion too: the scores that remain
+    cannot stand for the data. Returns the gate's result.
     """
     from ragmetrics.nightly.gate import check_regressions
 
     __tracebackhide__ = True  # pytest shows the test's line and this message, not ragmetrics' own source
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
+    _check_rate(max_failure_rate)
     current, base = _as_report(result, run, "result"), _as_report(baseline, run, "baseline")
     size = family if family is not None else family_size()
     human = None
@@ -152,7 +184,10 @@ def assert_no_regression(
             }
         )
     unchecked = [m for m in (metrics or []) if not any(c.metric == m for c in gate.checks)]
+    broken = _failure_problems(current, metrics or [c.metric for c in gate.checks], max_failure_rate)
     problems = []
+    if broken:
+        problems.append("too many failed scores")
     if gate.regressions:
         problems.append(f"{len(gate.regressions)} regression{'s' if len(gate.regressions) > 1 else ''}")
     if gate.not_comparable:
@@ -177,6 +212,7 @@ def assert_no_regression(
     lines += [f"  not comparable: {c}" for c in gate.not_comparable]
     if gate.not_comparable:
         lines.append("  (a judge or data change is not a quality change; on_change='compare' checks anyway)")
+    lines += [f"  incomplete: {b}" for b in broken]
     lines += [f"  note: {n}" for n in gate.notes]
     raise AssertionError("\n".join(lines))
 
@@ -191,16 +227,19 @@ def assert_at_least(
     family: int | None = None,
     samples: int = 10_000,
     seed: int = 42,
+    max_failure_rate: float = MAX_FAILURE_RATE,
 ) -> tuple[float, float]:
     """Pass when the lower end of the mean's percentile-bootstrap CI is at least `value` (for a metric where
     lower is better, the upper end at most `value`). The CI is two-sided at `confidence`, widened by the run's
-    family size (its tails at (1 - confidence) / 2 / family). Returns (mean, bound)."""
+    family size (its tails at (1 - confidence) / 2 / family). More than `max_failure_rate` of the metric's scores
+    failed fails it whatever the rest say. Returns (mean, bound)."""
     from ragmetrics.comparison.bootstrap import bootstrap_means
     from ragmetrics.options import lower_is_better
 
     __tracebackhide__ = True  # pytest shows the test's line and this message, not ragmetrics' own source
     if not 0 < confidence < 1:
         raise InputError(f"confidence must be in (0, 1), got {confidence}")
+    _check_rate(max_failure_rate)
     report = _as_report(result, run, "result")
     if len(report.runs) != 1:
         raise InputError(f"result has {len(report.runs)} runs; name one with run=")
@@ -211,6 +250,9 @@ def assert_at_least(
     failed = scored.failure_count(metric)
     if not pairs:
         raise AssertionError(f"ragmetrics: {scored.name} / {metric}: no query has a score ({failed} failed)")
+    broken = _failure_problems(report.model_copy(update={"runs": [scored]}), [metric], max_failure_rate)
+    if broken:
+        raise AssertionError(f"ragmetrics: incomplete: {broken[0]}")
     values = np.asarray([v for _, v in pairs], dtype=np.float64)
     size = family if family is not None else family_size()
     tail = (1 - confidence) / 2 / size

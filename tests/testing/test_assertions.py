@@ -152,3 +152,25 @@ def test_the_example_suite_passes(tmp_path: Path, workers: str | None) -> None:
     assert "3 passed" in done.stdout
     props = {p.get("name") for p in ET.parse(tmp_path / "junit.xml").iter("property")}
     assert {"ragmetrics.system.ndcg@10.p_corrected", "ragmetrics.pipeline.faithfulness.bound"} <= props
+
+
+def _mostly_failed(kept: int = 1, total: int = 12) -> RunResult:
+    """A run whose judge failed all but `kept` of `total` scores (the night itself would exit 3)."""
+    from ragmetrics.schema import SampleFailure
+
+    result = _run([0.95] * kept + [None] * (total - kept))  # type: ignore[list-item]
+    result.failures = [
+        SampleFailure(query_id=f"q{i:02d}", metric="faithfulness", cause="connection_error", message="refused")
+        for i in range(kept, total)
+    ]
+    return result
+
+
+def test_a_broken_night_is_never_a_pass_in_pytest() -> None:
+    with pytest.raises(AssertionError, match=r"11 of 12 scores failed \(connection_error\)"):
+        assert_at_least(_mostly_failed(), "faithfulness", 0.5)
+    with pytest.raises(AssertionError, match="too many failed scores"):
+        assert_no_regression(_mostly_failed(), _run(BASE[:12]), ["faithfulness"])
+    # within the allowed share it decides on the scores, as the night does
+    assert_at_least(_mostly_failed(kept=12), "faithfulness", 0.5)
+    assert_at_least(_mostly_failed(kept=11), "faithfulness", 0.5, max_failure_rate=0.1)

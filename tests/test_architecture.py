@@ -47,6 +47,7 @@ PARTS: dict[str, str] = {
     "ragmetrics._textfile": "base",
     "ragmetrics._callables": "base",
     "ragmetrics._team_code": "base",
+    "ragmetrics._numbers": "base",
     "ragmetrics._yaml": "base",
     "ragmetrics._format": "base",
     "ragmetrics.embeddings": "base",

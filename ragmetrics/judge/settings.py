@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ragmetrics._numbers import number_problem
+
 PRICE_KEYS = ("prompt", "completion", "embedding")
 TokenPooling = Literal["refuse", "mean", "first", "last"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
@@ -160,4 +162,8 @@ class JudgeSettings(BaseModel):
         negative = sorted(k for k, v in value.items() if not v >= 0)
         if negative:
             raise ValueError(f"prices must be finite and >= 0; check {negative}")
+        for key, price in sorted(value.items()):
+            problem = number_problem(price)  # 1e308 is finite, but its cost is not (ragmetrics._numbers)
+            if problem is not None:
+                raise ValueError(f"price {key!r}: {problem}")
         return value

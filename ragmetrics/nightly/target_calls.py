@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.errors import ConfigError
+from ragmetrics.nightly.artifacts import REDACTED
 from ragmetrics.nightly.targets import Caller, CallFailed, Role, TargetOutput, parse_output
 
 __all__ = ["CallRecord", "OutputCache", "call_all", "output_key", "plan_all"]
@@ -113,12 +114,29 @@ class CallRecord:
         return out
 
 
-async def _call_one(caller: Caller, role: Role, payload: dict[str, Any]) -> TargetOutput:
+def _scrubbed(value: Any, secrets: Sequence[str]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, list):
+        return [_scrubbed(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: _scrubbed(v, secrets) for k, v in value.items()}
+    return value
+
+
+async def _call_one(
+    caller: Caller, role: Role, payload: dict[str, Any], secrets: Sequence[str] = ()
+) -> TargetOutput:
+    """One validated output. A secret the target echoes (a header's token) is replaced before anything else
+    sees the output: not the cache, not the judge's endpoint, not the artifacts."""
     start = time.perf_counter()
     raw = await caller.call(payload)
     latency = time.perf_counter() - start
     parsed = parse_output(raw, role=role)
-    return TargetOutput(**{**parsed.to_json(), "latency_s": round(latency, 6)})
+    data = {**parsed.to_json(), "latency_s": round(latency, 6)}
+    return TargetOutput(**(_scrubbed(data, [s for s in secrets if s]) if secrets else data))
 
 
 async def call_all(
@@ -130,8 +148,11 @@ async def call_all(
     concurrency: int,
     refresh: bool = False,
     advance: Callable[[], None] = lambda: None,
+    secrets: Sequence[str] = (),
 ) -> list[CallRecord]:
-    """Call `caller` once per (query id, input) not already in `cache`, at most `concurrency` at a time."""
+    """Call `caller` once per (query id, input) not already in `cache`, at most `concurrency` at a time;
+    `secrets` (and the caller's own, such as header tokens) are replaced in every output (`_call_one`)."""
+    secrets = [*secrets, *getattr(caller, "secrets", [])]
     records: dict[str, CallRecord] = {}
     todo: list[tuple[str, dict[str, Any], str]] = []
     for qid, payload in inputs:
@@ -153,7 +174,7 @@ async def call_all(
             except asyncio.QueueEmpty:
                 return
             try:
-                output = await _call_one(caller, role, payload)
+                output = await _call_one(caller, role, payload, secrets)
             except CallFailed as exc:
                 records[qid] = CallRecord(qid, payload, cause=exc.cause, message=exc.message)
             else:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ragmetrics._callables import import_callable
+from ragmetrics._numbers import number_problem
 from ragmetrics._team_code import contained, describe_escape, is_stop_request
 from ragmetrics.errors import ConfigError, FailureCause
 from ragmetrics.judge.openai.breaker import Breaker, BreakerOpen
@@ -110,6 +111,13 @@ def _text(value: Any, where: str) -> str:
         raise CallFailed(
             "invalid_output", f"{where}: {len(value):,} characters, more than {MAX_TEXT_CHARS:,}"
         )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: not text, and no cache or report could store it
+        raise CallFailed(
+            "invalid_output",
+            f"{where}: character {exc.start} is a lone surrogate (U+{ord(value[exc.start]):04X}), not text",
+        ) from None
     return value
 
 
@@ -132,8 +140,11 @@ def _text_list(value: Any, where: str, *, ids: bool = False) -> list[str]:
 def _number(value: Any, where: str, *, integer: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise CallFailed("invalid_output", f"{where}: expected a number, got {type(value).__name__}")
+    problem = number_problem(value)
+    if problem is not None:
+        raise CallFailed("invalid_output", f"{where}: {problem}")
     number = float(value)
-    if not math.isfinite(number) or number < 0:
+    if number < 0:
         raise CallFailed("invalid_output", f"{where}: {value!r} is not a finite number >= 0")
     if integer and not number.is_integer():
         raise CallFailed("invalid_output", f"{where}: {value!r} is not a whole number")

@@ -110,6 +110,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return
         if self.path == "/answer" and isinstance(payload, dict):
             self._json(200, self._answer(payload))
+        elif self.path == "/echo" and isinstance(payload, dict):  # a leaky service: the token in its answer
+            answer = self._answer(payload)
+            answer["answer"] += f" (served for {self.headers.get('authorization')})"
+            self._json(200, answer)
         elif self.path == "/generate" and isinstance(payload, dict):
             contexts = payload.get("contexts") or []
             self._json(200, {"answer": contexts[0] if contexts else "I don't know.", "tokens": 7})

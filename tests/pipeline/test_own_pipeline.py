@@ -365,3 +365,26 @@ def test_bad_pipeline_configs_fail_before_any_call(
         code, _, err = run_cli([str(config)], capsys)
         assert code == 2, (spec, err)
         assert message in err, (spec, err)
+
+
+def test_a_token_the_target_echoes_is_stored_nowhere(
+    qa_dir: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEAM_RAG_TOKEN", "Bearer echo-secret-5521")
+    server = TargetServer(passages()).start()
+    try:
+        target = {"url": server.url("/echo"), "headers_env": {"Authorization": "TEAM_RAG_TOKEN"}}
+        config = write_config(
+            runs=[{"source": "pipeline", "name": "svc", "target": target}],
+            judge={"backend": "local", "metrics": ["faithfulness"]},
+        )
+        code, _, err = run_cli([str(config)], capsys)
+        assert code == 0, err
+        out = qa_dir / "out"
+        stored = [p for p in out.rglob("*") if p.is_file()]
+        assert any(p.name == "pipeline_cache.sqlite" for p in stored)
+        for path in stored:
+            assert b"echo-secret-5521" not in path.read_bytes(), path
+        assert "[redacted]" in (latest(out) / "report.json").read_text(encoding="utf-8")
+    finally:
+        server.stop()

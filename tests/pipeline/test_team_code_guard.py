@@ -31,6 +31,12 @@ def answer(sample):
     return {"answer": "a plain answer", "contexts": ["a plain answer"]}
 
 
+def answer_odd(sample):
+    if sample["question"].startswith("Exit"):
+        return {"answer": "broken \\ud800 text", "contexts": ["x"]}  # a lone surrogate
+    return {"answer": "a plain answer", "contexts": ["a plain answer"], "cost": 1e308}
+
+
 async def answer_async(sample):
     if sample["question"].startswith("Exit"):
         sys.exit(0)
@@ -83,3 +89,27 @@ def test_a_pipeline_that_exits_fails_its_questions_not_the_night(tmp_path: Path)
         assert "called sys.exit(0)" in done.stderr
         (run,) = report_of(tmp_path / "ragmetrics-out").runs
         assert run.per_query["row-1"]["answer_similarity"] is not None
+
+
+def test_a_surrogate_or_an_overflowing_cost_is_that_questions_failure(tmp_path: Path) -> None:
+    rows = [{"question": q, "reference": r} for _, q, _, r in TOPICS[:3]]
+    rows.append({"question": "Exit now?", "reference": "no"})
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = _night(tmp_path, """
+        dataset: {path: qa.jsonl}
+        runs: [{source: pipeline, name: team, target: "team_code:answer_odd"}]
+        judge: {backend: local, metrics: [answer_similarity]}
+        """)  # fmt: skip
+    assert done.returncode == 3, done.stderr  # every question failed: incomplete, with the causes, no crash
+    assert "lone surrogate (U+D800)" in done.stderr and "larger than 1e+15" in done.stderr
+    (run,) = report_of(tmp_path / "ragmetrics-out").runs
+    assert all(f.cause == "pipeline_invalid_output" for f in run.failures)
+
+
+def test_a_price_past_the_bound_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "qa.jsonl").write_text(json.dumps({"question": "q?", "answer": "a", "contexts": ["c"]}) + "\n")
+    done = _night(tmp_path, """
+        dataset: {path: qa.jsonl}
+        judge: {backend: local, metrics: [faithfulness], price_per_million_tokens: {prompt: 1.0e+308}}
+        """)  # fmt: skip
+    assert done.returncode == 2 and "larger than 1e+15" in done.stderr, done.stderr

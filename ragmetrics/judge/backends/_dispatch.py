@@ -4,9 +4,9 @@ spec, run the handler for the metric's plan, count failures. Backends differ onl
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Awaitable, Callable, Mapping
 
+from ragmetrics._numbers import number_problem
 from ragmetrics._team_code import describe_escape, is_stop_request
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
@@ -73,11 +73,10 @@ def check_value(metric_spec: JudgeMetricSpec, value: object) -> None:
             cause="invalid_value",
         )
     low, high = metric_spec.value_range
-    try:
-        finite = math.isfinite(value)  # an int past float's range (10**400) cannot be a mean's term either
-    except OverflowError:
-        finite = False
-    if not finite or value < low or (high is not None and value > high):
+    problem = number_problem(value)  # 10**400, inf, 1e300: none can be a mean's term (ragmetrics._numbers)
+    if problem is not None:
+        raise JudgeError(f"metric {metric_spec.name!r} returned {problem}", cause="invalid_value")
+    if value < low or (high is not None and value > high):
         span = f"[{low:g}, {high:g}]" if high is not None else f">= {low:g}"
         raise JudgeError(
             f"metric {metric_spec.name!r} returned {value!r}, outside its range {span}", cause="invalid_value"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -103,15 +104,19 @@ class Prompt:
         return context
 
     def render_input(self, values: Mapping[str, InputValue]) -> str:
+        """The user message: each value fenced (`fence`) inside the prompt's tagged blocks, whose tag names
+        carry a marker derived from the values (`block_marker`): the data is escaped, so it cannot write a
+        tag, and it could not know the closing tag's name even if a model read its escapes back."""
         missing = self.inputs - set(values)
         if missing:
             raise ValueError(f"prompt {self.name!r} needs inputs {sorted(missing)}")
+        marker = block_marker(values)
         rendered: dict[str, str] = {}
         for key, value in values.items():
             if key in self.list_templates:
                 if isinstance(value, str | int):
                     raise TypeError(f"prompt {self.name!r}: input {key!r} must be a list of strings")
-                item = self.list_templates[key]
+                item = marked_tags(self.list_templates[key], marker)
                 rendered[key] = "\n".join(
                     item.format(n=i, text=fence(t)) for i, t in enumerate(value, start=1)
                 )
@@ -122,7 +127,7 @@ class Prompt:
                 rendered[key] = str(value)
             else:
                 raise TypeError(f"prompt {self.name!r}: input {key!r} must be a string")
-        return self.input_template.format_map(rendered).rstrip("\n")
+        return marked_tags(self.input_template, marker).format_map(rendered).rstrip("\n")
 
     def messages(
         self,
@@ -231,6 +236,25 @@ def content_version(*parts: Any) -> str:
     """A version for generated content: the first 12 hex digits of the SHA-256 of its canonical JSON."""
     canonical = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return _version(canonical.encode())
+
+
+RENDERING = "marked-tags-1"
+"""How inputs are put in a prompt's blocks (escaped data, tags marked per request): part of each verdict's cache
+key, so a change in rendering asks again instead of reusing verdicts made from other requests."""
+_TAG = re.compile(r"<(/?)([A-Za-z_][A-Za-z0-9_]*)(?=[\s>])")
+
+
+def block_marker(values: Mapping[str, InputValue]) -> str:
+    """Eight hex digits of the SHA-256 of the judged values: deterministic (a request, and so its cached
+    verdict, is the same for the same input) and unknowable to the data it is computed from."""
+    canonical = json.dumps({k: values[k] for k in sorted(values)}, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def marked_tags(template: str, marker: str) -> str:
+    """`<chunks count=...>` -> `<chunks-1a2b3c4d count=...>`, `</chunks>` -> `</chunks-1a2b3c4d>` in a
+    prompt's own template (never in the data, which is fenced before it is put in)."""
+    return _TAG.sub(lambda m: f"<{m.group(1)}{m.group(2)}-{marker}", template)
 
 
 def fence(text: str) -> str:

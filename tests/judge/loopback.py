@@ -101,6 +101,7 @@ class State:
     retry_after: str = "0"
     rules: list[Rule] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
+    raw_users: list[str] = field(default_factory=list)  # the last user message of each request, as sent
     vectors: dict[str, list[float]] = field(default_factory=dict)
     in_flight: int = 0
     received: int = 0  # requests that have arrived, answered or not (reset_records does not reset it)
@@ -490,7 +491,11 @@ class _Handler(BaseHTTPRequestHandler):
         system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
         first = system.splitlines()[0] if system else ""
         prompt = first[2:].strip() if first.startswith("# ") else None
-        users = [m["content"] for m in messages if m["role"] == "user"]
+        # Read the blocks as a model would: by their names, whatever per-request marker their tags carry
+        # (ragmetrics.judge.prompts.marked_tags); `raw_user` keeps the request as sent.
+        raw_users = [m["content"] for m in messages if m["role"] == "user"]
+        users = [re.sub(r"<(/?)([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{8}(?=[\s>])", r"<\1\2", u) for u in raw_users]
+        state.raw_users.append(raw_users[-1] if raw_users else "")
         repair = bool(users) and users[-1].startswith(REPAIR_PREFIX)
         inputs = [u for u in users if not u.startswith(REPAIR_PREFIX)]
         user = inputs[-1] if inputs else ""

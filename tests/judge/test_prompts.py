@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.prompts import PromptLibrary, default_library
+from ragmetrics.judge.prompts import PromptLibrary, block_marker, default_library
 from ragmetrics.judge.registry import JUDGE_METRIC_SPECS
 from ragmetrics.judge.verdicts import ChunkVerdicts, GeneratedQuestions, SentenceVerdicts, strict_json_schema
 
@@ -104,10 +104,11 @@ def test_messages_system_examples_then_input() -> None:
     assert lib.shared.language.strip() not in msgs[0]["content"]
     assert '"type"' not in msgs[0]["content"]  # no schema spelled out in json_schema mode
     last = msgs[-1]["content"]
+    marker = block_marker(values)
     assert (
         "Q {not a field}?" in last
-        and '<chunks count="3">' in last
-        and '<chunk id="3">\nthird\n</chunk>' in last
+        and f'<chunks-{marker} count="3">' in last
+        and f'<chunk-{marker} id="3">\nthird\n</chunk-{marker}>' in last
     )
     with_options = p.messages(values, lib.shared, answer_in_input_language=True, with_schema=True)
     assert lib.shared.language.strip() in with_options[0]["content"]

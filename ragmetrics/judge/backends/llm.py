@@ -32,7 +32,14 @@ from ragmetrics.judge.openai.breaker import BreakerOpen
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
-from ragmetrics.judge.prompts import GeneratedPrompt, InputValue, Prompt, PromptLibrary, default_library
+from ragmetrics.judge.prompts import (
+    RENDERING,
+    GeneratedPrompt,
+    InputValue,
+    Prompt,
+    PromptLibrary,
+    default_library,
+)
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, judge_metric_names, spec
 from ragmetrics.judge.rubric import RubricMetric, RubricProbe
 from ragmetrics.judge.settings import JudgeSettings, retry_failed_delay_s
@@ -193,6 +200,7 @@ class LLMJudge(PlanDispatch):
             "prompt": prompt.name,
             "prompt_version": prompt.version,
             "shared_version": self.prompts.shared.version,
+            "rendering": RENDERING,
             "sampling": {"temperature": self.settings.temperature, "seed": self.settings.seed},
             "answer_in_input_language": self.settings.answer_in_input_language,
             "inputs": {k: list(v) if isinstance(v, list | tuple) else v for k, v in values.items()},

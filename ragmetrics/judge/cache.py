@@ -53,6 +53,12 @@ def _is_lock_error(exc: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _cannot_write(exc: sqlite3.OperationalError) -> bool:
+    """A write that cannot happen now (locked by another process) or at all (a read-only file or folder)."""
+    text = str(exc).lower()
+    return _is_lock_error(exc) or "readonly" in text or "read-only" in text
+
+
 def _with_lock_retries(op: Callable[[], T], *, rng: random.Random) -> T:
     """`op()`, retried with jittered exponential backoff while SQLite reports the database locked or busy."""
     for attempt in range(_LOCK_RETRIES + 1):
@@ -165,10 +171,19 @@ class VerdictCache:
             raise ConfigError(f"{where}: cannot be opened: {exc}") from None
 
     def _open_read_only(self, path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
-        self._check_schema(conn, path)
+        """Read what the file holds. A WAL-mode database opened `mode=ro` still wants to create its shared-memory
+        file beside it, which a read-only folder refuses ("attempt to write a readonly database"); then the
+        file is opened `immutable=1`: no locks, no side files, which is what a file nobody here can change is."""
+        uri = path.resolve().as_uri()
+        conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            self._check_schema(conn, path)
+        except sqlite3.OperationalError:
+            conn.close()
+            conn = sqlite3.connect(
+                f"{uri}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+            )
+            self._check_schema(conn, path)
         self.read_only = True
         logger.warning(
             "judge cache %s is read-only: its verdicts are used, new ones are kept in memory", path
@@ -353,15 +368,18 @@ class VerdictCache:
                     conn.executemany("DELETE FROM failures WHERE key = ?", [(row[0],) for row in rows])
 
             try:
+                if self.read_only:
+                    raise sqlite3.OperationalError("attempt to write a readonly database")
                 _with_lock_retries(write, rng=self._rng)
             except sqlite3.OperationalError as exc:
-                if not _is_lock_error(exc):
+                if not _cannot_write(exc):
                     raise
-                if not self._write_failures:
+                if not self._write_failures and not self.read_only:
                     logger.warning(
-                        "the verdict cache %s stayed locked by another process; %d value(s) are kept in memory "
+                        "the verdict cache %s could not be written (%s); %d value(s) are kept in memory "
                         "for this run but not stored (a rerun will compute them again)",
                         self.path,
+                        exc,
                         len(rows),
                     )
                 self._write_failures += len(rows)
@@ -404,11 +422,13 @@ class VerdictCache:
                     )
 
             try:
+                if self.read_only:
+                    return
                 _with_lock_retries(write, rng=self._rng)
             except sqlite3.OperationalError as exc:
-                if not _is_lock_error(exc):
+                if not _cannot_write(exc):
                     raise
-                logger.warning("the verdict cache %s stayed locked; a failure was not recorded", self.path)
+                logger.warning("the verdict cache %s could not be written; a failure was not recorded", self.path)
 
     def meta(self, name: str) -> str | None:
         """A remembered fact (see module doc), or None."""
@@ -436,9 +456,11 @@ class VerdictCache:
                     conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", (name, value))
 
             try:
+                if self.read_only:
+                    return
                 _with_lock_retries(write, rng=self._rng)
             except sqlite3.OperationalError as exc:
-                if not _is_lock_error(exc):
+                if not _cannot_write(exc):
                     raise
 
     def clear(self) -> int:

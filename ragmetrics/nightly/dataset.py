@@ -215,6 +215,27 @@ def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence
     return dataset
 
 
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows; write a finite number or null")
+
+
+def _non_finite(value: object, where: str = "") -> str | None:
+    """Where a row holds a number that overflows to infinity (1e309), named by its field path, else None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"field {where!r}: a number too large for a float (it reads as {value})"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _non_finite(item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _non_finite(item, f"{where}[{index}]")
+            if found:
+                return found
+    return None
+
+
 def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None, list[BadRow]]:
     """Parse a JSONL file line by line before `datasets` reads it, so a broken line is named by its own
     1-based line (not the reader's 0-based count) and `on_bad_row: skip` can skip it: then the good rows go
@@ -232,13 +253,17 @@ def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None,
                 row += 1
                 problem = None
                 try:
-                    value = json.loads(raw.decode("utf-8"))
+                    value = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
                     if not isinstance(value, dict):
                         problem = f"expected a JSON object, got {type(value).__name__}"
+                    else:
+                        problem = _non_finite(value)
                 except UnicodeDecodeError as exc:
                     problem = f"not UTF-8 text: {exc.reason}"
                 except json.JSONDecodeError as exc:
                     problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+                except ValueError as exc:  # NaN/Infinity literals (_no_constant)
+                    problem = str(exc)
                 if problem is None:
                     good.append(raw if raw.endswith(b"\n") else raw + b"\n")
                     numbers.append(row)

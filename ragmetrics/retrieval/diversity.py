@@ -87,6 +87,10 @@ class SubtopicQrels:
                 raise InputError(
                     f"grade {parts[3]!r} is not an integer", source=str(path), line=number
                 ) from None
+            if not -(2**63) <= grade < 2**63:
+                raise InputError(
+                    f"grade {parts[3]} does not fit a 64-bit integer", source=str(path), line=number
+                )
             rows.append((parts[0], parts[1], parts[2], grade))
         return cls.from_rows(rows, source=str(path))
 
@@ -111,7 +115,7 @@ class SubtopicQrels:
                 for judged in subs.values():
                     for doc, grade in judged.items():
                         docs[doc] = max(grade, docs.get(doc, grade))
-            self._collapsed.append(Qrels.from_dict(best))
+            self._collapsed.append(Qrels.from_dict(best, source=self.source))
         return self._collapsed[0]
 
 

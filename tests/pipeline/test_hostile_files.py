@@ -186,3 +186,31 @@ def test_a_night_with_keep_and_a_pinned_baseline_keeps_it(
         assert run_cli([str(config)], capsys)[0] == 0
     assert first.exists()
     assert datetime.now(UTC)  # the nights ran now: nothing else to wait for
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ('{"question": "q?", "answer": "a", "contexts": ["c"], "retrieved_ids": ["d1"], "retrieved_scores": [1e309]}',
+         "line 2: field 'retrieved_scores[0]': a number too large for a float"),
+        ('{"question": "q?", "answer": "a", "contexts": ["c"], "score": NaN}',
+         "line 2: NaN is not a number JSON allows"),
+    ],
+)  # fmt: skip
+def test_a_number_json_cannot_hold_is_named_by_line_and_field(
+    tmp_path: Path, row: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = '{"question": "p?", "answer": "a", "contexts": ["c"]}'
+    (tmp_path / "qa.jsonl").write_text(good + "\n" + row + "\n", encoding="utf-8")
+    (tmp_path / "c.yaml").write_text("dataset: {path: qa.jsonl}\njudge: {backend: local, metrics: [faithfulness]}\n")
+    assert main(["run", str(tmp_path / "c.yaml")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_oversized_subtopic_grade_names_its_file_and_line(tmp_path: Path) -> None:
+    from ragmetrics.retrieval.diversity import SubtopicQrels
+
+    path = tmp_path / "sub.txt"
+    path.write_text("q1 s1 d1 1\nq1 s2 d2 99999999999999999999\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"sub\.txt, line 2: grade 99999999999999999999 does not fit"):
+        SubtopicQrels.from_trec(path)

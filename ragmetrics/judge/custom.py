@@ -131,6 +131,29 @@ class ContainsMetric(_Pattern):
         )
 
 
+def data_pattern_search(pattern: str, text: str, *, ignore_case: bool, sample_id: str, column: str) -> str | None:
+    """What a regular expression taken from a dataset column matches in `text` (None: no match).
+
+    Why RE2: a pattern from data is data, and Python's backtracking engine can spend hours on one such as
+    `(a+)+$`, holding the interpreter so that not even SIGTERM stops the night. RE2 runs in time linear in the
+    text; what it cannot express (look-arounds, back-references) is that sample's failure, named."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # its own stderr logging; the failure below says what was wrong
+    options.case_sensitive = not ignore_case
+    try:
+        found = re2.search(pattern, text, options=options)
+    except re2.error as exc:
+        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise JudgeError(
+            f"sample {sample_id!r}: column {column!r} holds no regular expression RE2 reads ({detail}); "
+            "patterns from data are matched by RE2, without look-arounds or back-references",
+            cause="missing_field",
+        ) from None
+    return None if found is None else str(found.group(0))
+
+
 class MatchesMetric(_Pattern):
     """1 when the regular expression `pattern` (or the sample's value in `column`) matches in `field`."""
 
@@ -157,17 +180,18 @@ class MatchesMetric(_Pattern):
         flags = re.IGNORECASE if self.ignore_case else 0
 
         def compute(sample: Any) -> tuple[float, JudgeDetail]:
-            pattern = self.pattern if self.pattern is not None else _column_value(sample, str(self.column))
-            try:
-                found = re.search(pattern, _field_text(sample, self.field), flags)
-            except re.error as exc:  # only a column's pattern can get here: the config's was checked
-                raise JudgeError(
-                    f"sample {sample.id!r}: column {self.column!r} holds no regular expression ({exc})",
-                    cause="missing_field",
-                ) from None
-            reason = (f"{pattern[:80]!r} matches {found.group(0)[:80]!r} in the {self.field}" if found
+            text = _field_text(sample, self.field)
+            if self.pattern is not None:  # the team's own, checked when the config was read
+                hit = re.search(self.pattern, text, flags)
+                matched = hit.group(0) if hit else None
+                pattern = self.pattern
+            else:  # from the data: matched by RE2, in time linear in the text whatever the pattern
+                pattern = _column_value(sample, str(self.column))
+                matched = data_pattern_search(pattern, text, ignore_case=self.ignore_case, sample_id=sample.id,
+                                              column=str(self.column))  # fmt: skip
+            reason = (f"{pattern[:80]!r} matches {matched[:80]!r} in the {self.field}" if matched is not None
                       else f"{pattern[:80]!r} does not match the {self.field}")  # fmt: skip
-            return (1.0 if found else 0.0), JudgeDetail(reason=reason)
+            return (1.0 if matched is not None else 0.0), JudgeDetail(reason=reason)
 
         source = f"/{self.pattern}/" if self.pattern is not None else f"the pattern in column {self.column!r}"
         return self._spec(

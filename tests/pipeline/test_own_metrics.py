@@ -112,3 +112,32 @@ def test_a_misspelt_own_metric_gets_a_suggestion(tmp_path: Path, capsys: pytest.
     code, _, err = run_cli([str(_write(tmp_path, config))], capsys)
     assert code == 2
     assert "unknown metric 'own_generater'; did you mean 'own_generator'?" in err, err
+
+
+@pytest.mark.timeout(300)  # a hang would be hours: the test fails instead of blocking the suite
+def test_a_pattern_from_data_cannot_hang_the_night(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`(a+)+$` against 30,000 a's and a b backtracks for ages in Python's `re`; a column's pattern is matched
+    by RE2 (linear time), and one RE2 cannot read is that sample's failure with its reason."""
+    rows = [
+        {"question": "q1?", "answer": "a" * 30_000 + "b", "contexts": ["c"], "rule": "(a+)+$"},
+        {"question": "q2?", "answer": "ticket T-123", "contexts": ["c"], "rule": r"T-\d+"},
+        {"question": "q3?", "answer": "xb", "contexts": ["c"], "rule": "(?<=x)b"},
+    ]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    config = tmp_path / "c.yaml"
+    config.write_text(textwrap.dedent("""
+        dataset: {path: qa.jsonl}
+        max_failure_rate: 0.5
+        judge:
+          backend: local
+          metrics: [rule]
+          custom_metrics:
+            - {name: rule, type: matches, field: answer, column: rule}
+        """), encoding="utf-8")  # fmt: skip
+    code, _, err = run_cli([str(config)], capsys)
+    assert code == 0, err
+    (run,) = report_of(tmp_path / "ragmetrics-out").runs
+    assert run.per_query["row-1"]["rule"] == 0.0 and run.per_query["row-2"]["rule"] == 1.0
+    (failure,) = run.failures
+    assert failure.query_id == "row-3" and "holds no regular expression RE2 reads" in failure.message
+    assert "invalid perl operator" in failure.message

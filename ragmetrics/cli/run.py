@@ -159,10 +159,13 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     # Passed on as SIGINT where Python handles SIGINT: inside the judge's event loop asyncio turns it into a
     # clean cancellation, while a KeyboardInterrupt thrown into whichever task is running escapes as "Task
     # exception was never retrieved" with a traceback. Where SIGINT is ignored (a job started with `&` by a
-    # script), raising it would ignore SIGTERM too, so the exception is raised here instead.
+    # script), raising it would ignore SIGTERM too: the running loop's main task is cancelled instead, the
+    # same clean stop (ragmetrics._async.request_stop), and outside a loop the exception is raised here.
+    from ragmetrics._async import request_stop
+
     if callable(signal.getsignal(signal.SIGINT)):
         signal.raise_signal(signal.SIGINT)
-    else:
+    elif not request_stop():
         raise KeyboardInterrupt(f"signal {signum}")
 
 

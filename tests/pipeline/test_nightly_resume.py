@@ -202,3 +202,34 @@ def test_sigterm_sends_no_new_judge_request(qa_dir: Path, write_config: ConfigWr
     assert loopback.state.received - sent_before == 0, "requests sent after SIGTERM"
     # What was sent before the signal was answered and stored: a rerun does not ask for it again.
     assert _cached(qa_dir / "cache" / "v.sqlite") == loopback.count(path=CHAT, status=200)
+
+
+def _as_a_background_job() -> None:
+    """The child starts as `ragmetrics run ... &` from a script does: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_sigterm_stops_a_background_job_cleanly(qa_dir: Path, write_config: ConfigWriter, loopback: Any) -> None:
+    """With SIGINT ignored, SIGTERM still stops the night as Ctrl-C would: exit 130, no traceback, and the
+    verdicts of the calls in flight stored (before, a bare KeyboardInterrupt landed in whichever task ran)."""
+    loopback.state.latency_s = 0.3
+    config = _config(write_config, loopback, "cache/v.sqlite", "nightly.yaml")
+    command = [sys.executable, "-m", "ragmetrics", "run", str(config), "--no-progress"]
+    env = {**os.environ, KEY_ENV: "sk-sigterm-test-fake"}
+    proc = subprocess.Popen(
+        command, cwd=qa_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_as_a_background_job,
+    )  # fmt: skip
+    try:
+        _wait_for(lambda: loopback.state.received >= 8 or proc.poll() is not None, 120, "judge calls")
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "never retrieved" not in err, err
+    loopback.wait_idle()
+    assert _cached(qa_dir / "cache" / "v.sqlite") == loopback.count(path=CHAT, status=200)

@@ -10,10 +10,15 @@ real Ctrl-C still stops the night) and asyncio's cancellation (the night's own t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import TypeVar
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-__all__ = ["TeamCodeExit", "contained", "describe_escape", "is_stop_request"]
+__all__ = ["TEAM_CODE_TIMEOUT_S", "TeamCodeExit", "TeamCodeTimeout", "call_in_thread", "contained",
+           "describe_escape", "is_stop_request"]
+
+TEAM_CODE_TIMEOUT_S = 60.0
+"""How long one call of a team's metric may take by default (a metric's `timeout_s` overrides it)."""
 
 T = TypeVar("T")
 
@@ -52,3 +57,38 @@ def describe_escape(exc: BaseException) -> str:
         return f"called sys.exit({exc.code!r}); a metric or pipeline may not end the night"
     text = str(exc).strip().splitlines()
     return f"raised {type(exc).__name__}: {text[0][:300] if text else ''}"
+
+
+class TeamCodeTimeout(Exception):
+    """A team's function did not return in time; its thread is left to finish on its own (a daemon thread,
+    so it cannot keep the process alive)."""
+
+
+async def call_in_thread(function: Callable[..., T], *args: Any, timeout: float) -> T:
+    """`function(*args)` in a daemon thread, awaited at most `timeout` seconds.
+
+    Why not `asyncio.to_thread`: its worker threads are joined when the interpreter exits, so one call that
+    never returns (an endless loop in a metric) would hang the night at its very end. A daemon thread is
+    abandoned instead, and the sample fails with TeamCodeTimeout. Every escape of the call (SystemExit
+    included) comes back as an exception of the awaiting task, never of the event loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def work() -> None:
+        try:
+            result = function(*args)
+        except BaseException as exc:  # handed to the awaiting task, whatever it is
+            error = exc if isinstance(exc, Exception) or is_stop_request(exc) else TeamCodeExit(exc)
+            loop.call_soon_threadsafe(settle, lambda: future.set_exception(error))
+            return
+        loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
+
+    threading.Thread(target=work, name="ragmetrics-team-code", daemon=True).start()
+    try:
+        return await asyncio.wait_for(asyncio.shield(future), timeout)
+    except TimeoutError:
+        raise TeamCodeTimeout(f"did not return within {timeout:g} s") from None

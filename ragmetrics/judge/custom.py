@@ -48,7 +48,7 @@ class _Definition(BaseModel):
 
     def _spec(self, *, description: str, formula: str, required: tuple[Any, ...], compute: Any,
               origin: str, value_range: tuple[float, float | None] = (0.0, 1.0),
-              higher_is_better: bool | None = True) -> JudgeMetricSpec:  # fmt: skip
+              higher_is_better: bool | None = True, timeout_s: float | None = None) -> JudgeMetricSpec:  # fmt: skip
         return JudgeMetricSpec(
             name=self.name,
             description=self.description or description,
@@ -64,6 +64,7 @@ class _Definition(BaseModel):
             value_range=value_range,
             higher_is_better=higher_is_better,
             origin=origin,
+            timeout_s=timeout_s,
         )
 
 
@@ -215,6 +216,9 @@ class PythonMetric(_Definition):
     requires: list[SampleField] = Field(
         default_factory=lambda: list[SampleField](["question"]), description="the sample fields it reads"
     )
+    timeout_s: float = Field(
+        default=60.0, gt=0, le=86_400, description="seconds one call may take; then that sample fails (timeout)"
+    )
 
     @model_validator(mode="after")
     def _range_not_empty(self) -> PythonMetric:
@@ -251,6 +255,7 @@ class PythonMetric(_Definition):
             origin=origin,
             value_range=self.range,
             higher_is_better=self.higher_is_better,
+            timeout_s=self.timeout_s,
         )
 
 

@@ -127,6 +127,9 @@ class JudgeMetricSpec:
     """Where the metric was defined: built-in, or the file or config that declared it (docs, reports)."""
     rubric: Any = None
     """rubric plan: the definition (`judge.rubric.RubricMetric`) its prompt, verdict model and score come from."""
+    timeout_s: float | None = None
+    """A team's metric: seconds one call may take before that sample fails with cause `timeout` (None: the
+    default of `ragmetrics._team_code.TEAM_CODE_TIMEOUT_S`)."""
 
     def __post_init__(self) -> None:
         if (self.plan == "deterministic") != (self.compute is not None):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import hashlib
 import inspect
 import json
@@ -283,6 +284,7 @@ class CallableCaller:
         return self._version
 
     async def call(self, payload: dict[str, Any]) -> Any:
+        payload = copy.deepcopy(payload)  # the team's code may change its input; the night's record must not
         try:
             if inspect.iscoroutinefunction(self._fn):
                 return await asyncio.wait_for(contained(self._fn(payload)), self._timeout)

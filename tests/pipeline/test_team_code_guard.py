@@ -25,6 +25,11 @@ def scorer(sample):
     return 1.0
 
 
+def forever(sample):
+    while True:
+        pass
+
+
 def answer(sample):
     if sample["question"].startswith("Exit"):
         sys.exit(0)
@@ -113,3 +118,20 @@ def test_a_price_past_the_bound_is_a_config_error(tmp_path: Path) -> None:
         judge: {backend: local, metrics: [faithfulness], price_per_million_tokens: {prompt: 1.0e+308}}
         """)  # fmt: skip
     assert done.returncode == 2 and "larger than 1e+15" in done.stderr, done.stderr
+
+
+def test_a_metric_that_never_returns_fails_its_samples_and_the_night_ends(tmp_path: Path) -> None:
+    rows = [{"question": q, "answer": a, "reference": r, "contexts": [r]} for _, q, a, r in TOPICS[:2]]
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    done = _night(tmp_path, """
+        dataset: {path: qa.jsonl}
+        judge:
+          backend: local
+          metrics: [stuck]
+          custom_metrics:
+            - {name: stuck, type: python, function: "team_code:forever", requires: [answer], timeout_s: 0.5}
+        """)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "did not return within 0.5 s" in done.stderr
+    (run,) = report_of(tmp_path / "ragmetrics-out").runs
+    assert {f.cause for f in run.failures} == {"timeout"}

@@ -3,11 +3,16 @@ spec, run the handler for the metric's plan, count failures. Backends differ onl
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 
 from ragmetrics._numbers import number_problem
-from ragmetrics._team_code import describe_escape, is_stop_request
+from ragmetrics._team_code import (
+    TEAM_CODE_TIMEOUT_S,
+    TeamCodeTimeout,
+    call_in_thread,
+    describe_escape,
+    is_stop_request,
+)
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample, check_scorable, empty_retrieval
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan, resolve_judge_metric, spec
@@ -53,10 +58,15 @@ async def run_deterministic(metric_spec: JudgeMetricSpec, sample: RagSample) -> 
         if metric_spec.origin == "built-in":
             value, detail = compute(sample)
         else:
-            # A copy: a team's function that changes its sample must not change what other metrics see.
-            value, detail = await asyncio.to_thread(compute, sample.model_copy(deep=True))
+            # A copy: a team's function that changes its sample must not change what other metrics see. A
+            # daemon thread with a deadline: one that never returns fails its sample, not the night.
+            value, detail = await call_in_thread(
+                compute, sample.model_copy(deep=True), timeout=metric_spec.timeout_s or TEAM_CODE_TIMEOUT_S
+            )
     except (NotApplicable, JudgeError):
         raise
+    except TeamCodeTimeout as exc:
+        raise JudgeError(f"metric {metric_spec.name!r} {exc}", cause="timeout") from None
     except BaseException as exc:  # a team's function may raise anything, sys.exit included (ragmetrics._team_code)
         if is_stop_request(exc):
             raise

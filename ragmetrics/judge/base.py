@@ -19,6 +19,7 @@ from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge
 from ragmetrics.judge.text.language import check_language_code, detect_language
 from ragmetrics.judge.text.refusal import is_refusal
 from ragmetrics.judge.text.sentences import split_statements
+from ragmetrics.judge.tool_calls import ToolCall
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
 JUDGE_METRICS: tuple[str, ...] = judge_metric_names()
@@ -51,6 +52,12 @@ class RagSample(BaseModel):
     language: str | None = Field(
         default=None,
         description="ISO 639 code of the sample's texts ('ja', 'de'); unset: each text's script decides",
+    )
+    tool_calls: list[ToolCall] | None = Field(
+        default=None, description="the tools the system called for this question, in order (agents)"
+    )
+    reference_tool_calls: list[ToolCall] | None = Field(
+        default=None, description="the tools it should have called, in order ([]: none)"
     )
     extra: dict[str, Any] | None = Field(
         default=None,

@@ -29,14 +29,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ragmetrics._callables import import_callable
 from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
+from ragmetrics.judge.deterministic import tool_call_accuracy_score, tool_call_f1_score
 from ragmetrics.judge.registry import JudgeMetricSpec
+from ragmetrics.judge.tool_calls import ArgumentMatch, ToolOrder
 from ragmetrics.schema import JudgeDetail
 
-__all__ = ["ContainsMetric", "MatchesMetric", "PythonMetric", "load_function"]
+__all__ = ["ContainsMetric", "MatchesMetric", "PythonMetric", "ToolCallsMetric", "load_function"]
 
 _NAME = r"^[a-z][a-z0-9_]{0,63}$"
 TextField = Literal["answer", "reference", "question", "contexts"]
-SampleField = Literal["question", "contexts", "answer", "reference", "context_ids", "relevant_ids"]
+SampleField = Literal[
+    "question",
+    "contexts",
+    "answer",
+    "reference",
+    "context_ids",
+    "relevant_ids",
+    "tool_calls",
+    "reference_tool_calls",
+]
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -132,7 +143,9 @@ class ContainsMetric(_Pattern):
         )
 
 
-def data_pattern_search(pattern: str, text: str, *, ignore_case: bool, sample_id: str, column: str) -> str | None:
+def data_pattern_search(
+    pattern: str, text: str, *, ignore_case: bool, sample_id: str, column: str
+) -> str | None:
     """What a regular expression taken from a dataset column matches in `text` (None: no match).
 
     Why RE2: a pattern from data is data, and Python's backtracking engine can spend hours on one such as
@@ -146,7 +159,9 @@ def data_pattern_search(pattern: str, text: str, *, ignore_case: bool, sample_id
     try:
         found = re2.search(pattern, text, options=options)
     except re2.error as exc:
-        detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        detail = (
+            exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        )
         raise JudgeError(
             f"sample {sample_id!r}: column {column!r} holds no regular expression RE2 reads ({detail}); "
             "patterns from data are matched by RE2, without look-arounds or back-references",
@@ -204,6 +219,47 @@ class MatchesMetric(_Pattern):
         )
 
 
+class ToolCallsMetric(_Definition):
+    """Tool calls against the reference's with the team's choice of order and argument comparison
+    (`judge.tool_calls`): the built-in tool_call_accuracy and tool_call_f1 are RAGAS's, strict and exact."""
+
+    type: Literal["tool_calls"]
+    score: Literal["accuracy", "f1"] = Field(
+        default="accuracy", description="accuracy or f1 (judge.tool_calls)"
+    )
+    order: ToolOrder = Field(
+        default="strict", description="strict: in the reference's order; any: as multisets"
+    )
+    arguments: ArgumentMatch = Field(
+        default="exact", description="exact: string forms equal; normalised: case, spaces, number forms aside"
+    )
+
+    @model_validator(mode="after")
+    def _order_is_accuracys(self) -> ToolCallsMetric:
+        if self.score == "f1" and self.order != "strict":
+            raise ValueError("order applies to accuracy; F1 compares calls as a set, in any order")
+        return self
+
+    def to_spec(self, origin: str, search: Sequence[Path] = ()) -> JudgeMetricSpec:
+        def compute(sample: Any) -> tuple[float, JudgeDetail]:
+            made, expected = sample.tool_calls or [], sample.reference_tool_calls or []
+            if self.score == "f1":
+                value = tool_call_f1_score(made, expected, arguments=self.arguments)
+            else:
+                value = tool_call_accuracy_score(made, expected, order=self.order, arguments=self.arguments)
+            return value, JudgeDetail(reason=f"tool call {self.score} {value:.4f} ({self.order} order, "
+                                             f"{self.arguments} arguments): {len(made)} made, {len(expected)} expected")  # fmt: skip
+
+        return self._spec(
+            description=f"tool call {self.score}, {self.order} order, {self.arguments} arguments",
+            formula=f"tool call {self.score} (ragmetrics.judge.tool_calls) with order={self.order}, "
+            f"arguments={self.arguments}",
+            required=("question", "tool_calls", "reference_tool_calls"),
+            compute=compute,
+            origin=origin,
+        )
+
+
 class PythonMetric(_Definition):
     """A function of the team's: `"package.module:function"`, called with each `RagSample`."""
 
@@ -217,7 +273,10 @@ class PythonMetric(_Definition):
         default_factory=lambda: list[SampleField](["question"]), description="the sample fields it reads"
     )
     timeout_s: float = Field(
-        default=60.0, gt=0, le=86_400, description="seconds one call may take; then that sample fails (timeout)"
+        default=60.0,
+        gt=0,
+        le=86_400,
+        description="seconds one call may take; then that sample fails (timeout)",
     )
 
     @model_validator(mode="after")

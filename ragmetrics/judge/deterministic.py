@@ -20,6 +20,14 @@ from typing import Protocol
 
 from ragmetrics.errors import NotApplicable
 from ragmetrics.judge.text.answer_tokens import normalize_answer, rouge_tokens, squad_tokens
+from ragmetrics.judge.tool_calls import (
+    ArgumentMatch,
+    ToolCall,
+    ToolOrder,
+    argument_share,
+    call_items,
+    sort_key,
+)
 from ragmetrics.schema import JudgeDetail
 
 
@@ -42,6 +50,12 @@ class RagSample(Protocol):
     @property
     def context_list(self) -> list[str]: ...
 
+    @property
+    def tool_calls(self) -> list[ToolCall] | None: ...
+
+    @property
+    def reference_tool_calls(self) -> list[ToolCall] | None: ...
+
 
 __all__ = [
     "answer_length",
@@ -58,6 +72,10 @@ __all__ = [
     "rouge_l_score",
     "token_f1",
     "token_f1_score",
+    "tool_call_accuracy_metric",
+    "tool_call_accuracy_score",
+    "tool_call_f1_metric",
+    "tool_call_f1_score",
 ]
 
 _CITATION = re.compile(r"\[(\s*\d{1,4}(?:\s*(?:[,;]|-|–)\s*\d{1,4})*\s*)\]")
@@ -229,3 +247,61 @@ def citation_recall(sample: RagSample) -> tuple[float, JudgeDetail]:
     return citation_share_score([v["verdict"] for v in verdicts]), JudgeDetail(
         verdicts=verdicts, reason=reason
     )
+
+
+def _calls_reason(made: int, expected: int, value: float, what: str) -> str:
+    return f"{what} {value:.4f}: {made} call(s) made, {expected} expected"
+
+
+def tool_call_accuracy_metric(sample: RagSample) -> tuple[float, JudgeDetail]:
+    """RAGAS's tool call accuracy, strict order and exact arguments (`judge.tool_calls`)."""
+    made, expected = sample.tool_calls or [], sample.reference_tool_calls or []
+    value = tool_call_accuracy_score(made, expected)
+    names = ", ".join(c.name for c in made) or "none"
+    return value, JudgeDetail(reason=_calls_reason(len(made), len(expected), value, "tool call accuracy")
+                              + f" (made: {names})"[:200])  # fmt: skip
+
+
+def tool_call_f1_metric(sample: RagSample) -> tuple[float, JudgeDetail]:
+    """RAGAS's tool call F1, exact arguments (`judge.tool_calls`)."""
+    made, expected = sample.tool_calls or [], sample.reference_tool_calls or []
+    value = tool_call_f1_score(made, expected)
+    return value, JudgeDetail(reason=_calls_reason(len(made), len(expected), value, "tool call F1"))
+
+
+def tool_call_accuracy_score(
+    made: Sequence[ToolCall],
+    expected: Sequence[ToolCall],
+    *,
+    order: ToolOrder = "strict",
+    arguments: ArgumentMatch = "exact",
+) -> float:
+    """RAGAS's tool call accuracy (`judge.tool_calls` has the definition in words and the options)."""
+    if not made and not expected:
+        return 1.0
+    if not made or not expected:
+        return 0.0
+    made_list, expected_list = list(made), list(expected)
+    if order == "any":
+        made_list, expected_list = sorted(made_list, key=sort_key), sorted(expected_list, key=sort_key)
+    names_made, names_expected = [c.name for c in made_list], [c.name for c in expected_list]
+    if names_made != names_expected:
+        return 0.0
+    total = sum(
+        argument_share(m.args, e.args, arguments) for m, e in zip(made_list, expected_list, strict=True)
+    )
+    return total / len(expected_list)
+
+
+def tool_call_f1_score(
+    made: Sequence[ToolCall], expected: Sequence[ToolCall], *, arguments: ArgumentMatch = "exact"
+) -> float:
+    """RAGAS's tool call F1 over (name, arguments) items (`judge.tool_calls`)."""
+    made_items, expected_items = call_items(made, arguments), call_items(expected, arguments)
+    if not made_items and not expected_items:
+        return 1.0
+    tp = len(made_items & expected_items)
+    fp, fn = len(made_items - expected_items), len(expected_items - made_items)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0

@@ -21,7 +21,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from ragmetrics._yaml import key_path, read_yaml_file
 from ragmetrics.errors import ConfigError
-from ragmetrics.judge.custom import ContainsMetric, MatchesMetric, PythonMetric, SampleField
+from ragmetrics.judge.custom import ContainsMetric, MatchesMetric, PythonMetric, SampleField, ToolCallsMetric
 from ragmetrics.judge.rubric import RubricMetric
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 CustomMetric = Annotated[
-    ContainsMetric | MatchesMetric | PythonMetric | RubricMetric, Field(discriminator="type")
+    ContainsMetric | MatchesMetric | PythonMetric | ToolCallsMetric | RubricMetric, Field(discriminator="type")
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(CustomMetric)
 ENTRY_POINT_GROUP = "ragmetrics.metrics"
@@ -112,7 +112,7 @@ def entry_point_definition(name: str) -> Any:
         target = ep.load()
     except Exception as exc:  # importing a team's package can raise anything
         raise ConfigError(f"{where}: cannot be loaded: {type(exc).__name__}: {exc}") from None
-    if isinstance(target, ContainsMetric | MatchesMetric | PythonMetric | RubricMetric):
+    if isinstance(target, ContainsMetric | MatchesMetric | PythonMetric | ToolCallsMetric | RubricMetric):
         if target.name != name:
             raise ConfigError(f"{where}: defines metric {target.name!r}, not {name!r}")
         return target

@@ -89,7 +89,10 @@ Plan = Literal[
   criterion: there the metric is not applicable, with that reason.
 """
 
-Field = Literal["question", "contexts", "answer", "reference", "context_ids", "relevant_ids"]
+Field = Literal[
+    "question", "contexts", "answer", "reference", "context_ids", "relevant_ids", "tool_calls",
+    "reference_tool_calls",
+]
 Compute = Callable[[Any], "tuple[float, JudgeDetail]"]
 """A deterministic metric: the sample in, its value and the detail (reason, verdicts) out; it may raise
 NotApplicable with a reason, or JudgeError with a cause."""
@@ -380,6 +383,26 @@ JUDGE_METRIC_SPECS = (
         required=("answer", "contexts", "context_ids", "relevant_ids"),
         score=deterministic.citation_share_score,
         compute=deterministic.citation_recall,
+    ),
+    _answer_metric(
+        name="tool_call_accuracy",
+        description="did the agent call the expected tools, in order, with the expected arguments?",
+        formula_in_words="0 unless the names of the calls made equal the reference's, in order; else the mean "
+        "over reference calls of the share of their arguments the paired call gives equally (string forms)",
+        citation=_RAGAS + " (ToolCallAccuracy, strict order, exact arguments)",
+        required=("question", "tool_calls", "reference_tool_calls"),
+        score=deterministic.tool_call_accuracy_score,
+        compute=deterministic.tool_call_accuracy_metric,
+    ),
+    _answer_metric(
+        name="tool_call_f1",
+        description="how many of the calls made were expected, and how many expected calls were made?",
+        formula_in_words="2PR / (P + R) over calls as (name, arguments) items: P = made and expected / made, "
+        "R = made and expected / expected; 1 when none was made and none expected",
+        citation=_RAGAS + " (ToolCallF1)",
+        required=("question", "tool_calls", "reference_tool_calls"),
+        score=deterministic.tool_call_f1_score,
+        compute=deterministic.tool_call_f1_metric,
     ),
 )
 

@@ -58,6 +58,8 @@ DATASET_FIELDS: tuple[str, ...] = (
     "retrieved_scores",
     "relevant_ids",
     "relevant_grades",
+    "tool_calls",
+    "reference_tool_calls",
 )
 
 # Built-in datasets, by the name a config uses in `dataset.builtin`.

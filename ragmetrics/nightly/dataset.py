@@ -27,6 +27,7 @@ from ragmetrics._textfile import check_regular_file, open_regular, read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.text.language import LANGUAGE_CODE
+from ragmetrics.judge.tool_calls import parse_tool_calls
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ _SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-TRUTH_FIELDS = ("id", "question", "reference", "relevant_ids", "relevant_grades", "language")
+TRUTH_FIELDS = ("id", "question", "reference", "relevant_ids", "relevant_grades", "language", "reference_tool_calls")
 """What a system is judged against; its outputs (answer, contexts, rankings) are not part of it."""
 _LIST_FIELDS = (
     "contexts",
@@ -638,6 +639,12 @@ def _clean_row(values: dict[str, Any], *, ranked_relevance: bool = False) -> dic
     out["relevant_ids"], out["relevant_grades"] = _pairs(
         lists["relevant_ids"], lists["relevant_grades"], "relevant", _grade
     )
+    for name in ("tool_calls", "reference_tool_calls"):
+        try:
+            calls = parse_tool_calls(values.get(name), name)
+        except ValueError as exc:
+            raise _RowError(name, str(exc).removeprefix(f"{name}: ").removeprefix(name)) from None
+        out[name] = None if calls is None else [c.model_dump() for c in calls]
     if ranked_relevance and lists["relevant_ids"] is not None and lists["relevant_grades"] is None:
         # Listed most relevant first, no grades: the grade is the position from the end (n, n-1, ..., 1).
         count = len(out["relevant_ids"])
@@ -749,6 +756,8 @@ def _type(value: Any) -> str:
 
 def _sample(clean: dict[str, Any]) -> RagSample:
     fields = {
-        k: clean[k] for k in ("id", "question", "contexts", "context_ids", "answer", "reference", "language")
-    }
+        k: clean[k]
+        for k in ("id", "question", "contexts", "context_ids", "answer", "reference", "language", "tool_calls",
+                  "reference_tool_calls")
+    }  # fmt: skip
     return RagSample.model_validate(fields)

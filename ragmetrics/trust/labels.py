@@ -108,8 +108,11 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
         import csv
         import io
 
-        reader = csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ",")
-        return [(number, row) for number, row in enumerate(reader, start=2)]
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
+        try:
+            return [(number, row) for number, row in enumerate(reader, start=2)]
+        except csv.Error as exc:  # a stray carriage return or NUL: named, not a traceback
+            raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
     raise InputError(f"unknown labels format {suffix!r}: use .csv, .tsv, .jsonl or .parquet", source=source)
 
 

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     "load_config": "ragmetrics.nightly.config",
     "run_pipeline": "ragmetrics.nightly.pipeline",
     "read_qa": "ragmetrics.nightly.dataset",
+    "read_traces": "ragmetrics.traces",
     # test collections
     "build_testset": "ragmetrics.testset",
     # schema and errors
@@ -84,6 +85,7 @@ __all__ = [
     "ppi_difference",
     "python_metric",
     "read_qa",
+    "read_traces",
     "run_pipeline",
     "search_fusion",
     "seed_report",
@@ -115,6 +117,7 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.run import Run
     from ragmetrics.schema import Report, RunResult
     from ragmetrics.testset import build_testset
+    from ragmetrics.traces import read_traces
     from ragmetrics.trust import judge_agreement, judge_noise_stats, load_labels, ppi_difference
 
 

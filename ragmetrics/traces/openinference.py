@@ -1,0 +1,213 @@
+"""Spans with the OpenInference conventions turned into what ragmetrics scores.
+
+One trace is one question. Its root span (no parent in the trace) gives the question (`input.value`) and the
+answer (`output.value`; a JSON object's "answer", "output" or "response", else the text), its latency (end
+minus start) and its session (`session.id`, a conversation). Each RETRIEVER span gives a ranking
+(`retrieval.documents.{i}.document.id`, `.content`, `.score`), named by the span's name, and the last one (or a
+RERANKER's `reranker.output_documents`, when there is one) gives the contexts the answer was written from.
+LLM spans give tokens (`llm.token_count.total`, else prompt + completion), cost (`llm.cost.total`) and the model
+(`llm.model_name`), and the tool calls the model made (`llm.output_messages.{i}.message.tool_calls.{j}.
+tool_call.function.name` / `.arguments`). What a trace lacks for a field is a problem named per trace, with the
+attribute looked for, never a silent drop.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.tool_calls import ToolCall
+from ragmetrics.traces.otlp import Span
+
+__all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
+
+KIND = "openinference.span.kind"
+_DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|content|score)$")
+_TOOL = re.compile(
+    r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.function\.(name|arguments)$"
+)
+
+
+@dataclass(frozen=True)
+class TraceProblem:
+    """What one trace lacks: the field that cannot be filled and the attribute that would fill it."""
+
+    trace_id: str
+    field: str
+    message: str
+
+
+@dataclass
+class TracedRun:
+    """One traced retriever or reranker: per trace (query), document id -> score, in rank order."""
+
+    name: str
+    rankings: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+@dataclass
+class TraceSet:
+    """The samples the traces hold, the rankings of their retrievers, operational figures per trace, and
+    what could not be read."""
+
+    source: str
+    samples: list[RagSample] = field(default_factory=list)
+    runs: dict[str, TracedRun] = field(default_factory=dict)
+    latency_s: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, float] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    models: dict[str, str] = field(default_factory=dict)
+    sessions: dict[str, str] = field(default_factory=dict)
+    problems: list[TraceProblem] = field(default_factory=list)
+
+
+def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
+    found: dict[int, dict[str, Any]] = defaultdict(dict)
+    for key, value in span.attributes.items():
+        match = _DOC.match(key)
+        if match and match.group(1) == prefix:
+            found[int(match.group(2))][match.group(3)] = value
+    return [found[i] for i in sorted(found)]
+
+
+def _text(value: Any, keys: tuple[str, ...]) -> str | None:
+    """A span's input or output as text: a JSON object's first known key, else the value itself."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        value = parsed
+    if isinstance(value, dict):
+        for key in keys:
+            if isinstance(value.get(key), str):
+                return str(value[key])
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _tool_calls(llm_spans: list[Span]) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for span in llm_spans:
+        parts: dict[tuple[int, int], dict[str, Any]] = defaultdict(dict)
+        for key, value in span.attributes.items():
+            match = _TOOL.match(key)
+            if match:
+                parts[(int(match.group(1)), int(match.group(2)))][match.group(3)] = value
+        for _, part in sorted(parts.items()):
+            args = part.get("arguments") or "{}"
+            try:
+                parsed = json.loads(args) if isinstance(args, str) else args
+            except json.JSONDecodeError:
+                parsed = {"_raw": args}
+            calls.append(
+                ToolCall(
+                    name=str(part.get("name", "")) or "?",
+                    args=parsed if isinstance(parsed, dict) else {"_": parsed},
+                )
+            )
+    return calls
+
+
+def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
+    ids = {s.span_id for s in spans}
+    roots = sorted(
+        (s for s in spans if s.parent_id is None or s.parent_id not in ids), key=lambda s: s.start_ns
+    )
+    root = roots[0]
+    question = _text(root.attributes.get("input.value"), ("question", "query", "input", "user_input"))
+    if not question or not question.strip():
+        out.problems.append(TraceProblem(trace_id, "question", f"root span {root.name!r} has no input.value"))
+        return
+    answer = _text(root.attributes.get("output.value"), ("answer", "output", "response", "result"))
+    if answer is None:
+        out.problems.append(TraceProblem(trace_id, "answer", f"root span {root.name!r} has no output.value"))
+    by_start = sorted(spans, key=lambda s: s.start_ns)
+    retrievers = [s for s in by_start if s.attributes.get(KIND) == "RETRIEVER"]
+    rerankers = [s for s in by_start if s.attributes.get(KIND) == "RERANKER"]
+    llms = [s for s in by_start if s.attributes.get(KIND) == "LLM"]
+    for span in retrievers:
+        docs = _documents(span, "retrieval.documents")
+        run = out.runs.setdefault(span.name, TracedRun(span.name))
+        run.rankings[trace_id] = _ranking(docs, trace_id, f"retriever {span.name!r}", out)
+    for span in rerankers:
+        docs = _documents(span, "reranker.output_documents")
+        run = out.runs.setdefault(span.name, TracedRun(span.name))
+        run.rankings[trace_id] = _ranking(docs, trace_id, f"reranker {span.name!r}", out)
+    final = rerankers[-1] if rerankers else (retrievers[-1] if retrievers else None)
+    contexts: list[str] | None = None
+    context_ids: list[str] | None = None
+    if final is None:
+        out.problems.append(
+            TraceProblem(trace_id, "contexts", "no RETRIEVER or RERANKER span (openinference.span.kind)")
+        )
+    else:
+        docs = _documents(final, "reranker.output_documents" if final in rerankers else "retrieval.documents")
+        if any("content" not in d for d in docs):
+            out.problems.append(
+                TraceProblem(
+                    trace_id, "contexts", f"span {final.name!r}: a document without document.content"
+                )
+            )
+        else:
+            contexts = [str(d["content"]) for d in docs]
+            if docs and all("id" in d for d in docs):
+                context_ids = [str(d["id"]) for d in docs]
+    tokens = 0.0
+    cost = 0.0
+    has_cost = False
+    for span in llms:
+        total = span.attributes.get("llm.token_count.total")
+        if total is None:
+            total = (span.attributes.get("llm.token_count.prompt") or 0) + (
+                span.attributes.get("llm.token_count.completion") or 0
+            )
+        tokens += float(total)
+        if span.attributes.get("llm.cost.total") is not None:
+            cost += float(span.attributes["llm.cost.total"])
+            has_cost = True
+        if isinstance(span.attributes.get("llm.model_name"), str):
+            out.models[trace_id] = span.attributes["llm.model_name"]
+    calls = _tool_calls(llms)
+    sample = RagSample(id=trace_id, question=question, answer=answer, contexts=contexts, context_ids=context_ids,
+                       tool_calls=calls if calls else None)  # fmt: skip
+    out.samples.append(sample)
+    out.latency_s[trace_id] = root.seconds
+    if llms:
+        out.tokens[trace_id] = tokens
+    if has_cost:
+        out.cost[trace_id] = cost
+    session = root.attributes.get("session.id")
+    if isinstance(session, str) and session:
+        out.sessions[trace_id] = session
+
+
+def _ranking(docs: list[dict[str, Any]], trace_id: str, what: str, out: TraceSet) -> dict[str, float]:
+    """Document id -> score; without scores, rank order gives n, n-1, ..., 1 (the span lists best first)."""
+    ranking: dict[str, float] = {}
+    for rank, doc in enumerate(docs):
+        if "id" not in doc:
+            out.problems.append(
+                TraceProblem(trace_id, "retrieved_ids", f"{what}: document {rank} has no document.id")
+            )
+            continue
+        score = doc.get("score")
+        ranking[str(doc["id"])] = float(score) if isinstance(score, int | float) else float(len(docs) - rank)
+    return ranking
+
+
+def traces_from_spans(spans: list[Span], *, source: str = "spans") -> TraceSet:
+    """Group spans by trace and read each (module doc); traces in order of their first span's start."""
+    out = TraceSet(source=source)
+    by_trace: dict[str, list[Span]] = defaultdict(list)
+    for span in spans:
+        by_trace[span.trace_id].append(span)
+    for trace_id, members in sorted(by_trace.items(), key=lambda kv: min(s.start_ns for s in kv[1])):
+        _one_trace(trace_id, members, out)
+    return out

@@ -1,0 +1,150 @@
+"""OTLP JSON, as the OpenTelemetry Collector's file exporter writes it, read into plain spans.
+
+The file holds export requests (`{"resourceSpans": [...]}`), one per line (JSON Lines) or a single document;
+each resource holds scopes (`scopeSpans`, or `instrumentationLibrarySpans` from older exporters) holding spans.
+A span's attributes are `{"key", "value": {"stringValue" | "intValue" | "doubleValue" | "boolValue" |
+"arrayValue" | "kvlistValue" | "bytesValue"}}`; integers come as strings (protobuf's JSON mapping of int64).
+Read line by line, so a large file is never held whole; every malformed line or span is an InputError naming
+the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmetrics._textfile import open_regular
+from ragmetrics.errors import InputError
+
+__all__ = ["Span", "read_otlp_json"]
+
+
+@dataclass(frozen=True)
+class Span:
+    """One span: ids, name, times in nanoseconds since the epoch, and its attributes as Python values."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any] = field(default_factory=dict)
+    line: int = 0
+
+    @property
+    def seconds(self) -> float:
+        return max(0, self.end_ns - self.start_ns) / 1e9
+
+
+def _value(value: Any, where: str) -> Any:
+    """An OTLP AnyValue as a Python value."""
+    if not isinstance(value, dict) or len(value) > 1:
+        raise ValueError(f"{where}: not an OTLP value")
+    if not value:
+        return None
+    ((kind, inner),) = value.items()
+    if kind == "stringValue":
+        return str(inner)
+    if kind == "intValue":
+        return int(inner)
+    if kind == "doubleValue":
+        number = float(inner)
+        return number
+    if kind == "boolValue":
+        return bool(inner)
+    if kind == "arrayValue":
+        return [_value(v, where) for v in (inner or {}).get("values", [])]
+    if kind == "kvlistValue":
+        return {kv["key"]: _value(kv.get("value", {}), where) for kv in (inner or {}).get("values", [])}
+    if kind == "bytesValue":
+        return str(inner)
+    raise ValueError(f"{where}: unknown value kind {kind!r}")
+
+
+def _attributes(items: Any, where: str) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise ValueError(f"{where}: attributes must be a list")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise ValueError(f"{where}: an attribute without a key")
+        out[item["key"]] = _value(item.get("value", {}), f"{where}, attribute {item['key']!r}")
+    return out
+
+
+def _spans_of(request: Any, line: int) -> Iterator[Span]:
+    if not isinstance(request, dict):
+        raise ValueError("expected an OTLP export request (an object with resourceSpans)")
+    for resource in request.get("resourceSpans", []) or []:
+        scopes = resource.get("scopeSpans") or resource.get("instrumentationLibrarySpans") or []
+        for scope in scopes:
+            for raw in scope.get("spans", []) or []:
+                if not isinstance(raw, dict):
+                    raise ValueError("a span that is not an object")
+                trace_id, span_id = raw.get("traceId"), raw.get("spanId")
+                if (
+                    not isinstance(trace_id, str)
+                    or not trace_id
+                    or not isinstance(span_id, str)
+                    or not span_id
+                ):
+                    raise ValueError("a span without traceId or spanId")
+                name = raw.get("name", "")
+                try:
+                    start, end = int(raw.get("startTimeUnixNano", 0)), int(raw.get("endTimeUnixNano", 0))
+                except (TypeError, ValueError):
+                    raise ValueError(f"span {name!r}: start or end time is not a whole number") from None
+                yield Span(
+                    trace_id=trace_id,
+                    span_id=span_id,
+                    parent_id=raw.get("parentSpanId") or None,
+                    name=str(name),
+                    start_ns=start,
+                    end_ns=end,
+                    attributes=_attributes(raw.get("attributes"), f"span {name!r}"),
+                    line=line,
+                )
+
+
+def _whole_document(path: Path, source: str) -> list[tuple[int, Any]]:
+    from ragmetrics._textfile import read_utf8
+
+    try:
+        document = json.loads(read_utf8(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    return [(1, document)]
+
+
+def read_otlp_json(path: Path) -> list[Span]:
+    """Every span of the file, in file order (module doc)."""
+    source = str(path)
+    spans: list[Span] = []
+    items: list[tuple[int, Any]] = []
+    with open_regular(path, prefix="cannot read: ") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                items.append((number, json.loads(raw)))
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if items:
+                    raise InputError(f"not an OTLP JSON line: {exc}", source=source, line=number) from None
+                items = _whole_document(path, source)  # one pretty-printed document, or an array of them
+                break
+    if len(items) == 1 and isinstance(items[0][1], list):
+        items = [(items[0][0], request) for request in items[0][1]]
+    for number, request in items:
+        try:
+            spans.extend(_spans_of(request, number))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise InputError(f"not an OTLP trace export: {exc}", source=source, line=number) from None
+    if not spans:
+        raise InputError("no span in the file: is it the collector's traces export?", source=source)
+    return spans

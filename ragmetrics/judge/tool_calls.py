@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = [
     "ArgumentMatch",
@@ -55,6 +55,21 @@ class ToolCall(BaseModel):
     name: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Arguments are stored in reports as JSON: a NaN or an infinity there is not JSON."""
+        stack: list[Any] = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, float) and not math.isfinite(item):
+                raise ValueError(f"an argument holds {item}, not a JSON number")
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list | tuple):
+                stack.extend(item)
+        return value
+
 
 def _one_call(item: Any, where: str) -> ToolCall:
     if not isinstance(item, dict):
@@ -77,7 +92,10 @@ def _one_call(item: Any, where: str) -> ToolCall:
     unknown = set(item) - {"name", "args", "arguments", "id", "type"}
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {sorted(unknown)}; a call has name and args")
-    return ToolCall(name=name, args=args)
+    try:
+        return ToolCall(name=name, args=args)
+    except ValidationError as exc:
+        raise ValueError(f"{where}: {exc.errors()[0]['msg']}") from None
 
 
 def parse_tool_calls(value: Any, field: str = "tool_calls") -> list[ToolCall] | None:

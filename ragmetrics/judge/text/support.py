@@ -29,6 +29,7 @@ and their reasons say exactly which detail was not found.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -181,6 +182,7 @@ def _number_matches(value: str, stated: frozenset[str], approximate: bool) -> bo
     return False
 
 
+@lru_cache(maxsize=64)
 def _negation_pattern(language: str | None) -> re.Pattern[str]:
     base = (language or "").split("-")[0].lower()
     pattern = _NEGATIONS.get(base)
@@ -314,9 +316,11 @@ def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z]+", text.lower()))
 
 
-def _antonym(mine: str, theirs: str) -> tuple[str, str] | None:
-    """A word of `mine` whose opposite `theirs` uses (and `mine` does not)."""
-    ours, other = _words(mine), _words(theirs)
+_ANTONYM_WORDS = frozenset(w for left, right in _ANTONYM_GROUPS for w in left | right)
+
+
+def _antonym(ours: set[str] | frozenset[str], other: set[str] | frozenset[str]) -> tuple[str, str] | None:
+    """A word of `ours` whose opposite `other` uses (and `ours` does not); both are word sets."""
     for left, right in _ANTONYM_GROUPS:
         for a, b in ((left, right), (right, left)):
             said, opposite = ours & a, other & b
@@ -331,13 +335,25 @@ _LIGHT_WORDS = frozenset(
 """Verbs and nouns so general that an answer may add them without adding a claim."""
 
 
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
+@lru_cache(maxsize=4096)
+def _word_starts(passage: str) -> tuple[str, ...]:
+    """The lowercased passage's ASCII letter runs, sorted: a prefix is found by bisection, not by a regex
+    compiled per word (judging a run checks every statement against every chunk)."""
+    return tuple(sorted(set(_ASCII_WORD.findall(passage))))
+
+
 def _found(unit: str, passage: str) -> bool:
     """Whether `unit` (a lowercased content word, or a CJK bigram) occurs in the lowercased `passage`, in any
     English inflection: its first max(4, n-2) letters at a word start."""
     if not unit.isascii() or not unit.isalpha():
         return unit in passage
     stem = unit[: max(4, len(unit) - 2)] if len(unit) > 4 else unit
-    return re.search(r"(?<![a-z])" + re.escape(stem), passage) is not None
+    words = _word_starts(passage)
+    at = bisect.bisect_left(words, stem)
+    return at < len(words) and words[at].startswith(stem)
 
 
 def _claim_units(text: str) -> frozenset[str]:
@@ -356,6 +372,7 @@ def _statement_numbers(statement: str, language: str | None) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=4096)
 def _passage_numbers(passage: str, language: str | None) -> frozenset[str]:
     found = set(numbers_in(passage))
     if (language or "en").startswith("en"):
@@ -409,14 +426,36 @@ def resolve_pronoun(answer: str, question: str) -> str:
 _SUBJECT_PRONOUN = re.compile(r"\s*(?:it|they|this|these|he|she)\b", re.IGNORECASE)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@lru_cache(maxsize=4096)
+def _fine_clauses(passage: str, language: str | None) -> tuple[tuple[str, bool, frozenset[str]], ...]:
+    """Each clause of the passage (cut at "and" too) with its polarity and stems; cached per passage."""
+    return tuple(
+        (clause, has_negation(clause, language), _stems(_without_negation(clause, language)))
+        for sentence in _SENTENCE_END.split(passage)
+        for clause in _polarity_clauses(sentence)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    """The clauses of the passage (cut at commas and contrastive words) that use a word with an opposite, each
+    as (its words, its stems); cached per passage."""
+    out = []
+    for sentence in _SENTENCE_END.split(passage):
+        for clause in _clauses(sentence):
+            words = frozenset(_words(clause))
+            if words & _ANTONYM_WORDS:
+                out.append((words, _stems(_without_negation(clause, language))))
+    return tuple(out)
+
+
 def _polarity(statement: str, passage: str, language: str | None) -> Conflict | None:
     """A clause of the statement that makes the same claim as a clause of the passage (SAME_CLAIM_SHARE of its
     words, negations aside) with the opposite polarity or an opposite word."""
-    theirs = [
-        (clause, has_negation(clause, language), _stems(_without_negation(clause, language)))
-        for sentence in re.split(r"(?<=[.!?。！？])\s+", passage)
-        for clause in _polarity_clauses(sentence)
-    ]
+    theirs = _fine_clauses(passage, language)
     english = (language or "en").startswith("en")
     for part in _polarity_clauses(statement):
         mine = _stems(_without_negation(part, language))
@@ -433,16 +472,15 @@ def _polarity(statement: str, passage: str, language: str | None) -> Conflict | 
             )
     if not english:
         return None
-    coarse = [
-        (clause, _stems(_without_negation(clause, language)))
-        for sentence in re.split(r"(?<=[.!?。！？])\s+", passage)
-        for clause in _clauses(sentence)
-    ]
+    coarse = _coarse_clauses(passage, language)
     for part in _clauses(statement):
+        ours = _words(part)
+        if not ours & _ANTONYM_WORDS:
+            continue
         mine = _stems(_without_negation(part, language))
         if mine:
             for other, other_words in coarse:
-                flipped = _antonym(part, other)
+                flipped = _antonym(ours, other)
                 if flipped is None:
                     continue
                 flipped_stems = {_stem(w) for w in flipped}

@@ -10,6 +10,7 @@ real Ctrl-C still stops the night) and asyncio's cancellation (the night's own t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -75,20 +76,27 @@ async def call_in_thread(function: Callable[..., T], *args: Any, timeout: float)
     future: asyncio.Future[T] = loop.create_future()
 
     def settle(outcome: Callable[[], None]) -> None:
-        if not future.done():
+        if not future.done() and not timed_out:
             outcome()
+
+    def hand_over(outcome: Callable[[], None]) -> None:
+        # RuntimeError: the loop has closed; the call timed out long ago and nobody waits for it.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, outcome)
 
     def work() -> None:
         try:
             result = function(*args)
         except BaseException as exc:  # handed to the awaiting task, whatever it is
             error = exc if isinstance(exc, Exception) or is_stop_request(exc) else TeamCodeExit(exc)
-            loop.call_soon_threadsafe(settle, lambda: future.set_exception(error))
+            hand_over(lambda: future.set_exception(error))
             return
-        loop.call_soon_threadsafe(settle, lambda: future.set_result(result))
+        hand_over(lambda: future.set_result(result))
 
+    timed_out = False
     threading.Thread(target=work, name="ragmetrics-team-code", daemon=True).start()
     try:
         return await asyncio.wait_for(asyncio.shield(future), timeout)
     except TimeoutError:
+        timed_out = True  # a late outcome is dropped: nobody will retrieve it
         raise TeamCodeTimeout(f"did not return within {timeout:g} s") from None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmetrics.judge.base import RagSample
-from ragmetrics.judge.tool_calls import ToolCall
+from ragmetrics.judge.tool_calls import ToolCall, parse_tool_calls
 from ragmetrics.traces.otlp import Span
 
 __all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
@@ -93,26 +93,17 @@ def _text(value: Any, keys: tuple[str, ...]) -> str | None:
 
 
 def _tool_calls(llm_spans: list[Span]) -> list[ToolCall]:
-    calls: list[ToolCall] = []
+    """The calls the model made, read by the dataset's own parser (`judge.tool_calls.parse_tool_calls`):
+    arguments that are not a JSON object are a ValueError naming the call, never a guessed value."""
+    raw: list[dict[str, Any]] = []
     for span in llm_spans:
         parts: dict[tuple[int, int], dict[str, Any]] = defaultdict(dict)
         for key, value in span.attributes.items():
             match = _TOOL.match(key)
             if match:
                 parts[(int(match.group(1)), int(match.group(2)))][match.group(3)] = value
-        for _, part in sorted(parts.items()):
-            args = part.get("arguments") or "{}"
-            try:
-                parsed = json.loads(args) if isinstance(args, str) else args
-            except json.JSONDecodeError:
-                parsed = {"_raw": args}
-            calls.append(
-                ToolCall(
-                    name=str(part.get("name", "")) or "?",
-                    args=parsed if isinstance(parsed, dict) else {"_": parsed},
-                )
-            )
-    return calls
+        raw.extend(part for _, part in sorted(parts.items()))
+    return parse_tool_calls(raw, "tool_calls") or []
 
 
 def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
@@ -174,7 +165,11 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
             has_cost = True
         if isinstance(span.attributes.get("llm.model_name"), str):
             out.models[trace_id] = span.attributes["llm.model_name"]
-    calls = _tool_calls(llms)
+    try:
+        calls = _tool_calls(llms)
+    except ValueError as exc:  # named for this trace; the sample keeps no tool calls rather than wrong ones
+        out.problems.append(TraceProblem(trace_id, "tool_calls", f"{exc} (llm.output_messages...tool_call)"))
+        calls = []
     sample = RagSample(id=trace_id, question=question, answer=answer, contexts=contexts, context_ids=context_ids,
                        tool_calls=calls if calls else None)  # fmt: skip
     out.samples.append(sample)

@@ -114,3 +114,14 @@ def test_one_pretty_printed_document_is_read_too(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     path.write_text(json.dumps(_request(_trace_one()), indent=2), encoding="utf-8")
     assert [s.id for s in read_traces(str(path)).samples] == ["t1"]
+
+
+def test_tool_call_arguments_that_are_not_json_are_a_named_problem(tmp_path: Path) -> None:
+    spans = _trace_one()
+    for attribute in spans[3]["attributes"]:
+        if attribute["key"].endswith("function.arguments"):
+            attribute["value"] = {"stringValue": "{not json"}
+    traces = read_traces(str(_write(tmp_path / "traces.jsonl", [_request(spans)])))
+    (problem,) = traces.problems
+    assert problem.field == "tool_calls" and "not JSON" in problem.message
+    assert traces.samples[0].tool_calls is None

@@ -121,7 +121,9 @@ def mark_call_failures(results: dict[str, RunResult], answered: Mapping[str, Ans
                 )
                 changed = True
             failures.append(failure)
-        pipeline_failed = {q: c for q, c in run_answers.failed.items() if c[0].startswith("pipeline_")}
+        pipeline_failed = {
+            q: c for q, c in run_answers.failed.items() if c[0].startswith(("pipeline_", "trace_"))
+        }
         for qid, (cause, message) in pipeline_failed.items():
             scores = result.per_query.get(qid, {})
             for metric in result.metrics:

@@ -79,8 +79,18 @@ class DatasetConfig(_Section):
 
     builtin: str | None = Field(default=None, description=f"a shipped dataset: one of {BUILTIN_DATASETS}")
     path: Path | None = Field(default=None, description="a local file or saved dataset folder, or a hub name")
-    format: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub"] = Field(
-        default="auto", description="auto: from the file extension, or 'disk' for a folder"
+    traces: Path | None = Field(
+        default=None,
+        description="a trace file (OTLP JSON from the OpenTelemetry Collector's file exporter, or a Langfuse "
+        "export; docs/traces.md): the traced system's answers, contexts, rankings, latency, tokens and cost. "
+        "With 'builtin' or 'path', traces are matched to its questions (metadata id, else the question's text) "
+        "and scored against its references and qrels; alone, the traces are the dataset",
+    )
+    format: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub", "otlp", "langfuse"] = Field(
+        default="auto",
+        description="auto: from the file extension, or 'disk' for a folder; 'otlp' or 'langfuse' for a "
+        "dataset of traces alone (with 'path' too, it is the format of 'path', and the traces' is read from "
+        "their content)",
     )
     split: str = Field(
         default="train", description="the split to read (local files: the name given to the file)"
@@ -135,10 +145,22 @@ class DatasetConfig(_Section):
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
-        if (self.builtin is None) == (self.path is None):
+        if self.builtin is not None and self.path is not None:
             raise ValueError("give exactly one of 'builtin' or 'path'")
+        if self.builtin is None and self.path is None and self.traces is None:
+            raise ValueError("give exactly one of 'builtin' or 'path', or 'traces'")
+        trace_formats = ("otlp", "langfuse")
+        if self.format in trace_formats and (self.traces is None or self.path is not None):
+            raise ValueError(
+                f"format {self.format!r} is the format of dataset.traces, which needs 'traces' and no 'path' "
+                "(with 'path', format is the format of 'path' and the traces' is read from their content)"
+            )
+        if self.traces is not None and self.path is None and self.format not in ("auto", *trace_formats):
+            raise ValueError(f"format {self.format!r} is for 'path'; traces are 'otlp' or 'langfuse'")
         if self.builtin is not None:
             ignored = sorted({"format", "split"} & self.model_fields_set)
+            if self.traces is not None and self.format in ("auto", *trace_formats):
+                ignored = [name for name in ignored if name != "format"]  # the traces' format
             if ignored:  # a built-in dataset has one format and one split: a value here would be ignored
                 verb = "applies" if len(ignored) == 1 else "apply"
                 raise ValueError(
@@ -709,6 +731,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     if ds.format != "hub" and ds.path is not None:
         ds.path = _resolve(ds.path, base)
     ds.passages = _resolve(ds.passages, base)
+    ds.traces = _resolve(ds.traces, base)
     for spec in config.runs:
         if isinstance(spec, FileRunSpec):
             resolved = _resolve(spec.path, base)

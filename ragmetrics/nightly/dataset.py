@@ -31,6 +31,7 @@ from ragmetrics.judge.tool_calls import parse_tool_calls
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
+    from ragmetrics.nightly.traced import TracedOutputs
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
 
@@ -103,6 +104,8 @@ class QADataset:
     """(row number, sample id, values) of the columns asked for by `keep` (human labels)."""
     extras: dict[str, dict[str, Any]] = field(default_factory=dict)
     """sample id -> the row's columns that map to none of our fields: passed on to the team's pipeline."""
+    traced: TracedOutputs | None = None
+    """What the traces measured per question, when the answers come from `dataset.traces`."""
 
     @property
     def query_ids(self) -> list[str]:
@@ -182,7 +185,17 @@ def read_qa(
 
 
 def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence[str] = ()) -> QADataset:
-    """Load, map and validate the dataset a config describes (paths already resolved)."""
+    """Load, map and validate the dataset a config describes (paths already resolved); with `traces`, the
+    traced system's outputs on its questions (`nightly.traced`)."""
+    if config.traces is None:
+        return _load_qa(config, progress=progress, keep=keep)
+    from ragmetrics.nightly.traced import attach_traces
+
+    qa = _load_qa(config, progress=progress, keep=keep) if config.builtin or config.path else None
+    return attach_traces(config, qa)
+
+
+def _load_qa(config: DatasetConfig, *, progress: bool, keep: Sequence[str]) -> QADataset:
     if config.builtin is not None:
         return _load_builtin(config, keep)
     assert config.path is not None

@@ -113,10 +113,32 @@ def build_runs(
                 calls = calls if calls is not None else TargetCalls(cache=None, search=[Path.cwd()])
                 answered[name] = call_pipeline(spec, dataset, calls)
                 runs[name] = answered[name].run
+            elif isinstance(spec, DatasetRunSpec) and dataset.traced is not None:
+                answered[name] = traced_answers(name, dataset)
+                runs[name] = answered[name].run
+                runs.update(dataset.traced.span_runs(name))
             else:
                 runs[name] = _build_run(spec, name, i, dataset)
             advance()
     return runs
+
+
+def traced_answers(name: str, dataset: QADataset) -> AnsweredRun:
+    """The traced system as one run: the dataset's answers and ranking (from the traces), latency, tokens
+    and cost per question, and a `trace_missing` failure for each question no trace answered."""
+    traced = dataset.traced
+    assert traced is not None
+    return AnsweredRun(
+        name=name,
+        samples=dataset.samples,
+        failed={qid: ("trace_missing", why) for qid, why in traced.missing.items()},
+        latency_s=dict(traced.latency_s),
+        tokens=dict(traced.tokens),
+        cost=dict(traced.cost),
+        run=dataset.run(name) if dataset.has_run else None,
+        notes=list(traced.notes),
+        stages=["traces"],
+    )
 
 
 def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run | None]) -> Run:

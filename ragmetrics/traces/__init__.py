@@ -3,27 +3,60 @@ read back as samples, rankings and operational figures (docs/traces.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from ragmetrics.errors import InputError
 from ragmetrics.traces.openinference import TracedRun, TraceProblem, TraceSet, traces_from_spans
 from ragmetrics.traces.otlp import Span, read_otlp_json
 
 __all__ = [
+    "TRACE_FORMATS",
     "Span",
     "TraceProblem",
     "TraceSet",
     "TracedRun",
+    "detect_trace_format",
     "read_otlp_json",
     "read_traces",
     "traces_from_spans",
 ]
 
 
-def read_traces(path: str, *, format: str = "otlp") -> TraceSet:
-    """The traces of an OTLP JSON file (the OpenTelemetry Collector's file exporter: one export request per
-    line, or one JSON document) as samples and runs; `format` is "otlp" (the only one read so far)."""
-    from pathlib import Path
+TRACE_FORMATS = ("auto", "otlp", "langfuse")
+_PEEK_BYTES = 1 << 20
 
-    from ragmetrics.errors import InputError
 
-    if format != "otlp":
-        raise InputError(f"trace format {format!r} is not read yet; use 'otlp'", field="format")
-    return traces_from_spans(read_otlp_json(Path(path)), source=str(path))
+def detect_trace_format(path: str | Path) -> str:
+    """'otlp' when the file's first megabyte holds OTLP's `resourceSpans`, 'langfuse' when it holds a
+    trace's `observations`; an InputError naming the file otherwise."""
+    from ragmetrics._textfile import open_regular
+
+    with open_regular(Path(path), prefix="cannot read: ") as handle:
+        head = handle.read(_PEEK_BYTES)
+    if b'"resourceSpans"' in head or b'"scopeSpans"' in head:
+        return "otlp"
+    if b'"observations"' in head:
+        return "langfuse"
+    raise InputError(
+        "cannot tell the trace format (no 'resourceSpans' for OTLP JSON, no 'observations' for a Langfuse "
+        "export); set it: format 'otlp' or 'langfuse'",
+        source=str(path),
+    )
+
+
+def read_traces(path: str | Path, *, format: str = "auto") -> TraceSet:
+    """The traces of a file as samples, runs and operational figures (docs/traces.md). `format`: "otlp" (the
+    OpenTelemetry Collector's file exporter: OTLP JSON, one export request per line or one document),
+    "langfuse" (a Langfuse trace export with observations), or "auto" (from the file's content)."""
+    if format not in TRACE_FORMATS:
+        raise InputError(
+            f"unknown trace format {format!r}; one of {', '.join(TRACE_FORMATS)}", field="format"
+        )
+    chosen = detect_trace_format(path) if format == "auto" else format
+    if chosen == "otlp":
+        spans = read_otlp_json(Path(path))
+    else:
+        from ragmetrics.traces.langfuse import read_langfuse_export
+
+        spans = read_langfuse_export(Path(path))
+    return traces_from_spans(spans, source=str(path))

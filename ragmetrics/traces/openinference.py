@@ -26,6 +26,8 @@ from ragmetrics.traces.otlp import Span
 __all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
 
 KIND = "openinference.span.kind"
+SAMPLE_ID_KEYS = ("sample_id", "question_id", "id")
+"""Keys of a root span's `metadata` that give the question's id in the team's QA dataset."""
 _DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|content|score)$")
 _TOOL = re.compile(
     r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.function\.(name|arguments)$"
@@ -62,6 +64,11 @@ class TraceSet:
     cost: dict[str, float] = field(default_factory=dict)
     models: dict[str, str] = field(default_factory=dict)
     sessions: dict[str, str] = field(default_factory=dict)
+    sample_ids: dict[str, str] = field(default_factory=dict)
+    """trace id -> the id the team gave the question (root `metadata` JSON: "sample_id", "question_id" or
+    "id"), for matching traces to a QA dataset's questions."""
+    final_span: dict[str, str] = field(default_factory=dict)
+    """trace id -> the retriever or reranker whose documents became the contexts (its run's name)."""
     problems: list[TraceProblem] = field(default_factory=list)
 
 
@@ -74,8 +81,9 @@ def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
     return [found[i] for i in sorted(found)]
 
 
-def _text(value: Any, keys: tuple[str, ...]) -> str | None:
-    """A span's input or output as text: a JSON object's first known key, else the value itself."""
+def _text(value: Any, keys: tuple[str, ...], role: str) -> str | None:
+    """A span's input or output as text: a JSON object's first known key, the last `role` message of a chat
+    message list (or of an object's "messages"), else the value itself."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -84,6 +92,15 @@ def _text(value: Any, keys: tuple[str, ...]) -> str | None:
         except json.JSONDecodeError:
             return value
         value = parsed
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("messages"), list)
+        and not any(k in value for k in keys)
+    ):
+        value = value["messages"]
+    if isinstance(value, list) and value and all(isinstance(m, dict) and "content" in m for m in value):
+        said = [m["content"] for m in value if m.get("role", role) == role and isinstance(m["content"], str)]
+        return said[-1] if said else None
     if isinstance(value, dict):
         for key in keys:
             if isinstance(value.get(key), str):
@@ -112,11 +129,13 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
         (s for s in spans if s.parent_id is None or s.parent_id not in ids), key=lambda s: s.start_ns
     )
     root = roots[0]
-    question = _text(root.attributes.get("input.value"), ("question", "query", "input", "user_input"))
+    question = _text(root.attributes.get("input.value"), ("question", "query", "input", "user_input"), "user")
     if not question or not question.strip():
         out.problems.append(TraceProblem(trace_id, "question", f"root span {root.name!r} has no input.value"))
         return
-    answer = _text(root.attributes.get("output.value"), ("answer", "output", "response", "result"))
+    answer = _text(
+        root.attributes.get("output.value"), ("answer", "output", "response", "result"), "assistant"
+    )
     if answer is None:
         out.problems.append(TraceProblem(trace_id, "answer", f"root span {root.name!r} has no output.value"))
     by_start = sorted(spans, key=lambda s: s.start_ns)
@@ -139,6 +158,7 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
             TraceProblem(trace_id, "contexts", "no RETRIEVER or RERANKER span (openinference.span.kind)")
         )
     else:
+        out.final_span[trace_id] = final.name
         docs = _documents(final, "reranker.output_documents" if final in rerankers else "retrieval.documents")
         if any("content" not in d for d in docs):
             out.problems.append(
@@ -178,9 +198,27 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
         out.tokens[trace_id] = tokens
     if has_cost:
         out.cost[trace_id] = cost
+    given = _given_id(root.attributes.get("metadata"))
+    if given is not None:
+        out.sample_ids[trace_id] = given
     session = root.attributes.get("session.id")
     if isinstance(session, str) and session:
         out.sessions[trace_id] = session
+
+
+def _given_id(metadata: Any) -> str | None:
+    """The question's own id from the root span's `metadata` (a JSON object, or an object already)."""
+    if isinstance(metadata, str):
+        try:
+            metadata = json.loads(metadata)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(metadata, dict):
+        for key in SAMPLE_ID_KEYS:
+            value = metadata.get(key)
+            if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+                return str(value)
+    return None
 
 
 def _ranking(docs: list[dict[str, Any]], trace_id: str, what: str, out: TraceSet) -> dict[str, float]:

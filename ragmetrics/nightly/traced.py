@@ -1,0 +1,200 @@
+"""A night's dataset from traces: what the traced system answered, retrieved and spent, per question.
+
+With a QA dataset (`builtin` or `path`) beside `traces`, the dataset says what the system is judged against
+(questions, references, qrels, reference tool calls) and the traces say what it did: a trace belongs to the
+question whose id its root span's `metadata` gives, else to the question with the same text (spaces
+normalised). A question traced twice is scored on its last trace (noted); a trace that matches no question
+is noted, never scored against a wrong one; a question without a trace keeps no answer, contexts or ranking,
+and its scores fail with cause `trace_missing`. Without a QA dataset the traces are the dataset (ids from
+`metadata`, else the trace id).
+
+The dataset's own run (`source: dataset`) is then the traced system: its answers and contexts, the ranking of
+its last retriever or reranker, and latency, tokens and cost as operational metrics. Every other traced
+retriever or reranker becomes a retrieval run of its own, named `<run>/<span name>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragmetrics.errors import InputError
+
+if TYPE_CHECKING:
+    from ragmetrics.nightly.config import DatasetConfig
+    from ragmetrics.nightly.dataset import QADataset
+    from ragmetrics.retrieval.run import Run
+    from ragmetrics.traces import TraceSet
+
+__all__ = ["TracedOutputs", "attach_traces"]
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class TracedOutputs:
+    """Per question id: what its trace measured, which questions have none and why, and the ranking of
+    every traced retriever or reranker."""
+
+    source: str
+    latency_s: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, float] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    final_span: str | None = None
+    rankings: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """span name -> question id -> document id -> score."""
+    notes: list[str] = field(default_factory=list)
+
+    def span_runs(self, prefix: str) -> dict[str, Run]:
+        """A Run per traced retriever or reranker other than the one whose documents became the contexts."""
+        from ragmetrics.retrieval.run import Run
+
+        return {
+            f"{prefix}/{span}": Run.from_dict(ranking, name=f"{prefix}/{span}", source=self.source)
+            for span, ranking in self.rankings.items()
+            if span != self.final_span and any(ranking.values())
+        }
+
+
+def _key(question: str) -> str:
+    return _SPACE.sub(" ", question).strip()
+
+
+def _row(sample: Any, ranking: dict[str, float] | None, sample_id: str) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": sample_id, "question": sample.question, "answer": sample.answer}
+    if sample.contexts is not None:
+        row["contexts"] = sample.contexts
+        if sample.context_ids is not None:
+            row["context_ids"] = sample.context_ids
+    if ranking:
+        row["retrieved_ids"] = list(ranking)
+        row["retrieved_scores"] = list(ranking.values())
+    if sample.tool_calls is not None:
+        row["tool_calls"] = [call.model_dump() for call in sample.tool_calls]
+    return row
+
+
+def _match(traces: TraceSet, qa: QADataset | None) -> tuple[dict[str, str], list[str]]:
+    """trace id -> question id, and what could not be matched."""
+    notes: list[str] = []
+    if qa is None:
+        return {s.id: traces.sample_ids.get(s.id, s.id) for s in traces.samples}, notes
+    ids = {s.id for s in qa.samples}
+    by_text: dict[str, list[str]] = {}
+    for sample in qa.samples:
+        by_text.setdefault(_key(sample.question), []).append(sample.id)
+    matched: dict[str, str] = {}
+    for sample in traces.samples:
+        given = traces.sample_ids.get(sample.id)
+        if given is not None and given in ids:
+            matched[sample.id] = given
+            continue
+        same = by_text.get(_key(sample.question), [])
+        if len(same) == 1:
+            matched[sample.id] = same[0]
+        elif len(same) > 1:
+            notes.append(
+                f"trace {sample.id}: its question is asked by {len(same)} rows of {qa.source} "
+                f"({', '.join(same[:3])}); give the question's id in the root span's metadata to say which"
+            )
+        else:
+            said = f"metadata id {given!r} and " if given is not None else ""
+            notes.append(
+                f"trace {sample.id}: {said}question {sample.question[:60]!r} match no question of {qa.source}; "
+                "not scored"
+            )
+    return matched, notes
+
+
+def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
+    """The dataset a night scores when `dataset.traces` is set (module doc)."""
+    from ragmetrics.nightly.dataset import validate_rows
+    from ragmetrics.traces import read_traces
+
+    assert config.traces is not None
+    fmt = config.format if config.path is None and config.format in ("otlp", "langfuse") else "auto"
+    traces = read_traces(config.traces, format=fmt)
+    source = str(config.traces)
+    out = TracedOutputs(source=source)
+    for problem in traces.problems:
+        out.notes.append(f"trace {problem.trace_id}: {problem.field}: {problem.message}")
+    matched, unmatched = _match(traces, qa)
+    out.notes.extend(unmatched)
+    finals: dict[str, int] = {}
+    chosen: dict[str, str] = {}  # question id -> trace id (the last traced)
+    for sample in traces.samples:
+        qid = matched.get(sample.id)
+        if qid is None:
+            continue
+        if qid in chosen:
+            out.notes.append(
+                f"question {qid!r} was traced more than once: its last trace ({sample.id}) is scored"
+            )
+        chosen[qid] = sample.id
+    by_trace = {s.id: s for s in traces.samples}
+    rows: list[dict[str, Any]] = []
+    for qid, trace_id in chosen.items():
+        span = traces.final_span.get(trace_id)
+        if span is not None:
+            finals[span] = finals.get(span, 0) + 1
+        ranking = traces.runs[span].rankings.get(trace_id) if span is not None else None
+        rows.append(_row(by_trace[trace_id], ranking, qid))
+        for name, run in traces.runs.items():
+            if trace_id in run.rankings:
+                out.rankings.setdefault(name, {})[qid] = run.rankings[trace_id]
+        for measured, values in (
+            (out.latency_s, traces.latency_s),
+            (out.tokens, traces.tokens),
+            (out.cost, traces.cost),
+        ):
+            if trace_id in values:
+                measured[qid] = values[trace_id]
+    out.final_span = max(finals, key=lambda s: finals[s]) if finals else None
+    if not rows:
+        raise InputError(
+            "no trace could be scored" + (f": {out.notes[0]}" if out.notes else ""), source=source
+        )
+    traced = validate_rows(rows, source=source, mapping={}, on_bad_row=config.on_bad_row,
+                           limit=None if qa is not None else config.limit, language=config.language)  # fmt: skip
+    if qa is None:
+        from ragmetrics.nightly.dataset import read_passages
+
+        traced.traced = out
+        if config.passages is not None:
+            traced.passages = read_passages(config.passages)
+        return traced
+    return _merged(qa, traced, out)
+
+
+def _merged(qa: QADataset, traced: QADataset, out: TracedOutputs) -> QADataset:
+    """The QA dataset's questions and truth with the traces' outputs (a question without a trace: none)."""
+    outputs = {s.id: s for s in traced.samples}
+    samples = []
+    digest = hashlib.sha256(qa.truth_fingerprint.encode("utf-8"))
+    for sample in qa.samples:
+        got = outputs.get(sample.id)
+        if got is None:
+            out.missing[sample.id] = f"no trace in {out.source} for this question (by metadata id or text)"
+        update = {
+            "answer": got.answer if got else None,
+            "contexts": got.contexts if got else None,
+            "context_ids": got.context_ids if got else None,
+            "tool_calls": got.tool_calls if got else None,
+        }
+        samples.append(sample.model_copy(update=update))
+        digest.update(json.dumps(update, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8"))
+    if out.missing:
+        out.notes.append(f"{len(out.missing)} of {len(qa.samples)} questions have no trace: their scores fail "
+                         "with cause trace_missing")  # fmt: skip
+    qa.samples = samples
+    qa.retrieved = {
+        qid: ranking for qid, ranking in traced.retrieved.items() if qid in {s.id for s in samples}
+    }
+    qa.fingerprint = "sha256:" + digest.hexdigest()
+    qa.source = f"{qa.source} + {out.source}"
+    qa.traced = out
+    return qa

@@ -31,7 +31,7 @@ from ragmetrics.judge.tool_calls import parse_tool_calls
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
-    from ragmetrics.nightly.traced import TracedOutputs
+    from ragmetrics.nightly.traced_outputs import TracedOutputs
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
 
@@ -185,14 +185,12 @@ def read_qa(
 
 
 def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence[str] = ()) -> QADataset:
-    """Load, map and validate the dataset a config describes (paths already resolved); with `traces`, the
-    traced system's outputs on its questions (`nightly.traced`)."""
-    if config.traces is None:
-        return _load_qa(config, progress=progress, keep=keep)
-    from ragmetrics.nightly.traced import attach_traces
-
-    qa = _load_qa(config, progress=progress, keep=keep) if config.builtin or config.path else None
-    return attach_traces(config, qa)
+    """Load, map and validate the QA dataset a config describes (paths already resolved). A night reads its
+    dataset through `nightly.load.load_dataset`, which also reads `dataset.traces`."""
+    if config.traces is not None and config.builtin is None and config.path is None:
+        raise InputError("holds traces, not QA rows: read it with ragmetrics.nightly.load.load_dataset",
+                         source=str(config.traces))  # fmt: skip
+    return _load_qa(config, progress=progress, keep=keep)
 
 
 def _load_qa(config: DatasetConfig, *, progress: bool, keep: Sequence[str]) -> QADataset:

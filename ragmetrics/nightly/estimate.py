@@ -212,7 +212,7 @@ def estimate_night(
 ) -> NightWork:
     """The dry run: everything a night would call and spend, with nothing called and nothing written."""
     from ragmetrics.nightly.answers import AnsweredRun
-    from ragmetrics.nightly.dataset import load_dataset
+    from ragmetrics.nightly.load import load_dataset
     from ragmetrics.nightly.runs import build_runs, generate_for_runs, judge_plan, target_calls
 
     dataset = load_dataset(config.dataset, progress=False)

@@ -38,9 +38,10 @@ from ragmetrics.nightly.config import (
     NightlyConfig,
     load_config,
 )
-from ragmetrics.nightly.dataset import QADataset, load_dataset
+from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.gate import check_regressions, load_baseline
 from ragmetrics.nightly.judged_samples import judged_samples_jsonl
+from ragmetrics.nightly.load import load_dataset
 from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry run
     build_runs,
     generate_for_runs,

@@ -18,46 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.errors import InputError
+from ragmetrics.nightly.dataset import QADataset, read_passages, validate_rows
+from ragmetrics.nightly.traced_outputs import TracedOutputs
 
 if TYPE_CHECKING:
     from ragmetrics.nightly.config import DatasetConfig
-    from ragmetrics.nightly.dataset import QADataset
-    from ragmetrics.retrieval.run import Run
     from ragmetrics.traces import TraceSet
 
-__all__ = ["TracedOutputs", "attach_traces"]
+__all__ = ["attach_traces"]
 
 _SPACE = re.compile(r"\s+")
-
-
-@dataclass
-class TracedOutputs:
-    """Per question id: what its trace measured, which questions have none and why, and the ranking of
-    every traced retriever or reranker."""
-
-    source: str
-    latency_s: dict[str, float] = field(default_factory=dict)
-    tokens: dict[str, float] = field(default_factory=dict)
-    cost: dict[str, float] = field(default_factory=dict)
-    missing: dict[str, str] = field(default_factory=dict)
-    final_span: str | None = None
-    rankings: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    """span name -> question id -> document id -> score."""
-    notes: list[str] = field(default_factory=list)
-
-    def span_runs(self, prefix: str) -> dict[str, Run]:
-        """A Run per traced retriever or reranker other than the one whose documents became the contexts."""
-        from ragmetrics.retrieval.run import Run
-
-        return {
-            f"{prefix}/{span}": Run.from_dict(ranking, name=f"{prefix}/{span}", source=self.source)
-            for span, ranking in self.rankings.items()
-            if span != self.final_span and any(ranking.values())
-        }
 
 
 def _key(question: str) -> str:
@@ -112,7 +85,6 @@ def _match(traces: TraceSet, qa: QADataset | None) -> tuple[dict[str, str], list
 
 def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
     """The dataset a night scores when `dataset.traces` is set (module doc)."""
-    from ragmetrics.nightly.dataset import validate_rows
     from ragmetrics.traces import read_traces
 
     assert config.traces is not None
@@ -161,8 +133,6 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
     traced = validate_rows(rows, source=source, mapping={}, on_bad_row=config.on_bad_row,
                            limit=None if qa is not None else config.limit, language=config.language)  # fmt: skip
     if qa is None:
-        from ragmetrics.nightly.dataset import read_passages
-
         traced.traced = out
         if config.passages is not None:
             traced.passages = read_passages(config.passages)

@@ -107,6 +107,8 @@ def test_a_file_that_is_not_an_otlp_export_is_an_input_error(tmp_path: Path, tex
     path = tmp_path / "bad.jsonl"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(InputError, match=message):
+        read_traces(str(path), format="otlp")
+    with pytest.raises(InputError):  # detected from the content, or named as neither format
         read_traces(str(path))
 
 

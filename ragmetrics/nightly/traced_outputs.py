@@ -1,0 +1,37 @@
+"""What traces measured per question of a night's dataset (filled by `nightly.traced`, read by the runs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ragmetrics.retrieval.run import Run
+
+__all__ = ["TracedOutputs"]
+
+
+@dataclass
+class TracedOutputs:
+    """Per question id: what its trace measured, which questions have none and why, and the ranking of
+    every traced retriever or reranker."""
+
+    source: str
+    latency_s: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, float] = field(default_factory=dict)
+    cost: dict[str, float] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)
+    final_span: str | None = None
+    rankings: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    """span name -> question id -> document id -> score."""
+    notes: list[str] = field(default_factory=list)
+
+    def span_runs(self, prefix: str) -> dict[str, Run]:
+        """A Run per traced retriever or reranker other than the one whose documents became the contexts."""
+        from ragmetrics.retrieval.run import Run
+
+        return {
+            f"{prefix}/{span}": Run.from_dict(ranking, name=f"{prefix}/{span}", source=self.source)
+            for span, ranking in self.rankings.items()
+            if span != self.final_span and any(ranking.values())
+        }

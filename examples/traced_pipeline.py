@@ -3,9 +3,9 @@ SDK with the OpenInference conventions, so its traces can be scored instead of c
 
 Each question is one trace: a CHAIN root span with the question (`input.value`), the answer (`output.value`)
 and the question's id (`metadata`); a RETRIEVER span with the passages it found (id, text, BM25 score); an
-LLM span with the model, token counts and cost. `python examples/traced_pipeline.py --out traces.jsonl`
-answers the built-in collection's questions and writes the traces as the OpenTelemetry Collector's file
-exporter would (OTLP JSON, one export per line); `ragmetrics run configs/traces.yaml` scores them.
+LLM span with the model, token counts and cost. `python examples/traced_pipeline.py` answers the built-in
+collection's questions and writes the traces as the OpenTelemetry Collector's file exporter would (OTLP JSON,
+one export per line) to ragmetrics-out/traces.jsonl; `ragmetrics run configs/traces.yaml` scores them.
 
 Needs: pip install 'ragmetrics[traces,examples]' (opentelemetry-sdk, openinference-semantic-conventions, bm25s).
 """
@@ -30,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import rag_pipeline  # the pipeline being instrumented, beside this file
 
 MODEL = "extractive-v1"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "ragmetrics-out" / "traces.jsonl"
+"""Where configs/traces.yaml reads the traces from."""
 KIND = SpanAttributes.OPENINFERENCE_SPAN_KIND
 
 
@@ -82,9 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     from ragmetrics.traces.sdk import OtlpJsonFileExporter
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("traces.jsonl"), help="OTLP JSON file to write")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"OTLP JSON file to write ({DEFAULT_OUT})")
     parser.add_argument("--limit", type=int, default=None, help="answer only the first N questions")
     args = parser.parse_args(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.unlink(missing_ok=True)
     provider, tracer = make_tracer(OtlpJsonFileExporter(args.out))
     questions = load_qa()[: args.limit]

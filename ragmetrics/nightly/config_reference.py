@@ -58,7 +58,7 @@ _JUDGE_KEY_HELP: dict[str, str] = {
 }
 
 _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
-    ("dataset", DatasetConfig, "where the QA samples come from (give builtin or path)"),
+    ("dataset", DatasetConfig, "where the QA samples come from (give builtin or path, and/or traces)"),
     ("retrieval", RetrievalConfig, "retrieval metrics, scored where the dataset has relevance judgments"),
     ("runs[] (source: dataset)", DatasetRunSpec, "the pipeline's own ranking, from the dataset"),
     ("runs[] (source: file)", FileRunSpec, "a ranking from a file"),

@@ -86,3 +86,10 @@ def test_traces_of_the_instrumented_pipeline_score_as_the_pipeline_does(tmp_path
         assert by_trace[qid]["latency_s"] is not None and by_trace[qid]["latency_s"] >= 0
     # What the system is judged against is the same, so the two nights are comparable (history, the gate).
     assert traced["metadata"]["truth_fingerprint"] == called["metadata"]["truth_fingerprint"]
+
+
+def test_the_shipped_traces_config_reads_what_the_example_writes() -> None:
+    from ragmetrics.nightly.config import load_config
+
+    config = load_config(ROOT / "configs" / "traces.yaml")
+    assert config.dataset.traces == _example().DEFAULT_OUT

@@ -373,6 +373,11 @@ class PairComparison(_Model):
     wins: int
     ties: int
     losses: int
+    clusters: int | None = Field(
+        default=None,
+        description="conversations the test and interval were over when the queries are turns of "
+        "conversations (paired test on conversation means, cluster bootstrap); None: per query",
+    )
 
 
 class PairPowerFigures(_Model):
@@ -725,6 +730,11 @@ class ReportMetadata(_Model):
     )
     versions: dict[str, str] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    clusters: dict[str, str] | None = Field(
+        default=None,
+        description="query id -> conversation id: turns of one conversation are one cluster in every "
+        "comparison, interval, power figure and gate check over these queries (comparison.clusters)",
+    )
     nightly: NightlyRun | None = Field(default=None, description="set by the nightly job (`ragmetrics run`)")
     power: list[PairPowerFigures] = Field(
         default_factory=list,

@@ -14,13 +14,14 @@ Conventions (also written into each report's metadata.notes):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
+from ragmetrics.comparison.clusters import cluster_bootstrap_interval, cluster_index, cluster_means
 from ragmetrics.comparison.corrections import adjust, check_correction
 from ragmetrics.comparison.descriptive import describe
 from ragmetrics.errors import InputError
@@ -226,6 +227,42 @@ def _intervals(
     return low, high
 
 
+def _clustered(
+    test: Test,
+    diffs: NDArray[np.float64],
+    columns: list[_Column],
+    names: list[str],
+    index: NDArray[np.int64],
+    permutations: int,
+    samples: int,
+    seed: int,
+    confidence: float,
+) -> tuple[list[float], NDArray[np.float64], NDArray[np.float64]]:
+    """p-value and interval of every column with conversations as the unit (`comparison.clusters`)."""
+    from ragmetrics.comparison.stats import paired_p_value
+
+    p_values: list[float] = []
+    low = np.empty(len(columns))
+    high = np.empty(len(columns))
+    for k, column in enumerate(columns):
+        d, groups = diffs[column.valid, k], index[column.valid]
+        try:
+            p_values.append(
+                paired_p_value(test, list(cluster_means(d, groups)), seed=seed, permutations=permutations)
+            )
+        except InputError as exc:
+            raise InputError(
+                f"{names[column.candidate]} vs {names[column.baseline]} on {column.metric}: {exc}"
+            ) from exc
+        if d.size:
+            low[k], high[k] = cluster_bootstrap_interval(
+                d, groups, samples=samples, seed=seed, confidence=confidence
+            )
+        else:
+            low[k] = high[k] = np.nan
+    return p_values, low, high
+
+
 def _effect_size(d: NDArray[np.float64]) -> float | None:
     """Paired Cohen's d; 0 when nothing moved, None for a constant non-zero shift (d is unbounded there)."""
     mean = float(np.mean(d)) if d.size else 0.0
@@ -328,11 +365,13 @@ def compare_results(
     correction_scope: CorrectionScope | str = "metric",
     align: Align | str = "union",
     baseline: str | None = None,
+    clusters: Mapping[str, str] | None = None,
 ) -> Report:
     """Compare runs that are already scored (retrieval or judge metrics) and return a `Report`.
 
     With `baseline` (a run name) every other run is compared with it alone: k - 1 pairs instead of
-    k (k - 1) / 2, so a correction has fewer tests to pay for.
+    k (k - 1) / 2, so a correction has fewer tests to pay for. With `clusters` (query id -> conversation
+    id), turns of one conversation are one unit of the test, the interval and power (`comparison.clusters`).
 
     `metrics` defaults to the first run's metrics. See the module docstring for pairing, alignment,
     failure and correction conventions. Raises InputError for fewer than two runs, duplicate names, an
@@ -363,8 +402,13 @@ def compare_results(
     baseline_index = _baseline_index(baseline, names)
     columns, diffs = _pair_columns(scores, metric_list, names, baseline_index)
 
-    p_values = _p_values(test_name, diffs, columns, names, permutations, seed)
-    low, high = _intervals(scores, diffs, columns, metric_list, bootstrap_samples, seed, confidence)
+    index = cluster_index(query_ids, clusters)
+    if index is None:
+        p_values = _p_values(test_name, diffs, columns, names, permutations, seed)
+        low, high = _intervals(scores, diffs, columns, metric_list, bootstrap_samples, seed, confidence)
+    else:
+        p_values, low, high = _clustered(test_name, diffs, columns, names, index, permutations,
+                                         bootstrap_samples, seed, confidence)  # fmt: skip
 
     corrected = _correct(p_values, columns, correction_name, correction_scope)
 
@@ -393,6 +437,7 @@ def compare_results(
                 wins=int(np.count_nonzero(d < 0 if lower_is_better(column.metric) else d > 0)),
                 ties=int(np.count_nonzero(d == 0)),
                 losses=int(np.count_nonzero(d > 0 if lower_is_better(column.metric) else d < 0)),
+                clusters=None if index is None else int(np.unique(index[column.valid]).size),
             )
         )
 
@@ -402,10 +447,16 @@ def compare_results(
                 f"{result.name}: {len(result.metadata.extra_queries)} queries absent from the qrels were left out"
             )
     notes += _convention_notes(align, correction_scope, any(not c.valid.all() for c in columns), baseline)
+    if index is not None:
+        notes.append(
+            f"turns clustered by conversation ({int(np.unique(index).size)} conversations, {len(query_ids)} "
+            "turns): paired tests on conversation means of the differences, intervals by a cluster bootstrap"
+        )
     metadata = ReportMetadata(
         query_count=len(query_ids),
         missing_queries=missing_queries,
         notes=notes,
+        clusters=dict(clusters) if index is not None and clusters is not None else None,
     )
     if test_name != "fisher":
         settings = settings.model_copy(update={"permutations": None})

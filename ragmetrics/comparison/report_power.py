@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ragmetrics.comparison.align import aligned_query_ids, aligned_score_matrix
+from ragmetrics.comparison.clusters import cluster_index, cluster_means
 from ragmetrics.comparison.power import DEFAULT_POWER, PairPower, exact_floor, family_alpha, pair_power
 from ragmetrics.schema import PairComparison, PairPowerFigures, Report
 
@@ -36,11 +37,13 @@ def report_power(
     metrics: Sequence[str] | None = None,
 ) -> list[PairPowerFigures]:
     """Every pair of `report` (of `metrics`, default all): MDE and the questions the target difference needs
-    (`targets[metric]`, else the observed difference)."""
+    (`targets[metric]`, else the observed difference). Over turns of conversations (the report's
+    `clusters`), n counts conversations and the spread is that of their mean differences."""
     settings = report.settings
     by_name = {r.name: r for r in report.runs}
     query_ids = aligned_query_ids(report.runs, settings.align)
     families = _family_sizes(report)
+    index = cluster_index(query_ids, report.metadata.clusters)
     rows: list[PairPowerFigures] = []
     for pair in report.comparisons:
         if metrics is not None and pair.metric not in metrics:
@@ -51,8 +54,11 @@ def report_power(
         valid = ~(np.isnan(a) | np.isnan(b))
         alpha = family_alpha(settings.alpha, settings.correction, families.get(pair.metric, 1))
         target = (targets or {}).get(pair.metric)
+        diffs = b[valid] - a[valid]
+        if index is not None:  # conversations are the unit: their mean differences (comparison.clusters)
+            diffs = cluster_means(diffs, index[valid])
         figures = pair_power(
-            b[valid] - a[valid],
+            diffs,
             alpha=alpha,
             test=settings.test,
             power=power,

@@ -18,9 +18,11 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 from pydantic import ValidationError
 
 from ragmetrics._textfile import read_utf8
+from ragmetrics.comparison.clusters import cluster_index, cluster_means
 from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
 from ragmetrics.nightly.provenance import changes_since
@@ -150,8 +152,10 @@ def check_regressions(
         # Signed so that negative is worse for every metric (for latency and cost, a rise is the drop).
         sign = -1.0 if lower_is_better(metric) else 1.0
         diffs = [sign * (c - b) for c, b in zip(cur_vals, old_vals, strict=True)]
+        index = cluster_index(shared, current.metadata.clusters)
+        tested = diffs if index is None else list(cluster_means(np.asarray(diffs), index))
         try:
-            p = paired_p_value(test, diffs, seed=seed, permutations=permutations)
+            p = paired_p_value(test, tested, seed=seed, permutations=permutations)
         except InputError as exc:
             # Without a p-value no drop can be shown significant: say so instead of failing the whole run.
             gate.notes.append(f"{run.name} / {metric}: not checked: {exc.what}")

@@ -59,6 +59,12 @@ class RagSample(BaseModel):
     reference_tool_calls: list[ToolCall] | None = Field(
         default=None, description="the tools it should have called, in order ([]: none)"
     )
+    conversation_id: str | None = Field(
+        default=None,
+        description="the conversation this sample is a turn of: its turns are one cluster in comparisons, "
+        "and faithfulness reads the earlier turns (docs/conversations.md)",
+    )
+    turn: int | None = Field(default=None, ge=0, description="the turn's position in its conversation")
     extra: dict[str, Any] | None = Field(
         default=None,
         description="the dataset's other columns for this sample (a metric of your own may read them)",
@@ -85,6 +91,14 @@ class RagSample(BaseModel):
         if not v.strip():
             raise ValueError("question is blank")
         return v
+
+    @model_validator(mode="after")
+    def _turn_of_a_conversation(self) -> RagSample:
+        if (self.conversation_id is None) != (self.turn is None):
+            raise ValueError("conversation_id and turn come together: give both or neither")
+        if self.conversation_id is not None and not self.conversation_id.strip():
+            raise ValueError("conversation_id is blank")
+        return self
 
     @model_validator(mode="after")
     def _ids_match_contexts(self) -> RagSample:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
+from ragmetrics.judge.conversation import HISTORY_METRICS, earlier_turns, with_history
 from ragmetrics.judge.interrupt import stop_scope
 from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
@@ -173,7 +174,13 @@ async def aevaluate_rag(
     try:
         metric_list = _check_metrics(metrics, judge)
         limit = _unit_limit(max_units_in_flight, max_concurrency, judge)
-        units = [(s, m) for s in items for m in metric_list]
+        earlier = earlier_turns(items)
+        # A turn's faithfulness sees the conversation so far (judge.conversation); other metrics the turn alone.
+        units = [
+            (with_history(s, earlier[s.id]) if m in HISTORY_METRICS and s.id in earlier else s, m)
+            for s in items
+            for m in metric_list
+        ]
         results: dict[tuple[str, str], MetricOutcome | SampleFailure | NotApplicableScore] = {}
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
         for unit in units:

@@ -60,6 +60,8 @@ DATASET_FIELDS: tuple[str, ...] = (
     "relevant_grades",
     "tool_calls",
     "reference_tool_calls",
+    "conversation_id",
+    "turn",
 )
 
 # Built-in datasets, by the name a config uses in `dataset.builtin`.

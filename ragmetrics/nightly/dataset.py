@@ -506,6 +506,7 @@ def validate_rows(
     retrieved: dict[str, dict[str, float]] = {}
     skipped: list[BadRow] = []
     seen: dict[str, int] = {}
+    turns: dict[tuple[Any, Any], int] = {}
     digest = hashlib.sha256()
     truth = hashlib.sha256()
     generated = "id" not in columns
@@ -523,6 +524,10 @@ def validate_rows(
             qid = clean["id"]
             if qid in seen:
                 raise _RowError("id", f"duplicate id {qid!r} (first at row {seen[qid]})")
+            turn_key = (clean.get("conversation_id"), clean.get("turn"))
+            if turn_key[0] is not None and turn_key in turns:
+                raise _RowError("turn", f"turn {turn_key[1]} of conversation {turn_key[0]!r} is also row "
+                                        f"{turns[turn_key]}")  # fmt: skip
             sample = _sample(clean)
         except _RowError as err:
             bad = BadRow(row_no, err.field, columns.get(err.field, err.field), err.message)
@@ -531,6 +536,8 @@ def validate_rows(
             skipped.append(bad)
             continue
         seen[qid] = row_no
+        if turn_key[0] is not None:
+            turns[turn_key] = row_no
         samples.append(sample)
         if keep:
             kept.append((row_no, qid, {c: row.get(c) for c in keep}))
@@ -656,6 +663,15 @@ def _clean_row(values: dict[str, Any], *, ranked_relevance: bool = False) -> dic
         except ValueError as exc:
             raise _RowError(name, str(exc).removeprefix(f"{name}: ").removeprefix(name)) from None
         out[name] = None if calls is None else [c.model_dump() for c in calls]
+    conversation, turn = values.get("conversation_id"), values.get("turn")
+    if (conversation is None) != (turn is None):
+        given, absent = ("conversation_id", "turn") if turn is None else ("turn", "conversation_id")
+        raise _RowError(absent, f"is missing while {given} is given (a turn needs both)")
+    if conversation is not None:  # only then: rows without conversations keep their fingerprints
+        out["conversation_id"] = _id_value("conversation_id", conversation)
+        if isinstance(turn, bool) or not isinstance(turn, int | float) or turn != int(turn) or turn < 0:
+            raise _RowError("turn", f"expected a whole number >= 0, got {_type(turn)} {turn!r}"[:200])
+        out["turn"] = int(turn)
     if ranked_relevance and lists["relevant_ids"] is not None and lists["relevant_grades"] is None:
         # Listed most relevant first, no grades: the grade is the position from the end (n, n-1, ..., 1).
         count = len(out["relevant_ids"])
@@ -695,12 +711,16 @@ def _first_duplicate(items: list[str]) -> str | None:
 
 
 def _id(value: Any) -> str:
+    return _id_value("id", value)
+
+
+def _id_value(name: str, value: Any) -> str:
     if isinstance(value, bool) or value is None:
-        raise _RowError("id", f"expected a string or integer, got {_type(value)}")
+        raise _RowError(name, f"expected a string or integer, got {_type(value)}")
     if isinstance(value, int):
         return str(value)
     if not isinstance(value, str) or not value.strip():
-        raise _RowError("id", f"expected a non-empty string or integer, got {_type(value)}")
+        raise _RowError(name, f"expected a non-empty string or integer, got {_type(value)}")
     return value
 
 
@@ -769,6 +789,7 @@ def _sample(clean: dict[str, Any]) -> RagSample:
     fields = {
         k: clean[k]
         for k in ("id", "question", "contexts", "context_ids", "answer", "reference", "language", "tool_calls",
-                  "reference_tool_calls")
+                  "reference_tool_calls", "conversation_id", "turn")
+        if k in clean
     }  # fmt: skip
     return RagSample.model_validate(fields)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.conversation import conversation_clusters
 from ragmetrics.judge.registry import registered_metrics
 from ragmetrics.nightly.answers import (
     AnsweredRun,
@@ -230,7 +231,7 @@ def _run_pipeline(
         say(line)
 
     with _timed(timings, "compare"):
-        report = compare_runs(config, ordered, notes)
+        report = compare_runs(config, ordered, notes, conversation_clusters(dataset.samples))
     with _timed(timings, "trust"):
         labels = attach_human_labels(config, {r.name: r for r in report.runs}, report, dataset)
     report.metadata.config = config_snapshot(config)
@@ -488,8 +489,15 @@ def _close(judge: Judge) -> None:
     run_sync(judge.aclose())
 
 
-def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[str]) -> Report:
-    """One Report over every run; metrics that not every run has are described but not tested."""
+def compare_runs(
+    config: NightlyConfig,
+    results: list[RunResult],
+    notes: list[str],
+    clusters: dict[str, str] | None = None,
+) -> Report:
+    """One Report over every run; metrics that not every run has are described but not tested. With
+    `clusters` (turn id -> conversation id), every test, interval, power figure and gate check counts
+    conversations (`comparison.clusters`)."""
     from ragmetrics.comparison.descriptive import describe
 
     # The configured metrics, then latency, tokens and cost where the pipeline or generator measured them.
@@ -520,6 +528,7 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
             permutations=c.permutations,
             # trec_eval's convention leaves out the queries a run lacks; the comparison must not score them 0.
             align="intersection" if config.retrieval.query_set == "intersection" else "union",
+            clusters=clusters,
         )
     else:
         if len(results) < 2:
@@ -534,7 +543,9 @@ def compare_runs(config: NightlyConfig, results: list[RunResult], notes: list[st
                 seed=c.seed,
                 permutations=c.permutations if c.test == "fisher" else None,
             ),
-            metadata=ReportMetadata(query_count=len({q for r in results for q in r.per_query})),
+            metadata=ReportMetadata(
+                query_count=len({q for r in results for q in r.per_query}), clusters=clusters
+            ),
         )
     for metric in partial:
         have = [r.name for r in results if metric in r.metrics]

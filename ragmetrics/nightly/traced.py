@@ -48,6 +48,8 @@ def _row(sample: Any, ranking: dict[str, float] | None, sample_id: str) -> dict[
         row["retrieved_scores"] = list(ranking.values())
     if sample.tool_calls is not None:
         row["tool_calls"] = [call.model_dump() for call in sample.tool_calls]
+    if sample.conversation_id is not None:
+        row["conversation_id"], row["turn"] = sample.conversation_id, sample.turn
     return row
 
 

@@ -243,4 +243,10 @@ def traces_from_spans(spans: list[Span], *, source: str = "spans") -> TraceSet:
         by_trace[span.trace_id].append(span)
     for trace_id, members in sorted(by_trace.items(), key=lambda kv: min(s.start_ns for s in kv[1])):
         _one_trace(trace_id, members, out)
+    turns: dict[str, int] = {}
+    for i, sample in enumerate(out.samples):  # a session's traces, in start order, are its turns
+        session = out.sessions.get(sample.id)
+        if session is not None:
+            turns[session] = turns.get(session, 0) + 1
+            out.samples[i] = sample.model_copy(update={"conversation_id": session, "turn": turns[session]})
     return out

@@ -6,6 +6,8 @@ and answers deterministically from markers in the test data:
 
 - a chunk containing ``[useful]`` is useful (context precision / utilization, both modes);
 - a numbered reference statement containing ``[attr]`` is attributed (context recall);
+- a faithfulness statement containing ``[sup]`` is supported; one containing ``[fact:X]`` is supported when a
+  chunk of the prompt contains ``[fact:X]`` too (so what the judge was shown decides);
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
@@ -261,13 +263,19 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
         statements = re.findall(r'<statement id="(\d+)">(.*?)</statement>', user, re.S)
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
         support = next((int(n) for n, t in chunks if "[useful]" in t), 1)
+
+        def holder(statement: str) -> int | None:
+            """A statement carrying ``[fact:X]`` is supported by the chunk that carries the same marker."""
+            fact = re.search(r"\[fact:\w+\]", statement)
+            return next((int(n) for n, t in chunks if fact and fact.group(0) in t), None)
+
         return {
             "statements": [
                 {
                     "statement": int(n),
                     "reason": "scripted support",
-                    "supported": "[sup]" in t,
-                    "chunk": support if "[sup]" in t else 0,
+                    "supported": "[sup]" in t or holder(t) is not None,
+                    "chunk": support if "[sup]" in t else (holder(t) or 0),
                 }
                 for n, t in statements
             ]

@@ -106,11 +106,15 @@ class RayJudgeSession:
         self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
     ) -> RunResult:
         ray = self._ray
+        from ragmetrics.judge.conversation import batches_keeping_conversations
         from ragmetrics.judge.evaluate import _progress
 
         items = [s.model_dump(mode="json") for s in samples]
         own = [spec(m) for m in metrics if spec(m).origin != "built-in"]
-        batches = [items[i : i + self.batch_size] for i in range(0, len(items), self.batch_size)]
+        # A conversation's turns stay in one batch: faithfulness of a turn reads the turns before it.
+        batches = [
+            [items[i] for i in group] for group in batches_keeping_conversations(samples, self.batch_size)
+        ]
         queue: deque[int] = deque(range(len(batches)))
         results: dict[int, RunResult] = {}
         tries: dict[int, int] = {}

@@ -1,0 +1,56 @@
+"""The shipped conversation example as a night (issue 42): turns are clustered by conversation in the
+comparisons, the report says so, the gate tests conversation means, and a turn resting on an earlier turn
+is not called unfaithful."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragmetrics.errors import InputError
+from ragmetrics.nightly.config import load_config
+from ragmetrics.nightly.dataset import read_qa
+from ragmetrics.nightly.pipeline import run_pipeline
+
+pytest.importorskip("bm25s", reason="the example's baseline run is BM25 (the 'examples' extra)")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_conversation_example_is_clustered_by_conversation(tmp_path: Path) -> None:
+    config = load_config(ROOT / "configs" / "conversations.yaml")
+    config.judge.cache_path = tmp_path / "verdicts.sqlite"  # type: ignore[union-attr]
+    outcome = run_pipeline(config, write=False, progress=False)
+    report = outcome.report
+    assert report.metadata.clusters is not None and len(report.metadata.clusters) == 18
+    assert {c.clusters for c in report.comparisons} == {6} and {c.n for c in report.comparisons} == {18}
+    assert any("clustered by conversation (6 conversations, 18 turns)" in n for n in report.metadata.notes)
+    assistant = {r.name: r for r in report.runs}["assistant"]
+    # Turn 2 of "lists" says "A tuple is immutable", which only turn 1 retrieved.
+    assert assistant.per_query["lists-2"]["faithfulness"] == 1.0
+    # Turn 3 of "with" adds "It also deletes the file afterwards", which nothing supports.
+    assert (assistant.per_query["with-3"]["faithfulness"] or 0) < 1.0
+
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(report.model_dump_json(), encoding="utf-8")
+    again = run_pipeline(config, baseline=baseline, write=False, progress=False)
+    assert again.gate is not None and again.gate.checks and not any(c.regressed for c in again.gate.checks)
+
+
+def test_turn_errors_name_the_row_and_field(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "question": "q1", "conversation_id": "c", "turn": 1},
+        {"id": "b", "question": "q2", "conversation_id": "c", "turn": 1},
+    ]
+    path = tmp_path / "qa.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(InputError, match=r"row 2, field .turn.: turn 1 of conversation 'c' is also row 1"):
+        read_qa(path)
+    path.write_text(json.dumps({"id": "a", "question": "q", "turn": 2}) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"conversation_id.*is missing while turn is given"):
+        read_qa(path)
+    path.write_text(json.dumps({"id": "a", "question": "q", "conversation_id": "c", "turn": 1.5}) + "\n")
+    with pytest.raises(InputError, match=r"turn.*whole number"):
+        read_qa(path)

@@ -24,7 +24,14 @@ from pydantic import ValidationError
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
-from ragmetrics.judge.conversation import HISTORY_METRICS, earlier_turns, with_history
+from ragmetrics.judge.conversation import (
+    CONVERSATION_FIELD,
+    HISTORY_METRICS,
+    conversation_view,
+    earlier_turns,
+    last_turns,
+    with_history,
+)
 from ragmetrics.judge.interrupt import stop_scope
 from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
@@ -174,14 +181,8 @@ async def aevaluate_rag(
     try:
         metric_list = _check_metrics(metrics, judge)
         limit = _unit_limit(max_units_in_flight, max_concurrency, judge)
-        earlier = earlier_turns(items)
-        # A turn's faithfulness sees the conversation so far (judge.conversation); other metrics the turn alone.
-        units = [
-            (with_history(s, earlier[s.id]) if m in HISTORY_METRICS and s.id in earlier else s, m)
-            for s in items
-            for m in metric_list
-        ]
         results: dict[tuple[str, str], MetricOutcome | SampleFailure | NotApplicableScore] = {}
+        units = _units(items, metric_list, results)
         queue: asyncio.Queue[tuple[RagSample, str]] = asyncio.Queue()
         for unit in units:
             queue.put_nowait(unit)
@@ -218,6 +219,42 @@ async def aevaluate_rag(
     finally:
         if owned:
             await judge.aclose()
+
+
+def _units(
+    items: list[RagSample],
+    metrics: list[str],
+    results: dict[tuple[str, str], MetricOutcome | SampleFailure | NotApplicableScore],
+) -> list[tuple[RagSample, str]]:
+    """The (sample, metric) units to judge, each sample as its metric sees it (`judge.conversation`): a
+    turn's faithfulness with the conversation so far, a conversation metric on the conversation's last turn
+    with its transcript (its other turns recorded as not applicable in `results`), the rest as given."""
+    from ragmetrics.judge.registry import spec
+
+    earlier = earlier_turns(items)
+    ends = last_turns(items)
+    conversational = {m for m in metrics if _reads_conversation(spec(m))}
+    units: list[tuple[RagSample, str]] = []
+    for sample in items:
+        for metric in metrics:
+            if metric in conversational:
+                view = conversation_view(sample, earlier.get(sample.id, []), ends)
+                if isinstance(view, str):
+                    results[(sample.id, metric)] = NotApplicableScore(
+                        query_id=sample.id, metric=metric, reason=view
+                    )
+                    continue
+                units.append((view, metric))
+            elif metric in HISTORY_METRICS and sample.id in earlier:
+                units.append((with_history(sample, earlier[sample.id]), metric))
+            else:
+                units.append((sample, metric))
+    return units
+
+
+def _reads_conversation(metric: Any) -> bool:
+    rubric = getattr(metric, "rubric", None)
+    return rubric is not None and CONVERSATION_FIELD in getattr(rubric, "reads", ())
 
 
 def _result(

@@ -853,6 +853,25 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
     return _resolve_paths(config, base_dir.resolve())
 
 
+def _shipped_rubrics_named(judge: Mapping[str, Any]) -> list[Path]:
+    """Files of the shipped conversation rubrics that `judge.metrics` names and no file or inline definition
+    declares (docs/conversations.md)."""
+    from ragmetrics.judge.conversation import SHIPPED_RUBRICS, shipped_rubric_path
+
+    metrics = judge.get("metrics")
+    inline = judge.get("custom_metrics")
+    declared = (
+        {m.get("name") for m in inline if isinstance(m, Mapping)} if isinstance(inline, list) else set()
+    )
+    if not isinstance(metrics, list):
+        return []
+    return [
+        shipped_rubric_path(m)
+        for m in metrics
+        if isinstance(m, str) and m in SHIPPED_RUBRICS and m not in declared
+    ]
+
+
 def _with_metric_files(
     data: Mapping[str, Any], base_dir: Path, source: str
 ) -> tuple[Mapping[str, Any], dict[str, str]]:
@@ -860,6 +879,8 @@ def _with_metric_files(
     file checked on its own, so a problem names the file), and which file defined which metric."""
     judge = data.get("judge")
     files = judge.get("metric_files") if isinstance(judge, Mapping) else None
+    if isinstance(judge, Mapping) and (files is None or isinstance(files, list)):
+        files = [*(files or []), *_shipped_rubrics_named(judge)]
     if not isinstance(judge, Mapping) or not isinstance(files, list) or not files:
         return data, {}
     inline = judge.get("custom_metrics") or []
@@ -868,6 +889,13 @@ def _with_metric_files(
     loaded: list[Any] = []
     origins: dict[str, str] = {}
     for i, entry in enumerate(files):
+        if isinstance(entry, Path):  # a shipped conversation rubric, unless a file of the team's defines it
+            definition = load_metric_file(entry)
+            if definition.name in origins:
+                continue
+            origins[definition.name] = f"shipped rubric {entry.name}"
+            loaded.append(definition.model_dump(mode="json"))
+            continue
         if not isinstance(entry, str) or not entry.strip():
             raise ConfigError(f"{source}: judge.metric_files[{i}]: expected a file path, got {entry!r}")
         path = _resolve(Path(entry), base_dir.resolve())

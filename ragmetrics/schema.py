@@ -660,6 +660,10 @@ class SampleText(_Model):
     question: str
     answer: str | None = None
     reference: str | None = None
+    turn: int | None = Field(default=None, description="its turn, when it is a turn of a conversation")
+    tool_calls: list[dict[str, Any]] | None = Field(
+        default=None, description="the tools the system called ({name, args}), for agents"
+    )
 
 
 class WorkFigures(_Model):

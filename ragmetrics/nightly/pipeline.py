@@ -245,7 +245,13 @@ def _run_pipeline(
         judge=judge_info,
         failures={r.name: _failure_counts(r) for r in ordered},
         samples={
-            s.id: SampleText(question=s.question, answer=s.answer, reference=s.reference)
+            s.id: SampleText(
+                question=s.question,
+                answer=s.answer,
+                reference=s.reference,
+                turn=s.turn,
+                tool_calls=None if s.tool_calls is None else [c.model_dump() for c in s.tool_calls],
+            )
             for s in dataset.samples
         },
         timings_s=timings,

@@ -54,3 +54,22 @@ def test_turn_errors_name_the_row_and_field(tmp_path: Path) -> None:
     path.write_text(json.dumps({"id": "a", "question": "q", "conversation_id": "c", "turn": 1.5}) + "\n")
     with pytest.raises(InputError, match=r"turn.*whole number"):
         read_qa(path)
+
+
+def test_the_html_report_has_a_drill_down_per_conversation(tmp_path: Path) -> None:
+    from ragmetrics.render.html.page import render_html
+
+    config = load_config(ROOT / "configs" / "conversations.yaml")
+    config.judge.cache_path = tmp_path / "verdicts.sqlite"  # type: ignore[union-attr]
+    report = run_pipeline(config, write=False, progress=False).report
+    report.metadata.nightly.samples["with-2"].tool_calls = [{"name": "open_file", "args": {"mode": "r"}}]  # type: ignore[union-attr]
+    page = render_html(report)
+    section = page[page.index("<h2 id='conversations'>") : page.index("<h2>Per query</h2>")]
+    assert "6 conversations, 18 turns" in section and section.count("<details class='conversation'>") == 6
+    lists = section[section.index(">lists</span>") :].split("</details>")[0]
+    # Turns in order, each linked to its own drill-down, with its tools.
+    assert lists.index(">lists-1<") < lists.index(">lists-2<") < lists.index(">lists-3<")
+    assert "href='#q-" in lists
+    assert "open_file({&quot;mode&quot;: &quot;r&quot;})" in section
+    report.metadata.clusters = None
+    assert "<h2 id='conversations'>" not in render_html(report)

@@ -14,6 +14,7 @@ from typing import Any
 from ragmetrics.options import improvement, lower_is_better
 from ragmetrics.render.html.cells import clip, esc, num, sort_value
 from ragmetrics.render.html.claims import claim_block
+from ragmetrics.render.html.conversations import conversations_block, tool_calls_html
 from ragmetrics.render.html.summary import all_metrics
 from ragmetrics.render.tables import run_labels
 from ragmetrics.schema import JudgeDetail, Report, SampleText
@@ -25,7 +26,8 @@ def queries_block(report: Report) -> str:
     query_ids = list(dict.fromkeys(q for run in report.runs for q in run.per_query))
     anchors = {qid: f"q-{i}" for i, qid in enumerate(query_ids)}
     return (
-        "<h2>Per query</h2>"
+        conversations_block(report, anchors)
+        + "<h2>Per query</h2>"
         + _table(report, query_ids, samples, anchors)
         + "<h3>Drill-down</h3>"
         + "".join(_drill(report, qid, samples.get(qid), anchors[qid]) for qid in query_ids)
@@ -118,6 +120,8 @@ def _drill(report: Report, qid: str, sample: SampleText | None, anchor: str) -> 
         text.append(f"<p><b>Answer:</b> {esc(sample.answer)}</p>")
     if sample is not None and sample.reference:
         text.append(f"<p><b>Reference:</b> {esc(sample.reference)}</p>")
+    if sample is not None and sample.tool_calls:
+        text.append(f"<p>{tool_calls_html(sample.tool_calls).removeprefix('<br>')}</p>")
     reasons = []
     for run in report.runs:
         details = run.details.get(qid, {})

@@ -48,6 +48,8 @@ table.sortable th.key:after{content:" \\2195";color:var(--muted);font-weight:400
 table.sortable th[aria-sort=ascending]:after{content:" \\25B2"}
 table.sortable th[aria-sort=descending]:after{content:" \\25BC"}
 td.q{max-width:420px;text-align:left;overflow-wrap:anywhere}
+td.turntext{min-width:16em;max-width:480px;text-align:left;overflow-wrap:anywhere}
+td.tid{white-space:nowrap;text-align:left}
 """
 
 SCRIPT = """

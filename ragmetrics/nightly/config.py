@@ -62,6 +62,7 @@ DATASET_FIELDS: tuple[str, ...] = (
     "reference_tool_calls",
     "conversation_id",
     "turn",
+    "messages",
 )
 
 # Built-in datasets, by the name a config uses in `dataset.builtin`.

@@ -43,7 +43,15 @@ _SUFFIX_FORMATS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-TRUTH_FIELDS = ("id", "question", "reference", "relevant_ids", "relevant_grades", "language", "reference_tool_calls")
+TRUTH_FIELDS = (
+    "id",
+    "question",
+    "reference",
+    "relevant_ids",
+    "relevant_grades",
+    "language",
+    "reference_tool_calls",
+)
 """What a system is judged against; its outputs (answer, contexts, rankings) are not part of it."""
 _LIST_FIELDS = (
     "contexts",
@@ -489,7 +497,13 @@ def validate_rows(
     `language` is the dataset's language, for rows without a language column value; `ranked_relevance` reads
     ungraded relevant_ids as listed most relevant first (grades by position); `numbers`, each row's 1-based
     number in its file when some rows were left out before (broken lines skipped)."""
-    columns = _resolve_columns(rows, source, dict(mapping or {}))
+    mapping = dict(mapping or {})
+    expanded_bad: list[BadRow] = []
+    chat = next((theirs for theirs, ours in mapping.items() if ours == "messages"), "messages")
+    if any(chat in row for row in rows):  # conversations as message lists: one row per turn
+        rows, numbers, expanded_bad = _expand_conversations(rows, chat, mapping, numbers, on_bad_row, source)
+        mapping = {theirs: ours for theirs, ours in mapping.items() if ours != "messages"}
+    columns = _resolve_columns(rows, source, mapping)
     present = {c for row in rows for c in row}
     missing_kept = sorted(set(keep) - present)
     if missing_kept:
@@ -504,7 +518,7 @@ def validate_rows(
     samples: list[RagSample] = []
     relevance: dict[str, dict[str, int]] = {}
     retrieved: dict[str, dict[str, float]] = {}
-    skipped: list[BadRow] = []
+    skipped: list[BadRow] = list(expanded_bad)
     seen: dict[str, int] = {}
     turns: dict[tuple[Any, Any], int] = {}
     digest = hashlib.sha256()
@@ -575,6 +589,48 @@ def validate_rows(
         kept=kept,
         extras=extras,
     )
+
+
+def _expand_conversations(
+    rows: Sequence[Mapping[str, Any]],
+    chat: str,
+    mapping: Mapping[str, str],
+    numbers: Sequence[int] | None,
+    on_bad_row: str,
+    source: str,
+) -> tuple[list[Mapping[str, Any]], list[int], list[BadRow]]:
+    """Rows with a `messages` list as one row per turn (`nightly.messages`), each keeping its row's number."""
+    from ragmetrics.nightly.messages import MessagesError, expand_messages
+
+    id_column = next((theirs for theirs, ours in mapping.items() if ours == "id"), "id")
+    out: list[Mapping[str, Any]] = []
+    out_numbers: list[int] = []
+    bad: list[BadRow] = []
+    for position, row in enumerate(rows, start=1):
+        row_no = numbers[position - 1] if numbers is not None else position
+        if row.get(chat) is None:
+            out.append(row)
+            out_numbers.append(row_no)
+            continue
+        raw_id = row.get(id_column)
+        row_id = (
+            str(raw_id)
+            if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) and str(raw_id).strip()
+            else f"row-{row_no}"
+        )
+        try:
+            turns = expand_messages({k: v for k, v in row.items() if k != id_column}, row_id, chat)
+        except MessagesError as exc:
+            problem = BadRow(row_no, "messages", exc.field, exc.message)
+            if on_bad_row == "fail":
+                raise InputError(problem.describe(source)) from None
+            bad.append(problem)
+            continue
+        if id_column != "id":
+            turns = [{id_column: t.pop("id"), **t} for t in turns]
+        out.extend(turns)
+        out_numbers.extend([row_no] * len(turns))
+    return out, out_numbers, bad
 
 
 def _resolve_columns(

@@ -73,3 +73,53 @@ def test_the_html_report_has_a_drill_down_per_conversation(tmp_path: Path) -> No
     assert "open_file({&quot;mode&quot;: &quot;r&quot;})" in section
     report.metadata.clusters = None
     assert "<h2 id='conversations'>" not in render_html(report)
+
+
+def test_a_messages_list_is_read_as_turns(tmp_path: Path) -> None:
+    chat = {
+        "id": "chat-7", "topics": "cooking",
+        "messages": [
+            {"role": "system", "content": "You are a cooking assistant."},
+            {"role": "user", "content": "I am vegetarian. Suggest a dinner."},
+            {"role": "assistant", "content": None, "tool_calls": [{"name": "search_recipes", "args": {"diet": "veg"}}]},
+            {"role": "tool", "content": "[lentil curry, omelette]"},
+            {"role": "assistant", "content": "A lentil curry.", "contexts": ["Lentil curry is vegetarian."],
+             "context_ids": ["r1"], "reference": "A vegetarian dish."},
+            {"role": "user", "content": "Something quicker?"},
+            {"role": "assistant", "content": "An omelette.", "contexts": ["An omelette takes 5 minutes."]},
+            {"role": "user", "content": "Thanks"},
+        ],
+    }  # fmt: skip
+    plain = {"id": "single", "question": "Hello?", "answer": "Hi."}
+    path = tmp_path / "chats.jsonl"
+    path.write_text(json.dumps(chat) + "\n" + json.dumps(plain) + "\n", encoding="utf-8")
+    dataset = read_qa(path)
+    by_id = {s.id: s for s in dataset.samples}
+    assert list(by_id) == ["chat-7-1", "chat-7-2", "chat-7-3", "single"]
+    first, second, third = by_id["chat-7-1"], by_id["chat-7-2"], by_id["chat-7-3"]
+    assert (first.conversation_id, first.turn, second.turn, third.turn) == ("chat-7", 1, 2, 3)
+    assert first.answer == "A lentil curry." and first.contexts == ["Lentil curry is vegetarian."]
+    assert first.context_ids == ["r1"] and first.reference == "A vegetarian dish."
+    assert first.tool_calls is not None and first.tool_calls[0].name == "search_recipes"
+    assert second.contexts == ["An omelette takes 5 minutes."] and second.tool_calls is None
+    assert third.answer is None  # asked, never answered
+    assert dataset.extras["chat-7-1"] == {"topics": "cooking", "role": "You are a cooking assistant."}
+    assert by_id["single"].conversation_id is None
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        ([{"role": "assistant", "content": "Hi"}], r"messages\[0\].*before any user message"),
+        ([{"role": "user", "content": 3}], r"messages\[0\]\.content.*expected a string"),
+        ([{"role": "bot", "content": "x"}], r"messages\[0\]\.role"),
+        ("hello", r"expected a list of messages"),
+        ([{"role": "system", "content": "s"}], r"no user message"),
+    ],
+)
+def test_a_bad_messages_list_is_named_by_row_and_message(tmp_path: Path, messages: object, message: str) -> None:
+    path = tmp_path / "chats.jsonl"
+    good = {"id": "ok", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({"id": "bad", "messages": messages}) + "\n")
+    with pytest.raises(InputError, match=r"row 2, field 'messages'.*" + message):
+        read_qa(path)

@@ -14,6 +14,7 @@ attribute looked for, never a silent drop.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -28,7 +29,13 @@ __all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
 KIND = "openinference.span.kind"
 SAMPLE_ID_KEYS = ("sample_id", "question_id", "id")
 """Keys of a root span's `metadata` that give the question's id in the team's QA dataset."""
-_DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|content|score)$")
+_DOC = re.compile(
+    r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|content|score|metadata)$"
+)
+METADATA_ID_KEYS = ("id", "doc_id", "document_id", "chunk_id")
+"""Where a document's id is looked for in its `document.metadata` when `document.id` is absent (the LangChain
+instrumentor records a Document's metadata but not its `id` field)."""
+METADATA_SCORE_KEYS = ("score", "relevance_score")
 _TOOL = re.compile(
     r"^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.function\.(name|arguments)$"
 )
@@ -73,11 +80,44 @@ class TraceSet:
 
 
 def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
+    """The span's documents in order; an id or score missing as an attribute is taken from the document's
+    `metadata` (a JSON object) where it holds one (`METADATA_ID_KEYS`, `METADATA_SCORE_KEYS`)."""
     found: dict[int, dict[str, Any]] = defaultdict(dict)
     for key, value in span.attributes.items():
         match = _DOC.match(key)
         if match and match.group(1) == prefix:
             found[int(match.group(2))][match.group(3)] = value
+    for doc in found.values():
+        meta = doc.pop("metadata", None)
+        if isinstance(meta, str):
+            try:
+                meta = json.loads(meta)
+            except json.JSONDecodeError:
+                meta = None
+        if not isinstance(meta, dict):
+            continue
+        if "id" not in doc:
+            given = next(
+                (
+                    meta[k]
+                    for k in METADATA_ID_KEYS
+                    if isinstance(meta.get(k), str | int) and not isinstance(meta.get(k), bool)
+                ),
+                None,
+            )
+            if given is not None and str(given).strip():
+                doc["id"] = str(given)
+        if "score" not in doc:
+            score = next(
+                (
+                    meta[k]
+                    for k in METADATA_SCORE_KEYS
+                    if isinstance(meta.get(k), int | float) and not isinstance(meta.get(k), bool)
+                ),
+                None,
+            )
+            if score is not None:
+                doc["score"] = score
     return [found[i] for i in sorted(found)]
 
 
@@ -231,7 +271,13 @@ def _ranking(docs: list[dict[str, Any]], trace_id: str, what: str, out: TraceSet
             )
             continue
         score = doc.get("score")
-        ranking[str(doc["id"])] = float(score) if isinstance(score, int | float) else float(len(docs) - rank)
+        usable = isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score)
+        if score is not None and not usable:
+            out.problems.append(
+                TraceProblem(trace_id, "retrieved_scores", f"{what}: document {rank} has score {score!r}; "
+                             "ranked by its position instead")
+            )  # fmt: skip
+        ranking[str(doc["id"])] = float(score) if usable and score is not None else float(len(docs) - rank)
     return ranking
 
 

@@ -171,8 +171,11 @@ def spans_from_langfuse(trace: Any, line: int = 0) -> Iterator[Span]:
     root_id = f"{trace_id}:root"
     yield Span(trace_id, root_id, None, str(trace.get("name") or "trace"), start, end, root_attributes, line)
     for obs in observations:
-        if not isinstance(obs, dict) or not isinstance(obs.get("id"), str):
+        if not isinstance(obs, dict) or not isinstance(obs.get("id"), str) or not obs["id"]:
             raise ValueError(f"{where}: an observation must be an object with an 'id'")
+        parent = obs.get("parentObservationId")
+        if parent is not None and not isinstance(parent, str):
+            raise ValueError(f"{where}, observation {obs['id']!r}: parentObservationId must be a string")
         kind = _kind(obs)
         attributes: dict[str, Any] = {"openinference.span.kind": kind}
         docs = _documents(obs.get("output"))
@@ -186,7 +189,7 @@ def spans_from_langfuse(trace: Any, line: int = 0) -> Iterator[Span]:
         yield Span(
             trace_id,
             obs["id"],
-            obs.get("parentObservationId") or root_id,
+            parent or root_id,
             str(obs.get("name") or kind.lower()),
             _ns(obs.get("startTime"), f"{obs_where}, startTime"),
             _ns(obs.get("endTime"), f"{obs_where}, endTime"),

@@ -168,6 +168,9 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
     roots = sorted(
         (s for s in spans if s.parent_id is None or s.parent_id not in ids), key=lambda s: s.start_ns
     )
+    if not roots:  # every span's parent is in the trace: the parent links go round in a circle
+        out.problems.append(TraceProblem(trace_id, "question", "no root span: the spans' parent ids form a cycle"))
+        return
     root = roots[0]
     question = _text(root.attributes.get("input.value"), ("question", "query", "input", "user_input"), "user")
     if not question or not question.strip():

@@ -95,6 +95,9 @@ def _spans_of(request: Any, line: int) -> Iterator[Span]:
                     or not span_id
                 ):
                     raise ValueError("a span without traceId or spanId")
+                parent = raw.get("parentSpanId")
+                if parent is not None and not isinstance(parent, str):
+                    raise ValueError(f"span {span_id!r}: parentSpanId must be a string")
                 name = raw.get("name", "")
                 try:
                     start, end = int(raw.get("startTimeUnixNano", 0)), int(raw.get("endTimeUnixNano", 0))
@@ -103,7 +106,7 @@ def _spans_of(request: Any, line: int) -> Iterator[Span]:
                 yield Span(
                     trace_id=trace_id,
                     span_id=span_id,
-                    parent_id=raw.get("parentSpanId") or None,
+                    parent_id=parent or None,
                     name=str(name),
                     start_ns=start,
                     end_ns=end,

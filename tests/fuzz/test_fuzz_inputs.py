@@ -46,7 +46,8 @@ json_values = st.recursive(
     max_leaves=20,
 )
 FIELDS = ["id", "question", "answer", "reference", "contexts", "context_ids", "retrieved_ids",
-          "retrieved_scores", "relevant_ids", "relevant_grades", "language", "conversation"]  # fmt: skip
+          "retrieved_scores", "relevant_ids", "relevant_grades", "language", "conversation", "conversation_id",
+          "turn", "messages", "tool_calls"]  # fmt: skip
 rows = st.lists(st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), json_values, max_size=8),
                 min_size=1, max_size=6)  # fmt: skip
 
@@ -70,14 +71,20 @@ def test_jsonl_bytes_are_read_or_refused(folder: Path, data: bytes) -> None:
     from ragmetrics.nightly.dataset import _checked_jsonl
 
     path = _file(folder, "f.jsonl", data)
-    for read in (lambda: read_jsonl(path), lambda: _checked_jsonl(path, "skip"), lambda: _checked_jsonl(path, "fail")):
+    for read in (
+        lambda: read_jsonl(path),
+        lambda: _checked_jsonl(path, "skip"),
+        lambda: _checked_jsonl(path, "fail"),
+    ):
         with contextlib.suppress(*OURS):
             read()
 
 
 @FUZZ
 @given(rows=rows, on_bad_row=st.sampled_from(["fail", "skip"]), ranked=st.booleans())
-def test_dataset_rows_are_validated_or_refused(rows: list[dict[str, Any]], on_bad_row: str, ranked: bool) -> None:
+def test_dataset_rows_are_validated_or_refused(
+    rows: list[dict[str, Any]], on_bad_row: str, ranked: bool
+) -> None:
     from ragmetrics.nightly.dataset import validate_rows
 
     try:
@@ -86,6 +93,112 @@ def test_dataset_rows_are_validated_or_refused(rows: list[dict[str, Any]], on_ba
         return
     for sample in dataset.samples:
         json.dumps(sample.model_dump(mode="json"), allow_nan=False)  # what was accepted is finite, valid text
+
+
+_message = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "system", "tool", "bot"]) | json_values},
+    optional={
+        "content": json_values,
+        "contexts": json_values,
+        "tool_calls": json_values,
+        "reference": json_values,
+    },
+)
+conversation_rows = st.lists(
+    st.fixed_dictionaries(
+        {"messages": st.lists(_message, max_size=6) | json_values}, optional={"id": json_values}
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@FUZZ
+@given(rows=conversation_rows, on_bad_row=st.sampled_from(["fail", "skip"]))
+def test_conversations_as_messages_are_validated_or_refused(
+    rows: list[dict[str, Any]], on_bad_row: str
+) -> None:
+    from ragmetrics.nightly.dataset import validate_rows
+
+    try:
+        dataset = validate_rows(rows, source="fuzz", on_bad_row=on_bad_row)  # type: ignore[arg-type]
+    except OURS:
+        return
+    for sample in dataset.samples:
+        assert sample.conversation_id is not None and sample.turn is not None
+        json.dumps(sample.model_dump(mode="json"), allow_nan=False)
+
+
+_ATTRIBUTE_KEYS = ["input.value", "output.value", "openinference.span.kind", "session.id", "metadata",
+                   "retrieval.documents.0.document.id", "retrieval.documents.0.document.content",
+                   "retrieval.documents.1.document.score", "retrieval.documents.0.document.metadata",
+                   "reranker.output_documents.0.document.id", "llm.token_count.total", "llm.cost.total",
+                   "llm.model_name", "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments"]  # fmt: skip
+_otlp_value = st.one_of(
+    st.builds(lambda v: {"stringValue": v}, st.sampled_from(["CHAIN", "RETRIEVER", "LLM", "RERANKER", "{}", "[]"]) | st.text(max_size=20)),
+    st.builds(lambda v: {"intValue": v}, st.integers() | st.text(max_size=6)),
+    st.builds(lambda v: {"doubleValue": v}, st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=6)),
+    st.builds(lambda v: {"boolValue": v}, json_values),
+    json_values,
+)  # fmt: skip
+_span = st.fixed_dictionaries(
+    {"traceId": st.sampled_from(["t1", "t2"]) | json_values, "spanId": st.sampled_from(["a", "b", "c"]) | json_values},
+    optional={
+        "parentSpanId": st.sampled_from(["a", "b", "", "zz"]) | json_values,
+        "name": st.text(max_size=8) | json_values,
+        "startTimeUnixNano": st.integers(min_value=-5, max_value=10**20).map(str) | json_values,
+        "endTimeUnixNano": st.integers(min_value=-5, max_value=10**20).map(str) | json_values,
+        "attributes": st.lists(st.fixed_dictionaries({"key": st.sampled_from(_ATTRIBUTE_KEYS) | json_values,
+                                                      "value": _otlp_value}), max_size=8) | json_values,
+    },
+)  # fmt: skip
+otlp_lines = st.lists(
+    st.builds(
+        lambda spans: {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, st.lists(_span, max_size=5)
+    )
+    | json_values,
+    min_size=1,
+    max_size=3,
+).map(lambda requests: "".join(json.dumps(r) + "\n" for r in requests).encode())
+_observation = st.fixed_dictionaries(
+    {"id": st.sampled_from(["o1", "o2"]) | json_values},
+    optional={"type": st.sampled_from(["RETRIEVER", "GENERATION", "SPAN", "TOOL"]) | json_values,
+              "name": st.sampled_from(["retrieve", "search", "x"]) | json_values,
+              "startTime": st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:00", "nope"]) | json_values,
+              "endTime": st.sampled_from(["2026-01-01T00:00:01Z", "9999-12-31T23:59:59+14:00"]) | json_values,
+              "output": json_values, "usageDetails": json_values, "costDetails": json_values, "model": json_values,
+              "parentObservationId": json_values},
+)  # fmt: skip
+_langfuse_trace = st.fixed_dictionaries(
+    {"id": st.sampled_from(["t1", "t2"]) | json_values, "observations": st.lists(_observation, max_size=4) | json_values},
+    optional={"timestamp": st.sampled_from(["2026-01-01T00:00:00Z", "0001-01-01T00:00:00+00:00"]) | json_values,
+              "input": json_values, "output": json_values, "sessionId": json_values, "metadata": json_values,
+              "latency": json_values},
+)  # fmt: skip
+langfuse_files = st.lists(_langfuse_trace, min_size=1, max_size=3).map(
+    lambda t: json.dumps({"data": t}).encode()
+)
+
+
+@FUZZ
+@given(
+    data=otlp_lines | langfuse_files | st.binary(max_size=300),
+    fmt=st.sampled_from(["auto", "otlp", "langfuse"]),
+)
+def test_trace_files_are_read_or_refused(folder: Path, data: bytes, fmt: str) -> None:
+    """Traces are read, or refused with our error, through the reader and through a night's dataset."""
+    from ragmetrics.nightly.config import DatasetConfig
+    from ragmetrics.nightly.load import load_dataset
+    from ragmetrics.traces import read_traces
+
+    path = _file(folder, "traces.jsonl", data)
+    with contextlib.suppress(*OURS):
+        traces = read_traces(path, format=fmt)
+        for sample in traces.samples:
+            json.dumps(sample.model_dump(mode="json"), allow_nan=False)
+    with contextlib.suppress(*OURS):
+        load_dataset(DatasetConfig(traces=path), progress=False)
 
 
 _trec_token = st.one_of(
@@ -165,11 +278,25 @@ def label_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 _methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "BREW"])
-_paths = st.sampled_from(["/", "/api/status", "/api/item/0", "/api/item/-1", "/api/item/x", "/api/next",
-                          "/api/next?after=3", "/api/next?after=", "/api/label", "/api/finish", "/label.js",
-                          "/../etc/passwd", "/api/item/99999999999999999999"]) | st.text(
-    alphabet=string.printable.replace("\r", "").replace("\n", "").replace(" ", ""), max_size=30
-).map(lambda t: "/" + t)
+_paths = st.sampled_from(
+    [
+        "/",
+        "/api/status",
+        "/api/item/0",
+        "/api/item/-1",
+        "/api/item/x",
+        "/api/next",
+        "/api/next?after=3",
+        "/api/next?after=",
+        "/api/label",
+        "/api/finish",
+        "/label.js",
+        "/../etc/passwd",
+        "/api/item/99999999999999999999",
+    ]
+) | st.text(alphabet=string.printable.replace("\r", "").replace("\n", "").replace(" ", ""), max_size=30).map(
+    lambda t: "/" + t
+)
 _header_values = st.text(alphabet=string.printable.replace("\r", "").replace("\n", ""), max_size=30)
 
 
@@ -178,7 +305,13 @@ _header_values = st.text(alphabet=string.printable.replace("\r", "").replace("\n
        length=st.none() | _header_values, host_ok=st.booleans(), token_ok=st.booleans(),
        content_type=st.sampled_from(["application/json", "text/plain", ""]))  # fmt: skip
 def test_the_label_server_answers_every_request_without_a_server_error(
-    label_server: Any, method: str, path: str, body: bytes, length: str | None, host_ok: bool, token_ok: bool,
+    label_server: Any,
+    method: str,
+    path: str,
+    body: bytes,
+    length: str | None,
+    host_ok: bool,
+    token_ok: bool,
     content_type: str,
 ) -> None:
     from ragmetrics.labeling.server import TOKEN_HEADER

@@ -273,3 +273,16 @@ def test_trace_settings_that_cannot_work_are_refused(section: dict[str, Any], me
 def test_builtin_with_traces_takes_the_traces_format() -> None:
     config = DatasetConfig.model_validate({"builtin": "pydocs", "traces": "t.jsonl", "format": "langfuse"})
     assert config.format == "langfuse"
+
+
+def test_fuzz_findings_are_named(tmp_path: Path) -> None:
+    """Found by tests/fuzz: a span that is its own parent (no root), a parent id that is not a string."""
+    cycle = tmp_path / "cycle.jsonl"
+    cycle.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+        {"traceId": "t1", "spanId": "a", "parentSpanId": "a"}]}]}]}) + "\n", encoding="utf-8")  # fmt: skip
+    traces = read_traces(cycle)
+    assert not traces.samples and "parent ids form a cycle" in traces.problems[0].message
+    parent = tmp_path / "parent.json"
+    parent.write_text(json.dumps({"data": [{"id": "t", "observations": [{"id": "o", "parentObservationId": [None]}]}]}))
+    with pytest.raises(InputError, match="parentObservationId must be a string"):
+        read_traces(parent)

@@ -185,12 +185,13 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
     retrievers = [s for s in by_start if s.attributes.get(KIND) == "RETRIEVER"]
     rerankers = [s for s in by_start if s.attributes.get(KIND) == "RERANKER"]
     llms = [s for s in by_start if s.attributes.get(KIND) == "LLM"]
+    read: dict[str, list[dict[str, Any]]] = {}  # span id -> its documents, read once
     for span in retrievers:
-        docs = _documents(span, "retrieval.documents")
+        docs = read[span.span_id] = _documents(span, "retrieval.documents")
         run = out.runs.setdefault(span.name, TracedRun(span.name))
         run.rankings[trace_id] = _ranking(docs, trace_id, f"retriever {span.name!r}", out)
     for span in rerankers:
-        docs = _documents(span, "reranker.output_documents")
+        docs = read[span.span_id] = _documents(span, "reranker.output_documents")
         run = out.runs.setdefault(span.name, TracedRun(span.name))
         run.rankings[trace_id] = _ranking(docs, trace_id, f"reranker {span.name!r}", out)
     final = rerankers[-1] if rerankers else (retrievers[-1] if retrievers else None)
@@ -202,7 +203,7 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
         )
     else:
         out.final_span[trace_id] = final.name
-        docs = _documents(final, "reranker.output_documents" if final in rerankers else "retrieval.documents")
+        docs = read[final.span_id]
         if any("content" not in d for d in docs):
             out.problems.append(
                 TraceProblem(

@@ -21,7 +21,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "metrics from the rows' retrieved_ids against their relevant_ids. For comparisons, history and the "
         "gate, write a config (`ragmetrics run`).",
     )
-    parser.add_argument("file", type=Path, help="the QA file")
+    parser.add_argument("file", type=Path, nargs="?", help="the QA file (optional with --traces)")
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        help="a trace file (OTLP JSON or a Langfuse export): the traced answers, contexts and rankings are "
+        "scored, matched to FILE's questions when FILE is given, and latency, tokens and cost are printed too "
+        "(docs/traces.md)",
+    )
     parser.add_argument("-m", "--metric", nargs="+", required=True, dest="metrics", help="metrics to score")
     parser.add_argument("--per-query", action="store_true", help="one row per question too")
     parser.add_argument("--format", default="table", choices=["table", "json", "markdown", "csv"])
@@ -44,7 +51,17 @@ def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metric
 
-    dataset = read_qa(args.file, on_bad_row=args.on_bad_row)
+    if args.file is None and args.traces is None:
+        raise InputError("give the QA file, or --traces with a trace file", field="file")
+    if args.traces is not None:
+        from ragmetrics.nightly.config import DatasetConfig
+        from ragmetrics.nightly.load import load_dataset
+
+        dataset = load_dataset(
+            DatasetConfig(path=args.file, traces=args.traces, on_bad_row=args.on_bad_row), progress=False
+        )
+    else:
+        dataset = read_qa(args.file, on_bad_row=args.on_bad_row)
     judged = [m for m in args.metrics if m in judge_metric_names()]
     retrieval = [m for m in args.metrics if m not in judged]
     for name in retrieval:
@@ -74,6 +91,20 @@ def run_command(args: argparse.Namespace) -> int:
         results.append(
             evaluate_rag(list(dataset), judged, make_judge(settings), name="judge", progress=False)
         )
+    if dataset.traced is not None:
+        from ragmetrics.nightly.answers import operational_result
+        from ragmetrics.nightly.runs import traced_answers
+
+        from ragmetrics.nightly.completeness import mark_call_failures
+
+        traced = traced_answers("traces", dataset)
+        # A question without a trace fails with that cause in every result, never a 0 or a missing field.
+        mark_call_failures(
+            {str(i): r for i, r in enumerate(results)}, {str(i): traced for i in range(len(results))}
+        )
+        results.append(operational_result(traced))
+        for note in traced.notes:
+            print(f"note: {note}", file=sys.stderr)
     for result in results:
         print(format_results([result], result.metrics, args.format, per_query=args.per_query).rstrip())
         for failure in result.failures:
@@ -82,7 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     for bad in dataset.skipped:
-        print(f"skipped: {bad.describe(str(args.file))}", file=sys.stderr)
+        print(f"skipped: {bad.describe(dataset.source)}", file=sys.stderr)
     if any(r.failures for r in results):
         return int(ExitCode.INCOMPLETE)
     return int(ExitCode.OK)

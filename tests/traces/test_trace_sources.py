@@ -286,3 +286,15 @@ def test_fuzz_findings_are_named(tmp_path: Path) -> None:
     parent.write_text(json.dumps({"data": [{"id": "t", "observations": [{"id": "o", "parentObservationId": [None]}]}]}))
     with pytest.raises(InputError, match="parentObservationId must be a string"):
         read_traces(parent)
+
+
+def test_ragmetrics_score_reads_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragmetrics.cli import main
+
+    qa, traces = _qa_file(tmp_path), _otlp_file(tmp_path)
+    code = main(["score", str(qa), "--traces", str(traces), "-m", "mrr", "faithfulness", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 3  # q3 has no trace: its scores fail, named on stderr
+    assert "q3 / mrr: trace_missing" in err and "q3 / faithfulness: trace_missing" in err
+    assert '"tokens"' in out and '"latency_s"' in out
+    assert main(["score", "-m", "mrr"]) == 2

@@ -93,9 +93,8 @@ def run_command(args: argparse.Namespace) -> int:
         )
     if dataset.traced is not None:
         from ragmetrics.nightly.answers import operational_result
-        from ragmetrics.nightly.runs import traced_answers
-
         from ragmetrics.nightly.completeness import mark_call_failures
+        from ragmetrics.nightly.runs import traced_answers
 
         traced = traced_answers("traces", dataset)
         # A question without a trace fails with that cause in every result, never a 0 or a missing field.

@@ -205,30 +205,38 @@ def _traces_in(document: Any) -> list[Any]:
 
 
 def read_langfuse_export(path: Path) -> list[Span]:
-    """Every trace of a Langfuse export as spans (module doc); errors name the file and line."""
+    """Every trace of a Langfuse export as spans (module doc); errors name the file and line. Each line
+    becomes spans as it is read, so only the spans are held."""
     source = str(path)
-    items: list[tuple[int, Any]] = []
+    spans: list[Span] = []
+    lines = 0
     with open_regular(path, prefix="cannot read: ") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                items.append((number, json.loads(raw)))
+                document = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError):
-                if items:
+                if lines:
                     raise InputError("not a JSON line", source=source, line=number) from None
                 try:
-                    items = [(1, json.loads(read_utf8(path)))]
+                    document = json.loads(read_utf8(path))
                 except json.JSONDecodeError as exc:
                     raise InputError(f"not JSON: {exc.msg}", source=source, line=exc.lineno) from None
+                spans = _checked_spans(document, 1, source)
                 break
-    spans: list[Span] = []
-    for number, document in items:
-        for trace in _traces_in(document):
-            try:
-                spans.extend(spans_from_langfuse(trace, number))
-            except (ValueError, TypeError, AttributeError, OverflowError) as exc:
-                raise InputError(f"not a Langfuse trace: {exc}", source=source, line=number) from None
+            lines += 1
+            spans.extend(_checked_spans(document, number, source))
     if not spans:
         raise InputError("no trace in the file: is it a Langfuse trace export?", source=source)
+    return spans
+
+
+def _checked_spans(document: Any, line: int, source: str) -> list[Span]:
+    spans: list[Span] = []
+    for trace in _traces_in(document):
+        try:
+            spans.extend(spans_from_langfuse(trace, line))
+        except (ValueError, TypeError, AttributeError, OverflowError) as exc:
+            raise InputError(f"not a Langfuse trace: {exc}", source=source, line=line) from None
     return spans

@@ -126,28 +126,37 @@ def _whole_document(path: Path, source: str) -> list[tuple[int, Any]]:
 
 
 def read_otlp_json(path: Path) -> list[Span]:
-    """Every span of the file, in file order (module doc)."""
+    """Every span of the file, in file order (module doc). Each line becomes spans as it is read, so only the
+    spans are held, never the whole file's parsed JSON."""
     source = str(path)
     spans: list[Span] = []
-    items: list[tuple[int, Any]] = []
+    lines = 0
     with open_regular(path, prefix="cannot read: ") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                items.append((number, json.loads(raw)))
+                request = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                if items:
+                if lines:
                     raise InputError(f"not an OTLP JSON line: {exc}", source=source, line=number) from None
-                items = _whole_document(path, source)  # one pretty-printed document, or an array of them
+                spans = []  # one pretty-printed document, or an array of them
+                for line, document in _whole_document(path, source):
+                    requests = document if isinstance(document, list) else [document]
+                    for item in requests:
+                        spans.extend(_checked_spans(item, line, source))
                 break
-    if len(items) == 1 and isinstance(items[0][1], list):
-        items = [(items[0][0], request) for request in items[0][1]]
-    for number, request in items:
-        try:
-            spans.extend(_spans_of(request, number))
-        except (ValueError, TypeError, AttributeError, KeyError) as exc:
-            raise InputError(f"not an OTLP trace export: {exc}", source=source, line=number) from None
+            lines += 1
+            requests = request if isinstance(request, list) else [request]
+            for item in requests:
+                spans.extend(_checked_spans(item, number, source))
     if not spans:
         raise InputError("no span in the file: is it the collector's traces export?", source=source)
     return spans
+
+
+def _checked_spans(request: Any, line: int, source: str) -> list[Span]:
+    try:
+        return list(_spans_of(request, line))
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:
+        raise InputError(f"not an OTLP trace export: {exc}", source=source, line=line) from None

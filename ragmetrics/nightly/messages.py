@@ -29,15 +29,8 @@ TURN_KEYS = (
     "reference",
 )
 """Keys an assistant message may carry for its turn."""
-_LISTS = (
-    "contexts",
-    "context_ids",
-    "tool_calls",
-    "retrieved_ids",
-    "retrieved_scores",
-    "relevant_ids",
-    "relevant_grades",
-)
+_LISTS = tuple(key for key in TURN_KEYS if key != "reference")
+"""Keys whose values several assistant messages of one turn add up (the first replaces a row-level value)."""
 
 
 class MessagesError(ValueError):

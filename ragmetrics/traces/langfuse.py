@@ -26,8 +26,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._textfile import open_regular, read_utf8
 from ragmetrics.errors import InputError
+from ragmetrics.traces._lines import json_lines_or_document
 from ragmetrics.traces.otlp import Span
 
 __all__ = ["read_langfuse_export", "spans_from_langfuse"]
@@ -209,24 +209,8 @@ def read_langfuse_export(path: Path) -> list[Span]:
     becomes spans as it is read, so only the spans are held."""
     source = str(path)
     spans: list[Span] = []
-    lines = 0
-    with open_regular(path, prefix="cannot read: ") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                document = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                if lines:
-                    raise InputError("not a JSON line", source=source, line=number) from None
-                try:
-                    document = json.loads(read_utf8(path))
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"not JSON: {exc.msg}", source=source, line=exc.lineno) from None
-                spans = _checked_spans(document, 1, source)
-                break
-            lines += 1
-            spans.extend(_checked_spans(document, number, source))
+    for number, document in json_lines_or_document(path, "a JSON line"):
+        spans.extend(_checked_spans(document, number, source))
     if not spans:
         raise InputError("no trace in the file: is it a Langfuse trace export?", source=source)
     return spans

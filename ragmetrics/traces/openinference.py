@@ -79,6 +79,13 @@ class TraceSet:
     problems: list[TraceProblem] = field(default_factory=list)
 
 
+def _first(meta: dict[str, Any], keys: tuple[str, ...], kind: Any) -> Any:
+    """The first of `keys` whose value in `meta` is of `kind` (booleans never count as numbers)."""
+    return next(
+        (meta[k] for k in keys if isinstance(meta.get(k), kind) and not isinstance(meta.get(k), bool)), None
+    )
+
+
 def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
     """The span's documents in order; an id or score missing as an attribute is taken from the document's
     `metadata` (a JSON object) where it holds one (`METADATA_ID_KEYS`, `METADATA_SCORE_KEYS`)."""
@@ -97,25 +104,11 @@ def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
         if not isinstance(meta, dict):
             continue
         if "id" not in doc:
-            given = next(
-                (
-                    meta[k]
-                    for k in METADATA_ID_KEYS
-                    if isinstance(meta.get(k), str | int) and not isinstance(meta.get(k), bool)
-                ),
-                None,
-            )
+            given = _first(meta, METADATA_ID_KEYS, str | int)
             if given is not None and str(given).strip():
                 doc["id"] = str(given)
         if "score" not in doc:
-            score = next(
-                (
-                    meta[k]
-                    for k in METADATA_SCORE_KEYS
-                    if isinstance(meta.get(k), int | float) and not isinstance(meta.get(k), bool)
-                ),
-                None,
-            )
+            score = _first(meta, METADATA_SCORE_KEYS, int | float)
             if score is not None:
                 doc["score"] = score
     return [found[i] for i in sorted(found)]
@@ -169,7 +162,9 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
         (s for s in spans if s.parent_id is None or s.parent_id not in ids), key=lambda s: s.start_ns
     )
     if not roots:  # every span's parent is in the trace: the parent links go round in a circle
-        out.problems.append(TraceProblem(trace_id, "question", "no root span: the spans' parent ids form a cycle"))
+        out.problems.append(
+            TraceProblem(trace_id, "question", "no root span: the spans' parent ids form a cycle")
+        )
         return
     root = roots[0]
     question = _text(root.attributes.get("input.value"), ("question", "query", "input", "user_input"), "user")

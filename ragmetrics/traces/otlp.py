@@ -10,14 +10,13 @@ the file and line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._textfile import open_regular
 from ragmetrics.errors import InputError
+from ragmetrics.traces._lines import json_lines_or_document
 
 __all__ = ["Span", "read_otlp_json"]
 
@@ -115,41 +114,14 @@ def _spans_of(request: Any, line: int) -> Iterator[Span]:
                 )
 
 
-def _whole_document(path: Path, source: str) -> list[tuple[int, Any]]:
-    from ragmetrics._textfile import read_utf8
-
-    try:
-        document = json.loads(read_utf8(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", source=source, line=exc.lineno) from None
-    return [(1, document)]
-
-
 def read_otlp_json(path: Path) -> list[Span]:
     """Every span of the file, in file order (module doc). Each line becomes spans as it is read, so only the
     spans are held, never the whole file's parsed JSON."""
     source = str(path)
     spans: list[Span] = []
-    lines = 0
-    with open_regular(path, prefix="cannot read: ") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                request = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                if lines:
-                    raise InputError(f"not an OTLP JSON line: {exc}", source=source, line=number) from None
-                spans = []  # one pretty-printed document, or an array of them
-                for line, document in _whole_document(path, source):
-                    requests = document if isinstance(document, list) else [document]
-                    for item in requests:
-                        spans.extend(_checked_spans(item, line, source))
-                break
-            lines += 1
-            requests = request if isinstance(request, list) else [request]
-            for item in requests:
-                spans.extend(_checked_spans(item, number, source))
+    for number, request in json_lines_or_document(path, "an OTLP JSON line"):
+        for item in request if isinstance(request, list) else [request]:
+            spans.extend(_checked_spans(item, number, source))
     if not spans:
         raise InputError("no span in the file: is it the collector's traces export?", source=source)
     return spans

@@ -129,6 +129,7 @@ def assert_no_regression(
     seed: int = 42,
     permutations: int = 10_000,
     max_failure_rate: float = MAX_FAILURE_RATE,
+    clusters: Mapping[str, str] | None = None,
 ) -> GateResult:
     """Fail when a metric dropped by more than `max_drop` (one number or per metric) and significantly.
 
@@ -138,7 +139,9 @@ def assert_no_regression(
     also requires a drop larger than the judge's own noise (judged with repeats). A judge or data change since
     the baseline fails the assertion as not comparable unless `on_change='compare'`. A run/metric of `result`
     with more than `max_failure_rate` of its scores failed fails the assertion too: the scores that remain
-    cannot stand for the data. Returns the gate's result.
+    cannot stand for the data. `clusters` (query id -> conversation id, e.g.
+    `judge.conversation.conversation_clusters(samples)`) tests conversation means instead of turns; a
+    night's report carries its own. Returns the gate's result.
     """
     from ragmetrics.nightly.gate import check_regressions
 
@@ -147,6 +150,10 @@ def assert_no_regression(
         raise InputError(f"alpha must be in (0, 1), got {alpha}")
     _check_rate(max_failure_rate)
     current, base = _as_report(result, run, "result"), _as_report(baseline, run, "baseline")
+    if clusters is not None:
+        current = current.model_copy(
+            update={"metadata": current.metadata.model_copy(update={"clusters": dict(clusters)})}
+        )
     size = family if family is not None else family_size()
     human = None
     if labels is not None:
@@ -228,12 +235,15 @@ def assert_at_least(
     samples: int = 10_000,
     seed: int = 42,
     max_failure_rate: float = MAX_FAILURE_RATE,
+    clusters: Mapping[str, str] | None = None,
 ) -> tuple[float, float]:
     """Pass when the lower end of the mean's percentile-bootstrap CI is at least `value` (for a metric where
     lower is better, the upper end at most `value`). The CI is two-sided at `confidence`, widened by the run's
     family size (its tails at (1 - confidence) / 2 / family). More than `max_failure_rate` of the metric's scores
-    failed fails it whatever the rest say. Returns (mean, bound)."""
+    failed fails it whatever the rest say. Turns of conversations (`clusters`, or the report's own) are
+    resampled by conversation (a cluster bootstrap, `comparison.clusters`). Returns (mean, bound)."""
     from ragmetrics.comparison.bootstrap import bootstrap_means
+    from ragmetrics.comparison.clusters import cluster_bootstrap_interval, cluster_index
     from ragmetrics.options import lower_is_better
 
     __tracebackhide__ = True  # pytest shows the test's line and this message, not ragmetrics' own source
@@ -256,9 +266,18 @@ def assert_at_least(
     values = np.asarray([v for _, v in pairs], dtype=np.float64)
     size = family if family is not None else family_size()
     tail = (1 - confidence) / 2 / size
-    means = bootstrap_means(values, samples=samples, seed=seed)[:, 0]
     lower_better = lower_is_better(metric)
-    bound = float(np.quantile(means, 1 - tail if lower_better else tail))
+    index = cluster_index(
+        [q for q, _ in pairs], clusters if clusters is not None else report.metadata.clusters
+    )
+    if index is None:
+        means = bootstrap_means(values, samples=samples, seed=seed)[:, 0]
+        bound = float(np.quantile(means, 1 - tail if lower_better else tail))
+    else:
+        low, high = cluster_bootstrap_interval(
+            values, index, samples=samples, seed=seed, confidence=1 - 2 * tail
+        )
+        bound = high if lower_better else low
     mean = float(values.mean())
     from ragmetrics.testing import plugin
 

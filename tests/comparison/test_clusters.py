@@ -100,3 +100,21 @@ def test_clustered_intervals_keep_their_coverage_where_turn_level_ones_do_not() 
     assert 0.90 <= coverage["clustered"] <= 0.99, coverage
     assert coverage["turns"] <= 0.75, coverage
     assert false_alarms["clustered"] <= 0.10 and false_alarms["turns"] >= 0.25, false_alarms
+
+
+def test_the_pytest_assertions_count_conversations_when_told() -> None:
+    """One conversation of four got worse on all ten of its turns: ten turns look like strong evidence, one
+    conversation of four cannot be (the smallest two-sided p of four signs is 1/8)."""
+    from ragmetrics.testing import assert_at_least, assert_no_regression
+
+    rng = np.random.default_rng(5)
+    base = {f"c{c}-t{t}": float(rng.uniform(0.6, 0.9)) for c in range(4) for t in range(10)}
+    cur = {q: v - (0.1 if q.startswith("c0-") else 0.0) for q, v in base.items()}
+    clusters = {q: q.split("-")[0] for q in base}
+    with pytest.raises(AssertionError, match="regress"):
+        assert_no_regression(_run("sys", cur), _run("sys", base), ["m"])
+    gate = assert_no_regression(_run("sys", cur), _run("sys", base), ["m"], clusters=clusters)
+    assert not gate.checks[0].significant and gate.checks[0].p_value >= 0.125
+    _, turn_bound = assert_at_least(_run("sys", cur), "m", 0.0)
+    _, conversation_bound = assert_at_least(_run("sys", cur), "m", 0.0, clusters=clusters)
+    assert conversation_bound < turn_bound  # fewer independent units: a wider interval

@@ -29,9 +29,8 @@ __all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
 KIND = "openinference.span.kind"
 SAMPLE_ID_KEYS = ("sample_id", "question_id", "id")
 """Keys of a root span's `metadata` that give the question's id in the team's QA dataset."""
-_DOC = re.compile(
-    r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|content|score|metadata)$"
-)
+_DOC_PARTS = frozenset({"id", "content", "score", "metadata"})
+"""`{prefix}.{i}.document.{part}`: the parts of a retrieved or reranked document that are read."""
 METADATA_ID_KEYS = ("id", "doc_id", "document_id", "chunk_id")
 """Where a document's id is looked for in its `document.metadata` when `document.id` is absent (the LangChain
 instrumentor records a Document's metadata but not its `id` field)."""
@@ -90,10 +89,13 @@ def _documents(span: Span, prefix: str) -> list[dict[str, Any]]:
     """The span's documents in order; an id or score missing as an attribute is taken from the document's
     `metadata` (a JSON object) where it holds one (`METADATA_ID_KEYS`, `METADATA_SCORE_KEYS`)."""
     found: dict[int, dict[str, Any]] = defaultdict(dict)
+    head = prefix + "."
     for key, value in span.attributes.items():
-        match = _DOC.match(key)
-        if match and match.group(1) == prefix:
-            found[int(match.group(2))][match.group(3)] = value
+        if not key.startswith(head):
+            continue
+        index, dot, part = key[len(head) :].partition(".document.")
+        if dot and part in _DOC_PARTS and index.isascii() and index.isdigit():
+            found[int(index)][part] = value
     for doc in found.values():
         meta = doc.pop("metadata", None)
         if isinstance(meta, str):

@@ -36,7 +36,9 @@ def test_a_report_written_by_0_1_0_loads_into_typed_fields() -> None:
     )
     assert nightly.failures == legacy["failures"]
     assert nightly.timings_s == legacy["timings_s"]
-    assert {k: v.model_dump() for k, v in nightly.samples.items()} == legacy["samples"]
+    # turn and tool_calls came later (conversations, agents): absent from 0.1.0's samples, None when read.
+    assert {k: v.model_dump(exclude={"turn", "tool_calls"}) for k, v in nightly.samples.items()} == legacy["samples"]
+    assert all(v.turn is None and v.tool_calls is None for v in nightly.samples.values())
     assert nightly.regression is not None
     # Fields added since (None when absent) are left out of the comparison with what 0.1.0 wrote.
     added = {"incomplete", "changes", "not_comparable", "skipped_pairs", "baseline_means"}

@@ -24,9 +24,12 @@ $(VENV)/.dev: pyproject.toml | $(PY)
 quickstart: $(VENV)/.runtime
 	$(VENV)/bin/ragmetrics run configs/quickstart.yaml
 
-# The README's test command: every test not marked slow (slow ones run in CI's second step).
+# The README's test command: every test not marked slow (slow ones run in CI's second step), on WORKERS
+# processes (pytest-xdist; WORKERS=0 runs them in this one). The slow step stays in one process: the Ray
+# engine's local cluster times out when another test takes its CPUs.
+WORKERS ?= 2
 test: $(VENV)/.dev
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n $(WORKERS)
 
 test-slow: $(VENV)/.dev
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no test selected

@@ -102,8 +102,8 @@ def _generation_attributes(obs: dict[str, Any]) -> dict[str, Any]:
         completion = _number(usage.get("output", usage.get("completionTokens")))
         total = _number(usage.get("total", usage.get("totalTokens")))
         for name, value in (("prompt", prompt), ("completion", completion), ("total", total)):
-            if value is not None:
-                attributes[f"llm.token_count.{name}"] = int(value)
+            if value is not None:  # a count that is not a whole number is passed on, and named by the mapping
+                attributes[f"llm.token_count.{name}"] = int(value) if value.is_integer() else value
     costs = obs.get("costDetails") if isinstance(obs.get("costDetails"), dict) else {}
     cost = _number(costs.get("total")) if costs else None
     cost = cost if cost is not None else _number(obs.get("calculatedTotalCost"))

@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmetrics._numbers import number_problem
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.tool_calls import ToolCall, parse_tool_calls
 from ragmetrics.traces.otlp import Span
@@ -211,19 +212,18 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
             contexts = [str(d["content"]) for d in docs]
             if docs and all("id" in d for d in docs):
                 context_ids = [str(d["id"]) for d in docs]
-    tokens = 0.0
-    cost = 0.0
-    has_cost = False
+    tokens: float | None = 0.0 if llms else None
+    cost: float | None = None
     for span in llms:
-        total = span.attributes.get("llm.token_count.total")
-        if total is None:
-            total = (span.attributes.get("llm.token_count.prompt") or 0) + (
-                span.attributes.get("llm.token_count.completion") or 0
-            )
-        tokens += float(total)
-        if span.attributes.get("llm.cost.total") is not None:
-            cost += float(span.attributes["llm.cost.total"])
-            has_cost = True
+        total = _measure(span, "llm.token_count.total", trace_id, out)
+        if total is None and "llm.token_count.total" not in span.attributes:
+            parts = [_measure(span, f"llm.token_count.{k}", trace_id, out) for k in ("prompt", "completion")]
+            # No count at all is unknown, not 0 tokens; one part given counts alone.
+            total = None if all(p is None for p in parts) else sum(p for p in parts if p is not None)
+        tokens = None if tokens is None or total is None else tokens + total
+        spent = _measure(span, "llm.cost.total", trace_id, out)
+        if spent is not None:
+            cost = (cost or 0.0) + spent
         if isinstance(span.attributes.get("llm.model_name"), str):
             out.models[trace_id] = span.attributes["llm.model_name"]
     try:
@@ -235,9 +235,9 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
                        tool_calls=calls if calls else None)  # fmt: skip
     out.samples.append(sample)
     out.latency_s[trace_id] = root.seconds
-    if llms:
+    if tokens is not None:
         out.tokens[trace_id] = tokens
-    if has_cost:
+    if cost is not None:
         out.cost[trace_id] = cost
     given = _given_id(root.attributes.get("metadata"))
     if given is not None:
@@ -245,6 +245,20 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
     session = root.attributes.get("session.id")
     if isinstance(session, str) and session:
         out.sessions[trace_id] = session
+
+
+def _measure(span: Span, key: str, trace_id: str, out: TraceSet) -> float | None:
+    """A count or cost attribute as a number; absent: None; present but not a usable number (text, not finite,
+    beyond `_numbers.MAX_MAGNITUDE`): a named problem of the trace, and None (the figure is not counted)."""
+    value = span.attributes.get(key)
+    if value is None:
+        return None
+    problem = number_problem(value)
+    if problem is not None:
+        field = "cost" if "cost" in key else "tokens"
+        out.problems.append(TraceProblem(trace_id, field, f"span {span.name!r}: {key}: {problem}; not counted"))
+        return None
+    return float(value)
 
 
 def _given_id(metadata: Any) -> str | None:

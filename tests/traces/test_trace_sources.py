@@ -298,3 +298,23 @@ def test_ragmetrics_score_reads_traces(tmp_path: Path, capsys: pytest.CaptureFix
     assert "q3 / mrr: trace_missing" in err and "q3 / faithfulness: trace_missing" in err
     assert '"tokens"' in out and '"latency_s"' in out
     assert main(["score", "-m", "mrr"]) == 2
+
+
+def test_token_and_cost_values_that_are_not_numbers_are_named_not_counted(tmp_path: Path) -> None:
+    collector = SpanCollector()
+    provider, tracer = _provider(collector)
+    with tracer.start_as_current_span("rag") as root:
+        root.set_attribute("openinference.span.kind", "CHAIN")
+        root.set_attribute("input.value", "q?")
+        root.set_attribute("output.value", "a.")
+        with tracer.start_as_current_span("llm") as llm:
+            llm.set_attribute("openinference.span.kind", "LLM")
+            llm.set_attribute("llm.token_count.total", "many")
+            llm.set_attribute("llm.cost.total", float("nan"))
+        with tracer.start_as_current_span("llm2") as silent:
+            silent.set_attribute("openinference.span.kind", "LLM")  # no counts: unknown, not 0
+    provider.shutdown()
+    traces = collector.traces()
+    assert traces.tokens == {} and traces.cost == {}
+    named = {(p.field, p.message.split(":")[1].strip()) for p in traces.problems if p.field in ("tokens", "cost")}
+    assert named == {("tokens", "llm.token_count.total"), ("cost", "llm.cost.total")}

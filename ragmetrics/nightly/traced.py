@@ -163,9 +163,8 @@ def _merged(qa: QADataset, traced: QADataset, out: TracedOutputs) -> QADataset:
         out.notes.append(f"{len(out.missing)} of {len(qa.samples)} questions have no trace: their scores fail "
                          "with cause trace_missing")  # fmt: skip
     qa.samples = samples
-    qa.retrieved = {
-        qid: ranking for qid, ranking in traced.retrieved.items() if qid in {s.id for s in samples}
-    }
+    asked = {s.id for s in samples}
+    qa.retrieved = {qid: ranking for qid, ranking in traced.retrieved.items() if qid in asked}
     qa.fingerprint = "sha256:" + digest.hexdigest()
     qa.source = f"{qa.source} + {out.source}"
     qa.traced = out

@@ -99,6 +99,10 @@ class AnsweredRun:
     samples: list[RagSample]
     failed: dict[str, tuple[str, str]] = field(default_factory=dict)
     """query id -> (cause, message) of the pipeline or generator call that produced nothing for it."""
+    lacking: dict[str, dict[str, str]] = field(default_factory=dict)
+    """query id -> sample field -> why its output lacks that field (a trace without a retriever span: its
+    contexts): the message of the `missing_field` failures of the metrics that read the field (cause
+    `trace_incomplete`), while its other scores (latency, the ranking, metrics of other fields) stand."""
     latency_s: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, float] = field(default_factory=dict)
     cost: dict[str, float] = field(default_factory=dict)

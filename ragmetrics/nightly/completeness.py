@@ -102,19 +102,34 @@ def _clip(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[:limit] + "..."
 
 
+def _lacking(answers: AnsweredRun, failure: SampleFailure) -> tuple[str, str] | None:
+    """Why the output lacks the fields `failure.metric` reads, where the run knows (`AnsweredRun.lacking`)."""
+    lacks = answers.lacking.get(failure.query_id)
+    if not lacks:
+        return None
+    from ragmetrics.judge.registry import required_fields
+
+    try:
+        needed = set(required_fields(failure.metric))
+    except (KeyError, ValueError):  # not a judge metric of the registry: nothing to name
+        return None
+    said = [why for name, why in lacks.items() if name in needed]
+    return ("trace_incomplete", "; ".join(said)) if said else None
+
+
 def mark_call_failures(results: dict[str, RunResult], answered: Mapping[str, AnsweredRun]) -> None:
     """Questions the pipeline or generator produced nothing for: every score of theirs that the missing
     output made impossible carries the call's cause, and a retrieval score computed from an absent ranking
     (0 by convention) is replaced by that failure, so a broken call never scores as a bad answer."""
     for name, run_answers in answered.items():
         result = results.get(name)
-        if result is None or not run_answers.failed:
+        if result is None or not (run_answers.failed or run_answers.lacking):
             continue
         changed = False
         failures = []
         recorded = {(f.query_id, f.metric) for f in result.failures}
         for failure in result.failures:
-            call = run_answers.failed.get(failure.query_id)
+            call = run_answers.failed.get(failure.query_id) or _lacking(run_answers, failure)
             if call is not None and failure.cause == "missing_field":
                 failure = SampleFailure(
                     query_id=failure.query_id, metric=failure.metric, cause=call[0], message=call[1]

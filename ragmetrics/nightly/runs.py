@@ -132,6 +132,7 @@ def traced_answers(name: str, dataset: QADataset) -> AnsweredRun:
         name=name,
         samples=dataset.samples,
         failed={qid: ("trace_missing", why) for qid, why in traced.missing.items()},
+        lacking={qid: dict(fields) for qid, fields in traced.lacking.items()},
         latency_s=dict(traced.latency_s),
         tokens=dict(traced.tokens),
         cost=dict(traced.cost),

@@ -110,6 +110,12 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
             )
         chosen[qid] = sample.id
     by_trace = {s.id: s for s in traces.samples}
+    problems: dict[str, dict[str, str]] = {}
+    for problem in traces.problems:
+        said = problems.setdefault(problem.trace_id, {})
+        said[problem.field] = "; ".join(
+            filter(None, [said.get(problem.field), f"trace {problem.trace_id}: {problem.message}"])
+        )
     rows: list[dict[str, Any]] = []
     for qid, trace_id in chosen.items():
         span = traces.final_span.get(trace_id)
@@ -117,6 +123,8 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
             finals[span] = finals.get(span, 0) + 1
         ranking = traces.runs[span].rankings.get(trace_id) if span is not None else None
         rows.append(_row(by_trace[trace_id], ranking, qid))
+        if trace_id in problems:
+            out.lacking[qid] = problems[trace_id]
         for name, run in traces.runs.items():
             if trace_id in run.rankings:
                 out.rankings.setdefault(name, {})[qid] = run.rankings[trace_id]

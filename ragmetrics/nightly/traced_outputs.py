@@ -21,6 +21,8 @@ class TracedOutputs:
     tokens: dict[str, float] = field(default_factory=dict)
     cost: dict[str, float] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    lacking: dict[str, dict[str, str]] = field(default_factory=dict)
+    """question id -> sample field -> what its trace lacks for it, with the attribute looked for."""
     final_span: str | None = None
     rankings: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     """span name -> question id -> document id -> score."""

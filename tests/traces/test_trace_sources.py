@@ -318,3 +318,27 @@ def test_token_and_cost_values_that_are_not_numbers_are_named_not_counted(tmp_pa
     assert traces.tokens == {} and traces.cost == {}
     named = {(p.field, p.message.split(":")[1].strip()) for p in traces.problems if p.field in ("tokens", "cost")}
     assert named == {("tokens", "llm.token_count.total"), ("cost", "llm.cost.total")}
+
+
+def test_what_a_trace_lacks_is_named_on_the_scores_that_need_it(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    provider, tracer = _provider(OtlpJsonFileExporter(path))
+    _traced_question(tracer, "What colour is the sky?", "Blue.", ["d1"], ["d1"], sample_id="q1")
+    with tracer.start_as_current_span("rag") as root:  # q2: answered without any retriever span
+        root.set_attribute("openinference.span.kind", "CHAIN")
+        root.set_attribute("input.value", "How many legs does a spider have?")
+        root.set_attribute("output.value", "Eight.")
+    _traced_question(tracer, "What is the capital of France?", "Paris.", ["d5"], ["d5"])
+    provider.shutdown()
+    config = NightlyConfig.model_validate({
+        "dataset": {"path": str(_qa_file(tmp_path)), "traces": str(path)},
+        "judge": {"metrics": ["faithfulness", "answer_relevancy"], "backend": "local",
+                  "cache_path": str(tmp_path / "c.sqlite")},
+        "output": {"dir": str(tmp_path / "out"), "formats": ["json"], "history": False},
+        "max_failure_rate": 0.5, "progress": False,
+    })  # fmt: skip
+    (run,) = run_pipeline(config, write=False, progress=False).report.runs
+    (failure,) = [f for f in run.failures if f.query_id == "q2"]
+    assert (failure.metric, failure.cause) == ("faithfulness", "trace_incomplete")
+    assert "no RETRIEVER or RERANKER span (openinference.span.kind)" in failure.message
+    assert run.per_query["q2"]["answer_relevancy"] is not None and run.per_query["q2"]["latency_s"] is not None

@@ -109,6 +109,8 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
                 f"question {qid!r} was traced more than once: its last trace ({sample.id}) is scored"
             )
         chosen[qid] = sample.id
+    if qa is None and config.limit is not None:  # the first N traces, and only their figures and rankings
+        chosen = dict(list(chosen.items())[: config.limit])
     by_trace = {s.id: s for s in traces.samples}
     problems: dict[str, dict[str, str]] = {}
     for problem in traces.problems:
@@ -141,7 +143,7 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
             "no trace could be scored" + (f": {out.notes[0]}" if out.notes else ""), source=source
         )
     traced = validate_rows(rows, source=source, mapping={}, on_bad_row=config.on_bad_row,
-                           limit=None if qa is not None else config.limit, language=config.language)  # fmt: skip
+                           limit=None, language=config.language)  # fmt: skip
     if qa is None:
         traced.traced = out
         if config.passages is not None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from ragmetrics.errors import InputError
 from ragmetrics.traces._lines import json_lines_or_document
+from ragmetrics.traces.openinference import DOCUMENTS_PROBLEM
 from ragmetrics.traces.otlp import Span
 
 __all__ = ["read_langfuse_export", "spans_from_langfuse"]
@@ -73,8 +74,6 @@ def _document_attributes(prefix: str, documents: list[Any]) -> dict[str, Any]:
         if isinstance(doc, str):
             attributes[f"{key}.content"] = doc
             continue
-        if not isinstance(doc, dict):
-            continue
         meta: dict[str, Any] = doc["metadata"] if isinstance(doc.get("metadata"), dict) else {}
         doc_id = next(
             (doc[k] for k in ("id", "document_id", "doc_id") if doc.get(k) is not None), meta.get("id")
@@ -90,6 +89,18 @@ def _document_attributes(prefix: str, documents: list[Any]) -> dict[str, Any]:
         if score is not None:
             attributes[f"{key}.score"] = score
     return attributes
+
+
+def _unreadable(output: Any, docs: list[Any] | None) -> str | None:
+    """Why a retriever's output cannot be read as documents (None when it can, or when there is no output)."""
+    if output is None:
+        return None
+    if docs is None:
+        return f"output is a {type(output).__name__}, not a list of documents (or {{'documents': [...]}})"
+    odd = next((i for i, d in enumerate(docs) if not isinstance(d, str | dict)), None)
+    if odd is not None:
+        return f"document {odd} is a {type(docs[odd]).__name__}, not a text or an object"
+    return None
 
 
 def _generation_attributes(obs: dict[str, Any]) -> dict[str, Any]:
@@ -179,10 +190,13 @@ def spans_from_langfuse(trace: Any, line: int = 0) -> Iterator[Span]:
         kind = _kind(obs)
         attributes: dict[str, Any] = {"openinference.span.kind": kind}
         docs = _documents(obs.get("output"))
-        if kind == "RETRIEVER" and docs is not None:
-            attributes.update(_document_attributes("retrieval.documents", docs))
-        elif kind == "RERANKER" and docs is not None:
-            attributes.update(_document_attributes("reranker.output_documents", docs))
+        if kind in ("RETRIEVER", "RERANKER"):
+            unreadable = _unreadable(obs.get("output"), docs)
+            if unreadable is not None:  # named by the mapping, never read as "retrieved nothing"
+                attributes[DOCUMENTS_PROBLEM] = unreadable
+            else:
+                prefix = "retrieval.documents" if kind == "RETRIEVER" else "reranker.output_documents"
+                attributes.update(_document_attributes(prefix, docs or []))
         elif kind == "LLM":
             attributes.update(_generation_attributes(obs))
         obs_where = f"{where}, observation {obs['id']!r}"

@@ -28,6 +28,9 @@ from ragmetrics.traces.otlp import Span
 __all__ = ["TraceProblem", "TraceSet", "TracedRun", "traces_from_spans"]
 
 KIND = "openinference.span.kind"
+DOCUMENTS_PROBLEM = "ragmetrics.documents.problem"
+"""Set by a reader (Langfuse) on a retriever span whose output it could not read as documents: a problem of
+the trace, never an empty retrieval."""
 SAMPLE_ID_KEYS = ("sample_id", "question_id", "id")
 """Keys of a root span's `metadata` that give the question's id in the team's QA dataset."""
 _DOC_PARTS = frozenset({"id", "content", "score", "metadata"})
@@ -184,14 +187,20 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
     rerankers = [s for s in by_start if s.attributes.get(KIND) == "RERANKER"]
     llms = [s for s in by_start if s.attributes.get(KIND) == "LLM"]
     read: dict[str, list[dict[str, Any]]] = {}  # span id -> its documents, read once
-    for span in retrievers:
-        docs = read[span.span_id] = _documents(span, "retrieval.documents")
+    for span, prefix, what in [
+        *((span, "retrieval.documents", "retriever") for span in retrievers),
+        *((span, "reranker.output_documents", "reranker") for span in rerankers),
+    ]:
+        docs = read[span.span_id] = _documents(span, prefix)
         run = out.runs.setdefault(span.name, TracedRun(span.name))
-        run.rankings[trace_id] = _ranking(docs, trace_id, f"retriever {span.name!r}", out)
-    for span in rerankers:
-        docs = read[span.span_id] = _documents(span, "reranker.output_documents")
-        run = out.runs.setdefault(span.name, TracedRun(span.name))
-        run.rankings[trace_id] = _ranking(docs, trace_id, f"reranker {span.name!r}", out)
+        if span.attributes.get(DOCUMENTS_PROBLEM) is not None:  # no ranking for this query, not an empty one
+            out.problems.append(
+                TraceProblem(
+                    trace_id, "retrieved_ids", f"{what} {span.name!r}: {span.attributes[DOCUMENTS_PROBLEM]}"
+                )
+            )
+            continue
+        run.rankings[trace_id] = _ranking(docs, trace_id, f"{what} {span.name!r}", out)
     final = rerankers[-1] if rerankers else (retrievers[-1] if retrievers else None)
     contexts: list[str] | None = None
     context_ids: list[str] | None = None
@@ -202,7 +211,13 @@ def _one_trace(trace_id: str, spans: list[Span], out: TraceSet) -> None:
     else:
         out.final_span[trace_id] = final.name
         docs = read[final.span_id]
-        if any("content" not in d for d in docs):
+        if final.attributes.get(DOCUMENTS_PROBLEM) is not None:
+            out.problems.append(
+                TraceProblem(
+                    trace_id, "contexts", f"span {final.name!r}: {final.attributes[DOCUMENTS_PROBLEM]}"
+                )
+            )
+        elif any("content" not in d for d in docs):
             out.problems.append(
                 TraceProblem(
                     trace_id, "contexts", f"span {final.name!r}: a document without document.content"
@@ -256,7 +271,9 @@ def _measure(span: Span, key: str, trace_id: str, out: TraceSet) -> float | None
     problem = number_problem(value)
     if problem is not None:
         field = "cost" if "cost" in key else "tokens"
-        out.problems.append(TraceProblem(trace_id, field, f"span {span.name!r}: {key}: {problem}; not counted"))
+        out.problems.append(
+            TraceProblem(trace_id, field, f"span {span.name!r}: {key}: {problem}; not counted")
+        )
         return None
     return float(value)
 

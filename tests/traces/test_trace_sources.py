@@ -342,3 +342,33 @@ def test_what_a_trace_lacks_is_named_on_the_scores_that_need_it(tmp_path: Path) 
     assert (failure.metric, failure.cause) == ("faithfulness", "trace_incomplete")
     assert "no RETRIEVER or RERANKER span (openinference.span.kind)" in failure.message
     assert run.per_query["q2"]["answer_relevancy"] is not None and run.per_query["q2"]["latency_s"] is not None
+
+
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ("three documents", "output is a str, not a list of documents"),
+        ([{"id": "d1", "content": "x"}, 7], "document 1 is a int, not a text or an object"),
+    ],
+)
+def test_a_retriever_output_that_is_not_documents_is_named_not_an_empty_retrieval(
+    tmp_path: Path, output: Any, message: str
+) -> None:
+    trace = _langfuse_trace("lf1", "What colour is the sky?", "Blue.", ["d1"])
+    trace["observations"][0]["output"] = output
+    path = tmp_path / "lf.json"
+    path.write_text(json.dumps([trace]), encoding="utf-8")
+    traces = read_traces(path)
+    (sample,) = traces.samples
+    assert sample.contexts is None  # unknown, never [] (which would score as "retrieved nothing")
+    assert "lf1" not in traces.runs["vector-search"].rankings
+    assert {p.field for p in traces.problems} == {"contexts", "retrieved_ids"}
+    assert all(message in p.message for p in traces.problems)
+
+
+def test_a_limit_on_traces_alone_keeps_only_those_traces_figures(tmp_path: Path) -> None:
+    dataset = load_dataset(DatasetConfig(traces=_otlp_file(tmp_path), limit=2), progress=False)
+    assert dataset.traced is not None and len(dataset.samples) == 2
+    ids = {s.id for s in dataset.samples}
+    assert set(dataset.traced.latency_s) == ids and set(dataset.traced.tokens) == ids
+    assert all(set(ranking) <= ids for ranking in dataset.traced.rankings.values())

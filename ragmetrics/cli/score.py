@@ -9,6 +9,7 @@ from pathlib import Path
 from ragmetrics.cli._common import add_judge_arguments
 from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
+from ragmetrics.schema import JudgeInfo, RunResult
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +48,6 @@ def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.judge.select import make_judge
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.dataset import read_qa
-    from ragmetrics.render.tables import format_results
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metric
 
@@ -62,6 +62,7 @@ def run_command(args: argparse.Namespace) -> int:
         )
     else:
         dataset = read_qa(args.file, on_bad_row=args.on_bad_row)
+    system_name = _system_name(args)
     judged = [m for m in args.metrics if m in judge_metric_names()]
     retrieval = [m for m in args.metrics if m not in judged]
     for name in retrieval:
@@ -77,9 +78,19 @@ def run_command(args: argparse.Namespace) -> int:
             raise InputError(
                 f"{name!r} is neither a judge nor a retrieval metric{hint}", field="--metric"
             ) from None
+    from ragmetrics.nightly.applicability import mark_not_applicable, not_applicable_note
+
+    notes: list[str] = []
     results = []
     if retrieval:
-        results.append(evaluate(dataset.qrels(), dataset.run("pipeline"), retrieval, name="retrieval"))
+        unjudged = dataset.unjudged()
+        results.append(
+            mark_not_applicable(evaluate(dataset.qrels(), dataset.run(system_name), retrieval, name=system_name), unjudged)
+        )
+        note = not_applicable_note(unjudged, dataset.unanswerable)
+        if note is not None:
+            notes.append(note)
+    judge_info = None
     if judged:
         settings = JudgeSettings(
             backend="openai" if args.base_url else "local",
@@ -88,31 +99,57 @@ def run_command(args: argparse.Namespace) -> int:
             api_key_env=args.api_key_env,
             cache_path=args.cache,
         )
-        results.append(
-            evaluate_rag(list(dataset), judged, make_judge(settings), name="judge", progress=False)
-        )
+        unanswerable = dataset.unanswerable
+        samples = [
+            s.model_copy(update={"answerable": False}) if s.id in unanswerable and s.answerable is None else s
+            for s in dataset
+        ]
+        result = evaluate_rag(samples, judged, make_judge(settings), name=system_name, progress=False)
+        judge_info = result.metadata.judge
+        results.append(result)
     if dataset.traced is not None:
         from ragmetrics.nightly.answers import operational_result
         from ragmetrics.nightly.completeness import mark_call_failures
         from ragmetrics.nightly.runs import traced_answers
 
-        traced = traced_answers("traces", dataset)
+        traced = traced_answers(system_name, dataset)
         # A question without a trace fails with that cause in every result, never a 0 or a missing field.
-        mark_call_failures(
-            {str(i): r for i, r in enumerate(results)}, {str(i): traced for i in range(len(results))}
-        )
+        mark_call_failures({str(i): r for i, r in enumerate(results)}, {str(i): traced for i in range(len(results))})
         results.append(operational_result(traced))
-        for note in traced.notes:
-            print(f"note: {note}", file=sys.stderr)
-    for result in results:
-        print(format_results([result], result.metrics, args.format, per_query=args.per_query).rstrip())
-        for failure in result.failures:
-            print(
-                f"failed: {failure.query_id} / {failure.metric}: {failure.cause}: {failure.message}",
-                file=sys.stderr,
-            )
+        notes.extend(traced.notes)
+    system = results[0]
+    for more in results[1:]:
+        system = system.merge(more)
+    _print(system, args, judge_info, notes)
     for bad in dataset.skipped:
         print(f"skipped: {bad.describe(dataset.source)}", file=sys.stderr)
-    if any(r.failures for r in results):
-        return int(ExitCode.INCOMPLETE)
-    return int(ExitCode.OK)
+    return int(ExitCode.INCOMPLETE if system.failures else ExitCode.OK)
+
+
+def _system_name(args: argparse.Namespace) -> str:
+    """The scored system's name in the table: the traces' or the QA file's name."""
+    path = args.traces if args.traces is not None else args.file
+    return str(path.stem if path.is_file() else path.name) or "system"
+
+
+def _print(system: RunResult, args: argparse.Namespace, judge: JudgeInfo | None, notes: list[str]) -> None:
+    """One table (or one JSON document) for the one system scored; who judged, what failed (grouped by cause,
+    every sample in the JSON) and the notes on stderr, or below the table where a person reads it."""
+    from ragmetrics.nightly.completeness import failure_summary
+    from ragmetrics.render.judge_note import judge_line, judge_note
+    from ragmetrics.render.safe_text import visible_controls
+    from ragmetrics.render.tables import format_results
+
+    table = format_results([system], system.metrics, args.format, per_query=args.per_query, failure_notes=False)
+    print(table.rstrip())
+    note = judge_note(judge, system.metrics)  # the local judge: named, with its measured weaknesses
+    said = [note] if note else [judge_line(judge)] if judge is not None else []
+    said.extend(line.removeprefix("ragmetrics: ") for line in failure_summary([system], [], 0.0))
+    said.extend(f"note: {n}" for n in notes)
+    if not said:
+        return
+    text = "\n".join(visible_controls(line) for line in "\n".join(said).split("\n"))
+    if args.format == "table":
+        print(text)
+    else:  # the data format on stdout stays one document
+        print(text, file=sys.stderr)

@@ -49,6 +49,12 @@ class RagSample(BaseModel):
     )
     answer: str | None = None
     reference: str | None = None
+    answerable: bool | None = Field(
+        default=None,
+        description="False for a question no document answers (a test set's `unanswerable` kind): its reference "
+        "is a placeholder and it has no relevant chunk, so metrics judged against the reference or the qrels "
+        "are not applicable to it (`reference_not_applicable`); None or True: an ordinary question",
+    )
     language: str | None = Field(
         default=None,
         description="ISO 639 code of the sample's texts ('ja', 'de'); unset: each text's script decides",
@@ -142,6 +148,25 @@ def empty_retrieval(metric_spec: JudgeMetricSpec, sample: RagSample) -> MetricOu
     if metric_spec.refusal_not_applicable:
         target_statements(metric_spec, sample)  # raises NotApplicable for a refusal or an empty answer
     return MetricOutcome(0.0, JudgeDetail(reason=EMPTY_RETRIEVAL_REASON))
+
+
+UNANSWERABLE_REASON = (
+    "unanswerable question (answerable: false): no document answers it and its reference is a placeholder, "
+    "so a metric judged against the reference or the qrels does not apply"
+)
+REFERENCE_FIELDS = frozenset({"reference", "relevant_ids", "reference_tool_calls"})
+"""Sample fields that hold the truth a question is judged against; a metric reading one of them does not
+apply to an unanswerable question."""
+
+
+def reference_not_applicable(metric: str, sample: RagSample) -> str | None:
+    """Why `metric` does not apply to `sample` because the sample is unanswerable, or None when it applies.
+
+    Reference-free metrics (faithfulness, answer relevancy, rubrics of the answer alone) still apply: an
+    unanswerable question's answer can be unfaithful or off-topic like any other."""
+    if sample.answerable is not False:
+        return None
+    return UNANSWERABLE_REASON if REFERENCE_FIELDS.intersection(spec(metric).required) else None
 
 
 def check_scorable(metric: str, sample: RagSample) -> None:

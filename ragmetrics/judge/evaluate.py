@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ragmetrics._async import run_sync
 from ragmetrics.errors import ConfigError, InputError, JudgeError, NotApplicable
-from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
+from ragmetrics.judge.base import Judge, MetricOutcome, RagSample, reference_not_applicable
 from ragmetrics.judge.conversation import (
     CONVERSATION_FIELD,
     HISTORY_METRICS,
@@ -128,6 +128,9 @@ def _progress(
 async def _score_one(
     judge: Judge, metric: str, sample: RagSample
 ) -> MetricOutcome | SampleFailure | NotApplicableScore:
+    unanswerable = reference_not_applicable(metric, sample)
+    if unanswerable is not None:
+        return NotApplicableScore(query_id=sample.id, metric=metric, reason=unanswerable)
     missing = sample.missing_fields(metric)
     if missing:
         return SampleFailure(

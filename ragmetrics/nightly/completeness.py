@@ -43,9 +43,11 @@ class Incomplete:
 
 
 def scored_units(result: RunResult, metric: str) -> int:
-    """How many scores of `metric` the run was to have: queries holding the metric, plus failed ones."""
+    """How many scores of `metric` the run was to have: queries holding the metric, plus failed ones, less
+    those where it does not apply (an unanswerable question's retrieval metrics)."""
     queries = {q for q, s in result.per_query.items() if metric in s}
     queries.update(f.query_id for f in result.failures if f.metric == metric)
+    queries.difference_update(n.query_id for n in result.not_applicable if n.metric == metric)
     return len(queries)
 
 
@@ -76,24 +78,32 @@ def find_incomplete(results: Sequence[RunResult], max_failure_rate: float) -> li
 def failure_summary(
     results: Sequence[RunResult], incomplete: Sequence[Incomplete], max_failure_rate: float
 ) -> list[str]:
-    """stderr lines: every failure grouped by run, metric and cause, then the verdict on completeness."""
+    """stderr lines: one per run and cause, with how many questions it cost and which metrics (the per-sample
+    detail is in report.json's failures); the verdict on completeness is said by whoever ends the night."""
     lines: list[str] = []
-    groups: Counter[tuple[str, str, str]] = Counter()
+    groups: dict[tuple[str, str], dict[str, int]] = {}
+    questions: dict[tuple[str, str], set[str]] = {}
     totals: dict[tuple[str, str], int] = {}
     for result in results:
         for failure in result.failures:
-            groups[(result.name, failure.metric, _cause_text(failure))] += 1
+            key = (result.name, _cause_text(failure))
+            by_metric = groups.setdefault(key, {})
+            by_metric[failure.metric] = by_metric.get(failure.metric, 0) + 1
+            questions.setdefault(key, set()).add(failure.query_id)
             totals.setdefault((result.name, failure.metric), scored_units(result, failure.metric))
-    for i, ((run, metric, cause), count) in enumerate(groups.most_common()):
+    ordered = sorted(groups, key=lambda k: -len(questions[k]))
+    for i, (run, cause) in enumerate(ordered):
         if i == _SHOWN_GROUPS:
-            lines.append(
-                f"ragmetrics: ... {len(groups) - _SHOWN_GROUPS} more groups of failures in report.json"
-            )
+            lines.append(f"ragmetrics: ... {len(ordered) - _SHOWN_GROUPS} more causes of failure in report.json")
             break
+        by_metric = groups[(run, cause)]
+        counts: dict[str, list[str]] = {}
+        for metric, count in by_metric.items():
+            counts.setdefault(f"{count} of {totals[(run, metric)]}", []).append(metric)
+        said = "; ".join(f"{', '.join(metrics)}: {count}" for count, metrics in counts.items())
         lines.append(
-            f"ragmetrics: {count} of {totals[(run, metric)]} {metric} scores of run {run!r} failed: {_clip(cause)}"
+            f"ragmetrics: run {run!r}: {len(questions[(run, cause)])} questions failed ({said}): {_clip(cause)}"
         )
-    # The verdict itself ("the night is INCOMPLETE (exit 3)") is said once, last, by whoever ends the night.
     return lines
 
 

@@ -63,6 +63,7 @@ DATASET_FIELDS: tuple[str, ...] = (
     "conversation_id",
     "turn",
     "messages",
+    "answerable",
 )
 
 # Built-in datasets, by the name a config uses in `dataset.builtin`.

@@ -131,6 +131,24 @@ class QADataset:
         return bool(self.relevance)
 
     @property
+    def unanswerable(self) -> set[str]:
+        """Ids of the questions marked `answerable: false` (no document answers them)."""
+        return {s.id for s in self.samples if s.answerable is False}
+
+    def unjudged(self) -> dict[str, str]:
+        """Questions no retrieval metric applies to, with why: unanswerable ones, and, in a dataset with
+        relevance judgments, questions that have none (trec_eval leaves such a query out of its means)."""
+        if not self.relevance:
+            return {}
+        from ragmetrics.judge.base import UNANSWERABLE_REASON
+
+        return {
+            s.id: UNANSWERABLE_REASON if s.answerable is False else f"no relevance judgments in {self.source}"
+            for s in self.samples
+            if s.id not in self.relevance or s.answerable is False
+        }
+
+    @property
     def has_run(self) -> bool:
         return bool(self.retrieved)
 
@@ -563,6 +581,9 @@ def validate_rows(
             retrieved[qid] = dict(zip(clean["retrieved_ids"], clean["retrieved_scores"], strict=True))
         # The fingerprint of reports before contexts could be absent (None) hashed them as an empty list.
         hashed = clean if clean["contexts"] is not None else {**clean, "contexts": []}
+        # `answerable` is not hashed: a test set decides it with the qrels (an unanswerable question has
+        # none), which are hashed, so nights before the field was read stay comparable.
+        hashed = {k: v for k, v in hashed.items() if k != "answerable"}
         digest.update(json.dumps(hashed, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
         digest.update(b"\n")
         judged_against = {k: clean.get(k) for k in TRUTH_FIELDS}
@@ -728,11 +749,25 @@ def _clean_row(values: dict[str, Any], *, ranked_relevance: bool = False) -> dic
         if isinstance(turn, bool) or not isinstance(turn, int | float) or turn != int(turn) or turn < 0:
             raise _RowError("turn", f"expected a whole number >= 0, got {_type(turn)} {turn!r}"[:200])
         out["turn"] = int(turn)
+    answerable = _answerable(values.get("answerable"))
+    if answerable is not None:  # only then: rows without the column keep their fingerprints
+        out["answerable"] = answerable
+        if answerable is False and any(g >= 1 for g in out["relevant_grades"] or []):
+            raise _RowError("answerable", "is false but relevant_ids names a relevant document (grade >= 1)")
     if ranked_relevance and lists["relevant_ids"] is not None and lists["relevant_grades"] is None:
         # Listed most relevant first, no grades: the grade is the position from the end (n, n-1, ..., 1).
         count = len(out["relevant_ids"])
         out["relevant_grades"] = [count - i for i in range(count)]
     return out
+
+
+def _answerable(value: Any) -> bool | None:
+    """The `answerable` cell: a boolean, 'true'/'false' (a CSV cell) or null."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise _RowError("answerable", f"expected true, false or null, got {_type(value)} {value!r}"[:200])
 
 
 def _pairs(ids: list[Any] | None, values: list[Any] | None, prefix: str, convert: Any) -> tuple[Any, Any]:
@@ -845,7 +880,7 @@ def _sample(clean: dict[str, Any]) -> RagSample:
     fields = {
         k: clean[k]
         for k in ("id", "question", "contexts", "context_ids", "answer", "reference", "language", "tool_calls",
-                  "reference_tool_calls", "conversation_id", "turn")
+                  "reference_tool_calls", "conversation_id", "turn", "answerable")
         if k in clean
     }  # fmt: skip
     return RagSample.model_validate(fields)

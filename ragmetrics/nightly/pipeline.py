@@ -28,6 +28,7 @@ from ragmetrics.nightly.answers import (
     TargetCalls,
     operational_result,
 )
+from ragmetrics.nightly.applicability import mark_missing
 from ragmetrics.nightly.completeness import (
     Incomplete,
     failure_summary,
@@ -49,6 +50,7 @@ from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry r
     judge_plan,
     score_retrieval,
     target_calls,
+    traced_run_names,
 )
 from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
@@ -223,6 +225,10 @@ def _run_pipeline(
         operational = operational_result(run_answers)
         results[name] = results[name].merge(operational) if name in results else operational
     mark_call_failures(results, answered)
+    if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces
+        for name in traced_run_names(config, dataset):
+            if name in results:
+                mark_missing(results[name], dataset.traced.missing_failures())
     ordered = [results[n] for n in runs if n in results]
     if not ordered:
         raise ConfigError("no run produced any score; check the notes above and the config's metrics")

@@ -21,6 +21,7 @@ from ragmetrics.nightly.answers import (
     generate_answers,
     generator_runs,
 )
+from ragmetrics.nightly.applicability import mark_not_applicable, not_applicable_note
 from ragmetrics.nightly.config import (
     DatasetRunSpec,
     FileRunSpec,
@@ -131,7 +132,7 @@ def traced_answers(name: str, dataset: QADataset) -> AnsweredRun:
     return AnsweredRun(
         name=name,
         samples=dataset.samples,
-        failed={qid: ("trace_missing", why) for qid, why in traced.missing.items()},
+        failed=traced.missing_failures(),
         lacking={qid: dict(fields) for qid, fields in traced.lacking.items()},
         latency_s=dict(traced.latency_s),
         tokens=dict(traced.tokens),
@@ -234,18 +235,31 @@ def score_retrieval(
     lengths = _passage_lengths(config, dataset)
     budget = {"lengths": lengths, "straddle": config.retrieval.straddle} if lengths is not None else {}
     out: dict[str, RunResult] = {}
+    unjudged = dataset.unjudged()
     with _steps("retrieval metrics", len(ranked), progress) as advance:
         for name, run in ranked.items():
             if engine is None:
-                out[name] = evaluate(
+                result = evaluate(
                     qrels, run, metrics, query_set=config.retrieval.query_set, name=name, **budget
                 )
             else:
-                out[name] = engine.score_retrieval(
+                result = engine.score_retrieval(
                     qrels, run, metrics, query_set=config.retrieval.query_set, name=name, **budget
                 )
+            out[name] = mark_not_applicable(result, unjudged)
             advance()
+    note = not_applicable_note(unjudged, dataset.unanswerable)
+    if note is not None:
+        notes.append(note)
     return out
+
+
+def traced_run_names(config: NightlyConfig, dataset: QADataset) -> list[str]:
+    """The runs built from traces other than the traced system itself: one per traced retriever/reranker."""
+    if dataset.traced is None:
+        return []
+    own = [run_name(s) for s in config.runs if isinstance(s, DatasetRunSpec)]
+    return [name for prefix in own for name in dataset.traced.span_run_names(prefix)]
 
 
 def _passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
@@ -300,6 +314,7 @@ def judge_plan(
         return {}
     wanted = config.judge.runs if config.judge.runs is not None else list(runs)
     plan: dict[str, tuple[list[RagSample], list[str]]] = {}
+    unanswerable = dataset.unanswerable
     for name in wanted:
         samples = run_samples(config, dataset, name, runs[name], config.judge.contexts_top_k, answered)
         if samples is None:
@@ -308,7 +323,7 @@ def judge_plan(
                 raise ConfigError(f"judge.runs: {message} (set dataset.passages)")
             notes.append(message)
             continue
-        samples = [_with_dataset_fields(s, dataset) for s in samples]
+        samples = [_with_dataset_fields(s, dataset, unanswerable) for s in samples]
         metrics = []
         for metric in config.judge.metrics:
             if any(not s.missing_fields(metric) for s in samples):
@@ -321,11 +336,14 @@ def judge_plan(
     return plan
 
 
-def _with_dataset_fields(sample: RagSample, dataset: QADataset) -> RagSample:
+def _with_dataset_fields(sample: RagSample, dataset: QADataset, unanswerable: set[str]) -> RagSample:
     """The sample with what the dataset knows beside its text: the ids its qrels judge relevant (citation
-    metrics) and its other columns (metrics of the team's own)."""
+    metrics), whether the question is answerable at all (whichever run's sample it is), and its other
+    columns (metrics of the team's own)."""
     graded = dataset.relevance.get(sample.id)
     update: dict[str, Any] = {}
+    if sample.id in unanswerable and sample.answerable is None:
+        update["answerable"] = False
     if graded is not None and sample.relevant_ids is None:
         update["relevant_ids"] = sorted(d for d, g in graded.items() if g >= 1)
     if sample.extra is None and dataset.extras.get(sample.id):

@@ -56,6 +56,7 @@ def _row(sample: Any, ranking: dict[str, float] | None, sample_id: str) -> dict[
 def _match(traces: TraceSet, qa: QADataset | None) -> tuple[dict[str, str], list[str]]:
     """trace id -> question id, and what could not be matched."""
     notes: list[str] = []
+    unmatched: list[str] = []
     if qa is None:
         return {s.id: traces.sample_ids.get(s.id, s.id) for s in traces.samples}, notes
     ids = {s.id for s in qa.samples}
@@ -78,10 +79,12 @@ def _match(traces: TraceSet, qa: QADataset | None) -> tuple[dict[str, str], list
             )
         else:
             said = f"metadata id {given!r} and " if given is not None else ""
-            notes.append(
-                f"trace {sample.id}: {said}question {sample.question[:60]!r} match no question of {qa.source}; "
-                "not scored"
-            )
+            unmatched.append(f"trace {sample.id}: {said}question {sample.question[:60]!r}")
+    if unmatched:
+        notes.append(
+            f"{len(unmatched)} traces match no question of {qa.source} by metadata id or text, so are not "
+            f"scored; e.g. {'; '.join(unmatched[:3])}"
+        )
     return matched, notes
 
 
@@ -100,15 +103,19 @@ def attach_traces(config: DatasetConfig, qa: QADataset | None) -> QADataset:
     out.notes.extend(unmatched)
     finals: dict[str, int] = {}
     chosen: dict[str, str] = {}  # question id -> trace id (the last traced)
+    retraced: list[str] = []
     for sample in traces.samples:
         qid = matched.get(sample.id)
         if qid is None:
             continue
-        if qid in chosen:
-            out.notes.append(
-                f"question {qid!r} was traced more than once: its last trace ({sample.id}) is scored"
-            )
+        if qid in chosen and qid not in retraced:
+            retraced.append(qid)
         chosen[qid] = sample.id
+    if retraced:
+        out.notes.append(
+            f"{len(retraced)} questions were traced more than once (e.g. {', '.join(map(repr, retraced[:3]))}): "
+            "the last trace of each is scored"
+        )
     if qa is None and config.limit is not None:  # the first N traces, and only their figures and rankings
         chosen = dict(list(chosen.items())[: config.limit])
     by_trace = {s.id: s for s in traces.samples}

@@ -28,12 +28,25 @@ class TracedOutputs:
     """span name -> question id -> document id -> score."""
     notes: list[str] = field(default_factory=list)
 
-    def span_runs(self, prefix: str) -> dict[str, Run]:
-        """A Run per traced retriever or reranker other than the one whose documents became the contexts."""
-        from ragmetrics.retrieval.run import Run
-
+    def span_run_names(self, prefix: str) -> dict[str, str]:
+        """run name -> span name, for every traced retriever or reranker other than the one whose documents
+        became the contexts."""
         return {
-            f"{prefix}/{span}": Run.from_dict(ranking, name=f"{prefix}/{span}", source=self.source)
+            f"{prefix}/{span}": span
             for span, ranking in self.rankings.items()
             if span != self.final_span and any(ranking.values())
         }
+
+    def span_runs(self, prefix: str) -> dict[str, Run]:
+        """A Run per traced retriever or reranker of `span_run_names`; a question without a trace is absent
+        from each (its scores fail with `trace_missing`: `nightly.applicability.mark_missing`)."""
+        from ragmetrics.retrieval.run import Run
+
+        return {
+            name: Run.from_dict(self.rankings[span], name=name, source=self.source)
+            for name, span in self.span_run_names(prefix).items()
+        }
+
+    def missing_failures(self) -> dict[str, tuple[str, str]]:
+        """question id -> (cause, message) for every question without a trace."""
+        return {qid: ("trace_missing", why) for qid, why in self.missing.items()}

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragmetrics.schema import JudgeInfo
 
-__all__ = ["LOCAL_GUIDANCE", "judge_note", "public_agreement"]
+__all__ = ["LOCAL_GUIDANCE", "WEAK_AUC", "judge_line", "judge_note", "public_agreement"]
 
 _ASSET = Path(__file__).resolve().parents[1] / "judge" / "backends" / "assets" / "public_agreement.json"
 
@@ -40,6 +40,10 @@ LOCAL_GUIDANCE: dict[str, str] = {
     "answer_similarity": "embedding similarity to the reference; a ranking signal, not a verdict",
 }
 """Per local metric: what the public figures say it is good for and what not (kept with those figures)."""
+
+
+WEAK_AUC = 0.65
+"""A metric whose ROC AUC on some public set is below this gets its weakness printed beside its numbers."""
 
 
 @cache
@@ -66,5 +70,25 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
         guidance = LOCAL_GUIDANCE.get(metric, "")
         span = f"{low:.2f}" if len(values) == 1 else f"{low:.2f}-{high:.2f}"
         sets = "1 set" if len(values) == 1 else f"{len(values)} sets"
-        lines.append(f"  {metric} {span} on {sets}" + (f": {guidance}" if guidance else ""))
+        weak = sorted((auc, name) for name, auc in values.items() if auc < WEAK_AUC)
+        if weak:
+            where = (
+                ", ".join(f"{name} {auc:.2f}" for auc, name in weak)
+                if len(weak) <= 3
+                else f"{len(weak)} of {len(values)} sets"
+            )
+            lines.append(f"  ! {metric} {span} on {sets}, below {WEAK_AUC} on {where}: {guidance}")
+        else:
+            lines.append(f"  {metric} {span} on {sets}" + (f": {guidance}" if guidance else ""))
     return "\n".join(lines)
+
+
+def judge_line(judge: JudgeInfo | None) -> str:
+    """One line naming who judged: the built-in local judge and its embedder, or the endpoint's model."""
+    if judge is None:
+        return "judge: none (no judge metric was scored)"
+    if judge.backend == "local":
+        embedder = f", embeddings {judge.embedding_model}" if judge.embedding_model else ""
+        return f"judge: the built-in local judge ({judge.model}{embedder}; not an LLM)"
+    where = f" at {judge.base_url}" if judge.base_url else ""
+    return f"judge: {judge.model} through an OpenAI-compatible endpoint{where}"

@@ -109,8 +109,10 @@ def format_results(
     *,
     digits: int = 4,
     color: bool = False,
+    failure_notes: bool = True,
 ) -> str:
-    """One row per run (aggregate means), plus one row per query and run when `per_query`.
+    """One row per run (aggregate means), plus one row per query and run when `per_query`; `failure_notes`
+    adds a line per metric with failed scores (off where the caller summarises failures by cause).
 
     json is the list of `RunResult` dumps (the unified schema, all queries and details included whatever
     `per_query` says); with `per_query` the other formats gain a `query` column whose aggregate rows read
@@ -124,7 +126,8 @@ def format_results(
         headers, rows, _ = _results_rows(results, metrics, per_query, None)
         return to_csv(headers, rows)
     headers, rows, sections = _results_rows(results, metrics, per_query, digits)
-    grid = Grid(headers=headers, rows=rows, sections=sections, notes=_failure_notes(results, metrics))
+    notes = _failure_notes(results, metrics) if failure_notes else []
+    grid = Grid(headers=headers, rows=rows, sections=sections, notes=notes)
     if per_query:
         grid.align = aligned(2, len(metrics))
     if fmt == "markdown":

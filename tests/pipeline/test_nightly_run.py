@@ -301,7 +301,7 @@ def test_a_failing_judge_is_reported_not_hidden(
     # A night with a metric that failed everywhere is incomplete: exit 3, the cause grouped on stderr.
     assert code == 3, err
     assert (
-        "ragmetrics: 16 of 16 context_recall scores of run 'pipeline' failed: server_error: "
+        "ragmetrics: run 'pipeline': 16 questions failed (context_recall: 16 of 16): server_error: "
         "context_recall (test-model): HTTP 500: internal error (test fault)"
     ) in err
     assert "INCOMPLETE" in err

@@ -229,7 +229,7 @@ def test_a_pipeline_that_raises_is_recorded_per_question_and_makes_the_night_inc
     code, _, err = run_cli([str(config)], capsys)
     assert code == 3, err
     assert (
-        "2 of 16 faithfulness scores of run 'team' failed: pipeline_target_error: team_rag:answer raised RuntimeError: index shard 3 is offline"
+        "run 'team': 2 questions failed (faithfulness, latency_s, tokens, cost, ndcg@10, map, mrr: 2 of 16): pipeline_target_error: team_rag:answer raised RuntimeError: index shard 3 is offline"
         in err
     )
     report = report_of(qa_dir / "out")
@@ -272,7 +272,7 @@ def test_an_unreachable_judge_exits_3_with_the_cause_on_stderr(
     code, _, err = run_cli([str(config)], capsys)
     assert code == 3, err
     assert re.search(
-        r"16 of 16 context_precision scores of run 'pipeline' failed: \w+: .*127\.0\.0\.1:9", err
+        r"run 'pipeline': 16 questions failed \(context_precision: 16 of 16\): \w+: .*127\.0\.0\.1:9", err
     ), err
     assert "connection" in err.lower()
     assert "INCOMPLETE" in err

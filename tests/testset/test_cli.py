@@ -58,7 +58,12 @@ def test_testset_on_the_builtin_collection_then_run_on_it(
     report = json.loads((tmp_path / "night" / "latest" / "report.json").read_text(encoding="utf-8"))
     run = next(r for r in report["runs"] if r["name"] == "bm25")
     answerable = sum(1 for i in items if i.answerable)
-    assert len(run["per_query"]) == answerable  # unanswerable questions have no qrels and are not scored
+    # unanswerable questions are not applicable to retrieval metrics: a None with the reason, out of the means
+    scored = [q for q, s in run["per_query"].items() if s["ndcg@10"] is not None]
+    assert len(scored) == answerable and len(run["per_query"]) == len(items)
+    reasons = {n["query_id"]: n["reason"] for n in run["not_applicable"]}
+    assert set(reasons) == {i.id for i in items if not i.answerable}
+    assert all("unanswerable question" in r for r in reasons.values())
     assert 0.2 < run["aggregate"]["ndcg@10"] <= 1.0
 
 

@@ -220,8 +220,8 @@ def test_traces_are_matched_to_the_qa_datasets_questions(tmp_path: Path) -> None
     assert traced is not None and traced.final_span == "rerank"
     assert set(traced.missing) == {"q3"} and set(traced.latency_s) == {"q1", "q2"}
     notes = " | ".join(traced.notes)
-    assert "'Who wrote Hamlet?' match no question" in notes
-    assert "question 'q1' was traced more than once" in notes
+    assert "1 traces match no question" in notes and "'Who wrote Hamlet?'" in notes
+    assert "1 questions were traced more than once (e.g. 'q1')" in notes
     assert "1 of 3 questions have no trace" in notes
     assert set(traced.span_runs("pipeline")) == {"pipeline/bm25"}
 
@@ -246,6 +246,11 @@ def test_a_night_on_traces_fails_untraced_questions_and_scores_each_retriever(tm
     assert causes[("q3", "mrr")] == causes[("q3", "faithfulness")] == causes[("q3", "latency_s")] == "trace_missing"
     assert traced.per_query["q1"]["tokens"] == 100.0 and traced.per_query["q2"]["tokens"] == 50.0
     assert any("match no question" in note for note in outcome.notes)
+    # The traced first-stage retriever has no ranking for q3 either: a named failure, not a 0 (issue 47, 2).
+    stage = runs["pipeline/bm25"]
+    assert all(stage.per_query["q3"][m] is None for m in ("recall@2", "mrr"))
+    assert {(f.metric, f.cause) for f in stage.failures if f.query_id == "q3"} >= {
+        ("recall@2", "trace_missing"), ("mrr", "trace_missing")}
 
 
 def test_traces_alone_are_the_dataset(tmp_path: Path) -> None:
@@ -294,9 +299,11 @@ def test_ragmetrics_score_reads_traces(tmp_path: Path, capsys: pytest.CaptureFix
     qa, traces = _qa_file(tmp_path), _otlp_file(tmp_path)
     code = main(["score", str(qa), "--traces", str(traces), "-m", "mrr", "faithfulness", "--format", "json"])
     out, err = capsys.readouterr()
-    assert code == 3  # q3 has no trace: its scores fail, named on stderr
-    assert "q3 / mrr: trace_missing" in err and "q3 / faithfulness: trace_missing" in err
-    assert '"tokens"' in out and '"latency_s"' in out
+    assert code == 3  # q3 has no trace: its scores fail, summarised by cause on stderr, every one in the JSON
+    assert "1 questions failed (mrr, faithfulness, latency_s, tokens, cost: 1 of 3): trace_missing" in err
+    (system,) = json.loads(out)  # one document, one system
+    assert {(f["query_id"], f["cause"]) for f in system["failures"]} == {("q3", "trace_missing")}
+    assert {"mrr", "faithfulness", "tokens", "latency_s"} <= set(system["aggregate"])
     assert main(["score", "-m", "mrr"]) == 2
 
 

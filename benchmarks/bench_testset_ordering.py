@@ -22,7 +22,8 @@ and their nDCG@10 under the human qrels and under the generated ones are compare
     ragmetrics   the offline generator's defaults (lead terms, fewer identifiers, other word forms);
                  source chunk only
     + pool       the same questions with the seven systems' top 10 pooled and graded by the local judge
-                 (the `--pool` path)
+                 (the `--pool` path), on MiniLM (the embedder four of the systems rank with)
+    + pool, e5 judge   the same pool graded by the local judge on multilingual-e5-small (no system's model)
 
 Prints a Markdown table (docs/testset.md keeps the one from the latest run) and, with --json, the numbers.
 """
@@ -30,6 +31,7 @@ Prints a Markdown table (docs/testset.md keeps the one from the latest run) and,
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
@@ -123,6 +125,7 @@ def generated_collections(
     from ragmetrics.testset.build import add_pool
 
     judge = make_judge(JudgeSettings(backend="local"))
+    e5 = make_judge(JudgeSettings(backend="local", local_model="e5"))
     out = {}
     variants = {
         "plain": {
@@ -139,9 +142,13 @@ def generated_collections(
         runs = systems(passages, questions, embedder)
         out[label] = (runs, {q: d for q, d in testset.qrels().items() if q in questions}, len(questions))
         if label == "ragmetrics":
-            add_pool(testset, list(runs.values()), judge)
-            pooled = {q: d for q, d in testset.qrels().items() if q in questions}
-            out["ragmetrics + pool"] = (runs, pooled, len(questions))
+            # The same questions pooled twice: graded by the local judge on MiniLM (the model the dense,
+            # rerank, rrf and title systems rank with) and on e5 (a model none of the systems uses).
+            for pool_label, pool_judge in (("ragmetrics + pool", judge), ("ragmetrics + pool, e5 judge", e5)):
+                pooled_set = copy.deepcopy(testset)
+                add_pool(pooled_set, list(runs.values()), pool_judge, corpus=passages)
+                pooled = {q: d for q, d in pooled_set.qrels().items() if q in questions}
+                out[pool_label] = (runs, pooled, len(questions))
     return out
 
 

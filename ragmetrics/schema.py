@@ -639,6 +639,50 @@ class SkippedRow(_Model):
     message: str
 
 
+class QrelsProvenance(_Model):
+    """Where a dataset's relevance grades came from, and what that means for comparing runs on them."""
+
+    source: str = Field(description="the test-set folder or dataset the qrels were read from")
+    relevant: int = Field(ge=0, description="relevant grades (grade >= 1)")
+    by_origin: dict[str, int] = Field(
+        description="relevant grades per origin: 'source' (the chunk a question was written from), 'judge' "
+        "(the pooling judge), 'person' (a review), or 'dataset' (the dataset's own, origin not recorded)"
+    )
+    pool_runs: list[str] = Field(default_factory=list, description="the runs whose top-k was pooled and judged")
+    pool_judge: dict[str, str | None] | None = Field(
+        default=None, description="who graded the pool: backend, model, embedding_model"
+    )
+    shared_with_copies: int = Field(
+        default=0, description="grades a chunk got because a copy of its text was graded (testset.duplicates)"
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="compared runs the qrels may favour: runs that were pooled, or that rank with the pooling "
+        "judge's model",
+    )
+
+    def describe(self) -> str:
+        """One line: the share of relevant grades from each origin, and who graded the pool."""
+        if not self.relevant:
+            return f"qrels of {self.source}: no relevant grades"
+        names = {"source": "the questions' source chunks", "judge": "the pooling judge",
+                 "person": "people", "dataset": "the dataset (origin not recorded)"}  # fmt: skip
+        parts = [
+            f"{count / self.relevant:.0%} from {names.get(origin, origin)}"
+            + (f" ({_judge_name(self.pool_judge)})" if origin == "judge" and self.pool_judge else "")
+            for origin, count in sorted(self.by_origin.items(), key=lambda kv: -kv[1])
+            if count
+        ]
+        pooled = f"; pooled runs: {', '.join(self.pool_runs)}" if self.pool_runs else ""
+        copies = f"; {self.shared_with_copies} grades shared with copies of a chunk" if self.shared_with_copies else ""
+        return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}"
+
+
+def _judge_name(judge: dict[str, str | None]) -> str:
+    model = judge.get("model") or "?"
+    return f"{judge.get('backend') or '?'}: {model}"
+
+
 class DatasetSummary(_Model):
     """What the nightly job read: enough to tell whether two reports scored the same data."""
 
@@ -652,6 +696,9 @@ class DatasetSummary(_Model):
     run_queries: int = 0
     passages: int | None = None
     fingerprint: str | None = None
+    qrels: QrelsProvenance | None = Field(
+        default=None, description="where the relevance grades came from (None: the dataset has none)"
+    )
 
 
 class SampleText(_Model):

@@ -100,7 +100,12 @@ def _run(args: argparse.Namespace) -> int:
         print("\nMetrics not every run has (mean per run; not compared):")
         show("\n".join(partial))
     from ragmetrics.render.judge_note import judge_note
+    from ragmetrics.render.qrels_note import qrels_lines, report_qrels
     from ragmetrics.render.trust import trust_lines
+
+    provenance = qrels_lines(report_qrels(outcome.report))
+    if provenance:
+        show("\n" + "\n".join(provenance))
 
     nightly = outcome.report.metadata.nightly
     metrics = dict.fromkeys(m for run in outcome.report.runs for m in run.metrics)

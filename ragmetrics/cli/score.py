@@ -120,6 +120,13 @@ def run_command(args: argparse.Namespace) -> int:
     system = results[0]
     for more in results[1:]:
         system = system.merge(more)
+    if retrieval:
+        from ragmetrics.nightly.qrels_provenance import qrels_provenance
+
+        provenance = qrels_provenance(dataset.relevance, dataset.source, dataset.testset_folder)
+        if provenance is not None:  # where the grades came from: in the JSON, and said under the table
+            system.metadata.extra["qrels"] = provenance.model_dump(mode="json")
+            notes.insert(0, provenance.describe())
     _print(system, args, judge_info, notes)
     for bad in dataset.skipped:
         print(f"skipped: {bad.describe(dataset.source)}", file=sys.stderr)

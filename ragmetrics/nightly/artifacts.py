@@ -79,6 +79,13 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     partial = partial_metrics_table(report)
     if partial:
         lines += ["## Metrics not every run has", "", *partial, ""]
+    from ragmetrics.render.qrels_note import qrels_lines, report_qrels
+
+    provenance = qrels_lines(report_qrels(report))
+    if provenance:
+        lines += ["## Where the relevance grades came from", "",
+                  *(f"- {'**Warning:** ' + markdown_text(p[2:]) if p.startswith('! ') else markdown_text(p)}"
+                    for p in provenance), ""]  # fmt: skip
     if gate is not None:
         from ragmetrics.render._text import to_markdown
         from ragmetrics.render.baseline import baseline_grid, baseline_rows

@@ -114,6 +114,9 @@ class QADataset:
     """sample id -> the row's columns that map to none of our fields: passed on to the team's pipeline."""
     traced: TracedOutputs | None = None
     """What the traces measured per question, when the answers come from `dataset.traces`."""
+    testset_folder: Path | None = None
+    """The folder `ragmetrics testset` wrote, when the dataset is one (its testset.json says where the
+    grades came from: `nightly.qrels_provenance`)."""
 
     @property
     def query_ids(self) -> list[str]:
@@ -250,6 +253,8 @@ def _load_qa(config: DatasetConfig, *, progress: bool, keep: Sequence[str]) -> Q
         dataset.skipped = sorted([*broken, *dataset.skipped], key=lambda b: b.row)
     if passages is not None:
         dataset.passages = read_passages(passages)
+    if testset_corpus is not None:
+        dataset.testset_folder = config.path
     return dataset
 
 
@@ -469,7 +474,8 @@ def _progress_bars(enabled: bool) -> Iterator[None]:
 
 
 def read_passages(path: Path) -> dict[str, Passage]:
-    """A passages JSONL of {"id", "text", optional "title"}; duplicate ids and blank ids or texts are input errors.
+    """A passages JSONL of {"id", "text", optional "title"}; duplicate or blank ids and texts that are not
+    strings are input errors (an empty text is a document like any other: public collections hold some).
 
     Checked here, with the file's line, rather than later by a retriever that only knows a list position.
     """
@@ -479,8 +485,8 @@ def read_passages(path: Path) -> dict[str, Passage]:
         pid, text = row.get("id"), row.get("text")
         if not isinstance(pid, str) or not pid.strip():
             raise InputError("expected a non-blank string", source=source, line=line_no, field="id")
-        if not isinstance(text, str) or not text.strip():
-            raise InputError("expected a non-blank string", source=source, line=line_no, field="text")
+        if not isinstance(text, str):  # an empty text is a document a retriever may still return
+            raise InputError(f"expected a string, got {_type(text)}", source=source, line=line_no, field="text")
         title = row.get("title")
         if title is not None and not isinstance(title, str):
             raise InputError("expected a string or null", source=source, line=line_no, field="title")

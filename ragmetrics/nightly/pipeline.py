@@ -61,6 +61,7 @@ from ragmetrics.schema import (
     JudgeInfo,
     NightlyRun,
     NightWork,
+    QrelsProvenance,
     Report,
     ReportMetadata,
     RunResult,
@@ -247,7 +248,9 @@ def _run_pipeline(
     report.metadata.notes = [*report.metadata.notes, *notes]
     report.metadata.nightly = NightlyRun(
         name=config.name,
-        dataset=DatasetSummary.model_validate(dataset.summary()),
+        dataset=DatasetSummary.model_validate(
+            {**dataset.summary(), "qrels": _provenance(config, dataset, [r.name for r in ordered])}
+        ),
         judge=judge_info,
         failures={r.name: _failure_counts(r) for r in ordered},
         samples={
@@ -310,6 +313,25 @@ def _run_pipeline(
         if config.output.history:
             outcome.history_page = _update_history(config, folder, report, notes, baseline_folder)
     return outcome
+
+
+def _provenance(config: NightlyConfig, dataset: QADataset, compared: list[str]) -> QrelsProvenance | None:
+    """Where the night's relevance grades came from, with a warning per compared run they may favour."""
+    from ragmetrics.nightly.config import RetrieverRunSpec, run_name
+    from ragmetrics.nightly.qrels_provenance import favour_warnings, qrels_provenance
+    from ragmetrics.retrievers import ALIASES
+
+    provenance = qrels_provenance(dataset.relevance, dataset.source, dataset.testset_folder)
+    if provenance is None:
+        return None
+    kinds = {
+        run_name(s): (ALIASES.get(s.retriever, s.retriever), s.params)
+        for s in config.runs
+        if isinstance(s, RetrieverRunSpec)
+    }
+    runs = [(name, *kinds.get(name, ("", {}))) for name in compared]
+    provenance.warnings = favour_warnings(provenance, runs)
+    return provenance
 
 
 def _judge_estimate(

@@ -33,7 +33,7 @@ def corpus_from(passages: Sequence[Mapping[str, object]], source: str = "passage
             raise InputError(
                 "missing or empty passage id (expected a non-empty string)", source=source, line=i, field="id"
             )
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):  # an empty text is indexed as such: it matches nothing, ranks last
             raise InputError(f"passage {pid!r} has no text", source=source, line=i, field="text")
         if pid in seen:
             raise InputError(f"duplicate passage id {pid!r}", source=source, line=i, field="id")

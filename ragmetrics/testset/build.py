@@ -91,6 +91,16 @@ class TestSet:
     """The corpus it was built from (not written out): `add_pool` reads pooled texts from it."""
     corpus_path: str | None = None
     """"builtin", or the corpus file's absolute path, so a nightly config finds its passages."""
+    duplicate_groups: list[list[str]] = field(default_factory=list)
+    """Chunks with the same text, whose grades are shared (`testset.duplicates`)."""
+
+    def share_duplicates(self) -> None:
+        """Make each question's grades equal across copies of the same text, and its qrels follow."""
+        from ragmetrics.testset.duplicates import share_duplicate_grades
+
+        if self.duplicate_groups:
+            self.grades = share_duplicate_grades(self.grades, self.duplicate_groups)
+            attach_qrels(self.items, self.grades)
 
     def qrels(self) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
@@ -490,7 +500,9 @@ def build_testset(
         notes=notes,
         corpus=source,
         corpus_path=_corpus_path(corpus),
+        duplicate_groups=profile.duplicate_groups,
     )
+    testset.share_duplicates()
     if pool:
         say(f"pooling {len(pool)} run(s), top {settings.pool_depth}, graded by the {judge.backend} judge")
         add_pool(testset, pool, judge, corpus=source)
@@ -523,6 +535,7 @@ def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any
     testset.grades = [g for g in grades if g.query_id not in answered]
     testset.pool = info
     attach_qrels(testset.items, testset.grades)
+    testset.share_duplicates()
     return testset
 
 

@@ -11,7 +11,8 @@ corpus is a *re-iterable* source: every pass opens the file again and yields `Ch
 
 Every problem is an InputError naming the file and the 1-based line (row for CSV and Parquet, counting the
 header as line 1 in CSV as editors do): a missing or blank id, a duplicate id (with the line it first
-appeared on), a blank text, a value of the wrong type.
+appeared on), a missing text, a value of the wrong type. An empty or whitespace text is a chunk like any
+other (public collections hold such documents): the builder skips and counts it, retrievers may return it.
 """
 
 from __future__ import annotations
@@ -78,8 +79,6 @@ def _chunk(row: dict[str, Any], source: str, line: int, text_key: str) -> Chunk:
             line=line,
             field=text_key,
         )
-    if not text.strip():
-        raise InputError(f"chunk {cid!r} has an empty text", source=source, line=line, field=text_key)
     title = row.get("title")
     if title is not None and not isinstance(title, str):
         raise InputError(

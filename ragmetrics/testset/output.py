@@ -26,6 +26,7 @@ from ragmetrics._textfile import read_utf8
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputError
 from ragmetrics.testset.build import FILTERS, TestSet
+from ragmetrics.testset.duplicates import shared_count
 from ragmetrics.testset.settings import Grade, TestItem
 
 __all__ = [
@@ -104,7 +105,9 @@ def summary(testset: TestSet) -> dict[str, Any]:
             "grades": len(testset.grades),
             "relevant_by_origin": testset.origin_counts(),
             "relevant_per_question": _relevant_per_question(testset),
+            "shared_with_copies": shared_count(testset.grades),
         },
+        "duplicates": {"groups": testset.duplicate_groups},
         "pool": testset.pool,
         "review": testset.review,
         "notes": testset.notes,

@@ -118,8 +118,17 @@ def pool_grades(
         raise InputError(
             f"{len(missing)} pooled chunk id(s) are not in the corpus, e.g. {missing[0]!r}", field="pool"
         )
+    # An empty chunk answers nothing: left unjudged (non-relevant by convention), never sent to the judge.
+    empty = {cid for cid, text in texts.items() if not text.strip()}
     trimmed = [
-        Run.from_dict({q: r for q, r in run.to_dict().items() if q in ids and r}, name=run.name)
+        Run.from_dict(
+            {
+                q: kept
+                for q, r in run.to_dict().items()
+                if q in ids and (kept := {d: v for d, v in r.items() if d not in empty})
+            },
+            name=run.name,
+        )
         for run in runs
     ]
     trimmed = [r for r in trimmed if r.to_dict()]
@@ -127,8 +136,11 @@ def pool_grades(
     human: dict[str, dict[str, int]] = {}
     for g in grades:
         human.setdefault(g.query_id, {})[g.doc_id] = g.grade
+    who = judge.info()
     info: dict[str, Any] = {
         "runs": [r.name for r in runs],
+        "judge": {"backend": who.backend, "model": who.model, "embedding_model": who.embedding_model},
+        "empty_chunks_unjudged": len(empty),
         "depth": depth,
         "pairs": 0,
         "graded": 0,

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics.testset.build import attach_qrels
+from ragmetrics.testset.duplicates import share_duplicate_grades, shared_count
 from ragmetrics.testset.output import (
     read_grades,
     read_items,
@@ -86,6 +87,8 @@ def review_testset(folder: Path, labels_path: Path) -> dict[str, Any]:
             )
         if grade.query_id not in rejected_ids:
             new_grades.append(grade)
+    groups = manifest.get("duplicates", {}).get("groups", [])
+    new_grades = share_duplicate_grades(new_grades, groups)  # a person's grade holds for every copy
     kept = [i for i in items if i.id not in rejected_ids]
     attach_qrels(kept, new_grades)
     rejected = [{**i.model_dump(), "label": question_labels[i.id]} for i in items if i.id in rejected_ids]
@@ -104,6 +107,7 @@ def review_testset(folder: Path, labels_path: Path) -> dict[str, Any]:
             origins[g.origin] += 1
     manifest.setdefault("qrels", {})["relevant_by_origin"] = origins
     manifest["qrels"]["grades"] = len(new_grades)
+    manifest["qrels"]["shared_with_copies"] = shared_count(new_grades)
     write_atomic(folder / "testset.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     write_atomic(folder / "testset.html", render_page(manifest, kept))
     return review

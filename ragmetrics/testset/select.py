@@ -40,7 +40,7 @@ COMMON_SHARE = 0.3
 class Skipped:
     id: str
     line: int
-    reason: str  # near_empty | duplicate | boilerplate | common_terms_only
+    reason: str  # empty | near_empty | duplicate | boilerplate | common_terms_only
     detail: str
 
 
@@ -58,6 +58,9 @@ class CorpusProfile:
     sketches: sparse.csr_matrix  # (len(ids), terms): unit-length tf-idf rows
     skipped: list[Skipped] = field(default_factory=list)
     language_counts: Counter[str] = field(default_factory=Counter)
+    duplicate_groups: list[list[str]] = field(default_factory=list)
+    """Ids of chunks with the same text up to case and spacing, one list per text held by two or more
+    chunks (duplicates and boilerplate alike): a grade given to one holds for all (`testset.duplicates`)."""
 
     def idf(self, term: str) -> float:
         return math.log((self.n_chunks + 1) / (self.df.get(term, 0) + 0.5))
@@ -88,7 +91,14 @@ def profile_corpus(
     chunk_lines: list[int] = []
     chunk_langs: list[str] = []
     near_empty: dict[int, int] = {}
+    empty: list[int] = []
     for index, chunk in enumerate(corpus):
+        if not chunk.text.strip():  # public collections hold such documents: kept as ids, never asked about
+            empty.append(index)
+            chunk_ids.append(chunk.id)
+            chunk_lines.append(chunk.line)
+            chunk_langs.append(language or "en")
+            continue
         body = words(chunk.text)
         found = words(chunk.title) + body if chunk.title else body
         text = chunk.text
@@ -103,7 +113,10 @@ def profile_corpus(
         # The text alone decides duplicates: the same footer under different titles is still boilerplate.
         signatures.setdefault(_signature(chunk.text), []).append(index)
     n = len(chunk_ids)
-    skip: dict[int, Skipped] = {}
+    skip: dict[int, Skipped] = {
+        index: Skipped(chunk_ids[index], chunk_lines[index], "empty", "the text is empty or only whitespace")
+        for index in empty
+    }
     for index, count in near_empty.items():
         skip[index] = Skipped(
             chunk_ids[index],
@@ -134,6 +147,7 @@ def profile_corpus(
                         chunk_ids[index], chunk_lines[index], "duplicate", f"the same text as chunk {first!r}"
                     ),
                 )
+    duplicate_groups = [[chunk_ids[i] for i in copies] for copies in signatures.values() if len(copies) > 1]
     common = {t for t, c in df.items() if n >= 20 and c > COMMON_SHARE * n}
     candidates = [i for i in range(n) if i not in skip]
     if len(candidates) > max_sketched:
@@ -187,6 +201,7 @@ def profile_corpus(
         sketches=sketches,
         skipped=sorted(skip.values(), key=lambda s: s.line),
         language_counts=Counter(chunk_langs[i] for i in keep),
+        duplicate_groups=duplicate_groups,
     )
 
 

@@ -19,6 +19,7 @@ from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
 from ragmetrics.render.html.summary import all_metrics, baseline_block, comparisons_block, summary_block
 from ragmetrics.render.judge_note import judge_note
+from ragmetrics.render.qrels_note import qrels_lines, report_qrels
 from ragmetrics.render.trust import trust_html
 from ragmetrics.schema import GateResult, Report
 
@@ -101,6 +102,13 @@ def _meta_block(report: Report) -> str:
     s = report.settings
     rows.append(f"test {_e(s.test)}, correction {_e(s.correction)}, &alpha; = {s.alpha:g}")
     block = "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
+    provenance = qrels_lines(report_qrels(report))
+    if provenance:  # retrieval verdicts on pooled qrels: who graded them, and which runs they may favour
+        items = "".join(
+            f"<li class='warn'><b>Warning:</b> {_e(p[2:])}</li>" if p.startswith("! ") else f"<li>{_e(p)}</li>"
+            for p in provenance
+        )
+        block += f"<ul class='meta qrels-provenance'>{items}</ul>"
     if note:  # its own paragraph: a line per metric, what the local judge is good for and not
         block += "<p class='meta judge-note'>" + "<br>".join(_e(line) for line in note.splitlines()) + "</p>"
     return block

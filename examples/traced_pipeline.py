@@ -7,7 +7,7 @@ LLM span with the model, token counts and cost. `python examples/traced_pipeline
 collection's questions and writes the traces as the OpenTelemetry Collector's file exporter would (OTLP JSON,
 one export per line) to ragmetrics-out/traces.jsonl; `ragmetrics run configs/traces.yaml` scores them.
 
-Needs: pip install 'ragmetrics[traces,examples]' (opentelemetry-sdk, openinference-semantic-conventions, bm25s).
+Needs: pip install '.[traces,examples]' in a clone of ragmetrics (opentelemetry-sdk, openinference-semantic-conventions, bm25s).
 """
 
 from __future__ import annotations

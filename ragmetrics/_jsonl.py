@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import open_regular
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -36,7 +36,7 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON: {exc.msg}", source=source, line=line_no) from None
+                    raise InputError(json_problem(exc), source=source, line=line_no) from None
                 if not isinstance(row, dict):
                     raise InputError("expected a JSON object", source=source, line=line_no)
                 yield line_no, row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Literal, get_args
 
 FailureCause = Literal[
@@ -59,6 +60,15 @@ class InputError(RagmetricsError, ValueError):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {what}" if prefix else what)
+
+
+def json_problem(exc: json.JSONDecodeError, *, line_in_text: bool = False) -> str:
+    """What a JSON parse error says, ending with where: its column (and its line within the text, for a
+    multi-line document; a JSON-lines reader names the file's line itself). Python's message alone ends
+    "Invalid control character at" with nothing after it."""
+    where = f"line {exc.lineno}, column {exc.colno}" if line_in_text else f"column {exc.colno}"
+    msg = exc.msg.rstrip()
+    return f"invalid JSON: {msg} {where}" if msg.endswith(" at") else f"invalid JSON: {msg} ({where})"
 
 
 class ConfigError(RagmetricsError, ValueError):

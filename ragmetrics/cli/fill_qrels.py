@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ragmetrics._textfile import read_utf8
 from ragmetrics.cli._common import add_judge_arguments, load_runs
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 from ragmetrics.options import ExitCode
 from ragmetrics.schema import MetricAgreement
 
@@ -58,7 +58,7 @@ def _texts(path: Path, what: str) -> dict[str, str]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", source=str(path), line=line_no) from None
+                raise InputError(json_problem(exc), source=str(path), line=line_no) from None
             key = obj.get("id", obj.get("_id")) if isinstance(obj, dict) else None
             text = obj.get("text") if isinstance(obj, dict) else None
             if isinstance(obj, dict) and obj.get("title"):

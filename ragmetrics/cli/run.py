@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--engine",
         choices=("local", "ray"),
-        help="where the work runs (overrides engine.kind; ray needs pip install 'ragmetrics[ray]')",
+        help="where the work runs (overrides engine.kind; ray needs pip install '.[ray]' in a clone)",
     )
     parser.add_argument(
         "--refresh-pipeline",
@@ -94,6 +94,11 @@ def _run(args: argparse.Namespace) -> int:
         """Plain lines (not rich tables) that may carry run names or ids: control characters made visible."""
         print("\n".join(visible_controls(line) for line in text.split("\n")))
 
+    from ragmetrics.render.verdict import verdict_lines
+
+    verdict = verdict_lines(outcome.report)
+    if verdict:  # the answer first; the tables below are the evidence
+        show("Verdict:\n" + "\n".join(f"  {line}" for line in verdict) + "\n")
     print(format_report(outcome.report, "table").rstrip())
     partial = partial_metrics_table(outcome.report)
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen

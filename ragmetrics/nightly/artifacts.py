@@ -71,6 +71,7 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         f"- queries: {meta.query_count}; runs: {', '.join(markdown_text(r.name) for r in report.runs)}",
         f"- versions: {', '.join(f'{k} {v}' for k, v in meta.versions.items())}",
         "",
+        *_verdict_md(report),
         "## Summary",
         "",
         format_report(report, "markdown").rstrip(),
@@ -111,6 +112,14 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     if meta.notes:
         lines += ["## Notes", "", *(f"- {markdown_text(n)}" for n in meta.notes), ""]
     return "\n".join(lines)
+
+
+def _verdict_md(report: Report) -> list[str]:
+    from ragmetrics.render.safe_text import markdown_text
+    from ragmetrics.render.verdict import verdict_lines
+
+    lines = verdict_lines(report)
+    return ["## Verdict", "", *(f"- {markdown_text(line)}" for line in lines), ""] if lines else []
 
 
 def partial_metrics_table(report: Report) -> list[str]:

@@ -516,7 +516,7 @@ class OutputConfig(_Section):
 
 
 class EngineConfig(_Section):
-    """Where the work runs: this process, or a Ray cluster (pip install 'ragmetrics[ray]'; docs/scale.md)."""
+    """Where the work runs: this process, or a Ray cluster (pip install '.[ray]' in a clone; docs/scale.md)."""
 
     kind: Literal["local", "ray"] = Field(default="local", description="'local' (this process) or 'ray'")
     address: str | None = Field(

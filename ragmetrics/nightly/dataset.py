@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics._textfile import check_regular_file, open_regular, read_utf8
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.text.language import LANGUAGE_CODE
 from ragmetrics.judge.tool_calls import parse_tool_calls
@@ -304,7 +304,7 @@ def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None,
                 except UnicodeDecodeError as exc:
                     problem = f"not UTF-8 text: {exc.reason}"
                 except json.JSONDecodeError as exc:
-                    problem = f"invalid JSON: {exc.msg} (column {exc.colno})"
+                    problem = json_problem(exc)
                 except ValueError as exc:  # NaN/Infinity literals (_no_constant)
                     problem = str(exc)
                 if problem is None:
@@ -334,7 +334,7 @@ def _testset_folder(path: Path) -> Path | str | None:
     try:
         manifest = json.loads(read_utf8(path / "testset.json"))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", source=str(path / "testset.json"), line=exc.lineno) from None
+        raise InputError(json_problem(exc), source=str(path / "testset.json"), line=exc.lineno) from None
     corpus = manifest.get("corpus_path") if isinstance(manifest, dict) else None
     if corpus == "builtin":
         return Path(importlib.import_module("ragmetrics.collection").passages_path())

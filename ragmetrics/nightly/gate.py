@@ -15,6 +15,7 @@ judge itself adds (measured with `judge.repeats`).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -35,7 +36,14 @@ WORST_QUERIES = 5
 
 def load_baseline(path: Path, *, what: str = "baseline report") -> Report:
     """An earlier report.json; any problem is an InputError naming the file (and `what` it was read as)."""
-    if not path.exists() and not path.is_symlink():
+    if not path.exists():
+        if path.is_symlink():
+            raise InputError(
+                f"{what}: a symbolic link to {os.readlink(path)}, which does not exist (a pruned night? output.keep "
+                "keeps the night a baseline link names only when the link is given as baseline.path or made with "
+                "ragmetrics bless)",
+                source=str(path),
+            )
         raise InputError(f"{what} not found", source=str(path))
     text = read_utf8(path, prefix=f"{what}: ")
     try:

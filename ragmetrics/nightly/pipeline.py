@@ -163,8 +163,10 @@ def _run_pipeline(
         if baseline_path is not None:
             notes.append(f"gate: against the pinned baseline {baseline_path.parent} (ragmetrics bless)")
     baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
-    # Resolved now: a path through `latest` points at tonight's folder once tonight is written.
-    baseline_folder = baseline_path.resolve().parent.name if baseline_path is not None else None
+    # Resolved now: a path through `latest` points at tonight's folder once tonight is written, and a pin made
+    # with a symlink to a night's report.json (pins/release.json) protects that night, not the pin's folder.
+    baseline_night = baseline_path.resolve().parent if baseline_path is not None else None
+    baseline_folder = baseline_night.name if baseline_night is not None else None
 
     with _timed(timings, "dataset"):
         label_columns = (
@@ -307,7 +309,7 @@ def _run_pipeline(
             keep=config.output.keep,
             extra_texts=extra,
             secrets=calls.secrets(),
-            protect=[baseline_path.parent] if baseline_path is not None else [],
+            protect=[baseline_night] if baseline_night is not None else [],
         )
         outcome.folder, outcome.artifacts = folder, written
         if config.output.history:

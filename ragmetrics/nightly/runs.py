@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._textfile import check_regular_file
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.registry import required_fields
@@ -192,8 +193,12 @@ def _build_run(
 def _read_run_file(path: Path, fmt: str, name: str) -> Run:
     from ragmetrics.retrieval.run import Run
 
-    if not path.is_file():
-        raise InputError("run file not found", source=str(path))
+    if not path.exists():
+        broken = " (a symbolic link to a path that does not exist)" if path.is_symlink() else ""
+        raise InputError(f"run file not found{broken}", source=str(path))
+    check_regular_file(path, prefix="run file: ")  # a directory, FIFO or device (/dev/zero) said as such
+    if path.is_dir():
+        raise InputError("run file: is a directory, expected a file", source=str(path))
     readers = {"auto": Run.read, "trec": Run.from_trec, "json": Run.from_json, "jsonl": Run.from_jsonl}
     run: Run = readers[fmt](path, name)
     return run

@@ -35,7 +35,7 @@ def _figure(width: float, height: float) -> Any:
         from matplotlib.figure import Figure
     except ImportError as exc:
         raise ConfigError(
-            "plots need matplotlib, which is not installed: pip install 'ragmetrics[plots]'"
+            "plots need matplotlib, which is not installed: pip install '.[plots]' in a clone of ragmetrics, or pip install matplotlib"
         ) from exc
     figure = Figure(figsize=(width, height), dpi=110, layout="constrained")
     FigureCanvasAgg(figure)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragmetrics._textfile import read_utf8
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 from ragmetrics.retrieval.qrels import Qrels
 
 __all__ = ["BeirCollection", "read_beir", "write_beir"]
@@ -37,7 +37,7 @@ def _jsonl(path: Path, keys: tuple[str, ...]) -> list[tuple[int, dict[str, str]]
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON: {exc.msg}", source=str(path), line=line_no) from None
+            raise InputError(json_problem(exc), source=str(path), line=line_no) from None
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", source=str(path), line=line_no)
         for key in keys:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 from ragmetrics.retrieval._build import Columns, Origin
 from ragmetrics.retrieval.io_dict import columns_from_flat, columns_from_nested
 from ragmetrics.retrieval.io_trec import read_bytes
@@ -51,7 +51,7 @@ def _loads(text: str, source: str, line: int | None = None) -> Any:
         return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"invalid JSON: {exc.msg} (column {exc.colno})",
+            json_problem(exc),
             source=source,
             line=exc.lineno if line is None else line,
         ) from None

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 Ranking = list[tuple[str, float]]
 
-__all__ = ["ALIASES", "KINDS", "build_run", "search"]
+__all__ = ["ALIASES", "KINDS", "build_run", "check_available", "search"]
 
 
 def _bm25(
@@ -57,6 +57,16 @@ _KINDS: dict[str, Callable[[Corpus, Mapping[str, str], Mapping[str, Any], Any], 
 KINDS: tuple[str, ...] = tuple(_KINDS)
 ALIASES: dict[str, str] = {"bm25_rerank": "bm25_embedding_rerank"}
 """Old kind names, still accepted."""
+
+
+def check_available(kind: str) -> None:
+    """Raise the ConfigError a retriever of `kind` would raise for a missing package, before any work is done
+    (BM25 kinds need bm25s, the `examples` extra); unknown kinds are left to `search` to name."""
+    name = ALIASES.get(kind, kind)
+    if name in ("bm25", "bm25_embedding_rerank"):
+        from ragmetrics.retrievers.bm25 import _bm25s
+
+        _bm25s()
 
 
 def search(

@@ -24,9 +24,10 @@ BM25_PARAMS: frozenset[str] = frozenset({"k1", "b", "method", "stem", "stopwords
 def _bm25s() -> Any:
     try:
         import bm25s
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    except ImportError as exc:
         raise ConfigError(
-            "the bm25 retrievers need the 'examples' extra: pip install 'ragmetrics[examples]' (installs bm25s)"
+            "the bm25 retrievers need the 'examples' extra: pip install '.[examples]' in a clone of ragmetrics, "
+            "or pip install bm25s"
         ) from exc
     return bm25s
 

@@ -395,6 +395,13 @@ def build_testset(
     )
     settings = TestsetSettings.model_validate(settings.model_dump())
     say = progress or (lambda _: None)
+    from ragmetrics.retrievers import ALIASES, KINDS, check_available
+
+    for entry in pool:  # a missing package stops the build now, not after every draft was written and checked
+        if isinstance(entry, str) and (entry in KINDS or entry in ALIASES):
+            check_available(entry)
+        elif isinstance(entry, Mapping) and isinstance(entry.get("retriever"), str):
+            check_available(entry["retriever"])
     if judge is None:
         from ragmetrics.judge.select import make_judge
         from ragmetrics.judge.settings import JudgeSettings

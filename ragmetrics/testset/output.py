@@ -24,7 +24,7 @@ from typing import Any
 from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics._version import __version__
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 from ragmetrics.testset.build import FILTERS, TestSet
 from ragmetrics.testset.duplicates import shared_count
 from ragmetrics.testset.settings import Grade, TestItem
@@ -144,8 +144,23 @@ def write_testset(testset: TestSet, folder: str | Path) -> dict[str, Path]:
     write_grades(out, testset.grades)
     data = summary(testset)
     write_atomic(paths["manifest"], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(paths["html"], render_page(data, testset.items))
+    write_atomic(paths["html"], render_page(data, testset.items, source_texts(testset.items, testset.corpus)))
     return paths
+
+
+def source_texts(items: Sequence[TestItem], corpus: Any) -> dict[str, str]:
+    """Chunk id -> text of every question's source chunk, read from `corpus` (a Corpus, or the path or
+    'builtin' a manifest names) in one pass; {} when the corpus cannot be read (the page then shows ids)."""
+    from ragmetrics.testset.corpus import Corpus, open_corpus
+
+    wanted = {d for i in items for d in i.source_ids}
+    if corpus is None or not wanted:
+        return {}
+    try:
+        source = corpus if isinstance(corpus, Corpus) else open_corpus(corpus)
+        return {cid: chunk.text for cid, chunk in source.texts_of(wanted).items()}
+    except (InputError, OSError):
+        return {}
 
 
 def write_items(folder: Path, items: Sequence[TestItem]) -> None:
@@ -217,7 +232,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     try:
         data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", source=str(path), line=exc.lineno) from None
+        raise InputError(json_problem(exc), source=str(path), line=exc.lineno) from None
     if not isinstance(data, dict) or data.get("format") != "ragmetrics.testset/1":
         raise InputError("not a ragmetrics test-set manifest", source=str(path))
     return data

@@ -9,7 +9,7 @@ phone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -56,8 +56,16 @@ def _table(
     return f'{hint}<div class="scroll"><table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
-def render_page(data: dict[str, Any], items: Sequence[TestItem]) -> str:
-    """The page for a test set's summary (`output.summary`) and its items."""
+SOURCE_CHARS = 400
+"""How much of a question's source chunk the page shows beside it."""
+
+
+def render_page(
+    data: dict[str, Any], items: Sequence[TestItem], sources: Mapping[str, str] | None = None
+) -> str:
+    """The page for a test set's summary (`output.summary`) and its items; `sources` (chunk id -> text), when
+    given, puts each question beside the text it was written from, so a reader can judge it."""
+    sources = sources or {}
     cov = data.get("coverage", {})
     chunks = data.get("chunks", {})
     cards = [
@@ -189,6 +197,10 @@ def render_page(data: dict[str, Any], items: Sequence[TestItem]) -> str:
             _e(i.question),
             _e(i.reference),
             "<br>".join(
+                f"<code>{_e(d)}</code> {_e(_clip(sources[d]))}" for d in i.source_ids if d in sources
+            )
+            or '<span class="muted">-</span>',
+            "<br>".join(
                 f"<code>{_e(d)}</code> {_e(g)}"
                 for d, g in zip(i.relevant_ids or [], i.relevant_grades or [], strict=True)
             )
@@ -197,7 +209,14 @@ def render_page(data: dict[str, Any], items: Sequence[TestItem]) -> str:
         for i in shown
     ]
     parts.append(
-        _table(["id", "kind", "lang", "question", "reference", "qrels (chunk grade)"], rows, cls="q")
+        _table(
+            ["id", "kind", "lang", "question", "reference", "source chunk", "qrels (chunk grade)"], rows, cls="q"
+        )
     )
     parts.append("</main></body></html>\n")
     return "".join(parts)
+
+
+def _clip(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= SOURCE_CHARS else flat[:SOURCE_CHARS].rsplit(" ", 1)[0] + " ..."

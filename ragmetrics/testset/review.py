@@ -24,6 +24,7 @@ from ragmetrics.testset.output import (
     read_grades,
     read_items,
     read_manifest,
+    source_texts,
     write_atomic,
     write_grades,
     write_items,
@@ -109,7 +110,8 @@ def review_testset(folder: Path, labels_path: Path) -> dict[str, Any]:
     manifest["qrels"]["grades"] = len(new_grades)
     manifest["qrels"]["shared_with_copies"] = shared_count(new_grades)
     write_atomic(folder / "testset.json", json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(folder / "testset.html", render_page(manifest, kept))
+    sources = source_texts(kept, manifest.get("corpus_path"))
+    write_atomic(folder / "testset.html", render_page(manifest, kept, sources))
     return review
 
 

@@ -37,9 +37,18 @@ def detect_trace_format(path: str | Path) -> str:
         return "otlp"
     if b'"observations"' in head:
         return "langfuse"
+    if b'"trace_id"' in head and b'"span_id"' in head and b'"context"' in head:
+        raise InputError(
+            "this is the OpenTelemetry SDK's ConsoleSpanExporter output (a debugging print of each span, not "
+            "OTLP: its ids and attributes are not in a form a reader can rely on); export the spans with "
+            "ragmetrics.traces.sdk.OtlpJsonFileExporter(path) in a SimpleSpanProcessor instead, or through an "
+            "OpenTelemetry Collector's file exporter (docs/traces.md)",
+            source=str(path),
+        )
     raise InputError(
-        "cannot tell the trace format (no 'resourceSpans' for OTLP JSON, no 'observations' for a Langfuse "
-        "export); set it: format 'otlp' or 'langfuse'",
+        "cannot tell the trace format: no 'resourceSpans' (OTLP JSON, as OtlpJsonFileExporter or a "
+        "Collector's file exporter writes it) and no 'observations' (a Langfuse export); if it is one of them, "
+        "name it in the config: dataset.format: otlp or langfuse (docs/traces.md)",
         source=str(path),
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import open_regular, read_utf8
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 
 __all__ = ["json_lines_or_document"]
 
@@ -37,4 +37,4 @@ def json_lines_or_document(path: Path, what: str) -> Iterator[tuple[int, Any]]:
     try:
         yield 1, json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON: {exc.msg}", source=source, line=exc.lineno) from None
+        raise InputError(json_problem(exc), source=source, line=exc.lineno) from None

@@ -9,7 +9,7 @@ adds one of these exporters to its tracer provider:
   writes it (hex trace and span ids, 64-bit integers as strings), for `dataset: {traces: PATH}` in a nightly
   config without running a Collector.
 
-Needs `opentelemetry-sdk` (pip install 'ragmetrics[traces]').
+Needs `opentelemetry-sdk` (pip install '.[traces]' in a clone of ragmetrics).
 """
 
 from __future__ import annotations

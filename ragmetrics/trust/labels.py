@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import read_bytes, read_utf8
-from ragmetrics.errors import InputError
+from ragmetrics.errors import InputError, json_problem
 
 __all__ = ["HumanLabel", "HumanLabels", "labels_from_columns", "labels_from_rows", "load_labels"]
 
@@ -99,7 +99,7 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON: {exc.msg}", source=source, line=number) from None
+                raise InputError(json_problem(exc), source=source, line=number) from None
             if not isinstance(row, dict):
                 raise InputError("expected a JSON object per line", source=source, line=number)
             rows.append((number, row))

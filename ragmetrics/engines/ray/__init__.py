@@ -1,6 +1,6 @@
 """The nightly job on a Ray cluster: retrieval scoring sharded by query, judging sharded across actors.
 
-Install with ``pip install 'ragmetrics[ray]'``; select with ``engine: {kind: ray}`` in a config or
+Install with ``pip install '.[ray]'`` in a clone; select with ``engine: {kind: ray}`` in a config or
 ``ragmetrics run CONFIG --engine ray``. Results equal the local engine's (docs/scale.md says how and what it
 costs). Nothing outside this package imports ray.
 """

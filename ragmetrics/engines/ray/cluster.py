@@ -17,7 +17,7 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise ConfigError(
-            "engine 'ray' needs Ray: pip install 'ragmetrics[ray]' (or pip install 'ray[data]')"
+            "engine 'ray' needs Ray: pip install '.[ray]' in a clone of ragmetrics, or pip install 'ray[data]'"
         ) from None
     return ray
 

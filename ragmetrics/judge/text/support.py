@@ -189,10 +189,33 @@ def _negation_pattern(language: str | None) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE) if pattern else _ALL_NEGATIONS
 
 
+_NAME_NOT = re.compile(r"(?<=[^\s.!?:;]\s)(?:Not|No|Never)\s+(?:(?:a|an|the|of|for|to)\s+)?(?=[A-Z][a-z])")
+
+
+def _plain_negations(text: str) -> str:
+    """`text` without the negation words that do not negate: fixed phrases ("Not a Number" (NaN), "not only
+    ... but", "no-op"), a capitalised negator inside a sentence that starts a Title Case name ("No Child Left
+    Behind"), and an answer particle opening the text ("No. It returns a copy.": the claim is what follows)."""
+    text = _NAME_NOT.sub(" ", text)
+    flags = re.IGNORECASE
+    text = re.sub(r"\bnot[\s-]+an?[\s-]+numbers?\b|\bnot\s+only\b|\bno-ops?\b", " ", text, flags=flags)
+    return re.sub(r"^\s*(?:no|nope|nein|non|nee|нет|não)\s*[.,!;:]\s*", " ", text, flags=flags)
+
+
 @lru_cache(maxsize=65536)
 def has_negation(text: str, language: str | None = None) -> bool:
-    """Whether `text` holds a negation word of its language (any supported language when unknown)."""
-    return _negation_pattern(language).search(text) is not None
+    """Whether `text` holds a negation word of its language (any supported language when unknown), names and
+    fixed phrases that only contain one ("Not a Number", a leading "No.") aside."""
+    return _negation_pattern(language).search(_plain_negations(text)) is not None
+
+
+_WITHOUT = re.compile(r"\bwithout\b", re.IGNORECASE)
+
+
+def _only_without(text: str, language: str | None) -> bool:
+    """Whether the text's one negation is "without": a description ("works without copying"), which reverses
+    the claim only where the other text does not use the word at all."""
+    return bool(_WITHOUT.search(text)) and not has_negation(_WITHOUT.sub(" ", text), language)
 
 
 _OPENERS = frozenset(
@@ -249,7 +272,7 @@ def _polarity_clauses(sentence: str) -> list[str]:
 
 
 def _without_negation(text: str, language: str | None) -> frozenset[str]:
-    return content_units(_negation_pattern(language).sub(" ", text))
+    return content_units(_negation_pattern(language).sub(" ", _plain_negations(text)))
 
 
 _SUFFIX = re.compile(r"(?:ing|ed|es|s)$")
@@ -350,10 +373,25 @@ def _found(unit: str, passage: str) -> bool:
     English inflection: its first max(4, n-2) letters at a word start."""
     if not unit.isascii() or not unit.isalpha():
         return unit in passage
-    stem = unit[: max(4, len(unit) - 2)] if len(unit) > 4 else unit
     words = _word_starts(passage)
-    at = bisect.bisect_left(words, stem)
-    return at < len(words) and words[at].startswith(stem)
+    for stem in _stems_of(unit):
+        at = bisect.bisect_left(words, stem)
+        if at < len(words) and words[at].startswith(stem):
+            return True
+    return False
+
+
+def _stems_of(unit: str) -> tuple[str, ...]:
+    """The prefixes an English inflection of `unit` starts with: its first max(4, n-2) letters, and for a
+    plural or third person the singular's ("copies" -> "copy", "sums" -> "sum", "indices" -> "index")."""
+    stems = [unit[: max(4, len(unit) - 2)] if len(unit) > 4 else unit]
+    if unit.endswith("ies") and len(unit) > 4:
+        stems.append(unit[:-3] + "y")
+    elif unit.endswith("s") and not unit.endswith("ss") and len(unit) > 3:
+        stems.append(unit[:-1])
+    if unit.endswith(("ex", "ix")) and len(unit) > 4:  # index / indices, matrix / matrices
+        stems.append(unit[:-2] + "ic")
+    return tuple(stems)
 
 
 def _claim_units(text: str) -> frozenset[str]:
@@ -452,22 +490,32 @@ def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset
     return tuple(out)
 
 
-def _polarity(statement: str, passage: str, language: str | None) -> Conflict | None:
+def _polarity(statement: str, passage: str, language: str | None, whole: str | None = None) -> Conflict | None:
     """A clause of the statement that makes the same claim as a clause of the passage (SAME_CLAIM_SHARE of its
-    words, negations aside) with the opposite polarity or an opposite word."""
+    words, negations aside) with the opposite polarity or an opposite word; not when a clause of `whole` (the
+    chunk the sentence is from) makes the claim at least as closely with the statement's polarity (a chunk
+    that says "treats NaNs as zero" and then "does not change when NaNs occur")."""
     theirs = _fine_clauses(passage, language)
+    everywhere = _fine_clauses(whole, language) if whole and whole != passage else theirs
     english = (language or "en").startswith("en")
     for part in _polarity_clauses(statement):
         mine = _stems(_without_negation(part, language))
         if not mine:
             continue
-        _, negated, words = max(theirs, key=lambda c: len(mine & c[2]))
+        clause, negated, words = max(theirs, key=lambda c: len(mine & c[2]))
         same = coverage(mine, words)
-        if has_negation(part, language) != negated and same >= SAME_CLAIM_SHARE:
+        mine_negated = has_negation(part, language)
+        if mine_negated != negated and same >= SAME_CLAIM_SHARE:
+            if (mine_negated and _only_without(part, language) and _WITHOUT.search(passage)) or (
+                negated and _only_without(clause, language) and _WITHOUT.search(statement)
+            ):
+                continue  # both texts say "without" (in clauses cut differently): a description, not a flip
+            if any(n == mine_negated and coverage(mine, w) >= same for _, n, w in everywhere):
+                continue  # the chunk states the claim as closely with the statement's polarity elsewhere
             return Conflict(
                 "negation",
                 "the statement is negated where the passage is not"
-                if has_negation(part, language)
+                if mine_negated
                 else "the passage is negated where the statement is not",
             )
     if not english:
@@ -523,7 +571,7 @@ def conflicts(
         stem = _POSSESSIVE.sub("", name.lower())
         if len(stem) >= 3 and stem[: max(3, len(stem) - 2)] not in lowered:
             found.append(Conflict("name", name))
-    polarity = _polarity(statement, best_sentence or passage, language)
+    polarity = _polarity(statement, best_sentence or passage, language, passage)
     if polarity is not None:
         found.append(polarity)
     if found or not additions:

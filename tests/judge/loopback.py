@@ -50,7 +50,8 @@ FAULTS = (
     "schema_violation",  # JSON that violates the verdict schema
     "wrong_count",  # one verdict / question / statement too few
     "refuse_json_schema",  # 400 when response_format is json_schema
-    "refuse_json_object",  # 400 when response_format is json_object
+    "refuse_json_object",  # 400 when response_format is json_object (with a schema or without)
+    "refuse_schema_in_json_object",  # 400 when json_object carries a schema (a server that knows no such key)
     "bad_request",  # 400 unrelated to the response format (e.g. a context too long)
     "crash_json_schema",  # 500 with an unhelpful message when response_format is json_schema
     "echo_key",  # 401 whose message repeats the bearer token it got, as some gateways do
@@ -94,6 +95,7 @@ class Record:
     seed: int | None = None
     max_tokens: int | None = None
     examples: bool = False
+    response_format: dict[str, Any] | None = None
 
 
 @dataclass
@@ -416,7 +418,9 @@ class _Handler(BaseHTTPRequestHandler):
                     continue
                 if rule.kind in ("refuse_json_schema", "crash_json_schema") and mode != "json_schema":
                     continue
-                if rule.kind == "refuse_json_object" and mode != "json_object":
+                if rule.kind == "refuse_json_object" and mode not in ("json_object", "json_object_schema"):
+                    continue
+                if rule.kind == "refuse_schema_in_json_object" and mode != "json_object_schema":
                     continue
                 if rule.times is not None:
                     rule.times -= 1
@@ -509,6 +513,8 @@ class _Handler(BaseHTTPRequestHandler):
         user = inputs[-1] if inputs else ""
         fmt = body.get("response_format") or {}
         mode = fmt.get("type") if fmt else None
+        if mode == "json_object" and "schema" in fmt:  # llama.cpp's JSON mode constrained by a schema
+            mode = "json_object_schema"
         example_answers = [m["content"] for m in messages[:-1] if m["role"] == "assistant"]
         if repair:
             example_answers = example_answers[:-1]  # the last assistant message is the answer being repaired
@@ -517,11 +523,12 @@ class _Handler(BaseHTTPRequestHandler):
             "seed": body.get("seed"),
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "examples": bool(example_answers),
+            "response_format": fmt or None,
         }
         digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
         fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
         status = 200
-        if fault in ("refuse_json_schema", "refuse_json_object"):
+        if fault in ("refuse_json_schema", "refuse_json_object", "refuse_schema_in_json_object"):
             status = 400
             self._error(400, f"response_format {mode} is not supported by this server")
         elif fault == "crash_json_schema":

@@ -45,7 +45,10 @@ def test_requests_json_schema_from_the_verdict_model(
     assert record.mode == "json_schema" and record.prompt == "context_precision"
 
 
-def test_falls_back_to_json_object_and_remembers(make_judge: JudgeFactory, server: LoopbackServer) -> None:
+def test_falls_back_to_json_object_with_its_schema_and_remembers(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    """llama-cpp-python's server refuses json_schema but constrains json_object by a schema beside it."""
     server.inject("refuse_json_schema", times=None)
     judge = make_judge(use_cache=False)
     samples = [sample(f"s{i}") for i in range(5)]
@@ -55,7 +58,23 @@ def test_falls_back_to_json_object_and_remembers(make_judge: JudgeFactory, serve
     assert not res.failures
     statuses = [(r.mode, r.status) for r in server.records]
     assert statuses[0] == ("json_schema", 400)
-    assert statuses[1:] == [("json_object", 200)] * 10  # remembered: json_schema never tried again
+    assert statuses[1:] == [("json_object_schema", 200)] * 10  # remembered: json_schema never tried again
+    assert res.metadata.judge is not None
+    assert res.metadata.judge.settings["response_mode"] == "json_object_schema"
+    sent = server.records[-1].response_format
+    assert sent is not None and sent["type"] == "json_object" and sent["schema"]["type"] == "object"
+
+
+def test_a_server_that_knows_no_schema_in_json_object_gets_plain_json_mode(
+    make_judge: JudgeFactory, server: LoopbackServer
+) -> None:
+    server.inject("refuse_json_schema", times=None)
+    server.inject("refuse_schema_in_json_object", times=None)
+    judge = make_judge(use_cache=False)
+    res = evaluate_rag([sample("a"), sample("b")], ["context_recall"], judge, progress=False, max_units_in_flight=1)
+    assert not res.failures
+    assert [(r.mode, r.status) for r in server.records] == [
+        ("json_schema", 400), ("json_object_schema", 400), ("json_object", 200), ("json_object", 200)]  # fmt: skip
     assert res.metadata.judge is not None and res.metadata.judge.settings["response_mode"] == "json_object"
 
 
@@ -68,7 +87,7 @@ def test_falls_back_to_plain_text_with_extraction(make_judge: JudgeFactory, serv
     )
     assert res.per_query["a"]["context_recall"] == 0.5 and not res.failures
     modes = [r.mode for r in server.records]
-    assert modes == ["json_schema", "json_object", None, None]
+    assert modes == ["json_schema", "json_object_schema", "json_object", None, None]
     # without json_schema the prompt itself spells out the schema
     assert judge.client.response_mode == "text"
 
@@ -138,8 +157,8 @@ def test_a_server_that_crashes_on_json_schema_is_stepped_down(
     assert [(r.mode, r.status) for r in server.records] == [
         ("json_schema", 500),
         ("json_schema", 500),
-        ("json_object", 200),
-        ("json_object", 200),
+        ("json_object_schema", 200),
+        ("json_object_schema", 200),
     ]
 
 
@@ -273,6 +292,7 @@ def test_an_unrelated_400_does_not_degrade_the_client(
     # the long sample tried every mode once, then the client went on with json_schema
     assert [r.mode for r in server.records] == [
         "json_schema",
+        "json_object_schema",
         "json_object",
         None,
         "json_schema",

@@ -278,16 +278,16 @@ def test_the_negotiated_mode_is_remembered_per_endpoint_and_reported(
     server.inject("refuse_json_schema", times=None)
     first = _run(make_judge(), ["context_recall"], [sample("a")], max_units_in_flight=1)
     assert first.metadata.judge is not None
-    assert first.metadata.judge.settings["response_mode"] == "json_object"
+    assert first.metadata.judge.settings["response_mode"] == "json_object_schema"
     # A cached rerun makes no request, and still says which mode produced its verdicts.
     server.reset_records()
     cached = _run(make_judge(), ["context_recall"], [sample("a")])
     assert server.count() == 0 and cached.metadata.judge is not None
-    assert cached.metadata.judge.settings["response_mode"] == "json_object"
+    assert cached.metadata.judge.settings["response_mode"] == "json_object_schema"
     assert "remembered" in cached.metadata.judge.settings["response_mode_source"]
     # A new judge over new samples does not probe json_schema again.
     _run(make_judge(), ["context_recall"], [sample("b"), sample("c")])
-    assert [r.mode for r in server.records] == ["json_object", "json_object"]
+    assert [r.mode for r in server.records] == ["json_object_schema", "json_object_schema"]
 
 
 def test_without_any_request_no_mode_is_claimed(make_judge: JudgeFactory) -> None:

@@ -1,8 +1,12 @@
 """Getting a structured answer out of any OpenAI-compatible server: response modes, extraction, validation.
 
-Servers differ in what they accept: OpenAI and vLLM take a JSON schema, llama.cpp and Ollama often only JSON
-mode, some only free text. Requests start with the strongest mode the server is known to take and step
-down (json_schema -> json_object -> text with JSON extraction) when it refuses one. The step down is
+Servers differ in what they accept. OpenAI, vLLM, Ollama (0.5 and later) and LM Studio take
+`response_format: {"type": "json_schema", ...}`; llama-cpp-python's server refuses that type ("Input should be
+'text' or 'json_object'") but constrains its output to a schema sent as `{"type": "json_object", "schema":
+...}`, as llama.cpp's own server does; older servers take only JSON mode, some only free text. Requests start
+with the strongest mode the server is known to take and step down (json_schema -> json_object with schema ->
+json_object -> text with JSON extraction) when it refuses one: without the schema step, a small model on
+llama-cpp-python answered in free-form JSON and every verdict failed validation. The step down is
 remembered only once a lower mode has worked, so one oversized request cannot degrade a whole run, and it is
 remembered across runs (per endpoint and model, in the verdict cache, through `ModeMemory`), so a new judge
 does not probe a mode the server has already refused, and a fully cached rerun still reports the mode that
@@ -30,8 +34,9 @@ __all__ = [
     "response_format",
 ]
 
-ResponseMode = Literal["json_schema", "json_object", "text"]
-MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object", "text")
+ResponseMode = Literal["json_schema", "json_object_schema", "json_object", "text"]
+MODES: tuple[ResponseMode, ...] = ("json_schema", "json_object_schema", "json_object", "text")
+"""Strongest first. `json_object_schema` is JSON mode with the schema beside it (llama.cpp's form)."""
 _FORMAT_WORDS = re.compile(
     r"response_format|json_schema|json_object|structured output|schema|grammar", re.IGNORECASE
 )
@@ -48,6 +53,8 @@ def response_format(mode: ResponseMode, model: type[BaseModel]) -> dict[str, Any
             "type": "json_schema",
             "json_schema": {"name": model.__name__, "schema": strict_json_schema(model), "strict": True},
         }
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": strict_json_schema(model)}
     if mode == "json_object":
         return {"type": "json_object"}
     return None

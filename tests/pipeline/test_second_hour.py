@@ -144,7 +144,7 @@ def test_a_dangling_baseline_link_and_a_device_run_file_are_named(tmp_path: Path
 
     link = tmp_path / "release.json"
     link.symlink_to(tmp_path / "gone" / "report.json")
-    with pytest.raises(InputError, match="a symbolic link to .*gone/report.json, which does not exist"):
+    with pytest.raises(InputError, match=r"a symbolic link to .*gone/report.json, which does not exist"):
         load_baseline(link)
     if not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero on this system")
@@ -170,7 +170,7 @@ def test_the_sdk_console_exporter_is_pointed_to_the_file_exporter(tmp_path: Path
         with provider.get_tracer("t").start_as_current_span("rag") as span:
             span.set_attribute("input.value", "q?")
         provider.shutdown()
-    with pytest.raises(InputError, match="ConsoleSpanExporter.*OtlpJsonFileExporter"):
+    with pytest.raises(InputError, match=r"ConsoleSpanExporter.*OtlpJsonFileExporter"):
         read_traces(path)
 
 

@@ -78,3 +78,45 @@ def test_answer_correctness_checks_numbers_as_faithfulness_does() -> None:
     )
     assert right is not None and wrong is not None
     assert right > 0.7 > 0.4 > wrong
+
+
+NANCUMSUM = (
+    "Return the cumulative sum of array elements over a given axis treating Not a\nNumbers (NaNs) as zero.  "
+    "The cumulative sum does not change when NaNs are\nencountered and leading NaNs are replaced by zeros."
+)
+
+
+@pytest.mark.parametrize(
+    ("metric", "context", "text"),
+    [
+        # a name holding a negation word is not a negation (issue 47: context recall 0 for a verbatim context)
+        ("faithfulness", NANCUMSUM, "It returns the cumulative sum, treating Not a Numbers (NaNs) as zero."),
+        ("context_recall", NANCUMSUM, "Return the cumulative sum treating Not a Numbers (NaNs) as zero."),
+        # an answer particle opening the reference ("No.") is not a negation of what follows
+        ("context_recall", "np.sort returns a sorted copy of an array.", "No. np.sort returns a sorted copy."),
+        # "without" on both sides, in clauses cut differently
+        ("faithfulness", "Gives a new shape to an array without changing its data.",
+         "reshape changes the shape and keeps the data without changes."),
+        # a plural the passage has in the singular is found ("copies" / "copy")
+        ("faithfulness", "A 1-D array is returned. A copy is made only if needed.",
+         "A 1-D array is returned, and copies are made only if needed."),
+    ],
+)  # fmt: skip
+def test_negation_words_that_do_not_negate(metric: str, context: str, text: str) -> None:
+    row = {"id": "n", "question": "What does it do?", "contexts": [context], "answer": text, "reference": text}
+    result = evaluate_rag([row], [metric], LocalJudge(model="minilm"), progress=False)
+    assert result.per_query["n"][metric] == 1.0, result.details["n"][metric].verdicts
+
+
+@pytest.mark.parametrize(
+    ("context", "answer"),
+    [
+        ("np.sort returns a sorted copy of an array.", "np.sort does not return a sorted copy."),
+        ("ravel returns a contiguous flattened array.", "ravel never returns a flattened array."),
+        ("Return the sum treating Not a Numbers (NaNs) as zero.", "It does not treat NaNs as zero."),
+    ],
+)
+def test_real_negations_still_count(context: str, answer: str) -> None:
+    row = {"id": "n", "question": "What does it do?", "contexts": [context], "answer": answer}
+    result = evaluate_rag([row], ["faithfulness"], LocalJudge(model="minilm"), progress=False)
+    assert result.per_query["n"]["faithfulness"] == 0.0

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _readme_table() -> dict[str, dict[str, str]]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = text[text.index("Its first table") :]
+    block = text[text.index("first the means") :]
     block = block[block.index("```") + 3 :]
     block = block[: block.index("```")]
     lines = [line for line in block.splitlines() if line.startswith(("┃", "│"))]
@@ -39,6 +39,11 @@ def test_readme_quickstart_table_equals_the_quickstart(tmp_path: Path) -> None:
     assert (
         dry.judge_units == work.estimate.judge_units == 704
     )  # 64 questions x (3 runs x 3 + 1 run x 2) metrics
+    from ragmetrics.render.verdict import verdict_lines
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for line in verdict_lines(report):  # the README's verdict is the quickstart's, word for word
+        assert f"  {line}\n" in text, line
     expected = _readme_table()
     assert set(expected) == {run.name for run in report.runs}
     for run in report.runs:

@@ -70,6 +70,7 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         f"- dataset fingerprint: `{meta.dataset_fingerprint}`",
         f"- queries: {meta.query_count}; runs: {', '.join(markdown_text(r.name) for r in report.runs)}",
         f"- versions: {', '.join(f'{k} {v}' for k, v in meta.versions.items())}",
+        *_judge_md(report),
         "",
         *_verdict_md(report),
         "## Summary",
@@ -112,6 +113,22 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     if meta.notes:
         lines += ["## Notes", "", *(f"- {markdown_text(n)}" for n in meta.notes), ""]
     return "\n".join(lines)
+
+
+def _judge_md(report: Report) -> list[str]:
+    """Who judged, and for the local judge its measured weaknesses, as list items."""
+    from ragmetrics.render.judge_note import judge_line, judge_note
+    from ragmetrics.render.safe_text import markdown_text
+
+    judge = report.metadata.nightly.judge if report.metadata.nightly is not None else None
+    if judge is None:
+        return []
+    metrics = list(dict.fromkeys(m for run in report.runs for m in run.metrics))
+    note = judge_note(judge, metrics)
+    lines = [f"- {markdown_text(judge_line(judge))}"]
+    if note:
+        lines += [f"  - {markdown_text(line.strip())}" for line in note.splitlines()[1:]]
+    return lines
 
 
 def _verdict_md(report: Report) -> list[str]:

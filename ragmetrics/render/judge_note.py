@@ -88,7 +88,8 @@ def judge_line(judge: JudgeInfo | None) -> str:
     if judge is None:
         return "judge: none (no judge metric was scored)"
     if judge.backend == "local":
-        embedder = f", embeddings {judge.embedding_model}" if judge.embedding_model else ""
+        same = judge.embedding_model in (None, judge.model)
+        embedder = "" if same else f", embeddings {judge.embedding_model}"
         return f"judge: the built-in local judge ({judge.model}{embedder}; not an LLM)"
     where = f" at {judge.base_url}" if judge.base_url else ""
     return f"judge: {judge.model} through an OpenAI-compatible endpoint{where}"

@@ -64,7 +64,7 @@ def verdict_lines(report: Report) -> list[str]:
         names = ", ".join(m for m, _ in metrics)
         if level_with == "all":
             ps = [p for _, p in metrics if p is not None]
-            sure = f" (every corrected p <= {max(ps):.2g})" if ps else ""
+            sure = f" (every corrected p ≤ {max(ps):.2g})" if ps else ""
             lines.append(f"{best} is best on {names}: significantly better than every other run{sure}")
         else:
             ps = [p for _, p in metrics if p is not None] or [1.0]

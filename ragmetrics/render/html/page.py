@@ -21,6 +21,7 @@ from ragmetrics.render.html.summary import all_metrics, baseline_block, comparis
 from ragmetrics.render.judge_note import judge_note
 from ragmetrics.render.qrels_note import qrels_lines, report_qrels
 from ragmetrics.render.trust import trust_html
+from ragmetrics.render.verdict import verdict_lines
 from ragmetrics.schema import GateResult, Report
 
 
@@ -42,6 +43,9 @@ def render_html(
         f"<h1>{_e(name)}</h1>",
         _meta_block(report),
     ]
+    verdict = verdict_lines(report)
+    if verdict:  # the answer before the evidence
+        parts.append("<h2>Verdict</h2><ul class='verdict'>" + "".join(f"<li>{_e(v)}</li>" for v in verdict) + "</ul>")
     if gate is not None:
         parts.append(_gate_block(report, gate))
     parts.append(summary_block(report))

@@ -190,6 +190,8 @@ def _negation_pattern(language: str | None) -> re.Pattern[str]:
 
 
 _NAME_NOT = re.compile(r"(?<=[^\s.!?:;]\s)(?:Not|No|Never)\s+(?:(?:a|an|the|of|for|to)\s+)?(?=[A-Z][a-z])")
+_FIXED_NOT = re.compile(r"\bnot[\s-]+an?[\s-]+numbers?\b|\bnot\s+only\b|\bno-ops?\b", re.IGNORECASE)
+_ANSWER_PARTICLE = re.compile(r"^\s*(?:no|nope|nein|non|nee|нет|não)\s*[.,!;:]\s*", re.IGNORECASE)
 
 
 def _plain_negations(text: str) -> str:
@@ -197,9 +199,8 @@ def _plain_negations(text: str) -> str:
     ... but", "no-op"), a capitalised negator inside a sentence that starts a Title Case name ("No Child Left
     Behind"), and an answer particle opening the text ("No. It returns a copy.": the claim is what follows)."""
     text = _NAME_NOT.sub(" ", text)
-    flags = re.IGNORECASE
-    text = re.sub(r"\bnot[\s-]+an?[\s-]+numbers?\b|\bnot\s+only\b|\bno-ops?\b", " ", text, flags=flags)
-    return re.sub(r"^\s*(?:no|nope|nein|non|nee|нет|não)\s*[.,!;:]\s*", " ", text, flags=flags)
+    text = _FIXED_NOT.sub(" ", text)
+    return _ANSWER_PARTICLE.sub(" ", text)
 
 
 @lru_cache(maxsize=65536)

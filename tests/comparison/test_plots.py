@@ -85,7 +85,7 @@ def test_missing_matplotlib_is_a_clear_error(report: Report, monkeypatch: pytest
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ConfigError, match=r"pip install 'ragmetrics\[plots\]'"):
+    with pytest.raises(ConfigError, match=r"pip install '\.\[plots\]' in a clone of ragmetrics, or pip install matplotlib"):
         box_plot(report, "ndcg@10")
 
 

@@ -56,7 +56,7 @@ def test_builtin_corpus_is_the_collection() -> None:
             "id",
             "duplicate id 'a' (first on line 1)",
         ),
-        (['{"id": "a", "text": "x y"}', "", '{"id": "b", "text": "   "}'], 3, "text", "empty text"),
+        (['{"id": "a", "text": "x y"}', "", '{"id": "b"}'], 3, "text", "has no 'text'"),
         (['{"id": "a", "text": "x y"}', '{"id": "b", "text": 7}'], 2, "text", "expected a string"),
         (['{"id": "a", "text": "x y"}', '{"id": "  ", "text": "x"}'], 2, "id", "blank id"),
         (['{"id": "a", "text": "x y"}', '{"id": "b", "text": "x"'], 2, None, "invalid JSON"),

@@ -15,6 +15,7 @@ from ragmetrics.testset import build_testset
 from ragmetrics.testset.duplicates import SHARED_PREFIX, share_duplicate_grades, shared_count
 from ragmetrics.testset.output import read_grades, read_manifest, write_testset
 from ragmetrics.testset.settings import Grade
+
 from .conftest import corpus_rows, write_jsonl
 
 

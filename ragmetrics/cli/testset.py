@@ -51,6 +51,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--pool-depth", type=int, help="top-k of each pooled run to grade (default 10)")
     parser.add_argument(
+        "--pool-judge",
+        choices=["judge", "e5"],
+        help="with the local judge: grade the pool with it as configured ('judge') or on e5, a model no reference "
+        "retriever ranks with (default: the config's testset.pool_judge, else 'judge'; docs/testset.md)",
+    )
+    parser.add_argument(
         "--no-judge-checks",
         action="store_true",
         help="skip the judge's answerability and support checks (faster; the report says so)",
@@ -129,6 +135,7 @@ def run_command(args: argparse.Namespace) -> int:
             "generator": args.generator,
             "language": args.language,
             "pool_depth": args.pool_depth,
+            "pool_judge": args.pool_judge,
         }.items()
         if value is not None
     }

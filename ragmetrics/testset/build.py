@@ -511,10 +511,24 @@ def build_testset(
     )
     testset.share_duplicates()
     if pool:
-        say(f"pooling {len(pool)} run(s), top {settings.pool_depth}, graded by the {judge.backend} judge")
-        add_pool(testset, pool, judge, corpus=source)
+        grader = pool_grader(judge, settings)
+        say(f"pooling {len(pool)} run(s), top {settings.pool_depth}, graded by the {grader.backend} judge"
+            + (" on e5" if grader is not judge else ""))  # fmt: skip
+        add_pool(testset, pool, grader, corpus=source)
     testset.seconds = round(time.monotonic() - started, 2)
     return testset
+
+
+def pool_grader(judge: Judge, settings: TestsetSettings) -> Judge:
+    """The judge that grades the pool: `judge`, or with `pool_judge: e5` and the local judge, the local judge
+    on e5, so the grades do not come from the model the dense retrievers being compared rank with."""
+    if settings.pool_judge != "e5" or judge.backend != "local":
+        return judge
+    from ragmetrics.judge.backends.local import LocalJudge
+
+    if isinstance(judge, LocalJudge) and judge.info().settings.get("local_model") == "e5":
+        return judge
+    return LocalJudge(model="e5")
 
 
 def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any = None) -> TestSet:

@@ -42,6 +42,12 @@ class TestsetSettings(BaseModel):
     pool_depth: int = Field(
         default=10, ge=1, le=1000, description="top-k of each pooled run the judge grades"
     )
+    pool_judge: Literal["judge", "e5"] = Field(
+        default="judge",
+        description="who grades the pool when the judge is the local one: 'judge' (it, as configured: MiniLM for "
+        "English, the model the dense and embedding-rerank retrievers rank with) or 'e5' (the local judge on "
+        "multilingual-e5-small, a model none of the reference retrievers uses); an LLM judge always grades it",
+    )
     max_similarity: float = Field(
         default=0.85,
         gt=0.0,

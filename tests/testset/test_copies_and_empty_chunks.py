@@ -88,3 +88,19 @@ def test_the_pool_judge_is_recorded_in_the_manifest(tmp_path: Path) -> None:
     write_testset(ts, tmp_path / "ts")
     pool = json.loads((tmp_path / "ts" / "testset.json").read_text(encoding="utf-8"))["pool"]
     assert pool["judge"]["backend"] == "local" and pool["judge"]["embedding_model"]
+
+
+def test_an_e5_pool_judge_is_not_the_dense_retrievers_model() -> None:
+    from ragmetrics.nightly.qrels_provenance import favour_warnings
+    from ragmetrics.schema import QrelsProvenance
+
+    ts = build_testset("builtin", size=6, seed=2, pool=["dense"], pool_judge="e5")
+    assert ts.pool is not None and ts.pool["judge"]["model"] == "multilingual-e5-small-q4"
+    provenance = QrelsProvenance(source="t", relevant=10, by_origin={"judge": 6, "source": 4},
+                                 pool_runs=ts.pool["runs"], pool_judge=ts.pool["judge"])  # fmt: skip
+    (dense,) = favour_warnings(provenance, [("dense", "dense", {}), ("rerank", "bm25_embedding_rerank", {})])
+    assert "pooled from" in dense and "ranks with" not in dense  # pooled, but not graded by its own model
+    minilm = provenance.model_copy(update={"pool_judge": {"backend": "local", "model": "all-MiniLM-L6-v2-onnx-int8"}})
+    warned = favour_warnings(minilm, [("rerank", "bm25_embedding_rerank", {}), ("own", "bm25_embedding_rerank",
+                                                                                {"reranker": "my:fn"})])  # fmt: skip
+    assert len(warned) == 1 and "'rerank'" in warned[0] and "60% of the relevant grades" in warned[0]

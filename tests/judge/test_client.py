@@ -63,6 +63,11 @@ def test_falls_back_to_json_object_with_its_schema_and_remembers(
     assert res.metadata.judge.settings["response_mode"] == "json_object_schema"
     sent = server.records[-1].response_format
     assert sent is not None and sent["type"] == "json_object" and sent["schema"]["type"] == "object"
+    # the verdict list sized to the statements or chunks judged: llama.cpp's grammar then enforces the count
+    sized = [p for p in sent["schema"]["properties"].values() if p.get("type") == "array"]
+    assert len(sized) == 1 and sized[0]["minItems"] == sized[0]["maxItems"] >= 1
+    first = server.records[0].response_format
+    assert first is not None and "minItems" not in str(first)  # never sent to a strict json_schema server
 
 
 def test_a_server_that_knows_no_schema_in_json_object_gets_plain_json_mode(

@@ -181,6 +181,7 @@ class JudgeClient:
         max_tokens: int,
         round_: int,
         logprobs: bool = False,
+        count: int | None = None,
     ) -> _Answer:
         index = self.modes.start_index
         while True:
@@ -197,7 +198,7 @@ class JudgeClient:
             }
             if self.settings.seed is not None:
                 payload["seed"] = self.settings.seed + round_
-            fmt = response_format(mode, prompt.model)
+            fmt = response_format(mode, prompt.model, count=count)
             if fmt is not None:
                 payload["response_format"] = fmt
             if logprobs and not self._logprobs_refused:
@@ -283,8 +284,9 @@ class JudgeClient:
         tail: list[Message] = []
         for round_ in range(self.settings.max_repairs + 1):
             answer = await self._chat(
-                call, prompt, base, tail, max_tokens=max_tokens, round_=round_, logprobs=probe is not None
-            )
+                call, prompt, base, tail, max_tokens=max_tokens, round_=round_, logprobs=probe is not None,
+                count=context.get("count"),
+            )  # fmt: skip
             content = answer.content
             try:
                 if not content.strip():

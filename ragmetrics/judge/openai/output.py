@@ -46,18 +46,34 @@ class FormatRefused(Exception):
     """The server does not take the requested response_format; the request moves to the next mode."""
 
 
-def response_format(mode: ResponseMode, model: type[BaseModel]) -> dict[str, Any] | None:
-    """The `response_format` request field for `mode` (None: plain text, the schema goes in the prompt)."""
+def response_format(mode: ResponseMode, model: type[BaseModel], *, count: int | None = None) -> dict[str, Any] | None:
+    """The `response_format` request field for `mode` (None: plain text, the schema goes in the prompt).
+
+    With `json_object_schema` and the number of verdicts the answer must hold (`count`: one per chunk or
+    statement), the verdict list's schema also says so (minItems = maxItems = count): llama.cpp turns the
+    schema into a grammar, so the count is then enforced while sampling instead of failing validation (a
+    small model otherwise judges one statement twice). OpenAI's strict json_schema refuses those keywords, so
+    it never gets them."""
     if mode == "json_schema":
         return {
             "type": "json_schema",
             "json_schema": {"name": model.__name__, "schema": strict_json_schema(model), "strict": True},
         }
     if mode == "json_object_schema":
-        return {"type": "json_object", "schema": strict_json_schema(model)}
+        return {"type": "json_object", "schema": _counted(strict_json_schema(model), count)}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def _counted(schema: dict[str, Any], count: int | None) -> dict[str, Any]:
+    """`schema` with its one top-level list sized to `count` (a copy; the cached schema is not touched)."""
+    lists = [k for k, v in schema.get("properties", {}).items() if isinstance(v, dict) and v.get("type") == "array"]
+    if count is None or len(lists) != 1:
+        return schema
+    (key,) = lists
+    return {**schema, "properties": {**schema["properties"], key: {**schema["properties"][key],
+                                                                 "minItems": count, "maxItems": count}}}  # fmt: skip
 
 
 class ModeMemory(Protocol):

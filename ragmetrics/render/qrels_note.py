@@ -10,8 +10,8 @@ __all__ = ["AVOID", "qrels_lines", "report_qrels"]
 
 AVOID = (
     "to avoid it: pool with an LLM judge, or with a judge model none of the compared systems uses (the local "
-    "judge on e5: judge.local_model: e5, the default of `ragmetrics testset --pool`), or have people review the "
-    "pooled grades (ragmetrics label DIR --metric qrels); docs/testset.md"
+    "judge on e5: ragmetrics testset --pool-judge e5), or have people review the pooled grades (ragmetrics label "
+    "DIR --metric qrels); docs/testset.md says what each choice measured"
 )
 
 

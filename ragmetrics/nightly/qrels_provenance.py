@@ -92,7 +92,7 @@ def favour_warnings(provenance: QrelsProvenance, runs: Sequence[tuple[str, str, 
     out = []
     for name, kind, params in runs:
         reasons = []
-        if name in pooled or (kind and kind in pooled and kind == name):
+        if name in pooled or (kind in pooled and not params):  # by name, or the reference retriever as pooled
             reasons.append("it is one of the runs the qrels were pooled from, so every relevant chunk it found was "
                            "graded while other runs' finds outside the pool count as non-relevant")  # fmt: skip
         model = EMBEDDING_RETRIEVERS.get(kind)

@@ -23,6 +23,7 @@ $(VENV)/.dev: pyproject.toml | $(PY)
 
 quickstart: $(VENV)/.runtime
 	$(VENV)/bin/ragmetrics run configs/quickstart.yaml
+	@echo "ragmetrics is installed in $(VENV): run 'source $(VENV)/bin/activate' to use the ragmetrics command, or call $(VENV)/bin/ragmetrics"
 
 # The README's test command: every test not marked slow (slow ones run in CI's second step), on WORKERS
 # processes (pytest-xdist; WORKERS=0 runs them in this one). The slow step stays in one process: the Ray

@@ -99,12 +99,8 @@ def run_command(args: argparse.Namespace) -> int:
             api_key_env=args.api_key_env,
             cache_path=args.cache,
         )
-        unanswerable = dataset.unanswerable
-        samples = [
-            s.model_copy(update={"answerable": False}) if s.id in unanswerable and s.answerable is None else s
-            for s in dataset
-        ]
-        result = evaluate_rag(samples, judged, make_judge(settings), name=system_name, progress=False)
+        # The samples carry `answerable` from the file: an unanswerable one's reference-based scores are n/a.
+        result = evaluate_rag(list(dataset), judged, make_judge(settings), name=system_name, progress=False)
         judge_info = result.metadata.judge
         results.append(result)
     if dataset.traced is not None:

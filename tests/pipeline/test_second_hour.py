@@ -104,6 +104,10 @@ def test_score_says_where_the_grades_came_from_and_leaves_unanswerable_out(
     assert "1 unanswerable questions (answerable: false; e.g. q4)" in out
     assert "qrels of " in out and "from the dataset (origin not recorded)" in out
     assert "the built-in local judge" in out and "! answer_relevancy" in out  # its measured weakness
+    assert main(["score", str(_qa(tmp_path)), "-m", "context_recall", "--format", "json"]) == 0
+    (system,) = json.loads(capsys.readouterr().out)
+    assert system["per_query"]["q4"]["context_recall"] is None
+    assert [n["query_id"] for n in system["not_applicable"]] == ["q4"]
 
 
 def test_verdict_lines_say_which_run_is_best_and_how_sure() -> None:

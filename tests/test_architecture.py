@@ -28,6 +28,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",
+    "ragmetrics.alignment": "api",
     "ragmetrics.traces": "api",
     "ragmetrics.testset": "testset",
     "ragmetrics.testing": "facade",

@@ -20,7 +20,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -29,10 +29,13 @@ from ragmetrics.errors import ConfigError
 from ragmetrics.judge.verdicts import Verdict, strict_json_schema, verdict_model
 
 Message = dict[str, str]
+P = TypeVar("P", bound="Prompt")
 InputValue = str | int | Sequence[str]
 
 SHARED_FILE = "_shared.yaml"
 RUBRIC_FILE = "_rubric.yaml"
+ALIGN_FILE = "_align.yaml"
+"""Texts an aligned metric's prompt gains (`judge.aligned.prompt_edit`); read there, not a prompt."""
 _VERSION_CHARS = 12
 
 
@@ -392,6 +395,8 @@ class PromptLibrary:
             if entry.name == RUBRIC_FILE:
                 rubric = _parse_rubric_texts(raw, source)
                 continue
+            if entry.name == ALIGN_FILE:
+                continue
             prompt = _parse_prompt(raw, source)
             if f"{prompt.name}.yaml" != entry.name:
                 raise ConfigError(f"{source}: prompt name {prompt.name!r} does not match the file name")
@@ -410,6 +415,11 @@ class PromptLibrary:
             raise ConfigError(
                 f"no prompt {name!r} in {self.location}; have {sorted(self._prompts)}"
             ) from None
+
+    def adjust(self, prompt: P) -> P:
+        """`prompt` as this library sends it: unchanged here; an aligned library (`judge.aligned`) adds the
+        team's guidance and labelled examples to the prompts of the metrics it aligned."""
+        return prompt
 
     def versions(self) -> dict[str, str]:
         """Prompt name -> version, plus `_shared`; recorded in every judge result."""

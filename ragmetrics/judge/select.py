@@ -48,8 +48,40 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
             )
         if cache is None and settings.cache_path:
             cache = VerdictCache(settings.cache_path, enabled=settings.use_cache)
-        return LocalJudge(cache=cache, model=settings.local_model)
+        return _aligned(LocalJudge(cache=cache, model=settings.local_model), settings)
     from ragmetrics.judge.backends.llm import LLMJudge
 
-    judge: Judge = LLMJudge(settings, cache=cache)
-    return judge
+    prompts = None
+    if settings.aligned is not None:
+        from ragmetrics.judge.aligned.artifact import load_aligned
+        from ragmetrics.judge.aligned.prompt_edit import EditedLibrary
+        from ragmetrics.judge.prompts import default_library
+
+        edits = {
+            prompt: entry.prompt_edit
+            for name, entry in load_aligned(settings.aligned).metrics.items()
+            if entry.prompt_edit is not None
+            for prompt in _prompt_names(name)
+        }
+        prompts = EditedLibrary(default_library(), edits)
+    return _aligned(LLMJudge(settings, cache=cache, prompts=prompts), settings)
+
+
+def _prompt_names(metric: str) -> tuple[str, ...]:
+    """The prompts a metric's verdicts come from: its prompt files, or its rubric's generated prompt."""
+    from ragmetrics.judge.registry import resolve_judge_metric, spec
+
+    # A team's rubric may not be registered yet when the judge is built (a night registers its metrics
+    # around the run): its prompt is named after it either way.
+    if resolve_judge_metric(metric) is None or spec(metric).plan == "rubric":
+        return (f"rubric:{metric}",)
+    return spec(metric).prompts
+
+
+def _aligned(judge: Judge, settings: JudgeSettings) -> Judge:
+    if settings.aligned is None:
+        return judge
+    from ragmetrics.judge.aligned.artifact import load_aligned
+    from ragmetrics.judge.aligned.judge import AlignedJudge
+
+    return AlignedJudge(judge, load_aligned(settings.aligned), str(settings.aligned))

@@ -117,6 +117,11 @@ class JudgeSettings(BaseModel):
         description="the local judge's embedding model: 'auto' (MiniLM for English samples, multilingual-e5-small "
         "for other languages), 'minilm' or 'e5' for every sample",
     )
+    aligned: Path | None = Field(
+        default=None,
+        description="a folder written by `ragmetrics align` (or its aligned.json): its metrics are judged "
+        "through the aligned prompt, head and calibration fitted on your labels (docs/trust.md)",
+    )
     cache_path: Path | None = Path(".ragmetrics-cache/verdicts.sqlite")
     use_cache: bool = True
     answer_in_input_language: bool = False

@@ -324,6 +324,26 @@ class ChecklistVerdicts(Verdict):
         return sorted(self.checks, key=lambda c: c.check)
 
 
+class GuidanceCandidate(Verdict):
+    guidance: str = Field(max_length=1200)
+    reason: str
+
+
+class InstructionEdits(Verdict):
+    """Candidate guidance texts for an aligned metric's prompt (`ragmetrics align`, instruction refinement)."""
+
+    candidates: list[GuidanceCandidate]
+
+    @model_validator(mode="after")
+    def _as_asked(self, info: ValidationInfo) -> InstructionEdits:
+        expected = _expected(info, "count")
+        if expected is not None and len(self.candidates) != expected:
+            raise ValueError(f"expected exactly {expected} candidates, got {len(self.candidates)}")
+        if any(not c.guidance.strip() for c in self.candidates):
+            raise ValueError("a candidate's guidance is empty")
+        return self
+
+
 VERDICT_MODELS: dict[str, type[Verdict]] = {
     m.__name__: m
     for m in (
@@ -338,6 +358,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         GeneratedTestItem,
         GradedRelevance,
         ChecklistVerdicts,
+        InstructionEdits,
     )
 }
 

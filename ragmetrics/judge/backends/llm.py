@@ -330,7 +330,7 @@ class LLMJudge(PlanDispatch):
         if held is None or held[0] is not rubric:
             held = self._rubric_prompts[key] = (
                 rubric,
-                rubric.prompt(self.prompts.rubric, leave_out=leave_out),
+                self.prompts.adjust(rubric.prompt(self.prompts.rubric, leave_out=leave_out)),
             )
         return held[1]
 

@@ -1,0 +1,84 @@
+"""What an alignment measured, as a typed report (report.json; Markdown and HTML from `render`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["AlignmentReport", "CurvePoint", "FigureRow", "StepReport"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class Est(_Model):
+    estimate: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+class FigureRow(_Model):
+    """One statistic on the held-out labels: the judge as it was, and aligned."""
+
+    statistic: str
+    before: Est
+    after: Est
+
+
+class StepReport(_Model):
+    name: Literal["few_shot", "instructions", "head", "calibration"]
+    kept: bool
+    why: str
+    gain: Est | None = Field(
+        default=None, description="held-out gain in the deciding statistic, paired 95 % CI"
+    )
+    before: Est | None = None
+    after: Est | None = None
+    choices: list[str] = Field(
+        default_factory=list, description="what each outer fold's training labels chose"
+    )
+    calls: int = 0
+
+
+class CurvePoint(_Model):
+    share: float
+    labels: int = Field(description="training labels per fold at this share (mean over folds)")
+    value: Est
+
+
+class AlignmentReport(_Model):
+    metric: str
+    judge: dict[str, Any]
+    labels: dict[str, Any]
+    statistic: str
+    threshold: float
+    folds: int
+    seed: int
+    n: int
+    excluded: dict[str, str] = Field(
+        default_factory=dict, description="labelled samples the judge could not score: id -> cause"
+    )
+    steps: list[StepReport]
+    kept: list[str]
+    figures: list[FigureRow]
+    confusion_before: dict[str, int]
+    confusion_after: dict[str, int]
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    guidance_before: str | None = None
+    guidance_after: str | None = None
+    instruction_diff: str | None = None
+    head_weights: dict[str, float] | None = None
+    head_penalty: float | None = None
+    calibration: str | None = None
+    curve: list[CurvePoint] = Field(default_factory=list)
+    curve_note: str = ""
+    calls: int = 0
+    budget: int | None = None
+    usage: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0
+    written: str | None = Field(
+        default=None, description="the aligned.json written, or None when no step was kept"
+    )
+    verdict: str = ""

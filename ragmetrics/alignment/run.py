@@ -1,0 +1,624 @@
+"""`align_judge`: fit a judge metric to a team's labels, measured only on labels each fit never saw.
+
+The labels are dealt into `folds` folds, stratified by label. Steps are tried in order (LLM judge: few-shot
+examples, refined guidance, calibration; local judge: the evidence head, calibration); for each step and
+each outer fold the step is fitted on the other folds, on top of what earlier kept steps fitted there, and
+the held-out fold is scored. A step is kept only when its held-out gain in the deciding `statistic` has a
+paired bootstrap 95 % interval above 0: a gain inside the noise is not a gain. Steps with choices of their
+own (how many examples, which guidance, how strong a penalty) make them on the training folds alone.
+
+What the report calls "after" is therefore a cross-fitted estimate: every held-out label is scored by an
+alignment fitted without it. The aligned metric written to DIR is the kept steps refitted on all labels;
+when no step is kept, only the report is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ragmetrics._version import __version__
+from ragmetrics.alignment.figures import STATISTICS, confusion, figure, paired_gain
+from ragmetrics.alignment.folds import stratified_folds, stratified_subsample
+from ragmetrics.alignment.labelled import LabelledSamples, join_labels, labels_sha256
+from ragmetrics.alignment.llm_steps import choose_examples, propose_guidance
+from ragmetrics.alignment.report import AlignmentReport, CurvePoint, Est, FigureRow, StepReport
+from ragmetrics.alignment.scoring import BudgetExceeded, Judged, Scorer
+from ragmetrics.errors import ConfigError, InputError, JudgeError
+from ragmetrics.judge.aligned.artifact import (
+    FILENAME,
+    AlignedMetric,
+    AlignedSet,
+    HeldOutFigure,
+    LabelProvenance,
+)
+from ragmetrics.judge.aligned.calibration import Calibration, fit_cut, fit_isotonic
+from ragmetrics.judge.aligned.evidence import evidence_features
+from ragmetrics.judge.aligned.head import EvidenceHead, fit_head
+from ragmetrics.judge.aligned.prompt_edit import EditedLibrary, PromptEdit, example_of
+from ragmetrics.judge.base import Judge, RagSample
+from ragmetrics.judge.registry import resolve_judge_metric, spec
+from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.trust.labels import HumanLabels, load_labels
+
+__all__ = ["LLM_STEPS", "LOCAL_STEPS", "AlignmentPlan", "align_judge", "plan_alignment"]
+
+StepName = Literal["few_shot", "instructions", "head", "calibration"]
+LLM_STEPS: tuple[StepName, ...] = ("few_shot", "instructions", "calibration")
+LOCAL_STEPS: tuple[StepName, ...] = ("head", "calibration")
+EXAMPLE_COUNTS = (2, 4, 6)
+GUIDANCE_CANDIDATES = 3
+CURVE_SHARES = (0.25, 0.5, 0.75, 1.0)
+
+
+@dataclass(frozen=True)
+class State:
+    edit: PromptEdit | None = None
+    head: EvidenceHead | None = None
+    calibration: Calibration | None = None
+
+
+@dataclass(frozen=True)
+class AlignmentPlan:
+    """The judge calls each step may make at most (`--dry-run` prints it; `--budget` bounds the total)."""
+
+    labels: int
+    folds: int
+    steps: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.steps.values())
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.labels} labels in {self.folds} folds; judge calls at most (one call = one sample scored):"
+        ]
+        out += [f"  {name:<13} {calls:>7,}" for name, calls in self.steps.items()]
+        out.append(f"  {'total':<13} {self.total:>7,}")
+        return out
+
+
+def _prompt_names(metric: str) -> tuple[str, ...]:
+    metric_spec = spec(metric)
+    return (f"rubric:{metric_spec.name}",) if metric_spec.plan == "rubric" else metric_spec.prompts
+
+
+def _reads(metric: str) -> tuple[str, ...]:
+    metric_spec = spec(metric)
+    if metric_spec.plan == "rubric":
+        return tuple(metric_spec.rubric.reads)
+    return tuple(f for f in metric_spec.required if f in ("question", "contexts", "answer", "reference"))
+
+
+class _Aligner:
+    def __init__(
+        self,
+        data: LabelledSamples,
+        metric: str,
+        scorer: Scorer,
+        *,
+        backend: str,
+        statistic: str,
+        threshold: float,
+        folds: int,
+        seed: int,
+        make_judge: Any,
+        instructions: str,
+    ) -> None:
+        self.data, self.metric, self.scorer = data, metric, scorer
+        self.backend, self.statistic, self.threshold = backend, statistic, threshold
+        self.folds, self.seed, self.make_judge = folds, seed, make_judge
+        self.instructions = instructions
+        self.samples = data.samples
+        self.y = data.labels
+        self.fold_of = stratified_folds(self.y.tolist(), folds, seed)
+        self.reads = _reads(metric)
+
+    # -- scores under a state ---------------------------------------------------------------------------
+    def judged(self, state: State, idx: Sequence[int]) -> list[Judged]:
+        return self.scorer.score([self.samples[i] for i in idx], state.edit)
+
+    def predict(self, state: State, idx: Sequence[int]) -> NDArray[np.float64]:
+        out = np.full(len(idx), np.nan)
+        for n, (i, j) in enumerate(zip(idx, self.judged(state, idx), strict=True)):
+            if j.value is None:
+                continue
+            value = j.value
+            if state.head is not None:
+                value = float(
+                    state.head.probability([evidence_features(self.samples[i], value, j.verdicts)])[0]
+                )
+            if state.calibration is not None:
+                value = float(state.calibration.apply([value])[0])
+            out[n] = value
+        return out
+
+    def stat(self, scores: NDArray[np.float64], idx: Sequence[int]) -> float:
+        ok = np.isfinite(scores)
+        if ok.sum() < 2:
+            return math.nan
+        return (
+            figure(
+                self.statistic,
+                scores[ok],
+                self.y[np.asarray(idx)[ok]],
+                threshold=self.threshold,
+                seed=self.seed,
+            ).value
+            or math.nan
+        )
+
+    # -- steps ------------------------------------------------------------------------------------------
+    def fit(self, step: StepName, state: State, train: list[int]) -> tuple[State, str]:
+        if step == "calibration":
+            scores = self.predict(state, train)
+            ok = np.isfinite(scores)
+            y = self.y[np.asarray(train)[ok]]
+            cal = (
+                fit_cut(scores[ok], y, self.threshold)
+                if self.data.kind == "binary"
+                else fit_isotonic(scores[ok], y)
+            )
+            return replace(state, calibration=cal), cal.describe()
+        if step == "head":
+            judged = self.judged(state, train)
+            rows, ys = [], []
+            for i, j in zip(train, judged, strict=True):
+                if j.value is not None:
+                    rows.append(evidence_features(self.samples[i], j.value, j.verdicts))
+                    ys.append(float(self.y[i]))
+            head = fit_head(rows, ys, seed=self.seed)
+            return replace(state, head=head, calibration=None), f"penalty {head.penalty:g}"
+        if step == "few_shot":
+            return self._fit_examples(state, train)
+        return self._fit_guidance(state, train)
+
+    def _fit_examples(self, state: State, train: list[int]) -> tuple[State, str]:
+        current = dict(zip(train, self.predict(state, train).tolist(), strict=True))
+        preds = np.full(len(self.samples), np.nan)
+        for i, v in current.items():
+            preds[i] = v
+        best: tuple[float, int, list[int]] | None = None
+        base = state.edit or PromptEdit()
+        for k in EXAMPLE_COUNTS:
+            if k > len(train) // 2:
+                break
+            chosen = choose_examples(train, self.samples, preds, self.y, k, self.threshold)
+            rest = [i for i in train if i not in set(chosen)]
+            edit = PromptEdit(
+                guidance=base.guidance,
+                examples=[example_of(self.samples[i], float(self.y[i]), self.reads) for i in chosen],
+            )
+            value = self.stat(self.predict(replace(state, edit=edit), rest), rest)
+            if math.isfinite(value) and (best is None or value > best[0]):
+                best = (value, k, chosen)
+        if best is None:
+            return state, "no example set could be scored"
+        _, k, chosen = best
+        edit = PromptEdit(
+            guidance=base.guidance,
+            examples=[example_of(self.samples[i], float(self.y[i]), self.reads) for i in chosen],
+        )
+        return replace(state, edit=edit), f"{k} examples ({', '.join(self.samples[i].id for i in chosen)})"
+
+    def _fit_guidance(self, state: State, train: list[int]) -> tuple[State, str]:
+        judged = self.judged(state, train)
+        preds = self.predict(state, train)
+        wrong = [
+            (i, j, float(p))
+            for i, j, p in zip(train, judged, preds.tolist(), strict=True)
+            if math.isfinite(p) and (p >= self.threshold) != (self.y[i] >= self.threshold)
+        ]
+        if not wrong:
+            return state, "no disagreement on the training labels"
+        wrong.sort(key=lambda t: (-abs(t[2] - float(self.y[t[0]])), t[0]))
+        shown = [
+            (
+                self.samples[i],
+                p,
+                str(next((v.get("reason") for v in j.verdicts if v.get("reason")), "")),
+                float(self.y[i]),
+            )
+            for i, j, p in wrong
+        ]
+        base = state.edit or PromptEdit()
+        proposals = propose_guidance(
+            self.make_judge(None), self.instructions, base.guidance, shown, self.reads, GUIDANCE_CANDIDATES
+        )
+        self.scorer.calls += 1
+        scored: list[tuple[float, int, str]] = []
+        start = self.stat(preds, train)
+        for n, (text, _) in enumerate(proposals):
+            guidance = text if not base.guidance else f"{base.guidance}\n{text}"
+            edit = PromptEdit(guidance=guidance, examples=list(base.examples))
+            value = self.stat(self.predict(replace(state, edit=edit), train), train)
+            if math.isfinite(value):
+                scored.append((value, -n, guidance))
+        if not scored:
+            return state, "no candidate could be scored"
+        value, _, guidance = max(scored)
+        if not value > start:
+            return state, f"no candidate beat the training labels' {start:.3f}"
+        return replace(state, edit=PromptEdit(guidance=guidance, examples=list(base.examples))), (
+            f"candidate scoring {value:.3f} on training labels (was {start:.3f})"
+        )
+
+
+def _est(f: Any) -> Est:
+    return Est(estimate=f.value, low=f.low, high=f.high)
+
+
+def plan_alignment(n: int, folds: int, steps: Sequence[str]) -> AlignmentPlan:
+    """At most how many judge calls each step makes for `n` labels (every sample scored once per distinct
+    prompt; the baseline scores each labelled sample once)."""
+    train = n - n // folds
+    out: dict[str, int] = {"judge as it is": n}
+    for step in steps:
+        if step == "few_shot":
+            ks = [k for k in EXAMPLE_COUNTS if k <= train // 2] or [EXAMPLE_COUNTS[0]]
+            out[step] = folds * (len(ks) * train + n // folds + 1) + len(ks) * n
+        elif step == "instructions":
+            out[step] = (
+                folds * (1 + GUIDANCE_CANDIDATES * train + n // folds + 1) + 1 + GUIDANCE_CANDIDATES * n
+            )
+        else:
+            out[step] = 0
+    return AlignmentPlan(labels=n, folds=folds, steps=out)
+
+
+def _as_samples(samples: Sequence[RagSample | dict[str, Any]]) -> list[RagSample]:
+    return [s if isinstance(s, RagSample) else RagSample.model_validate(s) for s in samples]
+
+
+def align_judge(
+    samples: Sequence[RagSample | dict[str, Any]],
+    labels: HumanLabels | str | Path,
+    metric: str,
+    *,
+    judge: JudgeSettings | None = None,
+    out_dir: str | Path | None = None,
+    run: str | None = None,
+    folds: int = 5,
+    seed: int = 0,
+    statistic: str | None = None,
+    threshold: float = 0.5,
+    steps: Sequence[str] | None = None,
+    budget: int | None = None,
+    scale: float | None = None,
+    say: Any = None,
+) -> AlignmentReport:
+    """Align `metric` of the judge `judge` describes to `labels` of `samples` (module doc); write the aligned
+    metric (when a step was kept) and the report (always) to `out_dir`. `statistic` decides which steps are
+    kept (default: balanced accuracy)."""
+    started = time.perf_counter()
+    settings = judge or JudgeSettings(backend="local")
+    canonical = resolve_judge_metric(metric)
+    if canonical is None:
+        spec(metric)  # raises with the known names
+        raise ConfigError(f"unknown judge metric {metric!r}")
+    metric = canonical
+    statistic = statistic or "balanced_accuracy"
+    if statistic not in STATISTICS:
+        raise ConfigError(f"--statistic must be one of {', '.join(STATISTICS)}, not {statistic!r}")
+    if folds < 2:
+        raise ConfigError(f"--folds must be at least 2, not {folds}")
+    human = labels if isinstance(labels, HumanLabels) else load_labels(labels, scale=scale)
+    data = join_labels(_as_samples(samples), human, metric, run=run, folds=folds)
+    from ragmetrics.judge.select import make_judge, resolve_backend
+
+    backend, _ = resolve_backend(settings)
+    metric_spec = spec(metric)
+    allowed: tuple[StepName, ...] = LOCAL_STEPS if backend == "local" else LLM_STEPS
+    if metric_spec.plan == "deterministic":
+        allowed = ("calibration",)
+    chosen_steps: list[StepName] = [s for s in allowed if steps is None or s in steps]
+    unknown = [s for s in (steps or []) if s not in ("few_shot", "instructions", "head", "calibration")]
+    if unknown:
+        raise ConfigError(f"unknown alignment step {unknown[0]!r}: few_shot, instructions, head, calibration")
+    if steps is not None and not chosen_steps:
+        raise ConfigError(
+            f"none of the steps {list(steps)} applies to the {backend} judge (it takes {', '.join(allowed)})"
+        )
+    base_settings = settings.model_copy(update={"aligned": None})
+    shared: dict[str, Judge] = {}
+
+    def build(edit: PromptEdit | None) -> Judge:
+        if backend == "local" or edit is None or edit.empty():
+            if "" not in shared:
+                shared[""] = make_judge(base_settings)
+            return shared[""]
+        from ragmetrics.judge.backends.llm import LLMJudge
+        from ragmetrics.judge.prompts import default_library
+
+        library = EditedLibrary(default_library(), {p: edit for p in _prompt_names(metric)})
+        return LLMJudge(base_settings, prompts=library)
+
+    instructions = _instructions(metric, build(None))
+    scorer = Scorer(metric, build, budget=budget)
+    aligner = _Aligner(
+        data,
+        metric,
+        scorer,
+        backend=backend,
+        statistic=statistic,
+        threshold=threshold,
+        folds=folds,
+        seed=seed,
+        make_judge=build,
+        instructions=instructions,
+    )
+    say = say or (lambda _msg: None)
+    everyone = list(range(len(data.samples)))
+    say(f"scoring {len(everyone)} labelled samples with the judge as it is")
+    baseline = scorer.score(data.samples)
+    excluded = {
+        data.samples[i].id: str(j.failure) for i, j in zip(everyone, baseline, strict=True) if j.value is None
+    }
+    usable = [i for i in everyone if data.samples[i].id not in excluded]
+    y_usable = data.labels[usable]
+    if len(set((y_usable >= threshold).tolist())) < 2:
+        raise InputError(
+            f"the judge scored only one side of the labels ({len(excluded)} labelled samples failed)",
+            source=data.source, field="label",
+        )  # fmt: skip
+    fold_of = aligner.fold_of
+    trains = [[i for i in usable if fold_of[i] != f] for f in range(folds)]
+    tests = [[i for i in usable if fold_of[i] == f] for f in range(folds)]
+    order = [i for f in range(folds) for i in tests[f]]
+    states = [State() for _ in range(folds)]
+    y_order = data.labels[order]
+
+    def pooled(per_fold: Sequence[State]) -> NDArray[np.float64]:
+        return np.concatenate([aligner.predict(per_fold[f], tests[f]) for f in range(folds)])
+
+    before_scores = pooled(states)
+    reports: list[StepReport] = []
+    kept: list[StepName] = []
+    for step in chosen_steps:
+        calls_before = scorer.calls
+        try:
+            candidates, choices = [], []
+            for f in range(folds):
+                state, note = aligner.fit(step, states[f], trains[f])
+                candidates.append(state)
+                choices.append(f"fold {f + 1}: {note}")
+            current, proposed = pooled(states), pooled(candidates)
+        except BudgetExceeded as exc:
+            reports.append(
+                StepReport(
+                    name=step, kept=False, why=f"over budget: {exc}", calls=scorer.calls - calls_before
+                )
+            )
+            continue
+        except JudgeError as exc:
+            reports.append(
+                StepReport(
+                    name=step,
+                    kept=False,
+                    why=f"the judge failed: {exc.cause}: {exc}",
+                    calls=scorer.calls - calls_before,
+                )
+            )
+            continue
+        ok = np.isfinite(current) & np.isfinite(proposed)
+        gain = paired_gain(statistic, current[ok], proposed[ok], y_order[ok], threshold=threshold, seed=seed)
+        before_f = figure(statistic, current[ok], y_order[ok], threshold=threshold, seed=seed)
+        after_f = figure(statistic, proposed[ok], y_order[ok], threshold=threshold, seed=seed)
+        keep = gain.low is not None and gain.low > 0
+        if gain.value is None:
+            why = f"{statistic} is undefined on the held-out labels"
+        elif keep:
+            why = (
+                f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] above 0"
+            )
+        elif gain.low is None:
+            why = f"held-out {statistic} {gain.value:+.3f}, too few labels for an interval"
+        else:
+            why = f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] covers 0: within the noise"
+        reports.append(StepReport(
+            name=step, kept=keep, why=why, gain=_est(gain), before=_est(before_f), after=_est(after_f),
+            choices=choices, calls=scorer.calls - calls_before,
+        ))  # fmt: skip
+        say(f"{step}: {'kept' if keep else 'not kept'} ({why})")
+        if keep:
+            states = candidates
+            kept.append(step)
+
+    after_scores = pooled(states)
+    ok = np.isfinite(before_scores) & np.isfinite(after_scores)
+    figures = []
+    for name in STATISTICS:
+        if name == "kendall" and data.kind == "binary":
+            continue
+        b = figure(name, before_scores[ok], y_order[ok], threshold=threshold, seed=seed)
+        a = figure(name, after_scores[ok], y_order[ok], threshold=threshold, seed=seed)
+        figures.append(FigureRow(statistic=name, before=_est(b), after=_est(a)))
+    curve, curve_note = _curve(aligner, chosen_steps, states, trains, tests, order, y_order, seed)
+
+    final = State()
+    final_notes: list[str] = []
+    if kept:
+        for step in kept:
+            try:
+                final, note = aligner.fit(step, final, usable)
+            except BudgetExceeded as exc:
+                raise ConfigError(
+                    f"the budget ran out refitting the kept step {step} on all labels: {exc}"
+                ) from None
+            final_notes.append(f"{step}: {note}")
+    info = build(None).info()
+    decided = next(r for r in figures if r.statistic == statistic)
+    report = AlignmentReport(
+        metric=metric,
+        judge={"backend": backend, "model": info.model, "embedding_model": info.embedding_model},
+        labels={
+            "source": data.source,
+            "sha256": labels_sha256(data.source),
+            "count": len(data.samples),
+            "kind": data.kind,
+            "run": run,
+        },
+        statistic=statistic,
+        threshold=threshold,
+        folds=folds,
+        seed=seed,
+        n=int(ok.sum()),
+        excluded=excluded,
+        steps=reports,
+        kept=list(kept),
+        figures=figures,
+        confusion_before=confusion(before_scores[ok], y_order[ok], threshold),
+        confusion_after=confusion(after_scores[ok], y_order[ok], threshold),
+        curve=curve,
+        curve_note=curve_note,
+        calls=scorer.calls,
+        budget=budget,
+        usage=scorer.usage.model_dump(),
+        seconds=0.0,
+    )
+    if final.edit is not None:
+        report.examples = [{"sample_id": e.sample_id, "label": e.label} for e in final.edit.examples]
+        report.guidance_after = final.edit.guidance
+        if final.edit.guidance:
+            report.instruction_diff = "\n".join(difflib.unified_diff(
+                instructions.splitlines(), (instructions.rstrip("\n") + "\n" + final.edit.guidance).splitlines(),
+                "instructions as shipped", "aligned", lineterm="",
+            ))  # fmt: skip
+    if final.head is not None:
+        report.head_weights = final.head.weights()
+        report.head_penalty = final.head.penalty
+    if final.calibration is not None:
+        report.calibration = final.calibration.describe()
+    if kept and out_dir is not None:
+        entry = AlignedMetric(
+            metric=metric, backend=backend, model=info.model, embedder=info.embedding_model, steps=list(kept),
+            prompt_edit=final.edit, head=final.head, calibration=final.calibration,
+            labels=LabelProvenance(source=data.source, sha256=report.labels["sha256"], count=len(data.samples),
+                                   kind=data.kind, folds=folds, seed=seed, runs=[run] if run else []),
+            heldout=HeldOutFigure(statistic=statistic, n=report.n, before=decided.before.estimate,
+                                  before_low=decided.before.low, before_high=decided.before.high,
+                                  after=decided.after.estimate, after_low=decided.after.low,
+                                  after_high=decided.after.high),
+            created_at=datetime.now(UTC), ragmetrics_version=__version__,
+        )  # fmt: skip
+        report.written = str(_write_aligned(Path(out_dir), entry))
+    report.verdict = _verdict(report)
+    report.seconds = round(time.perf_counter() - started, 2)
+    if out_dir is not None:
+        from ragmetrics.alignment.render import write_reports
+
+        write_reports(Path(out_dir), report, final.edit, metric)
+    return report
+
+
+def _instructions(metric: str, judge: Judge) -> str:
+    prompts = getattr(judge, "prompts", None)
+    if prompts is None:
+        return spec(metric).description
+    metric_spec = spec(metric)
+    if metric_spec.plan == "rubric":
+        return str(judge.rubric_prompt(metric_spec.rubric).system)  # type: ignore[attr-defined]
+    return str(prompts.get(metric_spec.prompts[0]).system)
+
+
+def _write_aligned(out_dir: Path, entry: AlignedMetric) -> Path:
+    """Add (or replace) `entry` in DIR/aligned.json, keeping other metrics' entries; atomically."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / FILENAME
+    metrics: dict[str, AlignedMetric] = {}
+    if path.exists():
+        from ragmetrics.judge.aligned.artifact import load_aligned
+
+        metrics = dict(load_aligned(path).metrics)
+    metrics[entry.metric] = entry
+    text = AlignedSet(metrics=metrics).model_dump_json(indent=2)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def _curve(
+    aligner: _Aligner,
+    steps: Sequence[StepName],
+    states: Sequence[State],
+    trains: Sequence[list[int]],
+    tests: Sequence[list[int]],
+    order: Sequence[int],
+    y_order: NDArray[np.float64],
+    seed: int,
+) -> tuple[list[CurvePoint], str]:
+    """Held-out agreement of the refit steps (head, calibration) fitted on a share of each training fold."""
+    cheap = [s for s in steps if s in ("head", "calibration")]
+    if not cheap:
+        return [], "no learning curve: the steps tried all ask the judge again (few-shot, guidance)"
+    points: list[CurvePoint] = []
+    pooled_at: dict[float, NDArray[np.float64]] = {}
+    for share in CURVE_SHARES:
+        preds = []
+        sizes = []
+        for f, (train, test) in enumerate(zip(trains, tests, strict=True)):
+            sub = (
+                stratified_subsample(train, aligner.y.tolist(), share, seed + f) if share < 1 else list(train)
+            )
+            sizes.append(len(sub))
+            start = State(edit=states[f].edit)
+            try:
+                for step in cheap:
+                    start, _ = aligner.fit(step, start, sub)
+            except (ValueError, BudgetExceeded):
+                pass
+            preds.append(aligner.predict(start, test))
+        pooled = np.concatenate(preds)
+        pooled_at[share] = pooled
+        ok = np.isfinite(pooled)
+        f_ = figure(aligner.statistic, pooled[ok], y_order[ok], threshold=aligner.threshold, seed=seed)
+        points.append(CurvePoint(share=share, labels=round(float(np.mean(sizes))), value=_est(f_)))
+    half, full = pooled_at[0.5], pooled_at[1.0]
+    ok = np.isfinite(half) & np.isfinite(full)
+    gain = paired_gain(
+        aligner.statistic, half[ok], full[ok], y_order[ok], threshold=aligner.threshold, seed=seed
+    )
+    steps_text = " + ".join(cheap)
+    if gain.value is None:
+        note = f"learning curve of {steps_text}: undefined on these labels"
+    elif gain.low is not None and gain.low > 0:
+        note = (f"learning curve of {steps_text}: still rising from half to all training labels ({gain.value:+.3f}, "
+                f"CI [{gain.low:+.3f}, {gain.high:+.3f}]): more labels would likely help")  # fmt: skip
+    elif gain.value > 0.005:
+        note = (f"learning curve of {steps_text}: {gain.value:+.3f} from half to all training labels, within the "
+                "noise: more labels may help a little")  # fmt: skip
+    else:
+        note = (f"learning curve of {steps_text}: flat from half to all training labels ({gain.value:+.3f}): more "
+                "labels of this kind are unlikely to help")  # fmt: skip
+    return points, note
+
+
+def _verdict(report: AlignmentReport) -> str:
+    row = next(r for r in report.figures if r.statistic == report.statistic)
+
+    def fmt(e: Est) -> str:
+        if e.estimate is None:
+            return "n/a"
+        return f"{e.estimate:.3f}" + (f" [{e.low:.3f}, {e.high:.3f}]" if e.low is not None else "")
+
+    if not report.kept:
+        return (f"{report.metric}: no step beat the judge as it is on held-out labels; nothing aligned "
+                f"(held-out {report.statistic} {fmt(row.before)}, {report.n} labels)")  # fmt: skip
+    return (f"{report.metric}: aligned ({', '.join(report.kept)}); held-out {report.statistic} {fmt(row.before)} -> "
+            f"{fmt(row.after)} on {report.n} labels")  # fmt: skip
+
+
+def dumps(report: AlignmentReport) -> str:
+    return json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)

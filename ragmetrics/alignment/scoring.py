@@ -1,0 +1,90 @@
+"""Scoring labelled samples for alignment: once per (prompt edit, sample), remembered, counted and bounded.
+
+Every step asks for the scores of some samples under some prompt edit (none for the local judge). A score
+already computed in this alignment is reused; one not yet computed costs a judge call (one sample scored on
+the metric: one or more requests for an LLM judge, cache hits aside), which `calls` counts and `budget`
+bounds. The judge's verdict cache sits underneath, so a killed alignment resumes without paying twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ragmetrics.judge.aligned.prompt_edit import PromptEdit
+from ragmetrics.judge.base import Judge, RagSample
+from ragmetrics.judge.evaluate import evaluate_rag
+from ragmetrics.schema import TokenUsage
+
+__all__ = ["BudgetExceeded", "Judged", "Scorer"]
+
+
+class BudgetExceeded(Exception):
+    """A step would spend more judge calls than the budget leaves."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A sample's score under one edit, the verdicts behind it, or the cause it failed with."""
+
+    value: float | None
+    verdicts: list[dict[str, object]]
+    failure: str | None = None
+
+
+def _edit_key(edit: PromptEdit | None) -> str:
+    return "" if edit is None or edit.empty() else edit.model_dump_json()
+
+
+@dataclass
+class Scorer:
+    """Scores samples on `metric` with the judge `make(edit)` builds (module doc)."""
+
+    metric: str
+    make: Callable[[PromptEdit | None], Judge]
+    budget: int | None = None
+    calls: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    _memo: dict[tuple[str, str], Judged] = field(default_factory=dict)
+
+    def missing(self, samples: Sequence[RagSample], edit: PromptEdit | None) -> int:
+        key = _edit_key(edit)
+        return sum(1 for s in samples if (key, s.id) not in self._memo)
+
+    def remaining(self) -> int | None:
+        return None if self.budget is None else max(0, self.budget - self.calls)
+
+    def score(self, samples: Sequence[RagSample], edit: PromptEdit | None = None) -> list[Judged]:
+        key = _edit_key(edit)
+        todo = [s for s in samples if (key, s.id) not in self._memo]
+        if todo:
+            left = self.remaining()
+            if left is not None and len(todo) > left:
+                raise BudgetExceeded(f"{len(todo)} judge calls needed, {left} left of the budget")
+            judge = self.make(edit)
+            result = evaluate_rag(todo, [self.metric], judge, name="align", progress=False)
+            self.calls += len(todo)
+            info = result.metadata.judge
+            if info is not None:
+                u = info.usage
+                self.usage = TokenUsage(
+                    calls=self.usage.calls + u.calls,
+                    prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
+                    completion_tokens=self.usage.completion_tokens + u.completion_tokens,
+                    embedding_tokens=self.usage.embedding_tokens + u.embedding_tokens,
+                    retries=self.usage.retries + u.retries,
+                    repairs=self.usage.repairs + u.repairs,
+                    cost_usd=None
+                    if u.cost_usd is None and self.usage.cost_usd is None
+                    else (self.usage.cost_usd or 0.0) + (u.cost_usd or 0.0),
+                )
+            failed = {
+                f.query_id: f"{f.cause}: {f.message}" for f in result.failures if f.metric == self.metric
+            }
+            for sample in todo:
+                value = result.per_query.get(sample.id, {}).get(self.metric)
+                detail = result.details.get(sample.id, {}).get(self.metric)
+                verdicts = list(detail.verdicts) if detail is not None else []
+                failure = None if value is not None else failed.get(sample.id, "not applicable")
+                self._memo[(key, sample.id)] = Judged(value, verdicts, failure)
+        return [self._memo[(key, s.id)] for s in samples]

@@ -15,8 +15,15 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-__all__ = ["TEAM_CODE_TIMEOUT_S", "TeamCodeExit", "TeamCodeTimeout", "call_in_thread", "contained",
-           "describe_escape", "is_stop_request"]
+__all__ = [
+    "TEAM_CODE_TIMEOUT_S",
+    "TeamCodeExit",
+    "TeamCodeTimeout",
+    "call_in_thread",
+    "contained",
+    "describe_escape",
+    "is_stop_request",
+]
 
 TEAM_CODE_TIMEOUT_S = 60.0
 """How long one call of a team's metric may take by default (a metric's `timeout_s` overrides it)."""

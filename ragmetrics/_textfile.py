@@ -20,7 +20,14 @@ from typing import BinaryIO
 
 from ragmetrics.errors import InputError
 
-__all__ = ["MAX_FILE_BYTES", "check_regular_file", "max_file_bytes", "open_regular", "read_bytes", "read_utf8"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "check_regular_file",
+    "max_file_bytes",
+    "open_regular",
+    "read_bytes",
+    "read_utf8",
+]
 
 MAX_FILE_BYTES = 2048 * 1024 * 1024
 """Default limit of a whole-file read; `RAGMETRICS_MAX_FILE_MB` overrides it."""
@@ -60,7 +67,9 @@ def open_regular(path: Path | str, *, prefix: str = "") -> BinaryIO:
         fd = os.open(path, flags)
     except FileNotFoundError:
         if os.path.islink(path):
-            raise InputError(f"{prefix}a symbolic link to a file that does not exist", source=source) from None
+            raise InputError(
+                f"{prefix}a symbolic link to a file that does not exist", source=source
+            ) from None
         raise InputError(f"{prefix}file not found", source=source) from None
     except IsADirectoryError:
         raise InputError(f"{prefix}is a directory, expected a file", source=source) from None
@@ -105,7 +114,9 @@ def read_bytes(path: Path | str, *, prefix: str = "", limit: int | None = None) 
         try:
             data = handle.read(cap + 1)
         except OSError as exc:
-            raise InputError(f"{prefix or 'cannot read file: '}{exc.strerror or exc}", source=source) from None
+            raise InputError(
+                f"{prefix or 'cannot read file: '}{exc.strerror or exc}", source=source
+            ) from None
     if len(data) > cap:
         raise InputError(
             f"{prefix}larger than {cap / 1024 / 1024:g} MB, the limit for this file "

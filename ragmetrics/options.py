@@ -91,6 +91,7 @@ class ExitCode(IntEnum):
     USAGE = 2
     INCOMPLETE = 3
     NOT_COMPARABLE = 4
+    JUDGE_UNTRUSTED = 5
     INTERRUPTED = 130
 
 

@@ -533,9 +533,15 @@ class GateResult(_Model):
         description="run/metric pairs not checked because their data or judge changed (baseline.on_change: "
         "not_comparable): a judge change is not a quality change",
     )
-    skipped_pairs: dict[str, Literal["not_comparable", "incomplete"]] = Field(
+    untrusted: list[str] = Field(
+        default_factory=list,
+        description="run/metric pairs not checked because tonight's judge agrees with the human labels less "
+        "than trust.min_agreement asks: neither a pass nor a failure",
+    )
+    skipped_pairs: dict[str, Literal["not_comparable", "incomplete", "untrusted"]] = Field(
         default_factory=dict,
-        description="'run / metric' -> why it was not checked (not_comparable or incomplete), for the tables",
+        description="'run / metric' -> why it was not checked (not_comparable, incomplete or untrusted), for "
+        "the tables",
     )
     baseline_means: dict[str, dict[str, float | None]] = Field(
         default_factory=dict,
@@ -568,13 +574,16 @@ class GateResult(_Model):
         return bool(self.regressions)
 
     @property
-    def status(self) -> Literal["ok", "regression", "incomplete", "not_comparable"]:
+    def status(self) -> Literal["ok", "regression", "incomplete", "untrusted", "not_comparable"]:
         """regression when a check failed; else incomplete when failures kept pairs from being checked; else
-        not_comparable when a change of data or judge did."""
+        untrusted when the judge's agreement with people was below the floor; else not_comparable when a
+        change of data or judge kept pairs from being checked."""
         if self.failed:
             return "regression"
         if self.incomplete:
             return "incomplete"
+        if self.untrusted:
+            return "untrusted"
         return "not_comparable" if self.not_comparable else "ok"
 
     def describe(self) -> str:
@@ -597,7 +606,14 @@ class GateResult(_Model):
                 "of tonight's scores failed"
             )
             lines.extend(f"  incomplete: {item}" for item in self.incomplete)
-        if not self.failed and not self.incomplete and not self.not_comparable:
+        if self.untrusted:
+            lines.append(
+                f"regression gate: JUDGE BELOW THE AGREEMENT FLOOR: {len(self.untrusted)} run/metric pairs "
+                "neither pass nor fail, tonight's judge agrees with your labels less than trust.min_agreement "
+                "asks (align it: `ragmetrics align`, docs/trust.md)"
+            )
+            lines.extend(f"  untrusted: {item}" for item in self.untrusted)
+        if not self.failed and not self.incomplete and not self.not_comparable and not self.untrusted:
             lines.append(
                 f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
             )
@@ -648,7 +664,9 @@ class QrelsProvenance(_Model):
         description="relevant grades per origin: 'source' (the chunk a question was written from), 'judge' "
         "(the pooling judge), 'person' (a review), or 'dataset' (the dataset's own, origin not recorded)"
     )
-    pool_runs: list[str] = Field(default_factory=list, description="the runs whose top-k was pooled and judged")
+    pool_runs: list[str] = Field(
+        default_factory=list, description="the runs whose top-k was pooled and judged"
+    )
     pool_judge: dict[str, str | None] | None = Field(
         default=None, description="who graded the pool: backend, model, embedding_model"
     )
@@ -674,7 +692,11 @@ class QrelsProvenance(_Model):
             if count
         ]
         pooled = f"; pooled runs: {', '.join(self.pool_runs)}" if self.pool_runs else ""
-        copies = f"; {self.shared_with_copies} grades shared with copies of a chunk" if self.shared_with_copies else ""
+        copies = (
+            f"; {self.shared_with_copies} grades shared with copies of a chunk"
+            if self.shared_with_copies
+            else ""
+        )
         return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}"
 
 

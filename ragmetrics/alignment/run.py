@@ -422,6 +422,9 @@ def align_judge(
             why = (
                 f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] above 0"
             )
+        elif gain.high is not None and gain.high < 0:
+            why = (f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] below 0: "
+                   "it made the judge worse")  # fmt: skip
         elif gain.low is None:
             why = f"held-out {statistic} {gain.value:+.3f}, too few labels for an interval"
         else:

@@ -74,7 +74,9 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         server = LabelServer(session, port=args.port).start()
     except OSError as exc:  # the port is taken, or reserved for root
-        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port") from None
+        raise InputError(
+            f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port"
+        ) from None
     status = session.status()
     print(
         f"ragmetrics label: {status['metric']} of run {status['run']!r}, {status['labelled']} of "

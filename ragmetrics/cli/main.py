@@ -28,6 +28,7 @@ _COMMANDS = (
     "testset",
     "bless",
     "score",
+    "align",
 )
 
 

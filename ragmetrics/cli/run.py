@@ -154,6 +154,14 @@ def _run(args: argparse.Namespace) -> int:
             "more of their samples than max_failure_rate allows; causes above and in report.json failures",
             file=sys.stderr,
         )
+    elif outcome.gate is not None and outcome.gate.untrusted and not outcome.gate.failed:
+        import sys
+
+        print(
+            f"ragmetrics: JUDGE BELOW THE AGREEMENT FLOOR (exit 5): {len(outcome.gate.untrusted)} run/metric pairs "
+            "neither pass nor fail; the judge's agreement with your labels is listed above",
+            file=sys.stderr,
+        )
     elif outcome.gate is not None and outcome.gate.not_comparable and not outcome.gate.failed:
         import sys
 

@@ -85,7 +85,9 @@ def run_command(args: argparse.Namespace) -> int:
     if retrieval:
         unjudged = dataset.unjudged()
         results.append(
-            mark_not_applicable(evaluate(dataset.qrels(), dataset.run(system_name), retrieval, name=system_name), unjudged)
+            mark_not_applicable(
+                evaluate(dataset.qrels(), dataset.run(system_name), retrieval, name=system_name), unjudged
+            )
         )
         note = not_applicable_note(unjudged, dataset.unanswerable)
         if note is not None:
@@ -110,7 +112,9 @@ def run_command(args: argparse.Namespace) -> int:
 
         traced = traced_answers(system_name, dataset)
         # A question without a trace fails with that cause in every result, never a 0 or a missing field.
-        mark_call_failures({str(i): r for i, r in enumerate(results)}, {str(i): traced for i in range(len(results))})
+        mark_call_failures(
+            {str(i): r for i, r in enumerate(results)}, {str(i): traced for i in range(len(results))}
+        )
         results.append(operational_result(traced))
         notes.extend(traced.notes)
     system = results[0]
@@ -143,7 +147,9 @@ def _print(system: RunResult, args: argparse.Namespace, judge: JudgeInfo | None,
     from ragmetrics.render.safe_text import visible_controls
     from ragmetrics.render.tables import format_results
 
-    table = format_results([system], system.metrics, args.format, per_query=args.per_query, failure_notes=False)
+    table = format_results(
+        [system], system.metrics, args.format, per_query=args.per_query, failure_notes=False
+    )
     print(table.rstrip())
     note = judge_note(judge, system.metrics)  # the local judge: named, with its measured weaknesses
     said = [note] if note else [judge_line(judge)] if judge is not None else []

@@ -26,6 +26,7 @@ STATUS_COLOURS = {
     "ok": "#17753a",
     "regression": "#b3261e",
     "not_comparable": "#c77700",
+    "untrusted": "#8a5a00",
     "incomplete": "#6b7280",
     "no_baseline": "#2557a7",
 }

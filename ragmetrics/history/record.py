@@ -17,7 +17,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 from ragmetrics.errors import JudgeError
 from ragmetrics.schema import Report, RunResult
 
-Status = Literal["ok", "regression", "not_comparable", "incomplete", "no_baseline"]
+Status = Literal["ok", "regression", "not_comparable", "incomplete", "untrusted", "no_baseline"]
 RECORD_VERSION = 1
 CI_SAMPLES = 2000
 CONFIG_SECTIONS_IGNORED = ("output", "progress", "baseline")
@@ -54,7 +54,9 @@ class JudgeStamp(_Model):
 class NightRecord(_Model):
     record_version: int = RECORD_VERSION
     folder: str = Field(description="the dated folder's name under the output root")
-    created_at: AwareDatetime = Field(description="with its time zone: nights from several machines are ordered")
+    created_at: AwareDatetime = Field(
+        description="with its time zone: nights from several machines are ordered"
+    )
     name: str
     status: Status
     baseline: str | None = Field(default=None, description="the report the gate compared with, as given")
@@ -70,6 +72,9 @@ class NightRecord(_Model):
     )
     incomplete: list[str] = Field(
         default_factory=list, description="'run / metric' pairs with too many failed scores to check"
+    )
+    untrusted: list[str] = Field(
+        default_factory=list, description="'run / metric' pairs whose judge was below the agreement floor"
     )
     dataset_fingerprint: str | None = None
     truth_fingerprint: str | None = None
@@ -90,7 +95,12 @@ class NightRecord(_Model):
         history.html links to it, so anything else would be a link somewhere else."""
         if value is None:
             return value
-        if not value or value.startswith(".") or any(c in value for c in "/\\:\0<>\"'`") or value != value.strip():
+        if (
+            not value
+            or value.startswith(".")
+            or any(c in value for c in "/\\:\0<>\"'`")
+            or value != value.strip()
+        ):
             raise ValueError(f"not a folder name under the output root: {value!r}")
         return value
 
@@ -107,6 +117,8 @@ class NightRecord(_Model):
             return "not_comparable"
         if key in self.incomplete:
             return "incomplete"
+        if key in self.untrusted:
+            return "untrusted"
         return "no_baseline" if self.baseline is None else "ok"
 
 
@@ -177,6 +189,7 @@ def record_of(report: Report, folder: str, *, baseline_folder: str | None = None
         regressions=[f"{c.run} / {c.metric}" for c in gate.regressions] if gate is not None else [],
         not_comparable=[k for k, v in gate.skipped_pairs.items() if v == "not_comparable"] if gate else [],
         incomplete=[k for k, v in gate.skipped_pairs.items() if v == "incomplete"] if gate else [],
+        untrusted=[k for k, v in gate.skipped_pairs.items() if v == "untrusted"] if gate else [],
         dataset_fingerprint=meta.dataset_fingerprint,
         truth_fingerprint=meta.truth_fingerprint,
         ragmetrics_version=meta.ragmetrics_version,

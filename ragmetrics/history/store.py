@@ -67,7 +67,9 @@ def _bounded_lines(raw: BinaryIO, source: str, problems: list[str]) -> Iterator[
             return
         number += 1
         if len(chunk) > MAX_RECORD_BYTES and not chunk.endswith(b"\n"):
-            problems.append(f"{source}:{number}: longer than {MAX_RECORD_BYTES // (1024 * 1024)} MB, not a night record")
+            problems.append(
+                f"{source}:{number}: longer than {MAX_RECORD_BYTES // (1024 * 1024)} MB, not a night record"
+            )
             while chunk and not chunk.endswith(b"\n"):
                 chunk = raw.readline(MAX_RECORD_BYTES + 1)
             continue

@@ -428,7 +428,9 @@ class VerdictCache:
             except sqlite3.OperationalError as exc:
                 if not _cannot_write(exc):
                     raise
-                logger.warning("the verdict cache %s could not be written; a failure was not recorded", self.path)
+                logger.warning(
+                    "the verdict cache %s could not be written; a failure was not recorded", self.path
+                )
 
     def meta(self, name: str) -> str | None:
         """A remembered fact (see module doc), or None."""

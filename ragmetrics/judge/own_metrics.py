@@ -34,7 +34,8 @@ __all__ = [
 ]
 
 CustomMetric = Annotated[
-    ContainsMetric | MatchesMetric | PythonMetric | ToolCallsMetric | RubricMetric, Field(discriminator="type")
+    ContainsMetric | MatchesMetric | PythonMetric | ToolCallsMetric | RubricMetric,
+    Field(discriminator="type"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(CustomMetric)
 ENTRY_POINT_GROUP = "ragmetrics.metrics"

@@ -90,7 +90,13 @@ Plan = Literal[
 """
 
 Field = Literal[
-    "question", "contexts", "answer", "reference", "context_ids", "relevant_ids", "tool_calls",
+    "question",
+    "contexts",
+    "answer",
+    "reference",
+    "context_ids",
+    "relevant_ids",
+    "tool_calls",
     "reference_tool_calls",
 ]
 Compute = Callable[[Any], "tuple[float, JudgeDetail]"]

@@ -31,7 +31,9 @@ def mark_not_applicable(result: RunResult, unjudged: Mapping[str, str]) -> RunRe
         result.per_query[qid] = {m: None for m in metrics}
     result.failures = [f for f in result.failures if f.query_id not in unjudged]
     result.not_applicable = [n for n in result.not_applicable if n.query_id not in unjudged] + [
-        NotApplicableScore(query_id=qid, metric=m, reason=reason) for qid, reason in unjudged.items() for m in metrics
+        NotApplicableScore(query_id=qid, metric=m, reason=reason)
+        for qid, reason in unjudged.items()
+        for m in metrics
     ]
     result.metadata.extra_queries = [q for q in result.metadata.extra_queries if q not in unjudged]
     result.metadata.missing_queries = [q for q in result.metadata.missing_queries if q not in unjudged]

@@ -94,7 +94,9 @@ def failure_summary(
     ordered = sorted(groups, key=lambda k: -len(questions[k]))
     for i, (run, cause) in enumerate(ordered):
         if i == _SHOWN_GROUPS:
-            lines.append(f"ragmetrics: ... {len(ordered) - _SHOWN_GROUPS} more causes of failure in report.json")
+            lines.append(
+                f"ragmetrics: ... {len(ordered) - _SHOWN_GROUPS} more causes of failure in report.json"
+            )
             break
         by_metric = groups[(run, cause)]
         counts: dict[str, list[str]] = {}

@@ -573,6 +573,32 @@ class HumanLabelsConfig(_Section):
         return self
 
 
+class AgreementFloor(_Section):
+    """How well tonight's judge must agree with the human labels before the gate reads its scores."""
+
+    statistic: Literal["accuracy", "balanced_accuracy", "kappa", "spearman", "kendall"] = Field(
+        default="kappa", description="the agreement statistic (docs/trust.md, 'Reading the figures')"
+    )
+    value: float = Field(ge=-1, le=1, description="the floor: below it the metric neither passes nor fails")
+    bound: Literal["estimate", "low"] = Field(
+        default="estimate",
+        description="compare the statistic's estimate, or (stricter) the low end of its 95 % interval",
+    )
+    metrics: list[str] | None = Field(
+        default=None,
+        description="judge metrics the floor applies to (default: every judge metric with labels); a metric "
+        "named here with no labelled sample tonight is below the floor",
+    )
+
+
+class TrustConfig(_Section):
+    """What the judge must show against people before its scores count (docs/trust.md)."""
+
+    min_agreement: AgreementFloor | None = Field(
+        default=None, description="an agreement floor on the labelled subset (needs human_labels)"
+    )
+
+
 class BaselineConfig(_Section):
     """The regression gate: a metric regresses when its mean drops by more than its threshold, significantly."""
 
@@ -620,6 +646,7 @@ class NightlyConfig(_Section):
     output: OutputConfig = Field(default_factory=OutputConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     human_labels: HumanLabelsConfig | None = None
+    trust: TrustConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     generator: GeneratorConfig | None = None
     testset: TestsetSettings | None = Field(
@@ -668,6 +695,16 @@ class NightlyConfig(_Section):
         metrics = set(self.all_metrics())
         if not metrics:
             raise ValueError("no metrics: set retrieval.metrics and/or judge.metrics")
+        floor = self.trust.min_agreement if self.trust is not None else None
+        if floor is not None:
+            if self.human_labels is None:
+                raise ValueError(
+                    "trust.min_agreement needs human_labels: the floor is checked on labelled samples"
+                )
+            judged = set(self.judge.metrics) if self.judge is not None else set()
+            for name in floor.metrics or ():
+                if name not in judged:
+                    raise ValueError(f"trust.min_agreement.metrics: {name!r} is not among judge.metrics")
         unknown = [
             m
             for m in (*self.baseline.max_drop_per_metric, *(self.baseline.metrics or ()))
@@ -743,6 +780,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
             spec.path = resolved
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
+        config.judge.aligned = _resolve(config.judge.aligned, base)
         config.judge.metric_files = [p for p in (_resolve(p, base) for p in config.judge.metric_files) if p]
         for i, item in enumerate(config.judge.custom_metrics):
             if isinstance(item, RubricMetric) and item.labelled_file is not None:

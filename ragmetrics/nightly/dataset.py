@@ -486,7 +486,9 @@ def read_passages(path: Path) -> dict[str, Passage]:
         if not isinstance(pid, str) or not pid.strip():
             raise InputError("expected a non-blank string", source=source, line=line_no, field="id")
         if not isinstance(text, str):  # an empty text is a document a retriever may still return
-            raise InputError(f"expected a string, got {_type(text)}", source=source, line=line_no, field="text")
+            raise InputError(
+                f"expected a string, got {_type(text)}", source=source, line=line_no, field="text"
+            )
         title = row.get("title")
         if title is not None and not isinstance(title, str):
             raise InputError("expected a string or null", source=source, line=line_no, field="title")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +75,7 @@ def check_regressions(
     incomplete: Sequence[tuple[str, str, str]] = (),
     explicit: set[str] | None = None,
     on_change: str = "not_comparable",
+    below_floor: Mapping[tuple[str, str], str] | None = None,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule.
 
@@ -83,7 +84,9 @@ def check_regressions(
     tokens, cost: lower is better) are checked only when named in `explicit` (baseline.metrics or
     max_drop_per_metric), since a machine's load moves them from night to night. What changed since the baseline
     (data, judge, prompts: `provenance.changes_since`) is reported first; with `on_change` 'not_comparable' the
-    pairs it touches are listed as not comparable instead of checked."""
+    pairs it touches are listed as not comparable instead of checked. `below_floor` maps (run, metric) pairs
+    whose judge agrees with the human labels less than trust.min_agreement asks to why: they are listed as
+    untrusted, neither passed nor failed."""
     from ragmetrics.comparison.corrections import adjust
 
     if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
@@ -123,6 +126,11 @@ def check_regressions(
             if metric not in old.metrics:
                 gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")
                 continue
+            floor = (below_floor or {}).get((run.name, metric))
+            if floor is not None:
+                gate.untrusted.append(f"{run.name} / {metric}: {floor}")
+                gate.skipped_pairs[GateResult.pair_key(run.name, metric)] = "untrusted"
+                continue
             why = changes.why_not_comparable(run.name, metric)
             if why is not None and refuse:
                 gate.not_comparable.append(f"{run.name} / {metric}: {why}")
@@ -145,7 +153,7 @@ def check_regressions(
     for name in base_runs:
         if all(r.name != name for r in current.runs):
             gate.notes.append(f"baseline run {name!r} is absent from this report")
-    if not pending and (gate.incomplete or gate.not_comparable):
+    if not pending and (gate.incomplete or gate.not_comparable or gate.untrusted):
         return gate
     if not pending:
         raise InputError(

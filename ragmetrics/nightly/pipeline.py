@@ -23,6 +23,7 @@ from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.conversation import conversation_clusters
 from ragmetrics.judge.registry import registered_metrics
+from ragmetrics.nightly.agreement_floor import agreement_floor
 from ragmetrics.nightly.answers import (
     AnsweredRun,
     TargetCalls,
@@ -102,11 +103,13 @@ class PipelineOutcome:
     @property
     def exit_code(self) -> int:
         """3 when the night is incomplete (whatever the gate says: a broken night never passes), else 1 on a
-        regression, else 4 when pairs were not comparable with the baseline (its data or judge changed), else 0."""
+        regression, else 5 when pairs were not checked because the judge was below trust.min_agreement, else 4 when pairs were not comparable with the baseline (its data or judge changed), else 0."""
         if self.incomplete:
             return EXIT_INCOMPLETE
         if self.gate is not None and self.gate.failed:
             return EXIT_REGRESSION
+        if self.gate is not None and self.gate.untrusted:
+            return int(ExitCode.JUDGE_UNTRUSTED)
         return EXIT_NOT_COMPARABLE if self.gate is not None and self.gate.not_comparable else EXIT_OK
 
 
@@ -288,6 +291,7 @@ def _run_pipeline(
             incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
             explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
             on_change=config.baseline.on_change,
+            below_floor=agreement_floor(config, report),
         )
         report.metadata.nightly.regression = gate
     report.metadata.nightly.incomplete = [i.describe() for i in incomplete]

@@ -30,6 +30,7 @@ __all__ = ["EMBEDDING_RETRIEVERS", "favour_warnings", "qrels_provenance"]
 EMBEDDING_RETRIEVERS = {"dense": "all-MiniLM-L6-v2", "bm25_embedding_rerank": "all-MiniLM-L6-v2"}
 """Reference retriever kinds that rank with an embedding model by default, and the model (as its name starts)."""
 
+
 def qrels_provenance(
     relevance: Mapping[str, Mapping[str, int]], source: str, folder: Path | None
 ) -> QrelsProvenance | None:
@@ -80,7 +81,9 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def favour_warnings(provenance: QrelsProvenance, runs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> list[str]:
+def favour_warnings(
+    provenance: QrelsProvenance, runs: Sequence[tuple[str, str, Mapping[str, Any]]]
+) -> list[str]:
     """A warning per compared run the qrels may favour. `runs`: (run name, retriever kind or '' for a run
     not built by a reference retriever, its params)."""
     if not provenance.by_origin.get("judge"):

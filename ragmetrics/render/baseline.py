@@ -67,9 +67,11 @@ def baseline_rows(report: Report, gate: GateResult) -> list[BaselineRow]:
                 )
                 continue
             skipped = gate.skipped_pairs.get(GateResult.pair_key(run.name, metric))
-            verdict = {"not_comparable": "not comparable", "incomplete": "incomplete"}.get(
-                skipped or "", "not checked" + (" (lower is better)" if lower_is_better(metric) else "")
-            )
+            verdict = {
+                "not_comparable": "not comparable",
+                "incomplete": "incomplete",
+                "untrusted": "judge below floor",
+            }.get(skipped or "", "not checked" + (" (lower is better)" if lower_is_better(metric) else ""))
             rows.append(
                 BaselineRow(
                     run.name, metric, before[metric], run.aggregate.get(metric), None, None, verdict, SAME

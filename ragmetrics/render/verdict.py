@@ -51,13 +51,19 @@ def verdict_lines(report: Report) -> list[str]:
                 level.append((other, pair.p_corrected if pair is not None else 1.0))
         if not level:
             worst_p = max(
-                (p.p_corrected for o in means if o != best and (p := _pair(report, metric, best, o)) is not None),
+                (
+                    p.p_corrected
+                    for o in means
+                    if o != best and (p := _pair(report, metric, best, o)) is not None
+                ),
                 default=None,
             )
             groups.setdefault((best, "all"), []).append((metric, worst_p))
         else:
             closest = min(level, key=lambda x: x[1])
-            said = ", ".join(n for n, _ in level[:3]) + (f" and {len(level) - 3} more" if len(level) > 3 else "")
+            said = ", ".join(n for n, _ in level[:3]) + (
+                f" and {len(level) - 3} more" if len(level) > 3 else ""
+            )
             groups.setdefault((best, said), []).append((metric, closest[1]))
     lines = []
     for (best, level_with), metrics in groups.items():

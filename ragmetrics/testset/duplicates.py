@@ -48,7 +48,11 @@ def share_duplicate_grades(grades: Sequence[Grade], groups: Sequence[Sequence[st
         own = {g.doc_id: g for g in given}
         for doc in groups[n]:
             had = own.get(doc)
-            if had is not None and had.grade == decider.grade and (had.origin == decider.origin or doc == decider.doc_id):
+            if (
+                had is not None
+                and had.grade == decider.grade
+                and (had.origin == decider.origin or doc == decider.doc_id)
+            ):
                 out.append(had)
                 continue
             out.append(

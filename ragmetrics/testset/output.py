@@ -236,4 +236,3 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != "ragmetrics.testset/1":
         raise InputError("not a ragmetrics test-set manifest", source=str(path))
     return data
-

@@ -196,9 +196,7 @@ def render_page(
             _e(i.language),
             _e(i.question),
             _e(i.reference),
-            "<br>".join(
-                f"<code>{_e(d)}</code> {_e(_clip(sources[d]))}" for d in i.source_ids if d in sources
-            )
+            "<br>".join(f"<code>{_e(d)}</code> {_e(_clip(sources[d]))}" for d in i.source_ids if d in sources)
             or '<span class="muted">-</span>',
             "<br>".join(
                 f"<code>{_e(d)}</code> {_e(g)}"
@@ -210,7 +208,9 @@ def render_page(
     ]
     parts.append(
         _table(
-            ["id", "kind", "lang", "question", "reference", "source chunk", "qrels (chunk grade)"], rows, cls="q"
+            ["id", "kind", "lang", "question", "reference", "source chunk", "qrels (chunk grade)"],
+            rows,
+            cls="q",
         )
     )
     parts.append("</main></body></html>\n")

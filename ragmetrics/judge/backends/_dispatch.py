@@ -67,7 +67,9 @@ async def run_deterministic(metric_spec: JudgeMetricSpec, sample: RagSample) -> 
         raise
     except TeamCodeTimeout as exc:
         raise JudgeError(f"metric {metric_spec.name!r} {exc}", cause="timeout") from None
-    except BaseException as exc:  # a team's function may raise anything, sys.exit included (ragmetrics._team_code)
+    except (
+        BaseException
+    ) as exc:  # a team's function may raise anything, sys.exit included (ragmetrics._team_code)
         if is_stop_request(exc):
             raise
         raise JudgeError(f"metric {metric_spec.name!r} {describe_escape(exc)}", cause="metric_error") from exc

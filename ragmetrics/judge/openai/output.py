@@ -46,7 +46,9 @@ class FormatRefused(Exception):
     """The server does not take the requested response_format; the request moves to the next mode."""
 
 
-def response_format(mode: ResponseMode, model: type[BaseModel], *, count: int | None = None) -> dict[str, Any] | None:
+def response_format(
+    mode: ResponseMode, model: type[BaseModel], *, count: int | None = None
+) -> dict[str, Any] | None:
     """The `response_format` request field for `mode` (None: plain text, the schema goes in the prompt).
 
     With `json_object_schema` and the number of verdicts the answer must hold (`count`: one per chunk or
@@ -68,7 +70,9 @@ def response_format(mode: ResponseMode, model: type[BaseModel], *, count: int | 
 
 def _counted(schema: dict[str, Any], count: int | None) -> dict[str, Any]:
     """`schema` with its one top-level list sized to `count` (a copy; the cached schema is not touched)."""
-    lists = [k for k, v in schema.get("properties", {}).items() if isinstance(v, dict) and v.get("type") == "array"]
+    lists = [
+        k for k, v in schema.get("properties", {}).items() if isinstance(v, dict) and v.get("type") == "array"
+    ]
     if count is None or len(lists) != 1:
         return schema
     (key,) = lists

@@ -220,7 +220,85 @@ def _only_without(text: str, language: str | None) -> bool:
 
 
 _OPENERS = frozenset(
-    ["according", "after", "although", "as", "because", "before", "both", "but", "during", "each", "either", "every", "few", "finally", "first", "for", "however", "in", "instead", "it", "its", "many", "most", "neither", "no", "none", "on", "once", "overall", "second", "several", "since", "so", "some", "still", "that", "the", "their", "then", "there", "these", "they", "this", "those", "though", "thus", "to", "today", "until", "unless", "unlike", "usually", "when", "where", "whereas", "which", "while", "with", "within", "without", "yes", "yet", "between", "from", "by", "about", "at", "an", "a", "all", "any", "also", "another", "because", "only", "just", "even"]
+    [
+        "according",
+        "after",
+        "although",
+        "as",
+        "because",
+        "before",
+        "both",
+        "but",
+        "during",
+        "each",
+        "either",
+        "every",
+        "few",
+        "finally",
+        "first",
+        "for",
+        "however",
+        "in",
+        "instead",
+        "it",
+        "its",
+        "many",
+        "most",
+        "neither",
+        "no",
+        "none",
+        "on",
+        "once",
+        "overall",
+        "second",
+        "several",
+        "since",
+        "so",
+        "some",
+        "still",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "though",
+        "thus",
+        "to",
+        "today",
+        "until",
+        "unless",
+        "unlike",
+        "usually",
+        "when",
+        "where",
+        "whereas",
+        "which",
+        "while",
+        "with",
+        "within",
+        "without",
+        "yes",
+        "yet",
+        "between",
+        "from",
+        "by",
+        "about",
+        "at",
+        "an",
+        "a",
+        "all",
+        "any",
+        "also",
+        "another",
+        "because",
+        "only",
+        "just",
+        "even",
+    ]
 )
 """First words of a sentence that are capitalised for being first, never for being names."""
 
@@ -354,7 +432,57 @@ def _antonym(ours: set[str] | frozenset[str], other: set[str] | frozenset[str]) 
 
 
 _LIGHT_WORDS = frozenset(
-    ["get", "gets", "got", "make", "makes", "made", "need", "needs", "take", "takes", "took", "give", "gives", "gave", "go", "goes", "went", "come", "comes", "came", "put", "puts", "let", "lets", "keep", "keeps", "called", "call", "see", "seen", "way", "thing", "things", "kind", "lot", "used", "use", "uses", "using", "like", "well", "still", "even", "able", "one", "ones", "per", "via", "known"]
+    [
+        "get",
+        "gets",
+        "got",
+        "make",
+        "makes",
+        "made",
+        "need",
+        "needs",
+        "take",
+        "takes",
+        "took",
+        "give",
+        "gives",
+        "gave",
+        "go",
+        "goes",
+        "went",
+        "come",
+        "comes",
+        "came",
+        "put",
+        "puts",
+        "let",
+        "lets",
+        "keep",
+        "keeps",
+        "called",
+        "call",
+        "see",
+        "seen",
+        "way",
+        "thing",
+        "things",
+        "kind",
+        "lot",
+        "used",
+        "use",
+        "uses",
+        "using",
+        "like",
+        "well",
+        "still",
+        "even",
+        "able",
+        "one",
+        "ones",
+        "per",
+        "via",
+        "known",
+    ]
 )
 """Verbs and nouns so general that an answer may add them without adding a claim."""
 
@@ -491,7 +619,9 @@ def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset
     return tuple(out)
 
 
-def _polarity(statement: str, passage: str, language: str | None, whole: str | None = None) -> Conflict | None:
+def _polarity(
+    statement: str, passage: str, language: str | None, whole: str | None = None
+) -> Conflict | None:
     """A clause of the statement that makes the same claim as a clause of the passage (SAME_CLAIM_SHARE of its
     words, negations aside) with the opposite polarity or an opposite word; not when a clause of `whole` (the
     chunk the sentence is from) makes the claim at least as closely with the statement's polarity (a chunk

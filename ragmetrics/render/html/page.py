@@ -45,7 +45,9 @@ def render_html(
     ]
     verdict = verdict_lines(report)
     if verdict:  # the answer before the evidence
-        parts.append("<h2>Verdict</h2><ul class='verdict'>" + "".join(f"<li>{_e(v)}</li>" for v in verdict) + "</ul>")
+        parts.append(
+            "<h2>Verdict</h2><ul class='verdict'>" + "".join(f"<li>{_e(v)}</li>" for v in verdict) + "</ul>"
+        )
     if gate is not None:
         parts.append(_gate_block(report, gate))
     parts.append(summary_block(report))
@@ -109,7 +111,9 @@ def _meta_block(report: Report) -> str:
     provenance = qrels_lines(report_qrels(report))
     if provenance:  # retrieval verdicts on pooled qrels: who graded them, and which runs they may favour
         items = "".join(
-            f"<li class='warn'><b>Warning:</b> {_e(p[2:])}</li>" if p.startswith("! ") else f"<li>{_e(p)}</li>"
+            f"<li class='warn'><b>Warning:</b> {_e(p[2:])}</li>"
+            if p.startswith("! ")
+            else f"<li>{_e(p)}</li>"
             for p in provenance
         )
         block += f"<ul class='meta qrels-provenance'>{items}</ul>"
@@ -130,6 +134,12 @@ def _gate_block(report: Report, gate: GateResult) -> str:
         parts.append(
             "<p><b>Not comparable</b> (not checked: a judge or data change is not a quality change; "
             f"baseline.on_change: compare checks them anyway)</p><ul>{items}</ul>"
+        )
+    if gate.untrusted:
+        items = "".join(f"<li>{_e(c)}</li>" for c in gate.untrusted)
+        parts.append(
+            "<p><b>Judge below the agreement floor</b> (neither passed nor failed: tonight's judge agrees with "
+            f"your labels less than trust.min_agreement asks; align it with <code>ragmetrics align</code>)</p><ul>{items}</ul>"
         )
     if gate.regressions:
         rows = []
@@ -160,6 +170,7 @@ def _gate_block(report: Report, gate: GateResult) -> str:
     title, css = {
         "regression": ("FAILED", "fail"),
         "not_comparable": ("not comparable", "fail"),
+        "untrusted": ("judge below agreement floor", "fail"),
         "incomplete": ("incomplete", "fail"),
         "ok": ("passed", "ok"),
     }[gate.status]

@@ -192,8 +192,40 @@ def _rubric_verdict(system: str, user: str) -> dict[str, Any]:
     else:
         first = re.search(r'^- "([^"]+)"', system, re.M)
         raw = first.group(1) if first else "no"
+    raw = _aligned_rating(system, user, raw)
     rating: Any = int(raw) if raw.isdigit() else raw
     return {"reason": f"scripted rating {raw}", "rating": rating}
+
+
+def _aligned_rating(system: str, user: str, raw: str) -> str:
+    """A judge that follows what alignment adds to its prompt (`ragmetrics align`): a labelled example carrying
+    ``[trait:T]`` makes every input with ``[trait:T]`` get that example's people's verdict (one well-chosen
+    example corrects a bias), and guidance that names an input's ``[id:X]`` makes that one input (only)
+    get its ``[truth:Y]`` (a candidate that memorises the training disagreements)."""
+    examples = system.split("<labelled_examples>", 1)[1] if "<labelled_examples>" in system else ""
+    for trait in re.findall(r"\[trait:([^\]]+)\]", user):
+        for block in re.findall(r"<example n=\"\d+\">(.*?)</example>", examples, re.S):
+            if f"[trait:{trait}]" in block:
+                verdict = re.search(r"<people_verdict>(yes|no)", block)
+                if verdict:
+                    return verdict.group(1)
+    guidance = system.split("<labelled_examples>", 1)[0]
+    for marker in re.findall(r"\[id:[^\]]+\]", user):
+        truth = re.search(r"\[truth:([^\]]+)\]", user)
+        if marker in guidance and truth:
+            return truth.group(1)
+    return raw
+
+
+def _guidance_candidates(user: str) -> dict[str, Any]:
+    """`align_refine`: candidates that memorise the disagreements shown (their ``[id:X]`` markers)."""
+    count = int(re.search(r"Candidates requested: (\d+)", user).group(1))  # type: ignore[union-attr]
+    ids = re.findall(r"\[id:[^\]]+\]", user)
+    return {"candidates": [
+        {"guidance": f"Answer no for the samples marked {' '.join(ids[: n + 1 + len(ids) // 2])}.",
+         "reason": f"scripted candidate {n + 1}"}
+        for n in range(count)
+    ]}  # fmt: skip
 
 
 def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
@@ -238,6 +270,8 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
     coin = seed is not None and seed % 2 == 0
     if prompt.startswith("rubric:"):
         return _rubric_verdict(system, user)
+    if prompt == "align_refine":
+        return _guidance_candidates(user)
     if prompt in ("context_precision", "context_utilization"):
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
         return {
@@ -506,7 +540,9 @@ class _Handler(BaseHTTPRequestHandler):
         # Read the blocks as a model would: by their names, whatever per-request marker their tags carry
         # (ragmetrics.judge.prompts.marked_tags); `raw_user` keeps the request as sent.
         raw_users = [m["content"] for m in messages if m["role"] == "user"]
-        users = [re.sub(r"<(/?)([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{8}(?=[\s>])", r"<\1\2", u) for u in raw_users]
+        users = [
+            re.sub(r"<(/?)([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{8}(?=[\s>])", r"<\1\2", u) for u in raw_users
+        ]
         state.raw_users.append(raw_users[-1] if raw_users else "")
         repair = bool(users) and users[-1].startswith(REPAIR_PREFIX)
         inputs = [u for u in users if not u.startswith(REPAIR_PREFIX)]

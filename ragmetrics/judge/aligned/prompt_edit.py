@@ -60,8 +60,8 @@ class PromptEdit(BaseModel):
 class AlignTexts:
     guidance: str
     examples: str
-    yes: str
-    no: str
+    label_yes: str
+    label_no: str
     version: str
 
 
@@ -70,7 +70,7 @@ def align_texts() -> AlignTexts:
     entry = resources.files("ragmetrics").joinpath("prompts", ALIGN_FILE)
     raw = entry.read_bytes()
     data = yaml.safe_load(raw)
-    keys = {"guidance", "examples", "yes", "no"}
+    keys = {"guidance", "examples", "label_yes", "label_no"}
     if not isinstance(data, dict) or set(data) != keys:
         raise ConfigError(f"{entry}: expected exactly the keys {sorted(keys)}")
     return AlignTexts(**{k: str(data[k]) for k in sorted(keys)}, version=content_version(raw.decode()))
@@ -101,7 +101,7 @@ def _render_example(n: int, example: LabelledExample, texts: AlignTexts) -> str:
             parts.append(f"<{name}>\n{chunks}\n</{name}>")
         else:
             parts.append(f"<{name}>{fence(value)}</{name}>")
-    verdict = texts.yes if example.label >= 0.5 else texts.no
+    verdict = texts.label_yes if example.label >= 0.5 else texts.label_no
     parts.append(f"<people_verdict>{verdict.format(label=f'{example.label:g}')}</people_verdict>")
     parts.append("</example>")
     return "\n".join(parts)

@@ -1,0 +1,165 @@
+"""Alignment of the local judge: shuffled labels give no held-out gain and write no aligned metric; bad labels
+get errors naming the file, line and field (exit 2 at the CLI); the pieces (cut, isotonic map, head, folds)
+checked by hand; an aligned local metric is applied by `judge: {aligned: DIR}`."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmetrics.alignment import align_judge
+from ragmetrics.alignment.folds import stratified_folds
+from ragmetrics.cli.main import main
+from ragmetrics.errors import ConfigError, InputError
+from ragmetrics.judge.aligned.artifact import load_aligned
+from ragmetrics.judge.aligned.calibration import fit_cut, fit_isotonic
+from ragmetrics.judge.aligned.head import PENALTIES, fit_head
+from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.trust.labels import labels_from_rows
+
+TOPICS = [
+    ("the river", "The river floods every spring when the snow melts in the mountains."),
+    ("the bridge", "The bridge was opened in 1932 and carries eight lanes of traffic."),
+    ("the library", "The library lends books for three weeks and charges no fees."),
+    ("the market", "The market opens at seven on Saturdays and closes at noon."),
+    ("the museum", "The museum holds a collection of maps from the sixteenth century."),
+    ("the station", "The station has four platforms and a ticket office on the north side."),
+]
+
+
+def _samples(n: int) -> list[dict[str, object]]:
+    out = []
+    for i in range(n):
+        subject, fact = TOPICS[i % len(TOPICS)]
+        other = TOPICS[(i + 1) % len(TOPICS)][1]
+        answer = fact if i % 3 else other
+        out.append({"id": f"q{i:03d}", "question": f"What do we know about {subject} ({i})?",
+                    "contexts": [fact], "answer": answer})  # fmt: skip
+    return out
+
+
+def _settings(tmp_path: Path) -> JudgeSettings:
+    return JudgeSettings(backend="local", cache_path=tmp_path / "verdicts.sqlite")
+
+
+def test_shuffled_labels_give_no_gain_and_write_nothing(tmp_path: Path) -> None:
+    samples = _samples(60)
+    rng = random.Random(3)
+    values = [1.0] * 30 + [0.0] * 30
+    rng.shuffle(values)
+    rows = [
+        (i + 1, {"sample_id": s["id"], "metric": "faithfulness", "label": v})
+        for i, (s, v) in enumerate(zip(samples, values, strict=True))
+    ]
+    out = tmp_path / "aligned"
+    report = align_judge(samples, labels_from_rows(rows, source="shuffled.csv"), "faithfulness",
+                         judge=_settings(tmp_path), out_dir=out, folds=3)  # fmt: skip
+    assert report.kept == [] and report.written is None
+    assert not (out / "aligned.json").exists() and (out / "faithfulness.alignment.json").exists()
+    for row in report.figures:
+        if row.statistic in ("balanced_accuracy", "roc_auc") and row.after.low is not None:
+            assert row.after.low <= 0.5 <= (row.after.high or 1.0)  # chance is inside the interval
+    assert [p.share for p in report.curve] == [0.25, 0.5, 0.75, 1.0]
+    assert report.curve_note.startswith("learning curve of head + calibration")
+    assert "nothing aligned" in report.verdict
+    html = (out / "faithfulness.alignment.html").read_text()
+    assert "Held-out agreement" in html and "<script" not in html
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_aligned(out)
+
+
+def test_bad_labels_are_named(tmp_path: Path) -> None:
+    samples = _samples(12)
+    settings = _settings(tmp_path)
+
+    def rows(values: list[float], ids: list[str] | None = None) -> object:
+        ids = ids or [str(s["id"]) for s in samples][: len(values)]
+        return labels_from_rows(
+            [
+                (i + 2, {"sample_id": q, "metric": "faithfulness", "label": v})
+                for i, (q, v) in enumerate(zip(ids, values, strict=True))
+            ],
+            source="labels.csv",
+        )
+
+    with pytest.raises(InputError, match="unknown sample id 'nope'") as err:
+        align_judge(
+            samples,
+            rows([1, 0, 1, 0], ["q000", "q001", "nope", "q003"]),
+            "faithfulness",
+            judge=settings,
+            folds=2,
+        )  # type: ignore[arg-type]
+    assert "labels.csv, line 4" in str(err.value)
+    with pytest.raises(InputError, match="all on one side"):
+        align_judge(samples, rows([1, 1, 1, 1]), "faithfulness", judge=settings, folds=2)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="labels of 'faithfulness' for 5 folds"):
+        align_judge(samples, rows([1, 0, 1, 0]), "faithfulness", judge=settings, folds=5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="no labels of metric 'context_recall'"):
+        align_judge(samples, rows([1, 0, 1, 0]), "context_recall", judge=settings, folds=2)  # type: ignore[arg-type]
+
+
+def test_cli_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text("".join(json.dumps(s) + "\n" for s in _samples(8)))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("sample_id,metric,label\nq000,faithfulness,1\nq001,faithfulness,maybe\n")
+    code = main(["align", str(labels), "-m", "faithfulness", "--samples", str(qa), "-o", str(tmp_path / "o")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "labels.csv" in err and "line 3" in err and "label" in err
+    labels.write_text(
+        "sample_id,metric,label\n" + "".join(f"q{i:03d},faithfulness,{i % 2}\n" for i in range(8))
+    )
+    assert (
+        main(
+            [
+                "align",
+                str(labels),
+                "-m",
+                "faithfulness",
+                "--samples",
+                str(qa),
+                "-o",
+                str(tmp_path / "o"),
+                "--dry-run",
+                "--folds",
+                "2",
+            ]
+        )
+        == 0
+    )
+    assert "judge as it is" in capsys.readouterr().out
+
+
+def test_cut_isotonic_head_and_folds_by_hand() -> None:
+    cut = fit_cut([0.1, 0.2, 0.3, 0.7, 0.8, 0.9], [0, 0, 0, 1, 1, 1])
+    assert cut.cut == pytest.approx(0.5)
+    shifted = fit_cut([0.6, 0.7, 0.75, 0.85, 0.9, 0.95], [0, 0, 0, 1, 1, 1])
+    assert shifted.cut == pytest.approx(0.8)
+    assert (
+        shifted.apply([0.8])[0] == pytest.approx(0.5)
+        and shifted.apply([0.7])[0] < 0.5 <= shifted.apply([0.85])[0]
+    )
+    iso = fit_isotonic([0.1, 0.2, 0.3, 0.4], [0.0, 1.0, 0.0, 1.0])
+    assert list(np.diff(iso.knots_y)) == sorted(np.diff(iso.knots_y)) or all(np.diff(iso.knots_y) >= 0)
+    assert iso.apply([0.0, 1.0]).tolist() == [0.0, 1.0]
+    rng = np.random.default_rng(0)
+    y = (rng.random(200) < 0.5).astype(float)
+    # the judge's own score is noise; a second signal carries the labels: the head finds it, penalty small
+    rows = [{"judge_logit": float(rng.normal()), "signal": float(v + rng.normal(scale=0.3))} for v in y]
+    head = fit_head(rows, y.tolist())
+    p = head.probability(rows)
+    assert np.mean((p >= 0.5) == (y >= 0.5)) > 0.85 and head.penalty < PENALTIES[0]
+    # a signal that is noise too: the strongest penalty keeps it near 0
+    noise = [{"judge_logit": r["judge_logit"], "signal": float(rng.normal())} for r in rows]
+    flat = fit_head(noise, y.tolist())
+    assert abs(flat.weights()["signal"]) < 0.1
+    folds = stratified_folds([1.0] * 10 + [0.0] * 6, 3, seed=1)
+    for f in range(3):
+        members = [i for i in range(16) if folds[i] == f]
+        assert 1 <= sum(1 for i in members if i >= 10) <= 3 and 3 <= sum(1 for i in members if i < 10) <= 4

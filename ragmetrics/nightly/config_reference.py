@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from ragmetrics.judge.own_metrics import CustomMetric
 from ragmetrics.judge.settings import EmbeddingSettings
 from ragmetrics.nightly.config import (
+    AgreementFloor,
     BaselineConfig,
     CompareConfig,
     DatasetConfig,
@@ -82,6 +83,11 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("baseline", BaselineConfig, "the regression gate"),
     ("testset", TestsetSettings, "how `ragmetrics testset --config` builds a test collection"),
     ("human_labels", HumanLabelsConfig, "human labels of judge metrics (docs/trust.md); leave out for none"),
+    (
+        "trust.min_agreement",
+        AgreementFloor,
+        "an agreement floor: below it a judge metric neither passes nor fails the gate (exit 5)",
+    ),
     ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
 )
 

@@ -40,6 +40,18 @@ def _judge_lines(old: JudgeStamp, new: JudgeStamp) -> list[str]:
     )
     if changed:
         lines.append(f"prompt{'s' if len(changed) > 1 else ''} {', '.join(changed)} changed")
+    # An alignment (`ragmetrics align`, judge.aligned) appears or goes as a prompt version of its own.
+    prefix = "aligned:"
+    added = sorted(
+        p[len(prefix) :] for p in set(new.prompt_versions) - set(old.prompt_versions) if p.startswith(prefix)
+    )
+    gone = sorted(
+        p[len(prefix) :] for p in set(old.prompt_versions) - set(new.prompt_versions) if p.startswith(prefix)
+    )
+    if added:
+        lines.append(f"judge aligned to your labels for {', '.join(added)}")
+    if gone:
+        lines.append(f"judge no longer aligned for {', '.join(gone)}")
     return lines
 
 

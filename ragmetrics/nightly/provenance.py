@@ -62,7 +62,10 @@ class Changes:
         if change.whole:
             return "its judge changed: " + "; ".join(change.whole)
         used = set(metric_spec.prompts) | ({"_rubric"} if metric_spec.plan == "rubric" else set())
+        used.add(f"aligned:{metric_spec.name}")
         touched = sorted(used & change.prompts)
+        if f"aligned:{metric_spec.name}" in touched:
+            return "its alignment to your labels changed (judge.aligned: added, removed or refitted)"
         return f"its prompt changed: {', '.join(touched)}" if touched else None
 
 
@@ -88,6 +91,8 @@ def _judge_change(old: JudgeInfo, new: JudgeInfo) -> _JudgeChange:
         before, after = old.prompt_versions.get(name), new.prompt_versions.get(name)
         if before is not None and after is not None and before != after:
             change.prompts.add(name)
+        elif name.startswith("aligned:") and before != after:
+            change.prompts.add(name)  # aligned tonight and not then, or the other way: another scale
     return change
 
 
@@ -113,8 +118,16 @@ def changes_since(baseline: Report, current: Report) -> Changes:
             for line in change.whole:
                 by_line[line].append(run.name)
             for name in sorted(change.prompts):
-                by_line[f"prompt {name} changed (version {old.metadata.judge.prompt_versions[name]} -> "
-                        f"{run.metadata.judge.prompt_versions[name]})"].append(run.name)  # fmt: skip
+                before = old.metadata.judge.prompt_versions.get(name)
+                after = run.metadata.judge.prompt_versions.get(name)
+                if name.startswith("aligned:"):
+                    metric = name.split(":", 1)[1]
+                    what = (
+                        "aligned" if before is None else "no longer aligned" if after is None else "realigned"
+                    )
+                    by_line[f"judge {what} to your labels for {metric}"].append(run.name)
+                    continue
+                by_line[f"prompt {name} changed (version {before} -> {after})"].append(run.name)
     for line, runs in by_line.items():
         changes.lines.append(f"{line} (run{'s' if len(runs) > 1 else ''} {', '.join(runs)})")
     if baseline.metadata.ragmetrics_version != current.metadata.ragmetrics_version:

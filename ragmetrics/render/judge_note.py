@@ -17,7 +17,7 @@ from typing import Any
 
 from ragmetrics.schema import JudgeInfo
 
-__all__ = ["LOCAL_GUIDANCE", "WEAK_AUC", "judge_line", "judge_note", "public_agreement"]
+__all__ = ["LOCAL_GUIDANCE", "WEAK_AUC", "aligned_lines", "judge_line", "judge_note", "public_agreement"]
 
 _ASSET = Path(__file__).resolve().parents[1] / "judge" / "backends" / "assets" / "public_agreement.json"
 
@@ -54,10 +54,14 @@ def public_agreement() -> dict[str, Any]:
 
 
 def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) -> str | None:
-    """The note for `judge` (one line, then a line per metric of `metrics` the figures cover), or None for an
-    LLM judge (whose backend and model the report already names)."""
-    if judge is None or judge.backend != "local":
+    """The note for `judge` (one line, then a line per metric of `metrics` the figures cover, then a line per
+    metric aligned to the team's labels), or None for an unaligned LLM judge (whose backend and model the
+    report already names)."""
+    if judge is None:
         return None
+    aligned = aligned_lines(judge)
+    if judge.backend != "local":
+        return "\n".join(["judge aligned to your labels (docs/trust.md):", *aligned]) if aligned else None
     figures: dict[str, dict[str, float]] = public_agreement()["auc"]
     wanted = [m for m in (metrics if metrics is not None else figures) if m in figures]
     lines = [
@@ -80,7 +84,19 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
             lines.append(f"  ! {metric} {span} on {sets}, below {WEAK_AUC} on {where}: {guidance}")
         else:
             lines.append(f"  {metric} {span} on {sets}" + (f": {guidance}" if guidance else ""))
-    return "\n".join(lines)
+    return "\n".join([*lines, *aligned])
+
+
+def aligned_lines(judge: JudgeInfo) -> list[str]:
+    """'  aligned faithfulness: aligned on 120 labels (head): held-out ...' per aligned metric (judge.aligned)."""
+    aligned = judge.settings.get("aligned")
+    if not isinstance(aligned, dict):
+        return []
+    return [
+        f"  aligned {metric}: {entry.get('summary')}"
+        for metric, entry in sorted(aligned.items())
+        if isinstance(entry, dict)
+    ]
 
 
 def judge_line(judge: JudgeInfo | None) -> str:

@@ -31,6 +31,7 @@ class LabelledSamples:
     lines: list[int]
     kind: Literal["binary", "graded"]
     source: str
+    run: str | None = None
 
 
 def labels_sha256(source: str) -> str:
@@ -44,6 +45,17 @@ def join_labels(
     samples: Sequence[RagSample], human: HumanLabels, metric: str, *, run: str | None, folds: int
 ) -> LabelledSamples:
     by_id = {s.id: s for s in samples}
+    if run is None:
+        runs = sorted({lab.run for lab in human.labels if lab.metric == metric and lab.run is not None})
+        if len(runs) == 1:
+            run = runs[0]  # every run-specific label is of one run: these samples are its outputs
+        elif len(runs) > 1:
+            raise InputError(
+                f"the labels of {metric!r} describe the outputs of runs {', '.join(runs)}: say which one these "
+                "samples are with --run (run=...)",
+                source=human.source,
+                field="run",
+            )
     found = human.for_metric(metric, run)
     if not found:
         have = ", ".join(human.metrics()) or "none"
@@ -93,4 +105,4 @@ def join_labels(
             source=human.source,
             field="label",
         )
-    return LabelledSamples(chosen, y, lines, kind, human.source)
+    return LabelledSamples(chosen, y, lines, kind, human.source, run)

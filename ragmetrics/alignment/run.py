@@ -233,6 +233,9 @@ class _Aligner:
             for i, j, p in wrong
         ]
         base = state.edit or PromptEdit()
+        left = self.scorer.remaining()
+        if left is not None and left < 1:
+            raise BudgetExceeded("a guidance request needs 1 judge call, 0 left of the budget")
         proposals = propose_guidance(
             self.make_judge(None), self.instructions, base.guidance, shown, self.reads, GUIDANCE_CANDIDATES
         )
@@ -470,7 +473,7 @@ def align_judge(
             "sha256": labels_sha256(data.source),
             "count": len(data.samples),
             "kind": data.kind,
-            "run": run,
+            "run": data.run,
         },
         statistic=statistic,
         threshold=threshold,
@@ -508,7 +511,7 @@ def align_judge(
             metric=metric, backend=backend, model=info.model, embedder=info.embedding_model, steps=list(kept),
             prompt_edit=final.edit, head=final.head, calibration=final.calibration,
             labels=LabelProvenance(source=data.source, sha256=report.labels["sha256"], count=len(data.samples),
-                                   kind=data.kind, folds=folds, seed=seed, runs=[run] if run else []),
+                                   kind=data.kind, folds=folds, seed=seed, runs=[data.run] if data.run else []),
             heldout=HeldOutFigure(statistic=statistic, n=report.n, before=decided.before.estimate,
                                   before_low=decided.before.low, before_high=decided.before.high,
                                   after=decided.after.estimate, after_low=decided.after.low,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ragmetrics.cli._common import add_judge_arguments
 from ragmetrics.errors import InputError
@@ -25,15 +25,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "`judge: {aligned: DIR}`) when a step was kept, and a report in JSON, Markdown and HTML always "
         "(docs/trust.md).",
     )
-    parser.add_argument("labels", type=Path, help="the labels file")
+    parser.add_argument(
+        "labels",
+        type=Path,
+        nargs="?",
+        help="the labels file (default with --config: its human_labels, a file or dataset columns)",
+    )
     parser.add_argument(
         "-m", "--metric", nargs="+", required=True, dest="metrics", help="judge metric(s) to align"
     )
     parser.add_argument(
         "--samples",
         type=Path,
-        required=True,
-        help="a night's report folder (or its report.json) or a QA file",
+        help="a night's report folder (or its report.json) or a QA file (default with --config: the config's "
+        "latest night when it kept judged samples, else its dataset)",
     )
     parser.add_argument(
         "--run", help="the run whose outputs were labelled (a night folder with several runs)"
@@ -88,6 +93,44 @@ def _samples(path: Path, run: str | None) -> tuple[list[object], str | None]:
     return list(read_qa(path)), run
 
 
+def _labels_and_samples(args: argparse.Namespace, config: Any) -> tuple[Any, list[object], str | None]:
+    """The labels (LABELS, or the config's human_labels) and the samples they label (--samples, or the
+    config's latest night, or its dataset)."""
+    from ragmetrics.nightly.judged_samples import FILENAME
+    from ragmetrics.trust.labels import labels_from_columns, load_labels
+
+    if args.labels is None and (config is None or config.human_labels is None):
+        raise InputError("give the labels file, or --config with a human_labels section", field="labels")
+    samples_path = args.samples
+    if samples_path is None:
+        if config is None:
+            raise InputError("give --samples: a night's report folder or a QA file", field="--samples")
+        latest = config.output.dir / "latest"
+        samples_path = latest if (latest / FILENAME).exists() else None
+    dataset = None
+    if samples_path is None or (args.labels is None and config.human_labels.columns is not None):
+        from ragmetrics.nightly.load import load_dataset
+
+        columns = sorted(set((config.human_labels.columns or {}).values())) if config.human_labels else []
+        dataset = load_dataset(config.dataset, progress=False, keep=columns)
+    if args.labels is not None:
+        labels = load_labels(args.labels, scale=args.scale)
+    elif config.human_labels.columns is not None:
+        assert dataset is not None
+        scale = args.scale if args.scale is not None else config.human_labels.scale
+        labels = labels_from_columns(
+            dataset.kept, config.human_labels.columns, source=dataset.source, scale=scale
+        )
+    else:
+        scale = args.scale if args.scale is not None else config.human_labels.scale
+        labels = load_labels(config.human_labels.path, scale=scale)
+    if samples_path is None:
+        assert dataset is not None
+        return labels, list(dataset), args.run
+    samples, run = _samples(samples_path, args.run)
+    return labels, samples, run
+
+
 def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.alignment import align_judge, plan_alignment
     from ragmetrics.alignment.labelled import join_labels
@@ -95,7 +138,6 @@ def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.select import resolve_backend
     from ragmetrics.judge.settings import JudgeSettings
-    from ragmetrics.trust.labels import load_labels
 
     config = None
     if args.config is not None:
@@ -112,8 +154,7 @@ def run_command(args: argparse.Namespace) -> int:
             backend=backend, base_url=args.base_url, model=args.model, api_key_env=args.api_key_env,
             cache_path=args.cache,
         )  # fmt: skip
-    labels = load_labels(args.labels, scale=args.scale)
-    samples, run = _samples(args.samples, args.run)
+    labels, samples, run = _labels_and_samples(args, config)
     typed = [s for s in samples if isinstance(s, RagSample)]
     say = (lambda m: print(m, file=sys.stderr)) if sys.stderr.isatty() else (lambda m: None)
 

@@ -163,3 +163,30 @@ def test_cut_isotonic_head_and_folds_by_hand() -> None:
     for f in range(3):
         members = [i for i in range(16) if folds[i] == f]
         assert 1 <= sum(1 for i in members if i >= 10) <= 3 and 3 <= sum(1 for i in members if i < 10) <= 4
+
+
+def test_graded_labels_and_a_run_column(tmp_path: Path) -> None:
+    samples = _samples(24)
+    rows = [
+        (i + 2, {"sample_id": s["id"], "metric": "faithfulness", "label": (i * 7) % 4, "run": "rag"})
+        for i, s in enumerate(samples)
+    ]
+    from ragmetrics.trust.labels import labels_from_rows as from_rows
+
+    labels = from_rows(rows, source="graded.csv", scale=3)
+    report = align_judge(
+        samples, labels, "faithfulness", judge=_settings(tmp_path), folds=2, steps=["calibration"]
+    )
+    assert report.labels["kind"] == "graded" and report.labels["run"] == "rag"  # the one run the labels name
+    assert "spearman" in {f.statistic for f in report.figures} and "kendall" in {
+        f.statistic for f in report.figures
+    }
+    assert all("isotonic" in c for c in report.steps[0].choices)
+    two = from_rows([*rows, (99, {"sample_id": "q000", "metric": "faithfulness", "label": 1, "run": "other"})],
+                    source="graded.csv", scale=3)  # fmt: skip
+    with pytest.raises(InputError, match="runs other, rag: say which one"):
+        align_judge(samples, two, "faithfulness", judge=_settings(tmp_path), folds=2)
+    report = align_judge(
+        samples, two, "faithfulness", judge=_settings(tmp_path), folds=2, run="rag", steps=["calibration"]
+    )
+    assert report.n == 24

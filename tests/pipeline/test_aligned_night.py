@@ -99,3 +99,20 @@ def test_align_a_night_then_judge_with_it(
         "faithfulness" in line and "alignment to your labels changed" in line
         for line in night.gate.not_comparable
     )
+
+
+def test_align_from_a_config_with_labels_in_dataset_columns(
+    qa_dir: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = qa_rows()
+    for i, row in enumerate(rows):
+        row["human_faith"] = i % 2 if i < 12 else None
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    config = write_config(judge=JUDGE, human_labels={"columns": {"faithfulness": "human_faith"}})
+    out = qa_dir / "aligned"
+    assert main(["align", "--config", str(config), "-m", "faithfulness", "-o", str(out), "--folds", "2"]) == 0
+    report = json.loads((out / "faithfulness.alignment.json").read_text())
+    assert report["labels"]["count"] == 12 and report["labels"]["source"].endswith("qa.jsonl")
+    capsys.readouterr()
+    assert main(["align", "-m", "faithfulness", "-o", str(out)]) == 2
+    assert "give the labels file, or --config" in capsys.readouterr().err

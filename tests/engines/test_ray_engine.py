@@ -203,6 +203,62 @@ def test_judging_across_workers_equals_the_local_judge_and_merges_the_cache(
         server.stop()
 
 
+def test_an_aligned_judge_across_workers_equals_the_local_one(
+    engine: RayEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """judge: {aligned: DIR} reaches every worker: the aligned prompt (its own cache keys) and calibration."""
+    from datetime import UTC, datetime
+
+    from ragmetrics.judge.aligned.artifact import AlignedMetric, AlignedSet, HeldOutFigure, LabelProvenance
+    from ragmetrics.judge.aligned.calibration import fit_cut
+    from ragmetrics.judge.aligned.prompt_edit import LabelledExample, PromptEdit
+    from ragmetrics.judge.base import RagSample
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.select import make_judge
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    entry = AlignedMetric(
+        metric="context_recall", backend="openai", model="test-model", steps=["few_shot", "calibration"],
+        prompt_edit=PromptEdit(guidance="Count a statement only when a chunk states it.", examples=[
+            LabelledExample(sample_id="x", fields={"question": "q?", "reference": "r."}, label=1.0)]),
+        calibration=fit_cut([0.2, 0.6, 0.8, 0.9], [0, 0, 1, 1]),
+        labels=LabelProvenance(source="l.csv", sha256="0" * 64, count=4, kind="binary", folds=2, seed=0),
+        heldout=HeldOutFigure(statistic="balanced_accuracy", n=4, before=0.5, after=1.0),
+        created_at=datetime.now(UTC), ragmetrics_version="test",
+    )  # fmt: skip
+    aligned = tmp_path / "aligned"
+    aligned.mkdir()
+    (aligned / "aligned.json").write_text(AlignedSet(metrics={"context_recall": entry}).model_dump_json())
+    server = LoopbackServer().start()
+    try:
+        samples = [RagSample.model_validate(s) for s in _samples(10)]
+        metrics = ["context_precision", "context_recall"]
+        session = engine.judge_session(_settings(server, tmp_path / "ray.sqlite", aligned=aligned))
+        sharded = session.score(samples, metrics, name="r", progress=False)
+        session.close()
+        local = evaluate_rag(
+            samples,
+            metrics,
+            make_judge(_settings(server, tmp_path / "local.sqlite", aligned=aligned)),
+            name="r",
+        )
+        plain = evaluate_rag(
+            samples, metrics, make_judge(_settings(server, tmp_path / "plain.sqlite")), name="r"
+        )
+        assert sharded.per_query == local.per_query
+        assert sharded.per_query != plain.per_query  # the calibration moved context_recall
+        assert all(
+            sharded.per_query[q]["context_precision"] == plain.per_query[q]["context_precision"]
+            for q in plain.per_query
+        )
+        assert (
+            sharded.metadata.judge is not None
+            and "aligned:context_recall" in sharded.metadata.judge.prompt_versions
+        )
+    finally:
+        server.stop()
+
+
 def test_a_killed_worker_costs_only_its_calls_in_flight(
     engine: RayEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -520,6 +520,8 @@ def align_judge(
         )  # fmt: skip
         report.written = str(_write_aligned(Path(out_dir), entry))
     report.verdict = _verdict(report)
+    if not kept and out_dir is not None and _drop_aligned(Path(out_dir), metric):
+        report.verdict += f"; the earlier alignment of {metric} in {Path(out_dir) / FILENAME} was removed"
     report.seconds = round(time.perf_counter() - started, 2)
     if out_dir is not None:
         from ragmetrics.alignment.render import write_reports
@@ -542,17 +544,44 @@ def _write_aligned(out_dir: Path, entry: AlignedMetric) -> Path:
     """Add (or replace) `entry` in DIR/aligned.json, keeping other metrics' entries; atomically."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / FILENAME
-    metrics: dict[str, AlignedMetric] = {}
-    if path.exists():
-        from ragmetrics.judge.aligned.artifact import load_aligned
-
-        metrics = dict(load_aligned(path).metrics)
+    metrics = _existing(path)
+    others = sorted({e.backend for name, e in metrics.items() if name != entry.metric} - {entry.backend})
+    if others:
+        raise ConfigError(
+            f"{path} holds metrics aligned for the {others[0]} judge; a folder serves one judge "
+            f"(judge.aligned): write this {entry.backend} alignment to another folder"
+        )
     metrics[entry.metric] = entry
     text = AlignedSet(metrics=metrics).model_dump_json(indent=2)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def _existing(path: Path) -> dict[str, AlignedMetric]:
+    if not path.exists():
+        return {}
+    from ragmetrics.judge.aligned.artifact import load_aligned
+
+    return dict(load_aligned(path).metrics)
+
+
+def _drop_aligned(out_dir: Path, metric: str) -> bool:
+    """Remove an earlier alignment of `metric` from DIR/aligned.json (this one kept no step, so the earlier
+    one no longer stands); True when there was one."""
+    path = out_dir / FILENAME
+    metrics = _existing(path)
+    if metric not in metrics:
+        return False
+    del metrics[metric]
+    if metrics:
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(AlignedSet(metrics=metrics).model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    else:
+        path.unlink()
+    return True
 
 
 def _curve(

@@ -508,7 +508,7 @@ def align_judge(
         report.calibration = final.calibration.describe()
     if kept and out_dir is not None:
         entry = AlignedMetric(
-            metric=metric, backend=backend, model=info.model, embedder=info.embedding_model, steps=list(kept),
+            metric=metric, backend=backend, model=info.model, embedder=_embedder(backend, info), steps=list(kept),
             prompt_edit=final.edit, head=final.head, calibration=final.calibration,
             labels=LabelProvenance(source=data.source, sha256=report.labels["sha256"], count=len(data.samples),
                                    kind=data.kind, folds=folds, seed=seed, runs=[data.run] if data.run else []),
@@ -557,6 +557,14 @@ def _write_aligned(out_dir: Path, entry: AlignedMetric) -> Path:
     tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def _embedder(backend: str, info: Any) -> str | None:
+    """What the fitted numbers are tied to besides the backend: the local judge's model choice (its cosines
+    are on that model's scale), or the LLM judge's embedding model."""
+    if backend == "local":
+        return str(info.settings.get("local_model", info.embedding_model))
+    return str(info.embedding_model) if info.embedding_model else None
 
 
 def _existing(path: Path) -> dict[str, AlignedMetric]:

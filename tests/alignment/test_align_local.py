@@ -190,3 +190,33 @@ def test_graded_labels_and_a_run_column(tmp_path: Path) -> None:
         samples, two, "faithfulness", judge=_settings(tmp_path), folds=2, run="rag", steps=["calibration"]
     )
     assert report.n == 24
+
+
+def test_a_head_is_refused_for_another_backend_or_embedder(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from ragmetrics.judge.aligned.artifact import AlignedMetric, AlignedSet, HeldOutFigure, LabelProvenance
+    from ragmetrics.judge.select import make_judge
+
+    head = fit_head([{"judge_logit": float(x)} for x in range(-3, 4)], [0, 0, 0, 1, 1, 1, 1], penalty=10.0)
+    entry = AlignedMetric(
+        metric="faithfulness", backend="local", model="m", embedder="e5", steps=["head"], head=head,
+        labels=LabelProvenance(source="l.csv", sha256="0" * 64, count=7, kind="binary", folds=2, seed=0),
+        heldout=HeldOutFigure(statistic="roc_auc", n=7, before=0.5, after=0.9), created_at=datetime.now(UTC),
+        ragmetrics_version="test",
+    )  # fmt: skip
+    (tmp_path / "aligned.json").write_text(AlignedSet(metrics={"faithfulness": entry}).model_dump_json())
+    with pytest.raises(ConfigError, match="fitted with local_model 'e5', this judge uses 'minilm'"):
+        make_judge(JudgeSettings(backend="local", local_model="minilm", aligned=tmp_path, cache_path=None))
+    assert (
+        make_judge(
+            JudgeSettings(backend="local", local_model="e5", aligned=tmp_path, cache_path=None)
+        ).backend
+        == "local"
+    )
+    with pytest.raises(ConfigError, match="aligned for the local judge, but this judge is openai"):
+        make_judge(
+            JudgeSettings(
+                backend="openai", base_url="http://127.0.0.1:9/v1", aligned=tmp_path, cache_path=None
+            )
+        )

@@ -46,6 +46,20 @@ class AlignedJudge:
 
     def __init__(self, inner: Judge, aligned: AlignedSet, source: str = "aligned") -> None:
         check_backend(aligned, inner.backend, source)
+        if inner.backend == "local":
+            used = inner.info().settings.get("local_model")
+            for name, entry in aligned.metrics.items():
+                if (
+                    entry.head is not None
+                    and entry.embedder is not None
+                    and used is not None
+                    and entry.embedder != used
+                ):
+                    raise ConfigError(
+                        f"judge.aligned: {source}: {name}'s head was fitted with local_model {entry.embedder!r}, "
+                        f"this judge uses {used!r}: its cosines are on another model's scale; set local_model "
+                        f"{entry.embedder!r} or align again"
+                    )
         self.inner = inner
         self.aligned = aligned
         self.source = source

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,7 +34,7 @@ from ragmetrics.alignment.labelled import LabelledSamples, join_labels, labels_s
 from ragmetrics.alignment.llm_steps import choose_examples, propose_guidance
 from ragmetrics.alignment.report import AlignmentReport, CurvePoint, Est, FigureRow, StepReport
 from ragmetrics.alignment.scoring import BudgetExceeded, Judged, Scorer
-from ragmetrics.errors import ConfigError, InputError, JudgeError
+from ragmetrics.errors import FAILURE_CAUSES, ConfigError, FailureCause, InputError, JudgeError
 from ragmetrics.judge.aligned.artifact import (
     FILENAME,
     AlignedMetric,
@@ -124,6 +124,17 @@ class _Aligner:
         self.y = data.labels
         self.fold_of = stratified_folds(self.y.tolist(), folds, seed)
         self.reads = _reads(metric)
+        self._rows: dict[tuple[str, int], dict[str, float]] = {}
+
+    def evidence(self, state: State, i: int, j: Judged) -> dict[str, float]:
+        """Sample i's evidence features under `state`'s prompt, computed once (the head and the curve refit
+        on them many times)."""
+        key = ("" if state.edit is None else state.edit.model_dump_json(), i)
+        row = self._rows.get(key)
+        if row is None:
+            assert j.value is not None
+            row = self._rows[key] = evidence_features(self.samples[i], j.value, j.verdicts)
+        return row
 
     # -- scores under a state ---------------------------------------------------------------------------
     def judged(self, state: State, idx: Sequence[int]) -> list[Judged]:
@@ -136,9 +147,7 @@ class _Aligner:
                 continue
             value = j.value
             if state.head is not None:
-                value = float(
-                    state.head.probability([evidence_features(self.samples[i], value, j.verdicts)])[0]
-                )
+                value = float(state.head.probability([self.evidence(state, i, j)])[0])
             if state.calibration is not None:
                 value = float(state.calibration.apply([value])[0])
             out[n] = value
@@ -176,7 +185,7 @@ class _Aligner:
             rows, ys = [], []
             for i, j in zip(train, judged, strict=True):
                 if j.value is not None:
-                    rows.append(evidence_features(self.samples[i], j.value, j.verdicts))
+                    rows.append(self.evidence(state, i, j))
                     ys.append(float(self.y[i]))
             head = fit_head(rows, ys, seed=self.seed)
             return replace(state, head=head, calibration=None), f"penalty {head.penalty:g}"
@@ -369,6 +378,15 @@ def align_judge(
         data.samples[i].id: str(j.failure) for i, j in zip(everyone, baseline, strict=True) if j.value is None
     }
     usable = [i for i in everyone if data.samples[i].id not in excluded]
+    failed = {k: v for k, v in excluded.items() if v != "not applicable"}
+    if len(failed) * 2 > len(everyone):
+        first_id, first_cause = next(iter(failed.items()))
+        cause = first_cause.split(":", 1)[0]
+        raise JudgeError(
+            f"the judge could not score {len(failed)} of {len(everyone)} labelled samples (e.g. {first_id}: "
+            f"{first_cause}); nothing to align on: fix the judge and run again (verdicts already given are cached)",
+            cause=cast(FailureCause, cause) if cause in FAILURE_CAUSES else "internal_error",
+        )
     y_usable = data.labels[usable]
     if len(set((y_usable >= threshold).tolist())) < 2:
         raise InputError(

@@ -184,13 +184,19 @@ def run_command(args: argparse.Namespace) -> int:
         )
         return 0
 
-    if config is not None:
-        from ragmetrics.nightly.pipeline import own_metrics
+    from ragmetrics.errors import JudgeError
 
-        with own_metrics(config):
+    try:
+        if config is not None:
+            from ragmetrics.nightly.pipeline import own_metrics
+
+            with own_metrics(config):
+                for metric in args.metrics:
+                    one(metric)
+        else:
             for metric in args.metrics:
                 one(metric)
-    else:
-        for metric in args.metrics:
-            one(metric)
+    except JudgeError as exc:
+        print(f"ragmetrics: alignment incomplete (exit 3): {exc.cause}: {exc}", file=sys.stderr)
+        return int(ExitCode.INCOMPLETE)
     return int(ExitCode.OK)

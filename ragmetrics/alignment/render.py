@@ -95,6 +95,7 @@ def _svg_curve(r: AlignmentReport) -> str:
     highs = [v.high if v.high is not None else v.estimate for _, v in points]
     lo, hi = min(x for x in lows if x is not None), max(x for x in highs if x is not None)
     lo, hi = (lo - 0.05, hi + 0.05) if hi > lo else (lo - 0.1, hi + 0.1)
+    hi = min(hi, 1.0)  # every statistic here is at most 1
     w, h, pad = 420, 200, 36
 
     def xy(share: float, v: float) -> tuple[float, float]:
@@ -122,6 +123,11 @@ def _svg_curve(r: AlignmentReport) -> str:
     return "".join(parts)
 
 
+def _excluded(r: AlignmentReport) -> str:
+    shown = ", ".join(f"{k} ({v})" for k, v in list(r.excluded.items())[:5])
+    return f"<p>{len(r.excluded)} labelled samples the judge could not score are left out: {html.escape(shown)}</p>"
+
+
 def page(r: AlignmentReport) -> str:
     e = html.escape
 
@@ -136,6 +142,7 @@ def page(r: AlignmentReport) -> str:
         f"<p>Judge {e(str(r.judge.get('backend')))} / {e(str(r.judge.get('model')))}; {r.labels['count']} "
         f"{e(str(r.labels['kind']))} labels from <code>{e(str(r.labels['source']))}</code>; {r.folds} folds, seed {r.seed}. "
         "Every figure is on labels the alignment that scored them never saw.</p>",
+        *([_excluded(r)] if r.excluded else []),
         "<h2>Held-out agreement</h2>",
         table(["statistic", "judge as it is", "aligned"], [[f.statistic, _fmt(f.before), _fmt(f.after)] for f in r.figures]),
         "<h2>Steps</h2>",

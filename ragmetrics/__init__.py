@@ -40,6 +40,9 @@ _EXPORTS: dict[str, str] = {
     "ppi_difference": "ragmetrics.trust",
     "judge_noise_stats": "ragmetrics.trust",
     "load_labels": "ragmetrics.trust",
+    "align_judge": "ragmetrics.alignment",
+    "AlignedJudge": "ragmetrics.judge.aligned.judge",
+    "load_aligned": "ragmetrics.judge.aligned.artifact",
     # nightly job
     "load_config": "ragmetrics.nightly.config",
     "run_pipeline": "ragmetrics.nightly.pipeline",
@@ -56,6 +59,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AlignedJudge",
     "ConfigError",
     "InputError",
     "JudgeError",
@@ -67,6 +71,7 @@ __all__ = [
     "RunResult",
     "SubtopicQrels",
     "__version__",
+    "align_judge",
     "build_testset",
     "compare",
     "compare_results",
@@ -78,6 +83,7 @@ __all__ = [
     "fuse",
     "judge_agreement",
     "judge_noise_stats",
+    "load_aligned",
     "load_config",
     "load_labels",
     "load_metric_file",
@@ -94,11 +100,14 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from ragmetrics.alignment import align_judge
     from ragmetrics.api import compare
     from ragmetrics.comparison.pairs import compare_results
     from ragmetrics.comparison.seeds import seed_report
     from ragmetrics.comparison.tukey import tukey_pairs
     from ragmetrics.errors import ConfigError, InputError, JudgeError
+    from ragmetrics.judge.aligned.artifact import load_aligned
+    from ragmetrics.judge.aligned.judge import AlignedJudge
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.evaluate import evaluate_rag
     from ragmetrics.judge.own_metrics import load_metric_file, python_metric

@@ -59,7 +59,8 @@ def choose_examples(
             (i for i in usable if (predictions[i] >= threshold) != (labels[i] >= threshold)),
             key=lambda i: (-abs(predictions[i] - labels[i]), i),
         )
-        right = [i for i in usable if i not in set(wrong)]
+        wrong_set = set(wrong)
+        right = [i for i in usable if i not in wrong_set]
         picked: list[int] = []
         for tier in (wrong, right):
             pool = list(tier)

@@ -25,6 +25,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.cli": "cli",
     "ragmetrics.nightly": "nightly",
     "ragmetrics.history": "nightly",
+    "ragmetrics.live": "nightly",
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",

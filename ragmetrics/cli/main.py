@@ -29,6 +29,7 @@ _COMMANDS = (
     "bless",
     "score",
     "align",
+    "watch",
 )
 
 

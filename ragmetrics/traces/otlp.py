@@ -18,7 +18,7 @@ from typing import Any
 from ragmetrics.errors import InputError
 from ragmetrics.traces._lines import json_lines_or_document
 
-__all__ = ["Span", "read_otlp_json"]
+__all__ = ["Span", "read_otlp_json", "spans_of_request"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class Span:
     end_ns: int
     attributes: dict[str, Any] = field(default_factory=dict)
     line: int = 0
+    error: bool = False
+    """The span's status is ERROR (OTLP `status.code` 2, or "STATUS_CODE_ERROR" as some exporters write it)."""
 
     @property
     def seconds(self) -> float:
@@ -111,7 +113,20 @@ def _spans_of(request: Any, line: int) -> Iterator[Span]:
                     end_ns=end,
                     attributes=_attributes(raw.get("attributes"), f"span {name!r}"),
                     line=line,
+                    error=_is_error(raw.get("status")),
                 )
+
+
+def _is_error(status: Any) -> bool:
+    if not isinstance(status, dict):
+        return False
+    code = status.get("code")
+    return code in (2, "2", "STATUS_CODE_ERROR", "ERROR")
+
+
+def spans_of_request(request: Any, *, line: int = 0, source: str = "request") -> list[Span]:
+    """The spans of one OTLP JSON export request; an InputError naming `source` and `line` if it is not one."""
+    return _checked_spans(request, line, source)
 
 
 def read_otlp_json(path: Path) -> list[Span]:

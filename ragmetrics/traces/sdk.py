@@ -22,6 +22,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import StatusCode
 
 from ragmetrics.traces.openinference import TraceSet, traces_from_spans
 from ragmetrics.traces.otlp import Span
@@ -46,6 +47,7 @@ def span_from_sdk(span: ReadableSpan) -> Span:
         start_ns=span.start_time or 0,
         end_ns=span.end_time or 0,
         attributes=attributes,
+        error=span.status.status_code == StatusCode.ERROR,
     )
 
 

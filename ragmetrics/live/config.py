@@ -1,0 +1,176 @@
+"""`ragmetrics watch CONFIG`: what to read, how much of it to judge, with which metrics, in which windows, and
+when to alert (docs/online.md). A YAML file of its own, validated as strictly as a night's config: every
+problem is a ConfigError naming the file and key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ragmetrics._yaml import read_yaml_file
+from ragmetrics.errors import ConfigError
+from ragmetrics.judge.base import JUDGE_METRICS
+from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.nightly.config import format_validation_error
+
+__all__ = ["WatchConfig", "load_watch_config", "window_seconds"]
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(m|h|d)\s*$")
+_UNITS = {"m": 60, "h": 3600, "d": 86400}
+OPERATIONAL = ("latency_s", "tokens", "cost")
+
+
+def window_seconds(text: str) -> int:
+    m = _DURATION.match(text)
+    if m is None or int(m.group(1)) <= 0:
+        raise ValueError(
+            f"a window is a whole number of minutes, hours or days such as '15m', '1h', '1d'; got {text!r}"
+        )
+    seconds = int(m.group(1)) * _UNITS[m.group(2)]
+    if 86400 % seconds and seconds % 86400:
+        raise ValueError(
+            f"window {text!r} does not divide a day (or a whole number of days): windows would drift"
+        )
+    return seconds
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class SourceConfig(_Section):
+    """Where new traces come from."""
+
+    kind: Literal["otlp_file", "receiver"] = Field(
+        description="otlp_file: a growing OTLP JSON file (the Collector's file exporter, rotation followed); "
+        "receiver: an OTLP/HTTP receiver of our own (protobuf and JSON on /v1/traces)"
+    )
+    path: Path | None = Field(default=None, description="otlp_file: the file the exporter writes")
+    listen: str = Field(default="127.0.0.1:4318", description="receiver: host:port to listen on")
+    max_spool_mb: float = Field(
+        default=512.0, gt=0, description="receiver: unread spans kept on disk at most; beyond, it answers 503"
+    )
+    poll_s: float = Field(default=5.0, gt=0, description="seconds between polls")
+    settle_s: float = Field(
+        default=30.0, ge=0, description="a trace is complete when no span of it arrived for this long"
+    )
+
+    @model_validator(mode="after")
+    def _needs(self) -> SourceConfig:
+        if self.kind == "otlp_file" and self.path is None:
+            raise ValueError("kind otlp_file needs path")
+        if self.kind == "receiver":
+            host, _, port = self.listen.rpartition(":")
+            if not host or not port.isdigit() or not 0 <= int(port) < 65536:
+                raise ValueError(f"listen must be host:port, got {self.listen!r}")
+        return self
+
+
+class SegmentRule(_Section):
+    attribute: str = Field(description="a root-span attribute, e.g. user.tier")
+    values: list[str] = Field(min_length=1)
+
+
+class AlwaysRules(_Section):
+    """Traces judged whatever the rate (still within the budget): what a team most needs to see."""
+
+    errors: bool = Field(default=True, description="traces with a span whose status is ERROR")
+    slower_than_s: float | None = Field(default=None, gt=0, description="traces whose root took longer")
+    segment: SegmentRule | None = None
+
+
+class SamplingConfig(_Section):
+    rate: float = Field(
+        default=0.1, ge=0, le=1, description="share of traces judged (by trace id, deterministic)"
+    )
+    seed: int = Field(default=0, description="changes which traces the rate picks, never how many")
+    max_calls_per_window: int | None = Field(
+        default=None,
+        ge=0,
+        description="judge calls (one trace scored on one judge metric) per window, at most",
+    )
+    always: AlwaysRules = Field(default_factory=AlwaysRules)
+
+
+class JudgeSection(JudgeSettings):
+    metrics: list[str] = Field(
+        default_factory=lambda: ["faithfulness", "answer_relevancy"],
+        description="reference-free judge metrics (and your rubrics) to score sampled traces with",
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        unknown = [m for m in v if m not in JUDGE_METRICS]
+        if unknown:
+            raise ValueError(f"unknown judge metric {unknown[0]!r}; metrics: {', '.join(JUDGE_METRICS)}")
+        return v
+
+
+class AlertConfig(_Section):
+    max_drop: float = Field(
+        default=0.0, ge=0, description="allowed drop of a window's mean below the baseline's"
+    )
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="significance of the drop")
+    min_samples: int = Field(default=20, ge=2, description="a window with fewer scored traces is not tested")
+    webhook: str | None = Field(default=None, description="POST each alert as JSON here (http or https)")
+    cluster_by_session: bool = Field(
+        default=True,
+        description="resample whole conversations (session.id) in the interval: turns are not independent",
+    )
+
+    @field_validator("webhook")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is not None and not re.match(r"^https?://[^\s/]+", v):
+            raise ValueError(f"webhook must be an http(s) URL, got {v!r}")
+        return v
+
+
+class WatchConfig(_Section):
+    name: str = "ragmetrics live"
+    source: SourceConfig
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    judge: JudgeSection = Field(default_factory=lambda: JudgeSection(backend="local"))
+    window: str = Field(default="1h", description="window length: '15m', '1h', '1d', ...")
+    baseline_window: str | None = Field(
+        default=None,
+        description="the pinned window alerts compare with (its start, as the store names it); "
+        "default: the first closed window",
+    )
+    alerts: AlertConfig = Field(default_factory=AlertConfig)
+    output: Path = Field(default=Path("ragmetrics-live"), description="the store, history.jsonl and the page")
+
+    @field_validator("window")
+    @classmethod
+    def _window(cls, v: str) -> str:
+        window_seconds(v)
+        return v
+
+
+def load_watch_config(path: str | Path) -> WatchConfig:
+    path = Path(path)
+    data = read_yaml_file(path, what="config")
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    try:
+        config = WatchConfig.model_validate_json(json.dumps(data, default=str), strict=True)
+    except ValidationError as exc:
+        lines = format_validation_error(exc, data)
+        raise ConfigError(f"{path}: " + ("; ".join(lines))) from None
+    base = path.parent.resolve()
+
+    def resolve(p: Path | None) -> Any:
+        return None if p is None else (p if p.is_absolute() else base / p)
+
+    config.source.path = resolve(config.source.path)
+    config.output = resolve(config.output)
+    config.judge.cache_path = resolve(config.judge.cache_path)
+    config.judge.aligned = resolve(config.judge.aligned)
+    return config

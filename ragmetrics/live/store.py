@@ -1,0 +1,247 @@
+"""The watcher's own store (`OUTPUT/live.sqlite`): where it is in its source, which traces it has seen and what
+it decided for each, the spans of traces still arriving, every score with its reason, the windows and the
+alerts already sent.
+
+Every poll is applied in one transaction (new spans and the source's cursor together; a decision and the calls
+it spends together; a trace's scores together), in SQLite's WAL mode with synchronous=FULL: a process killed at
+any point (kill -9 included) leaves the store as it was after the last committed step, so the next start
+resumes from its cursor, never reads a span twice and never scores a trace twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragmetrics.traces.otlp import Span
+
+__all__ = ["Decision", "LiveStore", "StoredScore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cursor (source TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending (trace_id TEXT NOT NULL, span_id TEXT NOT NULL, arrived REAL NOT NULL,
+    span TEXT NOT NULL, PRIMARY KEY (trace_id, span_id));
+CREATE TABLE IF NOT EXISTS traces (trace_id TEXT PRIMARY KEY, window TEXT NOT NULL, started REAL NOT NULL,
+    sampled INTEGER NOT NULL, reason TEXT NOT NULL, scored INTEGER NOT NULL DEFAULT 0, session TEXT,
+    calls INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS scores (trace_id TEXT NOT NULL, metric TEXT NOT NULL, value REAL, failure TEXT,
+    reason TEXT, PRIMARY KEY (trace_id, metric));
+CREATE TABLE IF NOT EXISTS windows (window TEXT PRIMARY KEY, closed INTEGER NOT NULL DEFAULT 0,
+    calls INTEGER NOT NULL DEFAULT 0, summary TEXT);
+CREATE TABLE IF NOT EXISTS alerts (key TEXT PRIMARY KEY, window TEXT NOT NULL, metric TEXT NOT NULL,
+    text TEXT NOT NULL, sent INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+@dataclass(frozen=True)
+class Decision:
+    trace_id: str
+    window: str
+    started: float
+    sampled: bool
+    reason: str
+    session: str | None
+    calls: int
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    trace_id: str
+    metric: str
+    value: float | None
+    failure: str | None
+    reason: str | None
+
+
+def _span_json(span: Span) -> str:
+    return json.dumps(
+        {
+            "trace_id": span.trace_id, "span_id": span.span_id, "parent_id": span.parent_id, "name": span.name,
+            "start_ns": span.start_ns, "end_ns": span.end_ns, "attributes": span.attributes, "error": span.error,
+        },
+        ensure_ascii=False,
+        default=str,
+    )  # fmt: skip
+
+
+def _span_of(text: str) -> Span:
+    data: dict[str, Any] = json.loads(text)
+    return Span(
+        trace_id=data["trace_id"], span_id=data["span_id"], parent_id=data["parent_id"], name=data["name"],
+        start_ns=int(data["start_ns"]), end_ns=int(data["end_ns"]), attributes=data["attributes"],
+        error=bool(data.get("error")),
+    )  # fmt: skip
+
+
+class LiveStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # -- the source ---------------------------------------------------------------------------------------
+    def cursor(self, source: str) -> str | None:
+        row = self.db.execute("SELECT value FROM cursor WHERE source = ?", (source,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def add_spans(self, source: str, cursor: str, spans: Iterable[Span], arrived: float) -> int:
+        """New spans and the cursor after them, in one transaction; spans of traces already decided, and spans
+        seen before, are not kept (a rotated file read twice adds nothing)."""
+        added = 0
+        with self.transaction() as db:
+            for span in spans:
+                if db.execute("SELECT 1 FROM traces WHERE trace_id = ?", (span.trace_id,)).fetchone():
+                    continue
+                cur = db.execute(
+                    "INSERT OR IGNORE INTO pending VALUES (?, ?, ?, ?)",
+                    (span.trace_id, span.span_id, arrived, _span_json(span)),
+                )
+                added += cur.rowcount
+            db.execute("INSERT OR REPLACE INTO cursor VALUES (?, ?)", (source, cursor))
+        return added
+
+    def pending_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(DISTINCT trace_id) FROM pending").fetchone()[0])
+
+    def settled(self, before: float) -> dict[str, list[Span]]:
+        """Traces whose last span arrived before `before`, with their spans."""
+        ids = [
+            r[0]
+            for r in self.db.execute(
+                "SELECT trace_id FROM pending GROUP BY trace_id HAVING MAX(arrived) <= ? ORDER BY MIN(arrived)",
+                (before,),
+            )
+        ]
+        out: dict[str, list[Span]] = {}
+        for trace_id in ids:
+            rows = self.db.execute("SELECT span FROM pending WHERE trace_id = ?", (trace_id,)).fetchall()
+            out[trace_id] = [_span_of(r[0]) for r in rows]
+        return out
+
+    # -- decisions ----------------------------------------------------------------------------------------
+    def decide(self, decision: Decision) -> None:
+        """Record a trace's sampling decision and the judge calls it reserves in its window; the trace's
+        pending spans stay until its scores are stored (a kill in between scores it on the next start)."""
+        with self.transaction() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO traces (trace_id, window, started, sampled, reason, session, calls) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (decision.trace_id, decision.window, decision.started, int(decision.sampled), decision.reason,
+                 decision.session, decision.calls),
+            )  # fmt: skip
+            db.execute("INSERT OR IGNORE INTO windows (window) VALUES (?)", (decision.window,))
+            db.execute(
+                "UPDATE windows SET calls = calls + ? WHERE window = ?", (decision.calls, decision.window)
+            )
+            if not decision.sampled:
+                db.execute("DELETE FROM pending WHERE trace_id = ?", (decision.trace_id,))
+
+    def decision(self, trace_id: str) -> Decision | None:
+        row = self.db.execute(
+            "SELECT trace_id, window, started, sampled, reason, session, calls FROM traces WHERE trace_id = ?",
+            (trace_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Decision(row[0], row[1], row[2], bool(row[3]), row[4], row[5], row[6])
+
+    def calls_used(self, window: str) -> int:
+        row = self.db.execute("SELECT calls FROM windows WHERE window = ?", (window,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def unscored(self) -> dict[str, list[Span]]:
+        """Sampled traces whose scores are not stored yet (a kill between decision and scores), with spans."""
+        ids = [r[0] for r in self.db.execute("SELECT trace_id FROM traces WHERE sampled = 1 AND scored = 0")]
+        out: dict[str, list[Span]] = {}
+        for trace_id in ids:
+            rows = self.db.execute("SELECT span FROM pending WHERE trace_id = ?", (trace_id,)).fetchall()
+            out[trace_id] = [_span_of(r[0]) for r in rows]
+        return out
+
+    # -- scores -------------------------------------------------------------------------------------------
+    def add_scores(self, trace_id: str, scores: Iterable[StoredScore]) -> None:
+        with self.transaction() as db:
+            for s in scores:
+                db.execute(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    (s.trace_id, s.metric, s.value, s.failure, s.reason),
+                )
+            db.execute("UPDATE traces SET scored = 1 WHERE trace_id = ?", (trace_id,))
+            db.execute("DELETE FROM pending WHERE trace_id = ?", (trace_id,))
+
+    def add_scores_only(self, trace_id: str, scores: Iterable[StoredScore]) -> None:
+        """Scores of a trace that stays unscored by the judge (latency, tokens, cost of every trace)."""
+        with self.transaction() as db:
+            for s in scores:
+                db.execute(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    (s.trace_id, s.metric, s.value, s.failure, s.reason),
+                )
+
+    def scores_in(self, window: str) -> list[tuple[StoredScore, str | None]]:
+        rows = self.db.execute(
+            "SELECT s.trace_id, s.metric, s.value, s.failure, s.reason, t.session FROM scores s "
+            "JOIN traces t ON t.trace_id = s.trace_id WHERE t.window = ? ORDER BY t.started, s.trace_id",
+            (window,),
+        ).fetchall()
+        return [(StoredScore(r[0], r[1], r[2], r[3], r[4]), r[5]) for r in rows]
+
+    def window_counts(self, window: str) -> tuple[int, int]:
+        """(traces seen, traces sampled) in `window`."""
+        row = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(sampled), 0) FROM traces WHERE window = ?", (window,)
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    # -- windows and alerts -------------------------------------------------------------------------------
+    def windows(self) -> list[tuple[str, bool]]:
+        return [
+            (r[0], bool(r[1])) for r in self.db.execute("SELECT window, closed FROM windows ORDER BY window")
+        ]
+
+    def close_window(self, window: str, summary: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR IGNORE INTO windows (window) VALUES (?)", (window,))
+            db.execute(
+                "UPDATE windows SET closed = 1, summary = ? WHERE window = ?", (json.dumps(summary), window)
+            )
+
+    def summary(self, window: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT summary FROM windows WHERE window = ?", (window,)).fetchone()
+        return None if row is None or row[0] is None else dict(json.loads(row[0]))
+
+    def alert_sent(self, key: str) -> bool:
+        return (
+            self.db.execute("SELECT 1 FROM alerts WHERE key = ? AND sent = 1", (key,)).fetchone() is not None
+        )
+
+    def record_alert(self, key: str, window: str, metric: str, text: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO alerts VALUES (?, ?, ?, ?, 1)", (key, window, metric, text))
+
+    def alerts(self) -> list[tuple[str, str, str]]:
+        return [
+            (r[0], r[1], r[2])
+            for r in self.db.execute("SELECT window, metric, text FROM alerts ORDER BY window")
+        ]

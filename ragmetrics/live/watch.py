@@ -1,0 +1,389 @@
+"""The watcher: poll the source, decide which complete traces to judge, score them, close windows into the
+history, alert once per episode of a significant drop (docs/online.md).
+
+One poll (`Watcher.poll`) is the unit `ragmetrics watch --once` runs for cron and `watch` repeats: read what is
+new (whole lines, bounded per poll), store it with the cursor, take the traces no span arrived for in
+`settle_s`, record each one's sampling decision (the window's budget is charged in the same transaction),
+score the sampled ones with the judge metrics and store their scores (a kill before that scores them on the
+next start), record latency, tokens and cost of every trace, then close the windows that ended: each becomes
+`OUTPUT/<window>/report.json` and an entry of `OUTPUT/history.jsonl` (so `history.html`, the trend test and
+`ragmetrics history --fail-on-drift` read live windows as nights), and is compared with the baseline window.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmetrics.judge.base import Judge
+from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
+from ragmetrics.live.receiver import OtlpReceiver
+from ragmetrics.live.sampling import Sampler
+from ragmetrics.live.sources import FileCursor, OtlpFileTail
+from ragmetrics.live.store import Decision, LiveStore, StoredScore
+from ragmetrics.live.windows import WindowComparison, compare_windows, window_end, window_of
+from ragmetrics.schema import RunMetadata, RunResult, SampleFailure
+from ragmetrics.traces.openinference import TraceSet, traces_from_spans
+from ragmetrics.traces.otlp import Span
+
+__all__ = ["PollResult", "Watcher"]
+
+Say = Callable[[str], None]
+MAX_READS_PER_POLL = 16
+
+
+@dataclass
+class PollResult:
+    spans: int = 0
+    decided: int = 0
+    sampled: int = 0
+    scored: int = 0
+    closed: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class Watcher:
+    def __init__(
+        self, config: WatchConfig, *, say: Say | None = None, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.config = config
+        self.say = say or _say
+        self.clock = clock
+        self.seconds = window_seconds(config.window)
+        config.output.mkdir(parents=True, exist_ok=True)
+        self.store = LiveStore(config.output / "live.sqlite")
+        self.metrics = list(config.judge.metrics)
+        self.sampler = Sampler(config.sampling, len(self.metrics))
+        self.receiver: OtlpReceiver | None = None
+        if config.source.kind == "receiver":
+            spool = config.output / "spool" / "otlp.jsonl"
+            self.receiver = OtlpReceiver(
+                config.source.listen, spool, max_spool_bytes=int(config.source.max_spool_mb * (1 << 20))
+            )
+            self.tail = OtlpFileTail(spool)
+            self.source_key = f"receiver:{spool}"
+        else:
+            assert config.source.path is not None
+            self.tail = OtlpFileTail(config.source.path)
+            self.source_key = f"file:{config.source.path}"
+        self._judge: Judge | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.receiver is not None:
+            self.receiver.start()
+            self.say(f"ragmetrics watch: receiving OTLP/HTTP traces at {self.receiver.url}/v1/traces")
+        self.say(f"ragmetrics watch: {self.sampler.estimate(self._last_window_traffic())}")
+
+    def close(self) -> None:
+        if self.receiver is not None:
+            self.receiver.stop()
+        self.store.close()
+
+    def _last_window_traffic(self) -> float | None:
+        closed = [w for w, done in self.store.windows() if done]
+        if not closed:
+            return None
+        seen, _ = self.store.window_counts(closed[-1])
+        return float(seen)
+
+    def judge(self) -> Judge:
+        if self._judge is None:
+            from ragmetrics.judge.select import make_judge
+
+            settings = self.config.judge.model_copy()
+            self._judge = make_judge(settings)
+        return self._judge
+
+    # -- one poll -----------------------------------------------------------------------------------------
+    def poll(self, *, final: bool = False) -> PollResult:
+        """Read, decide, score and close windows once; `final` (watch --once) treats every trace read as
+        complete."""
+        out = PollResult()
+        self._read(out)
+        now = self.clock()
+        before = float("inf") if final else now - self.config.source.settle_s
+        ready = self.store.settled(before)
+        if ready:
+            self._decide(ready, out)
+        unscored = self.store.unscored()
+        if unscored:
+            self._score(unscored, out)
+        self._close_windows(now, out, final=final)
+        for note in out.notes:
+            self.say(f"ragmetrics watch: {note}")
+        return out
+
+    def _read(self, out: PollResult) -> None:
+        for _ in range(MAX_READS_PER_POLL):
+            cursor = FileCursor.loads(self.store.cursor(self.source_key))
+            polled = self.tail.poll(cursor)
+            out.notes.extend(polled.notes)
+            if polled.cursor is None:
+                return
+            out.spans += self.store.add_spans(
+                self.source_key, polled.cursor.dumps(), polled.spans, self.clock()
+            )
+            if self.receiver is not None and self.receiver.consumed(polled.cursor.offset):
+                reset = FileCursor(polled.cursor.inode, 0, 0)
+                self.store.add_spans(self.source_key, reset.dumps(), [], self.clock())
+            if not polled.more:
+                return
+        out.notes.append("more spans wait in the source than one poll reads: they are read on the next polls")
+
+    def _decide(self, ready: dict[str, list[Span]], out: PollResult) -> None:
+        traces = traces_from_spans([s for spans in ready.values() for s in spans], source=self.source_key)
+        for trace_id, spans in ready.items():
+            if self.store.decision(trace_id) is not None:
+                continue
+            started = min(s.start_ns for s in spans) / 1e9
+            window = window_of(started, self.seconds)
+            closed = dict(self.store.windows()).get(window, False)
+            if closed:
+                out.notes.append(f"trace {trace_id} arrived after its window {window} closed: not counted")
+                choice_sampled, reason, calls = False, f"late: window {window} had closed", 0
+            else:
+                choice = self.sampler.choose(trace_id, spans, self.store.calls_used(window))
+                choice_sampled, reason, calls = choice.sampled, choice.reason, choice.calls
+            session = traces.sessions.get(trace_id)
+            operational = _operational(traces, trace_id)
+            self.store.decide(Decision(trace_id, window, started, choice_sampled, reason, session, calls))
+            if operational and not closed:
+                self.store.add_scores_only(trace_id, operational)
+            out.decided += 1
+            out.sampled += int(choice_sampled)
+
+    def _score(self, unscored: dict[str, list[Span]], out: PollResult) -> None:
+        from ragmetrics.judge.evaluate import evaluate_rag
+
+        spans = [s for group in unscored.values() for s in group]
+        traces = (
+            traces_from_spans(spans, source=self.source_key) if spans else TraceSet(source=self.source_key)
+        )
+        samples = {s.id: s for s in traces.samples}
+        problems: dict[str, str] = {}
+        for problem in traces.problems:
+            problems.setdefault(problem.trace_id, f"{problem.field}: {problem.message}")
+        readable = [samples[t] for t in unscored if t in samples]
+        result = (
+            evaluate_rag(readable, self.metrics, self.judge(), name="live", progress=False)
+            if readable
+            else None
+        )
+        for trace_id in unscored:
+            scores: list[StoredScore] = []
+            for metric in self.metrics:
+                if result is None or trace_id not in samples:
+                    why = problems.get(trace_id, "the trace holds no question and answer OpenInference names")
+                    scores.append(StoredScore(trace_id, metric, None, f"trace_unreadable: {why}", None))
+                    continue
+                value = result.per_query.get(trace_id, {}).get(metric)
+                detail = result.details.get(trace_id, {}).get(metric)
+                failure = next(
+                    (
+                        f"{f.cause}: {f.message}"
+                        for f in result.failures
+                        if f.query_id == trace_id and f.metric == metric
+                    ),
+                    None,
+                )
+                if value is None and failure is None:
+                    failure = "not_applicable"
+                scores.append(
+                    StoredScore(trace_id, metric, value, failure, detail.reason if detail else None)
+                )
+            self.store.add_scores(trace_id, scores)
+            out.scored += 1
+
+    # -- windows ------------------------------------------------------------------------------------------
+    def _close_windows(self, now: float, out: PollResult, *, final: bool) -> None:
+        for window, closed in self.store.windows():
+            if closed or window_end(window, self.seconds) + self.config.source.settle_s > now:
+                continue
+            if self.store.unscored():
+                return  # a window closes with every sampled trace scored
+            summary = self._summary(window)
+            comparisons = self._compare(window, summary)
+            summary["comparisons"] = [c.__dict__ for c in comparisons]
+            summary["alerting"] = {c.metric: c.alert for c in comparisons}
+            self.store.close_window(window, summary)
+            self._write_window(window, summary)
+            out.closed.append(window)
+            self.say(f"ragmetrics watch: window {window} closed: {_describe(summary)}")
+            for comparison in comparisons:
+                if comparison.alert:
+                    text = self._alert(window, comparison)
+                    if text is not None:
+                        out.alerts.append(text)
+
+    def _summary(self, window: str) -> dict[str, Any]:
+        seen, sampled = self.store.window_counts(window)
+        per_metric: dict[str, dict[str, Any]] = {}
+        for score, _ in self.store.scores_in(window):
+            entry = per_metric.setdefault(score.metric, {"values": [], "failures": 0})
+            if score.value is None:
+                entry["failures"] += 1
+            else:
+                entry["values"].append(score.value)
+        means = {
+            m: {"mean": (sum(e["values"]) / len(e["values"])) if e["values"] else None, "n": len(e["values"]),
+                "failures": e["failures"]}
+            for m, e in per_metric.items()
+        }  # fmt: skip
+        return {"window": window, "traces": seen, "sampled": sampled, "calls": self.store.calls_used(window),
+                "metrics": means}  # fmt: skip
+
+    def baseline_window(self) -> str | None:
+        if self.config.baseline_window is not None:
+            return self.config.baseline_window
+        closed = [w for w, done in self.store.windows() if done]
+        return closed[0] if closed else None
+
+    def _values(self, window: str, metric: str) -> list[tuple[float, str]]:
+        clustered = self.config.alerts.cluster_by_session
+        return [
+            (s.value, (session if clustered and session else s.trace_id))
+            for s, session in self.store.scores_in(window)
+            if s.metric == metric and s.value is not None
+        ]
+
+    def _compare(self, window: str, summary: dict[str, Any]) -> list[WindowComparison]:
+        baseline = self.baseline_window()
+        if baseline is None or baseline == window:
+            return []
+        rules = self.config.alerts
+        found = []
+        for metric in self.metrics:
+            current, base = self._values(window, metric), self._values(baseline, metric)
+            if len(current) < rules.min_samples or len(base) < rules.min_samples:
+                continue
+            found.append(
+                compare_windows(metric, current, base, max_drop=rules.max_drop, alpha=rules.alpha, seed=0)
+            )
+        return found
+
+    def _alert(self, window: str, comparison: WindowComparison) -> str | None:
+        """Say a drop once per episode: a new episode starts at a window alerting on a metric whose previous
+        closed window did not."""
+        closed = [w for w, done in self.store.windows() if done and w < window]
+        previous = self.store.summary(closed[-1]) if closed else None
+        if previous is not None and previous.get("alerting", {}).get(comparison.metric):
+            return None
+        key = f"{comparison.metric}@{window}"
+        if self.store.alert_sent(key):
+            return None
+        worst = sorted(
+            ((s.value, s.trace_id, s.reason) for s, _ in self.store.scores_in(window)
+             if s.metric == comparison.metric and s.value is not None),
+            key=lambda t: (t[0], t[1]),
+        )[:3]  # fmt: skip
+        text = f"ALERT window {window}: {comparison.describe()}"
+        payload = {
+            "text": text, "window": window, "metric": comparison.metric, "baseline_window": self.baseline_window(),
+            "baseline_mean": comparison.baseline_mean, "mean": comparison.current_mean,
+            "difference": comparison.difference, "interval": [comparison.low, comparison.high],
+            "worst_traces": [{"trace_id": t, "score": v, "reason": r} for v, t, r in worst],
+        }  # fmt: skip
+        self.say(f"ragmetrics watch: {text}; worst traces: {', '.join(t for _, t, _ in worst)}")
+        if self.config.alerts.webhook is not None and not _post(
+            self.config.alerts.webhook, payload, self.say
+        ):
+            return text  # not recorded as sent: the next poll tries the webhook again
+        self.store.record_alert(key, window, comparison.metric, text)
+        return text
+
+    def _write_window(self, window: str, summary: dict[str, Any]) -> None:
+        from ragmetrics.history.update import update_history
+        from ragmetrics.schema import ComparisonSettings, Report, ReportMetadata
+
+        result = self._result(window)
+        report = Report(
+            runs=[result], metrics=result.metrics, settings=ComparisonSettings(test="fisher", correction="none"),
+            metadata=ReportMetadata(config={"live": self.config.model_dump(mode="json", exclude={"judge"})}),
+        )  # fmt: skip
+        folder = self.config.output / window
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "report.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
+        (folder / "window.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+        update_history(
+            self.config.output, report, folder, nights=60, alpha=self.config.alerts.alpha, correction="none"
+        )
+
+    def _result(self, window: str) -> RunResult:
+        per_query: dict[str, dict[str, float | None]] = {}
+        failures: list[SampleFailure] = []
+        metrics: list[str] = []
+        for score, _ in self.store.scores_in(window):
+            per_query.setdefault(score.trace_id, {})[score.metric] = score.value
+            if score.metric not in metrics:
+                metrics.append(score.metric)
+            if score.value is None and score.failure and score.failure != "not_applicable":
+                cause, _, message = score.failure.partition(": ")
+                failures.append(
+                    SampleFailure(query_id=score.trace_id, metric=score.metric, cause=cause, message=message)
+                )
+        judge_info = self._judge.info() if self._judge is not None else None
+        result = RunResult(
+            name="live", per_query=per_query, failures=failures,
+            metadata=RunMetadata(kind="mixed", metrics=metrics, judge=judge_info),
+        )  # fmt: skip
+        result.recompute_aggregate()
+        return result
+
+    def run(self, *, stop: Callable[[], bool] | None = None) -> None:
+        self.start()
+        try:
+            while stop is None or not stop():
+                started = self.clock()
+                self.poll()
+                time.sleep(max(0.0, self.config.source.poll_s - (self.clock() - started)))
+        finally:
+            self.close()
+
+
+def _operational(traces: TraceSet, trace_id: str) -> list[StoredScore]:
+    found = []
+    for metric, table in zip(OPERATIONAL, (traces.latency_s, traces.tokens, traces.cost), strict=True):
+        value = table.get(trace_id)
+        if value is not None:
+            found.append(StoredScore(trace_id, metric, float(value), None, None))
+    return found
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    parts = [f"{summary['sampled']} of {summary['traces']} traces judged, {summary['calls']} judge calls"]
+    for metric, entry in sorted(summary["metrics"].items()):
+        if entry["mean"] is not None:
+            parts.append(f"{metric} {entry['mean']:.3f} (n {entry['n']})")
+    return "; ".join(parts)
+
+
+def _post(url: str, payload: dict[str, Any], say: Say) -> bool:
+    body = json.dumps(payload, default=str).encode()
+    request = urllib.request.Request(
+        url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    for attempt in range(3):
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                if 200 <= response.status < 300:
+                    return True
+        except OSError as exc:
+            if attempt == 2:
+                say(f"ragmetrics watch: the webhook failed ({exc}); the alert is sent again on the next poll")
+        time.sleep(0.2 * (attempt + 1))
+    return False
+
+
+def watched_windows(store: LiveStore) -> Sequence[tuple[str, bool]]:
+    return store.windows()

@@ -22,15 +22,15 @@ json_http = pytest.importorskip(
     reason="needs opentelemetry-exporter-otlp-json-http",
 )
 
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.trace import Status, StatusCode  # noqa: E402
 
-from ragmetrics.live import Watcher
-from ragmetrics.live.config import WatchConfig
-from ragmetrics.traces.sdk import OtlpJsonFileExporter
+from ragmetrics.live import Watcher  # noqa: E402
+from ragmetrics.live.config import WatchConfig  # noqa: E402
+from ragmetrics.traces.sdk import OtlpJsonFileExporter  # noqa: E402
 
-from .helpers import FACTS, QUESTIONS, WRONG
+from .helpers import FACTS, QUESTIONS, WRONG  # noqa: E402
 
 
 def _config(tmp_path: Path, name: str, source: dict[str, Any]) -> WatchConfig:

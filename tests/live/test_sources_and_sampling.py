@@ -70,7 +70,7 @@ def test_the_budget_holds_over_a_simulated_day_and_the_rate_is_followed() -> Non
     config = SamplingConfig(rate=0.1, seed=3, max_calls_per_window=120)
     metrics = 2
     rng = random.Random(0)
-    hourly = [int(400 + 1600 * abs(((h - 14) / 10))) if h % 5 else 3000 for h in range(24)]  # quiet to bursty
+    hourly = [int(400 + 1600 * abs((h - 14) / 10)) if h % 5 else 3000 for h in range(24)]  # quiet to bursty
     total_seen = total_drawn = 0
     n = 0
     for traffic in hourly:

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -24,7 +24,7 @@ T0 = 1_790_006_400.0  # on the hour
 
 
 class _Hook(BaseHTTPRequestHandler):
-    received: list[dict[str, Any]] = []
+    received: ClassVar[list[dict[str, Any]]] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         return
@@ -38,7 +38,7 @@ class _Hook(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
-    received: list[dict[str, Any]] = []
+    received: ClassVar[list[dict[str, Any]]] = []
     handler = type("Hook", (_Hook,), {"received": received})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -136,3 +136,13 @@ def test_a_bad_watch_config_is_named(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["watch", str(bad), "--once"]) == 2
     err = capsys.readouterr().err
     assert "watch.yaml" in err and "path" in err and "window" in err
+
+
+def test_the_shipped_watch_config_loads_and_writes_where_git_ignores() -> None:
+    root = Path(__file__).resolve().parents[2]
+    config = load_watch_config(root / "configs" / "watch.yaml")
+    ignored = (root / ".gitignore").read_text(encoding="utf-8").split()
+    for path in (config.output, config.judge.cache_path):
+        assert path is not None
+        top = path.resolve().relative_to(root).parts[0]
+        assert f"{top}/" in ignored

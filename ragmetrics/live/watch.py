@@ -34,6 +34,9 @@ from ragmetrics.traces.otlp import Span
 __all__ = ["PollResult", "Watcher"]
 
 Say = Callable[[str], None]
+TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection", "embedder_unavailable"})
+"""Judge failures a later attempt may not repeat: the trace stays sampled and unscored, never lost."""
+MAX_BACKOFF_S = 600.0
 MAX_READS_PER_POLL = 16
 
 
@@ -77,6 +80,8 @@ class Watcher:
             self.tail = OtlpFileTail(config.source.path)
             self.source_key = f"file:{config.source.path}"
         self._judge: Judge | None = None
+        self._retry_at = 0.0
+        self._failed_polls = 0
 
     # -- lifecycle ----------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -175,12 +180,28 @@ class Watcher:
         for problem in traces.problems:
             problems.setdefault(problem.trace_id, f"{problem.field}: {problem.message}")
         readable = [samples[t] for t in unscored if t in samples]
+        if readable and self.clock() < self._retry_at:
+            return  # the judge failed transiently: wait for the backoff
         result = (
             evaluate_rag(readable, self.metrics, self.judge(), name="live", progress=False)
             if readable
             else None
         )
+        transient = [f for f in (result.failures if result is not None else []) if f.cause in TRANSIENT]
+        waiting = {f.query_id for f in transient}
+        if transient:
+            self._failed_polls += 1
+            delay = min(MAX_BACKOFF_S, self.config.source.poll_s * 2**self._failed_polls)
+            self._retry_at = self.clock() + delay
+            out.notes.append(
+                f"the judge failed for {len(waiting)} sampled traces ({transient[0].cause}): kept, tried again in "
+                f"{delay:.0f} s"
+            )
+        else:
+            self._failed_polls = 0
         for trace_id in unscored:
+            if trace_id in waiting:
+                continue
             scores: list[StoredScore] = []
             for metric in self.metrics:
                 if result is None or trace_id not in samples:

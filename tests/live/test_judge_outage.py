@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
-from loopback import LoopbackServer  # noqa: E402
+from loopback import LoopbackServer
 
-from ragmetrics.live import Watcher  # noqa: E402
-from ragmetrics.live.config import WatchConfig  # noqa: E402
+from ragmetrics.live import Watcher
+from ragmetrics.live.config import WatchConfig
 
-from .helpers import append, trace  # noqa: E402
+from .helpers import append, trace
 
 HOUR = 3600.0
 T0 = 1_790_006_400.0

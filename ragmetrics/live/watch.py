@@ -18,6 +18,7 @@ import time
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from ragmetrics.judge.base import Judge
@@ -237,11 +238,22 @@ class Watcher:
             comparisons = self._compare(window, summary)
             summary["comparisons"] = [c.__dict__ for c in comparisons]
             summary["alerting"] = {c.metric: c.alert for c in comparisons}
-            self.store.close_window(window, summary)
+            # Files and history first, the store's "closed" last: a kill in between writes them again on the
+            # next start (the history entry is not appended twice), and never leaves a closed window without them.
             self._write_window(window, summary)
+            self.store.close_window(window, summary)
             out.closed.append(window)
             self.say(f"ragmetrics watch: window {window} closed: {_describe(summary)}")
-            for comparison in comparisons:
+        self._send_alerts(out)
+
+    def _send_alerts(self, out: PollResult) -> None:
+        """Every alert of a closed window not yet sent (a kill or a failed webhook sends it on a later poll)."""
+        for window, closed in self.store.windows():
+            summary = self.store.summary(window) if closed else None
+            if summary is None:
+                continue
+            for raw in summary.get("comparisons", []):
+                comparison = WindowComparison(**raw)
                 if comparison.alert:
                     text = self._alert(window, comparison)
                     if text is not None:
@@ -330,12 +342,19 @@ class Watcher:
         result = self._result(window)
         report = Report(
             runs=[result], metrics=result.metrics, settings=ComparisonSettings(test="fisher", correction="none"),
-            metadata=ReportMetadata(config={"live": self.config.model_dump(mode="json", exclude={"judge"})}),
+            metadata=ReportMetadata(
+                created_at=datetime.fromtimestamp(window_end(window, self.seconds), UTC),
+                config={"live": self.config.model_dump(mode="json", exclude={"judge"})},
+            ),
         )  # fmt: skip
         folder = self.config.output / window
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "report.json").write_text(report.model_dump_json(indent=1), encoding="utf-8")
         (folder / "window.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+        from ragmetrics.history.store import load_history
+
+        if any(r.folder == window for r in load_history(self.config.output).records):
+            return  # written before a kill: the entry stands
         update_history(
             self.config.output, report, folder, nights=60, alpha=self.config.alerts.alpha, correction="none"
         )

@@ -17,7 +17,7 @@ from ragmetrics._yaml import read_yaml_file
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import JUDGE_METRICS
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.nightly.config import format_validation_error
+from ragmetrics.nightly.config import EngineConfig, format_validation_error
 
 __all__ = ["WatchConfig", "load_watch_config", "window_seconds"]
 
@@ -146,6 +146,9 @@ class WatchConfig(_Section):
     )
     alerts: AlertConfig = Field(default_factory=AlertConfig)
     output: Path = Field(default=Path("ragmetrics-live"), description="the store, history.jsonl and the page")
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig, description="where the judging runs, as for nights"
+    )
 
     @field_validator("window")
     @classmethod

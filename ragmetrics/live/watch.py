@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ragmetrics.judge.base import Judge
+from ragmetrics.engines.base import Engine, JudgeSession
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
 from ragmetrics.live.receiver import OtlpReceiver
 from ragmetrics.live.sampling import Sampler
@@ -80,7 +80,8 @@ class Watcher:
             assert config.source.path is not None
             self.tail = OtlpFileTail(config.source.path)
             self.source_key = f"file:{config.source.path}"
-        self._judge: Judge | None = None
+        self._session: JudgeSession | None = None
+        self._engine: Engine | None = None
         self._retry_at = 0.0
         self._failed_polls = 0
 
@@ -94,6 +95,10 @@ class Watcher:
     def close(self) -> None:
         if self.receiver is not None:
             self.receiver.stop()
+        if self._session is not None:
+            self._session.close()
+        if self._engine is not None:
+            self._engine.close()
         self.store.close()
 
     def _last_window_traffic(self) -> float | None:
@@ -103,13 +108,16 @@ class Watcher:
         seen, _ = self.store.window_counts(closed[-1])
         return float(seen)
 
-    def judge(self) -> Judge:
-        if self._judge is None:
-            from ragmetrics.judge.select import make_judge
+    def session(self) -> JudgeSession:
+        """One judge session for the whole watch (one cache, one usage count), on the configured engine: this
+        process, or a Ray cluster (`engine: {kind: ray}`), as nights do."""
+        if self._session is None:
+            from ragmetrics.engines.base import make_engine
 
-            settings = self.config.judge.model_copy()
-            self._judge = make_judge(settings)
-        return self._judge
+            engine = self.config.engine
+            self._engine = make_engine(engine.kind, **(engine.options() if engine.kind == "ray" else {}))
+            self._session = self._engine.judge_session(self.config.judge.model_copy())
+        return self._session
 
     # -- one poll -----------------------------------------------------------------------------------------
     def poll(self, *, final: bool = False) -> PollResult:
@@ -170,8 +178,6 @@ class Watcher:
             out.sampled += int(choice_sampled)
 
     def _score(self, unscored: dict[str, list[Span]], out: PollResult) -> None:
-        from ragmetrics.judge.evaluate import evaluate_rag
-
         spans = [s for group in unscored.values() for s in group]
         traces = (
             traces_from_spans(spans, source=self.source_key) if spans else TraceSet(source=self.source_key)
@@ -184,9 +190,7 @@ class Watcher:
         if readable and self.clock() < self._retry_at:
             return  # the judge failed transiently: wait for the backoff
         result = (
-            evaluate_rag(readable, self.metrics, self.judge(), name="live", progress=False)
-            if readable
-            else None
+            self.session().score(readable, self.metrics, name="live", progress=False) if readable else None
         )
         transient = [f for f in (result.failures if result is not None else []) if f.cause in TRANSIENT]
         waiting = {f.query_id for f in transient}
@@ -372,7 +376,7 @@ class Watcher:
                 failures.append(
                     SampleFailure(query_id=score.trace_id, metric=score.metric, cause=cause, message=message)
                 )
-        judge_info = self._judge.info() if self._judge is not None else None
+        judge_info = self._session.info() if self._session is not None else None
         result = RunResult(
             name="live", per_query=per_query, failures=failures,
             metadata=RunMetadata(kind="mixed", metrics=metrics, judge=judge_info),

@@ -361,3 +361,34 @@ def test_a_killed_driver_loses_only_verdicts_in_flight(
     finally:
         server.wait_idle(timeout_s=30)
         server.stop()
+
+
+def test_watch_judges_live_traces_on_ray_as_in_process(tmp_path: Path) -> None:
+    """`engine: {kind: ray}` in a watch config: the sampled traces' scores equal the in-process engine's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
+    from helpers import append, trace
+
+    from ragmetrics.live import Watcher
+    from ragmetrics.live.config import WatchConfig
+
+    append(tmp_path / "t.jsonl", [trace(n, 1_790_006_400.0 + 60 * n, good=n % 2 == 0) for n in range(12)])
+
+    def scores(engine: dict[str, Any], name: str) -> dict[tuple[str, str], float | None]:
+        config = WatchConfig.model_validate({
+            "source": {"kind": "otlp_file", "path": str(tmp_path / "t.jsonl"), "settle_s": 0},
+            "sampling": {"rate": 0.75},
+            "judge": {"backend": "local", "metrics": ["faithfulness", "answer_relevancy"], "cache_path": None},
+            "engine": engine,
+            "output": str(tmp_path / name),
+        })  # fmt: skip
+        watcher = Watcher(config, say=lambda _m: None)
+        try:
+            watcher.poll(final=True)
+            rows = watcher.store.db.execute("SELECT trace_id, metric, value FROM scores").fetchall()
+        finally:
+            watcher.close()
+        return {(t, m): v for t, m, v in rows}
+
+    local = scores({"kind": "local"}, "local")
+    on_ray = scores({"kind": "ray", "workers": 2, "num_cpus": 2, "worker_cpus": 0.5, "batch_size": 4}, "ray")
+    assert on_ray == local and sum(1 for (_, m) in local if m == "faithfulness") >= 6

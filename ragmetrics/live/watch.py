@@ -134,6 +134,10 @@ class Watcher:
         if unscored:
             self._score(unscored, out)
         self._close_windows(now, out, final=final)
+        if out.decided or out.scored or out.closed:
+            from ragmetrics.live.page import write_live_page
+
+            write_live_page(self.config.output, self.config.name, self.store, [*self.metrics, *OPERATIONAL])
         for note in out.notes:
             self.say(f"ragmetrics watch: {note}")
         return out

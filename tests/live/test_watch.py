@@ -107,6 +107,8 @@ def test_windows_alerts_and_a_restart(tmp_path: Path, webhook: tuple[str, list[d
     assert len(history.records) == 4
     means = [next(p.mean for p in r.points if p.metric == "faithfulness") for r in history.records]
     assert means[0] > 0.9 and means[2] < 0.6 and means[3] < 0.6
+    page = (config.output / "live.html").read_text()
+    assert "ALERT window" in page and 'http-equiv="refresh"' in page and "<script" not in page
     report = json.loads((config.output / history.records[2].folder / "report.json").read_text())
     assert report["runs"][0]["name"] == "live" and "latency_s" in report["runs"][0]["metadata"]["metrics"]
 

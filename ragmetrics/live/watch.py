@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragmetrics.engines.base import Engine, JudgeSession
+from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
 from ragmetrics.live.receiver import OtlpReceiver
 from ragmetrics.live.sampling import Sampler
@@ -116,7 +117,8 @@ class Watcher:
 
             engine = self.config.engine
             self._engine = make_engine(engine.kind, **(engine.options() if engine.kind == "ray" else {}))
-            self._session = self._engine.judge_session(self.config.judge.model_copy())
+            settings = JudgeSettings(**self.config.judge.model_dump(exclude={"metrics"}))
+            self._session = self._engine.judge_session(settings)
         return self._session
 
     # -- one poll -----------------------------------------------------------------------------------------

@@ -47,9 +47,15 @@ class _Section(BaseModel):
 class SourceConfig(_Section):
     """Where new traces come from."""
 
-    kind: Literal["otlp_file", "receiver"] = Field(
+    kind: Literal["otlp_file", "receiver", "phoenix"] = Field(
         description="otlp_file: a growing OTLP JSON file (the Collector's file exporter, rotation followed); "
-        "receiver: an OTLP/HTTP receiver of our own (protobuf and JSON on /v1/traces)"
+        "receiver: an OTLP/HTTP receiver of our own (protobuf and JSON on /v1/traces); phoenix: a Phoenix "
+        "server's REST API (spans read with a cursor; scores written back as span annotations)"
+    )
+    url: str | None = Field(default=None, description="phoenix: the server, e.g. http://127.0.0.1:6006")
+    project: str = Field(default="default", description="phoenix: the project whose traces are watched")
+    api_key_env: str = Field(
+        default="PHOENIX_API_KEY", description="phoenix: variable holding its API key, when it needs one"
     )
     path: Path | None = Field(default=None, description="otlp_file: the file the exporter writes")
     listen: str = Field(default="127.0.0.1:4318", description="receiver: host:port to listen on")
@@ -65,6 +71,10 @@ class SourceConfig(_Section):
     def _needs(self) -> SourceConfig:
         if self.kind == "otlp_file" and self.path is None:
             raise ValueError("kind otlp_file needs path")
+        if self.kind == "phoenix" and (self.url is None or not re.match(r"^https?://[^\s/]+", self.url)):
+            raise ValueError(
+                "kind phoenix needs url: the server's http(s) address, e.g. http://127.0.0.1:6006"
+            )
         if self.kind == "receiver":
             host, _, port = self.listen.rpartition(":")
             if not host or not port.isdigit() or not 0 <= int(port) < 65536:
@@ -133,6 +143,14 @@ class AlertConfig(_Section):
         return v
 
 
+class WriteBack(_Section):
+    """Where judged scores are written as span annotations (default: the Phoenix server the traces come from)."""
+
+    phoenix_url: str | None = Field(default=None, description="a Phoenix server (none: no write-back)")
+    project: str = "default"
+    api_key_env: str = "PHOENIX_API_KEY"
+
+
 class WatchConfig(_Section):
     name: str = "ragmetrics live"
     source: SourceConfig
@@ -149,6 +167,18 @@ class WatchConfig(_Section):
     engine: EngineConfig = Field(
         default_factory=EngineConfig, description="where the judging runs, as for nights"
     )
+    write_back: WriteBack | None = Field(
+        default=None, description="annotations in Phoenix (default: the phoenix source's own server)"
+    )
+
+    def annotation_target(self) -> WriteBack | None:
+        if self.write_back is not None:
+            return self.write_back if self.write_back.phoenix_url else None
+        if self.source.kind == "phoenix":
+            return WriteBack(
+                phoenix_url=self.source.url, project=self.source.project, api_key_env=self.source.api_key_env
+            )
+        return None
 
     @field_validator("window")
     @classmethod

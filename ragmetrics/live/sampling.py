@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ragmetrics.live.config import SamplingConfig
 from ragmetrics.traces.otlp import Span
 
-__all__ = ["ALWAYS_RESERVE", "Choice", "Sampler", "draw"]
+__all__ = ["ALWAYS_RESERVE", "Choice", "Sampler", "draw", "root_span"]
 
 ALWAYS_RESERVE = 0.2
 """Share of each window's budget only rule-picked traces (errors, slow, segment) may spend."""
@@ -35,7 +35,8 @@ class Choice:
     calls: int
 
 
-def _root(spans: Sequence[Span]) -> Span | None:
+def root_span(spans: Sequence[Span]) -> Span | None:
+    """The trace's root: the earliest span whose parent is not among its spans."""
     ids = {s.span_id for s in spans}
     roots = [s for s in spans if s.parent_id is None or s.parent_id not in ids]
     return min(roots, key=lambda s: s.start_ns) if roots else None
@@ -51,7 +52,7 @@ class Sampler:
         always = self.config.always
         if always.errors and any(s.error for s in spans):
             return "an ERROR span"
-        root = _root(spans)
+        root = root_span(spans)
         if always.slower_than_s is not None and root is not None and root.seconds > always.slower_than_s:
             return f"slower than {always.slower_than_s:g} s ({root.seconds:.1f} s)"
         segment = always.segment

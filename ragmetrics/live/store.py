@@ -28,7 +28,9 @@ CREATE TABLE IF NOT EXISTS pending (trace_id TEXT NOT NULL, span_id TEXT NOT NUL
     span TEXT NOT NULL, PRIMARY KEY (trace_id, span_id));
 CREATE TABLE IF NOT EXISTS traces (trace_id TEXT PRIMARY KEY, window TEXT NOT NULL, started REAL NOT NULL,
     sampled INTEGER NOT NULL, reason TEXT NOT NULL, scored INTEGER NOT NULL DEFAULT 0, session TEXT,
-    calls INTEGER NOT NULL DEFAULT 0);
+    calls INTEGER NOT NULL DEFAULT 0, root_span TEXT);
+CREATE TABLE IF NOT EXISTS annotations (trace_id TEXT NOT NULL, metric TEXT NOT NULL,
+    sent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (trace_id, metric));
 CREATE TABLE IF NOT EXISTS scores (trace_id TEXT NOT NULL, metric TEXT NOT NULL, value REAL, failure TEXT,
     reason TEXT, PRIMARY KEY (trace_id, metric));
 CREATE TABLE IF NOT EXISTS windows (window TEXT PRIMARY KEY, closed INTEGER NOT NULL DEFAULT 0,
@@ -47,6 +49,7 @@ class Decision:
     reason: str
     session: str | None
     calls: int
+    root_span: str | None = None
 
 
 @dataclass(frozen=True)
@@ -145,10 +148,10 @@ class LiveStore:
         pending spans stay until its scores are stored (a kill in between scores it on the next start)."""
         with self.transaction() as db:
             db.execute(
-                "INSERT OR IGNORE INTO traces (trace_id, window, started, sampled, reason, session, calls) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO traces (trace_id, window, started, sampled, reason, session, calls, "
+                "root_span) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (decision.trace_id, decision.window, decision.started, int(decision.sampled), decision.reason,
-                 decision.session, decision.calls),
+                 decision.session, decision.calls, decision.root_span),
             )  # fmt: skip
             db.execute("INSERT OR IGNORE INTO windows (window) VALUES (?)", (decision.window,))
             db.execute(
@@ -180,13 +183,16 @@ class LiveStore:
         return out
 
     # -- scores -------------------------------------------------------------------------------------------
-    def add_scores(self, trace_id: str, scores: Iterable[StoredScore]) -> None:
+    def add_scores(self, trace_id: str, scores: Iterable[StoredScore], *, annotate: bool = False) -> None:
+        """A judged trace's scores, and (with `annotate`) their write-back queued, in one transaction."""
         with self.transaction() as db:
             for s in scores:
                 db.execute(
                     "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
                     (s.trace_id, s.metric, s.value, s.failure, s.reason),
                 )
+                if annotate:
+                    db.execute("INSERT OR IGNORE INTO annotations VALUES (?, ?, 0)", (s.trace_id, s.metric))
             db.execute("UPDATE traces SET scored = 1 WHERE trace_id = ?", (trace_id,))
             db.execute("DELETE FROM pending WHERE trace_id = ?", (trace_id,))
 
@@ -213,6 +219,24 @@ class LiveStore:
             "SELECT COUNT(*), COALESCE(SUM(sampled), 0) FROM traces WHERE window = ?", (window,)
         ).fetchone()
         return int(row[0]), int(row[1])
+
+    # -- write-back ---------------------------------------------------------------------------------------
+    def unsent(self, limit: int) -> list[tuple[StoredScore, str | None, str]]:
+        """Queued annotations not yet written: (score, root span id, window)."""
+        rows = self.db.execute(
+            "SELECT s.trace_id, s.metric, s.value, s.failure, s.reason, t.root_span, t.window FROM annotations a "
+            "JOIN scores s ON s.trace_id = a.trace_id AND s.metric = a.metric JOIN traces t ON t.trace_id = "
+            "a.trace_id WHERE a.sent = 0 ORDER BY t.started, a.trace_id, a.metric LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [(StoredScore(r[0], r[1], r[2], r[3], r[4]), r[5], r[6]) for r in rows]
+
+    def mark_sent(self, keys: Iterable[tuple[str, str]]) -> None:
+        with self.transaction() as db:
+            db.executemany("UPDATE annotations SET sent = 1 WHERE trace_id = ? AND metric = ?", list(keys))
+
+    def unsent_count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM annotations WHERE sent = 0").fetchone()[0])
 
     # -- windows and alerts -------------------------------------------------------------------------------
     def windows(self) -> list[tuple[str, bool]]:

@@ -24,8 +24,9 @@ from typing import Any
 from ragmetrics.engines.base import Engine, JudgeSession
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
+from ragmetrics.live.phoenix import Annotation, PhoenixClient, PhoenixError
 from ragmetrics.live.receiver import OtlpReceiver
-from ragmetrics.live.sampling import Sampler
+from ragmetrics.live.sampling import Sampler, root_span
 from ragmetrics.live.sources import FileCursor, OtlpFileTail
 from ragmetrics.live.store import Decision, LiveStore, StoredScore
 from ragmetrics.live.windows import WindowComparison, compare_windows, window_end, window_of
@@ -39,6 +40,7 @@ Say = Callable[[str], None]
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection", "embedder_unavailable"})
 """Judge failures a later attempt may not repeat: the trace stays sampled and unscored, never lost."""
 MAX_BACKOFF_S = 600.0
+WRITE_BATCH = 200
 MAX_READS_PER_POLL = 16
 
 
@@ -48,6 +50,7 @@ class PollResult:
     decided: int = 0
     sampled: int = 0
     scored: int = 0
+    annotated: int = 0
     closed: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -77,10 +80,23 @@ class Watcher:
             )
             self.tail = OtlpFileTail(spool)
             self.source_key = f"receiver:{spool}"
-        else:
+        self.phoenix: PhoenixClient | None = None
+        if config.source.kind == "phoenix":
+            assert config.source.url is not None
+            self.phoenix = PhoenixClient(
+                config.source.url, config.source.project, api_key_env=config.source.api_key_env
+            )
+            self.source_key = f"phoenix:{config.source.url}/{config.source.project}"
+        elif config.source.kind == "otlp_file":
             assert config.source.path is not None
             self.tail = OtlpFileTail(config.source.path)
             self.source_key = f"file:{config.source.path}"
+        target = config.annotation_target()
+        self.annotator: PhoenixClient | None = (
+            PhoenixClient(target.phoenix_url, target.project, api_key_env=target.api_key_env)
+            if target is not None and target.phoenix_url is not None
+            else None
+        )
         self._session: JudgeSession | None = None
         self._engine: Engine | None = None
         self._retry_at = 0.0
@@ -135,6 +151,7 @@ class Watcher:
         unscored = self.store.unscored()
         if unscored:
             self._score(unscored, out)
+        self._write_back(out)
         self._close_windows(now, out, final=final)
         if out.decided or out.scored or out.closed:
             from ragmetrics.live.page import write_live_page
@@ -145,6 +162,9 @@ class Watcher:
         return out
 
     def _read(self, out: PollResult) -> None:
+        if self.phoenix is not None:
+            self._read_phoenix(self.phoenix, out)
+            return
         for _ in range(MAX_READS_PER_POLL):
             cursor = FileCursor.loads(self.store.cursor(self.source_key))
             polled = self.tail.poll(cursor)
@@ -160,6 +180,50 @@ class Watcher:
             if not polled.more:
                 return
         out.notes.append("more spans wait in the source than one poll reads: they are read on the next polls")
+
+    def _read_phoenix(self, phoenix: PhoenixClient, out: PollResult) -> None:
+        for _ in range(MAX_READS_PER_POLL):
+            try:
+                spans, cursor, more = phoenix.spans(self.store.cursor(self.source_key))
+            except PhoenixError as exc:
+                out.notes.append(f"{exc}; read again on the next poll, from the same cursor")
+                return
+            out.spans += self.store.add_spans(self.source_key, cursor or "", spans, self.clock())
+            if not more:
+                return
+        out.notes.append("more spans wait in Phoenix than one poll reads: they are read on the next polls")
+
+    def _write_back(self, out: PollResult) -> None:
+        """Queued annotations to Phoenix, oldest first, in batches; what fails waits for the next poll."""
+        if self.annotator is None:
+            return
+        info = self._session.info() if self._session is not None else None
+        kind = "LLM" if info is not None and info.backend == "openai" else "CODE"
+        judge = f"{info.backend}:{info.model}" if info is not None else None
+        while True:
+            batch = self.store.unsent(WRITE_BATCH)
+            if not batch:
+                return
+            annotations = [
+                Annotation(
+                    span_id=root,
+                    name=score.metric,
+                    score=score.value,
+                    label="failed" if score.value is None else ("pass" if score.value >= 0.5 else "fail"),
+                    explanation=(score.reason or score.failure or "")[:2000] or None,
+                    annotator_kind=kind,
+                    metadata={"window": window, "judge": judge, "source": "ragmetrics watch"},
+                )
+                for score, root, window in batch
+                if root is not None
+            ]
+            try:
+                self.annotator.annotate(annotations)
+            except PhoenixError as exc:
+                out.notes.append(f"writing {len(batch)} annotations failed: {exc}; written on a later poll")
+                return
+            self.store.mark_sent((score.trace_id, score.metric) for score, _, _ in batch)
+            out.annotated += len(annotations)
 
     def _decide(self, ready: dict[str, list[Span]], out: PollResult) -> None:
         traces = traces_from_spans([s for spans in ready.values() for s in spans], source=self.source_key)
@@ -177,7 +241,13 @@ class Watcher:
                 choice_sampled, reason, calls = choice.sampled, choice.reason, choice.calls
             session = traces.sessions.get(trace_id)
             operational = _operational(traces, trace_id)
-            self.store.decide(Decision(trace_id, window, started, choice_sampled, reason, session, calls))
+            root = root_span(spans)
+            self.store.decide(
+                Decision(
+                    trace_id, window, started, choice_sampled, reason, session, calls,
+                    root.span_id if root is not None else None,
+                )
+            )  # fmt: skip
             if operational and not closed:
                 self.store.add_scores_only(trace_id, operational)
             out.decided += 1
@@ -234,7 +304,7 @@ class Watcher:
                 scores.append(
                     StoredScore(trace_id, metric, value, failure, detail.reason if detail else None)
                 )
-            self.store.add_scores(trace_id, scores)
+            self.store.add_scores(trace_id, scores, annotate=self.annotator is not None)
             out.scored += 1
 
     # -- windows ------------------------------------------------------------------------------------------

@@ -143,6 +143,26 @@ class AlertConfig(_Section):
         return v
 
 
+class GoldenConfig(_Section):
+    """A QA set replayed through production: traces whose question is in it are judged against its references."""
+
+    path: Path = Field(
+        description="a QA file read as `ragmetrics run` reads datasets (question, reference, ids)"
+    )
+    metrics: list[str] = Field(
+        default_factory=lambda: ["context_recall", "answer_correctness"],
+        description="reference-based judge metrics for the matched traces",
+    )
+
+    @field_validator("metrics")
+    @classmethod
+    def _known(cls, v: list[str]) -> list[str]:
+        unknown = [m for m in v if m not in JUDGE_METRICS]
+        if unknown:
+            raise ValueError(f"unknown judge metric {unknown[0]!r}; metrics: {', '.join(JUDGE_METRICS)}")
+        return v
+
+
 class WriteBack(_Section):
     """Where judged scores are written as span annotations (default: the Phoenix server the traces come from)."""
 
@@ -166,6 +186,9 @@ class WatchConfig(_Section):
     output: Path = Field(default=Path("ragmetrics-live"), description="the store, history.jsonl and the page")
     engine: EngineConfig = Field(
         default_factory=EngineConfig, description="where the judging runs, as for nights"
+    )
+    golden: GoldenConfig | None = Field(
+        default=None, description="a known QA set: its questions' traces are always judged, with references"
     )
     write_back: WriteBack | None = Field(
         default=None, description="annotations in Phoenix (default: the phoenix source's own server)"
@@ -206,4 +229,6 @@ def load_watch_config(path: str | Path) -> WatchConfig:
     config.output = resolve(config.output)
     config.judge.cache_path = resolve(config.judge.cache_path)
     config.judge.aligned = resolve(config.judge.aligned)
+    if config.golden is not None:
+        config.golden.path = resolve(config.golden.path)
     return config

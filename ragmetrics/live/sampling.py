@@ -62,13 +62,23 @@ class Sampler:
                 return f"segment {segment.attribute}={value}"
         return None
 
-    def choose(self, trace_id: str, spans: Sequence[Span], calls_used: int) -> Choice:
-        """Judge this trace? `calls_used` is what the window has spent (decisions already recorded)."""
-        forced = self.rule(spans)
+    def choose(
+        self,
+        trace_id: str,
+        spans: Sequence[Span],
+        calls_used: int,
+        *,
+        forced: str | None = None,
+        calls: int | None = None,
+    ) -> Choice:
+        """Judge this trace? `calls_used` is what the window has spent (decisions already recorded); `forced`
+        names a reason of the caller's to include it (a golden-set question), `calls` what judging it costs
+        when that is not `calls_per_trace`."""
+        forced = forced or self.rule(spans)
         picked = draw(self.config.seed, trace_id) < self.config.rate
         if forced is None and not picked:
             return Choice(False, "not drawn at the rate", 0)
-        calls = self.calls_per_trace
+        calls = self.calls_per_trace if calls is None else calls
         budget = self.config.max_calls_per_window
         if budget is not None:
             limit = budget if forced is not None else int(budget * (1 - ALWAYS_RESERVE))

@@ -24,6 +24,7 @@ from typing import Any
 from ragmetrics.engines.base import Engine, JudgeSession
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
+from ragmetrics.live.golden import GoldenSet, golden_sample
 from ragmetrics.live.phoenix import Annotation, PhoenixClient, PhoenixError
 from ragmetrics.live.receiver import OtlpReceiver
 from ragmetrics.live.sampling import Sampler, root_span
@@ -72,6 +73,10 @@ class Watcher:
         self.store = LiveStore(config.output / "live.sqlite")
         self.metrics = list(config.judge.metrics)
         self.sampler = Sampler(config.sampling, len(self.metrics))
+        self.golden = GoldenSet(config.golden.path) if config.golden is not None else None
+        self.golden_metrics = (
+            [m for m in config.golden.metrics if m not in self.metrics] if config.golden is not None else []
+        )
         self.receiver: OtlpReceiver | None = None
         if config.source.kind == "receiver":
             spool = config.output / "spool" / "otlp.jsonl"
@@ -156,7 +161,12 @@ class Watcher:
         if out.decided or out.scored or out.closed:
             from ragmetrics.live.page import write_live_page
 
-            write_live_page(self.config.output, self.config.name, self.store, [*self.metrics, *OPERATIONAL])
+            write_live_page(
+                self.config.output,
+                self.config.name,
+                self.store,
+                [*self.metrics, *self.golden_metrics, *OPERATIONAL],
+            )
         for note in out.notes:
             self.say(f"ragmetrics watch: {note}")
         return out
@@ -237,7 +247,14 @@ class Watcher:
                 out.notes.append(f"trace {trace_id} arrived after its window {window} closed: not counted")
                 choice_sampled, reason, calls = False, f"late: window {window} had closed", 0
             else:
-                choice = self.sampler.choose(trace_id, spans, self.store.calls_used(window))
+                golden = self.golden.match(traces, trace_id) if self.golden is not None else None
+                choice = self.sampler.choose(
+                    trace_id,
+                    spans,
+                    self.store.calls_used(window),
+                    forced="a golden-set question" if golden is not None else None,
+                    calls=len(self.metrics) + (len(self.golden_metrics) if golden is not None else 0),
+                )
                 choice_sampled, reason, calls = choice.sampled, choice.reason, choice.calls
             session = traces.sessions.get(trace_id)
             operational = _operational(traces, trace_id)
@@ -265,10 +282,21 @@ class Watcher:
         readable = [samples[t] for t in unscored if t in samples]
         if readable and self.clock() < self._retry_at:
             return  # the judge failed transiently: wait for the backoff
-        result = (
-            self.session().score(readable, self.metrics, name="live", progress=False) if readable else None
-        )
-        transient = [f for f in (result.failures if result is not None else []) if f.cause in TRANSIENT]
+        referenced = {
+            s.id: row
+            for s in readable
+            if self.golden is not None and (row := self.golden.match(traces, s.id)) is not None
+        }
+        plain = [s for s in readable if s.id not in referenced]
+        with_references = [golden_sample(samples[t], row) for t, row in referenced.items()]
+        results: list[RunResult] = []
+        if plain:
+            results.append(self.session().score(plain, self.metrics, name="live", progress=False))
+        if with_references:
+            every = [*self.metrics, *self.golden_metrics]
+            results.append(self.session().score(with_references, every, name="live", progress=False))
+        result_of = {q: r for r in results for q in r.per_query}
+        transient = [f for r in results for f in r.failures if f.cause in TRANSIENT]
         waiting = {f.query_id for f in transient}
         if transient:
             self._failed_polls += 1
@@ -284,7 +312,8 @@ class Watcher:
             if trace_id in waiting:
                 continue
             scores: list[StoredScore] = []
-            for metric in self.metrics:
+            result = result_of.get(trace_id)
+            for metric in [*self.metrics, *(self.golden_metrics if trace_id in referenced else [])]:
                 if result is None or trace_id not in samples:
                     why = problems.get(trace_id, "the trace holds no question and answer OpenInference names")
                     scores.append(StoredScore(trace_id, metric, None, f"trace_unreadable: {why}", None))
@@ -376,7 +405,7 @@ class Watcher:
             return []
         rules = self.config.alerts
         found = []
-        for metric in self.metrics:
+        for metric in [*self.metrics, *self.golden_metrics]:
             current, base = self._values(window, metric), self._values(baseline, metric)
             if len(current) < rules.min_samples or len(base) < rules.min_samples:
                 continue

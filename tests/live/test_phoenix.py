@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 if importlib.util.find_spec("phoenix") is None:  # not imported here: the server runs in its own process
     pytest.skip("needs arize-phoenix (pip install arize-phoenix)", allow_module_level=True)
 proto_http = pytest.importorskip(
-    "opentelemetry.exporter.otlp.proto.http.trace_exporter", reason="needs opentelemetry-exporter-otlp-proto-http"
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    reason="needs opentelemetry-exporter-otlp-proto-http",
 )
 
 from opentelemetry.sdk.resources import Resource  # noqa: E402
@@ -59,7 +60,9 @@ def phoenix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "PHOENIX_ALLOW_EXTERNAL_RESOURCES": "false",
     }
     log = (workdir / "server.log").open("w")
-    process = subprocess.Popen([sys.executable, "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=log)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "phoenix.server.main", "serve"], env=env, stdout=log, stderr=log
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -113,7 +116,9 @@ def _wait_for(client: PhoenixClient, spans: int) -> None:
     pytest.fail(f"Phoenix holds fewer than {spans} spans after a minute")
 
 
-def test_watch_reads_phoenix_and_writes_annotations_once_across_a_restart(phoenix: str, tmp_path: Path) -> None:
+def test_watch_reads_phoenix_and_writes_annotations_once_across_a_restart(
+    phoenix: str, tmp_path: Path
+) -> None:
     config = WatchConfig.model_validate({
         "source": {"kind": "phoenix", "url": phoenix, "project": PROJECT, "settle_s": 0},
         "sampling": {"rate": 0.6, "max_calls_per_window": 10, "always": {"errors": True}},
@@ -135,7 +140,9 @@ def test_watch_reads_phoenix_and_writes_annotations_once_across_a_restart(phoeni
     assert two.decided == 9  # the cursor resumed after the first nine traces: none read twice
     again = second.poll(final=True)  # nothing new: nothing decided, nothing written again
     assert again.decided == 0 and again.annotated == 0
-    rows = second.store.db.execute("SELECT trace_id, root_span, sampled, window, reason FROM traces").fetchall()
+    rows = second.store.db.execute(
+        "SELECT trace_id, root_span, sampled, window, reason FROM traces"
+    ).fetchall()
     per_window: dict[str, int] = {}
     for _, _, sampled, window, _ in rows:
         per_window[window] = per_window.get(window, 0) + sampled

@@ -45,6 +45,7 @@ def webhook() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/hook", received
     server.shutdown()
+    server.server_close()
 
 
 def _config(tmp_path: Path, hook: str, **sampling: Any) -> Path:
@@ -148,3 +149,37 @@ def test_the_shipped_watch_config_loads_and_writes_where_git_ignores() -> None:
         assert path is not None
         top = path.resolve().relative_to(root).parts[0]
         assert f"{top}/" in ignored
+
+
+def test_golden_questions_are_always_judged_against_their_references(tmp_path: Path) -> None:
+    from .helpers import FACTS, QUESTIONS
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            json.dumps({"id": f"g{k}", "question": QUESTIONS[k], "reference": FACTS[k]}) + "\n"
+            for k in (0, 1)
+        )
+    )
+    import yaml
+
+    path = tmp_path / "watch.yaml"
+    path.write_text(yaml.safe_dump({
+        "source": {"kind": "otlp_file", "path": "traces.jsonl", "settle_s": 0},
+        "sampling": {"rate": 0.0},
+        "judge": {"backend": "local", "metrics": ["faithfulness"], "cache_path": None},
+        "golden": {"path": "golden.jsonl", "metrics": ["context_recall"]},
+        "output": "live",
+    }))  # fmt: skip
+    append(tmp_path / "traces.jsonl", [trace(n, T0 + 60 * n) for n in range(6)])  # questions 0..5
+    watcher = Watcher(load_watch_config(path), say=lambda _m: None)
+    result = watcher.poll(final=True)
+    rows = watcher.store.db.execute("SELECT trace_id, reason FROM traces WHERE sampled = 1").fetchall()
+    recall = watcher.store.db.execute(
+        "SELECT trace_id, value FROM scores WHERE metric = 'context_recall'"
+    ).fetchall()
+    watcher.close()
+    assert result.sampled == 2 and {r for _, r in rows} == {"always: a golden-set question"}
+    assert {t for t, _ in recall} == {t for t, _ in rows} and all(
+        v is not None and v > 0.5 for _, v in recall
+    )

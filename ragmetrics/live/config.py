@@ -187,6 +187,11 @@ class WatchConfig(_Section):
     engine: EngineConfig = Field(
         default_factory=EngineConfig, description="where the judging runs, as for nights"
     )
+    nights: Path | None = Field(
+        default=None,
+        description="the output folder of your `ragmetrics run` nights: each window shows the last night's mean "
+        "of each metric beside its own (test-set questions against production's)",
+    )
     golden: GoldenConfig | None = Field(
         default=None, description="a known QA set: its questions' traces are always judged, with references"
     )
@@ -231,4 +236,5 @@ def load_watch_config(path: str | Path) -> WatchConfig:
     config.judge.aligned = resolve(config.judge.aligned)
     if config.golden is not None:
         config.golden.path = resolve(config.golden.path)
+    config.nights = resolve(config.nights)
     return config

@@ -34,7 +34,13 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         summary = store.summary(window) or {}
         seen, sampled = store.window_counts(window)
         values = summary.get("metrics", {})
-        cells = "".join(f"<td>{_cell(values.get(m))}</td>" for m in metrics)
+        nights = summary.get("nights", {})
+        cells = "".join(
+            f"<td>{_cell(values.get(m))}"
+            + (f"<br><small>night {nights[m]['mean']:.3f}</small>" if m in nights else "")
+            + "</td>"
+            for m in metrics
+        )
         fired = [alerts[(window, m)] for m in metrics if (window, m) in alerts]
         state = "closed" if closed else "open"
         alert = "".join(f"<div class='alert'>{e(t)}</div>" for t in fired)

@@ -382,8 +382,26 @@ class Watcher:
                 "failures": e["failures"]}
             for m, e in per_metric.items()
         }  # fmt: skip
-        return {"window": window, "traces": seen, "sampled": sampled, "calls": self.store.calls_used(window),
-                "metrics": means}  # fmt: skip
+        summary = {"window": window, "traces": seen, "sampled": sampled, "calls": self.store.calls_used(window),
+                   "metrics": means}  # fmt: skip
+        if self.config.nights is not None:
+            summary["nights"] = self._last_night(list(means))
+        return summary
+
+    def _last_night(self, metrics: list[str]) -> dict[str, Any]:
+        """The last night's mean of each metric (its first run that has it), for reading a window beside it."""
+        from ragmetrics.history.store import load_history
+
+        assert self.config.nights is not None
+        records = load_history(self.config.nights).records
+        if not records:
+            return {}
+        last = records[-1]
+        found: dict[str, Any] = {}
+        for point in last.points:
+            if point.metric in metrics and point.metric not in found and point.mean is not None:
+                found[point.metric] = {"night": last.folder, "run": point.run, "mean": point.mean}
+        return found
 
     def baseline_window(self) -> str | None:
         if self.config.baseline_window is not None:

@@ -183,3 +183,37 @@ def test_golden_questions_are_always_judged_against_their_references(tmp_path: P
     assert {t for t, _ in recall} == {t for t, _ in rows} and all(
         v is not None and v > 0.5 for _, v in recall
     )
+
+
+def test_a_window_is_shown_beside_the_last_night(tmp_path: Path) -> None:
+    import yaml
+
+    from ragmetrics.history.update import update_history
+    from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
+
+    nights = tmp_path / "nights"
+    night = nights / "2026-09-20T02-00-00Z"
+    night.mkdir(parents=True)
+    run = RunResult(name="pipeline", per_query={"q1": {"faithfulness": 0.5}, "q2": {"faithfulness": 1.0}},
+                    metadata=RunMetadata(kind="judge", metrics=["faithfulness"]))  # fmt: skip
+    run.recompute_aggregate()
+    report = Report(
+        runs=[run], metrics=["faithfulness"], settings=ComparisonSettings(test="fisher", correction="none")
+    )
+    update_history(nights, report, night, nights=10, alpha=0.05, correction="none")
+    path = tmp_path / "watch.yaml"
+    path.write_text(yaml.safe_dump({
+        "source": {"kind": "otlp_file", "path": "traces.jsonl", "settle_s": 0},
+        "sampling": {"rate": 1.0},
+        "judge": {"backend": "local", "metrics": ["faithfulness"], "cache_path": None},
+        "nights": "nights",
+        "output": "live",
+    }))  # fmt: skip
+    append(tmp_path / "traces.jsonl", [trace(n, T0 + 60 * n) for n in range(3)])
+    watcher = Watcher(load_watch_config(path), say=lambda _m: None, clock=lambda: T0 + 2 * HOUR)
+    closed = watcher.poll().closed
+    summary = watcher.store.summary(closed[0])
+    watcher.close()
+    assert summary is not None
+    assert summary["nights"]["faithfulness"] == {"night": night.name, "run": "pipeline", "mean": 0.75}
+    assert "night 0.750" in (tmp_path / "live" / "live.html").read_text()

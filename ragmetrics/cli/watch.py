@@ -24,8 +24,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--once",
         action="store_true",
-        help="one poll for cron: read what is new, judge, close the windows that ended, exit (1 when an alert "
-        "fired, else 0)",
+        help="one poll for cron: read what is new, judge, close the windows that ended, exit: 1 when an alert "
+        "fired, 3 when sampled traces wait for a judge that failed (kept for the next run), else 0",
     )
     parser.set_defaults(handler=run_command)
 
@@ -41,7 +41,9 @@ def run_command(args: argparse.Namespace) -> int:
             result = watcher.poll(final=False)
         finally:
             watcher.close()
-        return int(ExitCode.REGRESSION if result.alerts else ExitCode.OK)
+        if result.alerts:
+            return int(ExitCode.REGRESSION)
+        return int(ExitCode.INCOMPLETE if result.waiting else ExitCode.OK)
     stopping = False
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -127,13 +127,15 @@ class LiveStore:
     def pending_count(self) -> int:
         return int(self.db.execute("SELECT COUNT(DISTINCT trace_id) FROM pending").fetchone()[0])
 
-    def settled(self, before: float) -> dict[str, list[Span]]:
-        """Traces whose last span arrived before `before`, with their spans."""
+    def settled(self, before: float, limit: int) -> dict[str, list[Span]]:
+        """Up to `limit` undecided traces whose last span arrived at or before `before`, oldest first, with
+        their spans (a backlog is taken in batches, never loaded whole)."""
         ids = [
             r[0]
             for r in self.db.execute(
-                "SELECT trace_id FROM pending GROUP BY trace_id HAVING MAX(arrived) <= ? ORDER BY MIN(arrived)",
-                (before,),
+                "SELECT trace_id FROM pending WHERE trace_id NOT IN (SELECT trace_id FROM traces) "
+                "GROUP BY trace_id HAVING MAX(arrived) <= ? ORDER BY MIN(arrived) LIMIT ?",
+                (before, limit),
             )
         ]
         out: dict[str, list[Span]] = {}

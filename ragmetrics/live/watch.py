@@ -42,6 +42,8 @@ TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection", 
 """Judge failures a later attempt may not repeat: the trace stays sampled and unscored, never lost."""
 MAX_BACKOFF_S = 600.0
 WRITE_BATCH = 200
+DECIDE_BATCH = 2000
+"""Complete traces decided (and their spans loaded) per poll: a burst is worked off in batches."""
 MAX_READS_PER_POLL = 16
 
 
@@ -52,6 +54,8 @@ class PollResult:
     sampled: int = 0
     scored: int = 0
     annotated: int = 0
+    waiting: int = 0
+    """Sampled traces the judge failed on transiently, kept for the next attempt."""
     closed: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -150,9 +154,13 @@ class Watcher:
         self._read(out)
         now = self.clock()
         before = float("inf") if final else now - self.config.source.settle_s
-        ready = self.store.settled(before)
+        ready = self.store.settled(before, DECIDE_BATCH)
         if ready:
             self._decide(ready, out)
+            if len(ready) == DECIDE_BATCH:
+                out.notes.append(
+                    f"a backlog of complete traces: {DECIDE_BATCH} decided in this poll, the rest in the next ones"
+                )
         unscored = self.store.unscored()
         if unscored:
             self._score(unscored, out)
@@ -298,6 +306,7 @@ class Watcher:
         result_of = {q: r for r in results for q in r.per_query}
         transient = [f for r in results for f in r.failures if f.cause in TRANSIENT]
         waiting = {f.query_id for f in transient}
+        out.waiting = len(waiting)
         if transient:
             self._failed_polls += 1
             delay = min(MAX_BACKOFF_S, self.config.source.poll_s * 2**self._failed_polls)

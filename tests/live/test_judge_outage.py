@@ -38,7 +38,7 @@ def test_a_judge_outage_keeps_the_traces_and_retries(tmp_path: Path, monkeypatch
         watcher = Watcher(config, say=said.append, clock=lambda: clock[0])
         server.inject("server_error", times=None)
         first = watcher.poll()
-        assert first.sampled == 5 and first.scored == 0 and first.closed == []
+        assert first.sampled == 5 and first.scored == 0 and first.closed == [] and first.waiting == 5
         assert any("the judge failed for 5 sampled traces (server_error): kept" in line for line in said)
         assert len(watcher.store.unscored()) == 5
         server.clear_faults()

@@ -11,13 +11,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ragmetrics._yaml import read_yaml_file
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.nightly.config import EngineConfig, format_validation_error
+from ragmetrics.nightly.config import EngineConfig, JudgeConfig, format_validation_error, with_metric_files
 
 __all__ = ["WatchConfig", "load_watch_config", "window_seconds"]
 
@@ -108,19 +115,14 @@ class SamplingConfig(_Section):
     always: AlwaysRules = Field(default_factory=AlwaysRules)
 
 
-class JudgeSection(JudgeSettings):
+class JudgeSection(JudgeConfig):
+    """A night's judge section (backend, model, your own rubrics in `custom_metrics` / `metric_files`), with
+    reference-free metrics by default: a production trace has no reference."""
+
     metrics: list[str] = Field(
         default_factory=lambda: ["faithfulness", "answer_relevancy"],
         description="reference-free judge metrics (and your rubrics) to score sampled traces with",
     )
-
-    @field_validator("metrics")
-    @classmethod
-    def _known(cls, v: list[str]) -> list[str]:
-        unknown = [m for m in v if m not in JUDGE_METRICS]
-        if unknown:
-            raise ValueError(f"unknown judge metric {unknown[0]!r}; metrics: {', '.join(JUDGE_METRICS)}")
-        return v
 
 
 class AlertConfig(_Section):
@@ -172,6 +174,8 @@ class WriteBack(_Section):
 
 
 class WatchConfig(_Section):
+    _source_dir: Path | None = PrivateAttr(default=None)
+
     name: str = "ragmetrics live"
     source: SourceConfig
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
@@ -199,6 +203,11 @@ class WatchConfig(_Section):
         default=None, description="annotations in Phoenix (default: the phoenix source's own server)"
     )
 
+    @property
+    def source_dir(self) -> Path | None:
+        """The config file's folder (where a team's Python metrics are imported from first)."""
+        return self._source_dir
+
     def annotation_target(self) -> WriteBack | None:
         if self.write_back is not None:
             return self.write_back if self.write_back.phoenix_url else None
@@ -220,12 +229,15 @@ def load_watch_config(path: str | Path) -> WatchConfig:
     data = read_yaml_file(path, what="config")
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: expected a mapping of sections at the top level")
+    data, origins = with_metric_files(data, path.parent, str(path))
     try:
         config = WatchConfig.model_validate_json(json.dumps(data, default=str), strict=True)
     except ValidationError as exc:
         lines = format_validation_error(exc, data)
         raise ConfigError(f"{path}: " + ("; ".join(lines))) from None
+    config.judge._metric_origins = origins
     base = path.parent.resolve()
+    config._source_dir = base
 
     def resolve(p: Path | None) -> Any:
         return None if p is None else (p if p.is_absolute() else base / p)

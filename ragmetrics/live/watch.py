@@ -17,12 +17,14 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ragmetrics.engines.base import Engine, JudgeSession
-from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.judge.registry import registered_metrics
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
 from ragmetrics.live.golden import GoldenSet, golden_sample
 from ragmetrics.live.phoenix import Annotation, PhoenixClient, PhoenixError
@@ -76,6 +78,10 @@ class Watcher:
         config.output.mkdir(parents=True, exist_ok=True)
         self.store = LiveStore(config.output / "live.sqlite")
         self.metrics = list(config.judge.metrics)
+        # The team's own metrics (rubrics, Python metrics) in the registry for the watcher's lifetime.
+        self._own = ExitStack()
+        where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
+        self._own.enter_context(registered_metrics(config.judge.metric_specs("judge.custom_metrics", where)))
         self.sampler = Sampler(config.sampling, len(self.metrics))
         self.golden = GoldenSet(config.golden.path) if config.golden is not None else None
         self.golden_metrics = (
@@ -126,6 +132,7 @@ class Watcher:
         if self._engine is not None:
             self._engine.close()
         self.store.close()
+        self._own.close()
 
     def _last_window_traffic(self) -> float | None:
         closed = [w for w, done in self.store.windows() if done]
@@ -142,8 +149,7 @@ class Watcher:
 
             engine = self.config.engine
             self._engine = make_engine(engine.kind, **(engine.options() if engine.kind == "ray" else {}))
-            settings = JudgeSettings(**self.config.judge.model_dump(exclude={"metrics"}))
-            self._session = self._engine.judge_session(settings)
+            self._session = self._engine.judge_session(self.config.judge.settings())
         return self._session
 
     # -- one poll -----------------------------------------------------------------------------------------

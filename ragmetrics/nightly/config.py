@@ -873,7 +873,7 @@ def parse_config(data: Any, *, base_dir: Path, source: str = "config") -> Nightl
         raise ConfigError(
             f"{source}: expected a mapping of sections at the top level, got {type(data).__name__}"
         )
-    data, origins = _with_metric_files(data, base_dir, source)
+    data, origins = with_metric_files(data, base_dir, source)
     try:
         # Strict, and through JSON so paths may still be strings: YAML's `yes` is not a drop of 1.0 and
         # "4" is not 4; a config says what it means or is refused.
@@ -912,7 +912,7 @@ def _shipped_rubrics_named(judge: Mapping[str, Any]) -> list[Path]:
     ]
 
 
-def _with_metric_files(
+def with_metric_files(
     data: Mapping[str, Any], base_dir: Path, source: str
 ) -> tuple[Mapping[str, Any], dict[str, str]]:
     """The config with the definitions of `judge.metric_files` appended to `judge.custom_metrics` (each

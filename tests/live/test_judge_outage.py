@@ -56,3 +56,34 @@ def test_a_judge_outage_keeps_the_traces_and_retries(tmp_path: Path, monkeypatch
         watcher.close()
     finally:
         server.stop()
+
+
+def test_a_teams_rubric_judges_live_traces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from ragmetrics.live import load_watch_config
+
+    monkeypatch.setenv("RAGMETRICS_LIVE_KEY", "sk-live")
+    server = LoopbackServer().start()
+    try:
+        path = tmp_path / "watch.yaml"
+        path.write_text(yaml.safe_dump({
+            "source": {"kind": "otlp_file", "path": "t.jsonl", "settle_s": 0},
+            "sampling": {"rate": 1.0},
+            "judge": {"backend": "openai", "base_url": server.url, "api_key_env": "RAGMETRICS_LIVE_KEY", "model": "m",
+                      "cache_path": None, "metrics": ["polite"],
+                      "custom_metrics": [{"name": "polite", "type": "rubric", "question": "Is the answer polite?",
+                                          "scale": {"type": "binary"}}]},
+            "output": "live",
+        }))  # fmt: skip
+        append(tmp_path / "t.jsonl", [trace(n, T0 + 60 * n) for n in range(3)])
+        watcher = Watcher(load_watch_config(path), say=lambda _m: None)
+        result = watcher.poll(final=True)
+        rows = watcher.store.db.execute(
+            "SELECT metric, value, failure FROM scores WHERE metric = 'polite'"
+        ).fetchall()
+        watcher.close()
+        assert result.scored == 3 and len(rows) == 3 and all(v is not None and f is None for _, v, f in rows)
+        assert server.count(prompt="rubric:polite") == 3
+    finally:
+        server.stop()

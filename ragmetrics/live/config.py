@@ -100,6 +100,10 @@ class AlwaysRules(_Section):
     errors: bool = Field(default=True, description="traces with a span whose status is ERROR")
     slower_than_s: float | None = Field(default=None, gt=0, description="traces whose root took longer")
     segment: SegmentRule | None = None
+    retrieval_score_below: float | None = Field(
+        default=None,
+        description="traces whose best retrieved document scored below this (the traced retriever's own score)",
+    )
 
 
 class SamplingConfig(_Section):
@@ -111,6 +115,16 @@ class SamplingConfig(_Section):
         default=None,
         ge=0,
         description="judge calls (one trace scored on one judge metric) per window, at most",
+    )
+    max_tokens_per_window: int | None = Field(
+        default=None,
+        ge=0,
+        description="judge tokens per window, at most, charged by a conservative estimate before any call",
+    )
+    max_cost_per_window: float | None = Field(
+        default=None,
+        ge=0,
+        description="judge cost (USD) per window, at most: the token estimate at judge.price_per_million_tokens",
     )
     always: AlwaysRules = Field(default_factory=AlwaysRules)
 
@@ -202,6 +216,15 @@ class WatchConfig(_Section):
     write_back: WriteBack | None = Field(
         default=None, description="annotations in Phoenix (default: the phoenix source's own server)"
     )
+
+    @model_validator(mode="after")
+    def _priced(self) -> WatchConfig:
+        prices = self.judge.price_per_million_tokens or {}
+        if self.sampling.max_cost_per_window is not None and not prices:
+            raise ValueError(
+                "sampling.max_cost_per_window needs judge.price_per_million_tokens to turn tokens into cost"
+            )
+        return self
 
     @property
     def source_dir(self) -> Path | None:

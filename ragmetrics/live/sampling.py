@@ -33,6 +33,7 @@ class Choice:
     sampled: bool
     reason: str
     calls: int
+    tokens: int = 0
 
 
 def root_span(spans: Sequence[Span]) -> Span | None:
@@ -43,9 +44,11 @@ def root_span(spans: Sequence[Span]) -> Span | None:
 
 
 class Sampler:
-    def __init__(self, config: SamplingConfig, calls_per_trace: int) -> None:
+    def __init__(self, config: SamplingConfig, calls_per_trace: int, *, price_per_token: float = 0.0) -> None:
         self.config = config
         self.calls_per_trace = calls_per_trace
+        self.price_per_token = price_per_token
+        """USD per judge token (the dearer of prompt and completion prices), for the cost budget."""
 
     def rule(self, spans: Sequence[Span]) -> str | None:
         """The rule that always includes this trace, or None."""
@@ -70,6 +73,8 @@ class Sampler:
         *,
         forced: str | None = None,
         calls: int | None = None,
+        tokens: int = 0,
+        tokens_used: int = 0,
     ) -> Choice:
         """Judge this trace? `calls_used` is what the window has spent (decisions already recorded); `forced`
         names a reason of the caller's to include it (a golden-set question), `calls` what judging it costs
@@ -79,13 +84,31 @@ class Sampler:
         if forced is None and not picked:
             return Choice(False, "not drawn at the rate", 0)
         calls = self.calls_per_trace if calls is None else calls
+        share = 1.0 if forced is not None else 1 - ALWAYS_RESERVE
+        why = f"always ({forced})" if forced else "drawn"
         budget = self.config.max_calls_per_window
-        if budget is not None:
-            limit = budget if forced is not None else int(budget * (1 - ALWAYS_RESERVE))
-            if calls_used + calls > limit:
-                why = f"always ({forced})" if forced else "drawn"
-                return Choice(False, f"{why}, but the window's budget of {budget} judge calls is spent", 0)
-        return Choice(True, f"always: {forced}" if forced else "drawn at the rate", calls)
+        if budget is not None and calls_used + calls > int(budget * share):
+            return Choice(False, f"{why}, but the window's budget of {budget} judge calls is spent", 0)
+        token_budget = self.token_budget()
+        if token_budget is not None and tokens_used + tokens > int(token_budget * share):
+            what = (
+                f"{self.config.max_cost_per_window:g} USD"
+                if self.config.max_cost_per_window is not None and token_budget == self._cost_tokens()
+                else f"{token_budget} tokens"
+            )
+            return Choice(False, f"{why}, but the window's budget of {what} is spent", 0)
+        return Choice(True, f"always: {forced}" if forced else "drawn at the rate", calls, tokens)
+
+    def _cost_tokens(self) -> int | None:
+        cost = self.config.max_cost_per_window
+        if cost is None or not self.price_per_token:
+            return None
+        return int(cost / self.price_per_token)
+
+    def token_budget(self) -> int | None:
+        """The tighter of the token budget and the cost budget in tokens (None: neither is set)."""
+        limits = [x for x in (self.config.max_tokens_per_window, self._cost_tokens()) if x is not None]
+        return min(limits) if limits else None
 
     def estimate(self, traces_per_window: float | None) -> str:
         """The budget's meaning, printed when watching starts."""

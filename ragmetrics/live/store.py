@@ -28,13 +28,13 @@ CREATE TABLE IF NOT EXISTS pending (trace_id TEXT NOT NULL, span_id TEXT NOT NUL
     span TEXT NOT NULL, PRIMARY KEY (trace_id, span_id));
 CREATE TABLE IF NOT EXISTS traces (trace_id TEXT PRIMARY KEY, window TEXT NOT NULL, started REAL NOT NULL,
     sampled INTEGER NOT NULL, reason TEXT NOT NULL, scored INTEGER NOT NULL DEFAULT 0, session TEXT,
-    calls INTEGER NOT NULL DEFAULT 0, root_span TEXT);
+    calls INTEGER NOT NULL DEFAULT 0, root_span TEXT, tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS annotations (trace_id TEXT NOT NULL, metric TEXT NOT NULL,
     sent INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (trace_id, metric));
 CREATE TABLE IF NOT EXISTS scores (trace_id TEXT NOT NULL, metric TEXT NOT NULL, value REAL, failure TEXT,
     reason TEXT, PRIMARY KEY (trace_id, metric));
 CREATE TABLE IF NOT EXISTS windows (window TEXT PRIMARY KEY, closed INTEGER NOT NULL DEFAULT 0,
-    calls INTEGER NOT NULL DEFAULT 0, summary TEXT);
+    calls INTEGER NOT NULL DEFAULT 0, summary TEXT, tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS alerts (key TEXT PRIMARY KEY, window TEXT NOT NULL, metric TEXT NOT NULL,
     text TEXT NOT NULL, sent INTEGER NOT NULL DEFAULT 0);
 """
@@ -50,6 +50,8 @@ class Decision:
     session: str | None
     calls: int
     root_span: str | None = None
+    tokens: int = 0
+    """Judge tokens reserved for it (a conservative estimate, charged to its window's token budget)."""
 
 
 @dataclass(frozen=True)
@@ -151,13 +153,14 @@ class LiveStore:
         with self.transaction() as db:
             db.execute(
                 "INSERT OR IGNORE INTO traces (trace_id, window, started, sampled, reason, session, calls, "
-                "root_span) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "root_span, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (decision.trace_id, decision.window, decision.started, int(decision.sampled), decision.reason,
-                 decision.session, decision.calls, decision.root_span),
+                 decision.session, decision.calls, decision.root_span, decision.tokens),
             )  # fmt: skip
             db.execute("INSERT OR IGNORE INTO windows (window) VALUES (?)", (decision.window,))
             db.execute(
-                "UPDATE windows SET calls = calls + ? WHERE window = ?", (decision.calls, decision.window)
+                "UPDATE windows SET calls = calls + ?, tokens = tokens + ? WHERE window = ?",
+                (decision.calls, decision.tokens, decision.window),
             )
             if not decision.sampled:
                 db.execute("DELETE FROM pending WHERE trace_id = ?", (decision.trace_id,))
@@ -173,6 +176,10 @@ class LiveStore:
 
     def calls_used(self, window: str) -> int:
         row = self.db.execute("SELECT calls FROM windows WHERE window = ?", (window,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def tokens_used(self, window: str) -> int:
+        row = self.db.execute("SELECT tokens FROM windows WHERE window = ?", (window,)).fetchone()
         return 0 if row is None else int(row[0])
 
     def unscored(self) -> dict[str, list[Span]]:

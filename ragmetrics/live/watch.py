@@ -82,7 +82,12 @@ class Watcher:
         self._own = ExitStack()
         where = [p for p in (config.source_dir, Path.cwd()) if p is not None]
         self._own.enter_context(registered_metrics(config.judge.metric_specs("judge.custom_metrics", where)))
-        self.sampler = Sampler(config.sampling, len(self.metrics))
+        prices = config.judge.price_per_million_tokens or {}
+        self.sampler = Sampler(
+            config.sampling,
+            len(self.metrics),
+            price_per_token=max(prices.get("prompt", 0.0), prices.get("completion", 0.0)) / 1e6,
+        )
         self.golden = GoldenSet(config.golden.path) if config.golden is not None else None
         self.golden_metrics = (
             [m for m in config.golden.metrics if m not in self.metrics] if config.golden is not None else []
@@ -205,6 +210,18 @@ class Watcher:
                 return
         out.notes.append("more spans wait in the source than one poll reads: they are read on the next polls")
 
+    def _low_retrieval(self, traces: TraceSet, trace_id: str) -> str | None:
+        """'retrieval scored X' when the trace's final retriever's best document scored below the rule's cut."""
+        cut = self.config.sampling.always.retrieval_score_below
+        if cut is None:
+            return None
+        run = traces.runs.get(traces.final_span.get(trace_id, ""))
+        ranking = run.rankings.get(trace_id) if run is not None else None
+        if not ranking:
+            return None
+        best = max(ranking.values())
+        return f"best retrieval score {best:g} < {cut:g}" if best < cut else None
+
     def _read_phoenix(self, phoenix: PhoenixClient, out: PollResult) -> None:
         for _ in range(MAX_READS_PER_POLL):
             try:
@@ -259,24 +276,35 @@ class Watcher:
             closed = dict(self.store.windows()).get(window, False)
             if closed:
                 out.notes.append(f"trace {trace_id} arrived after its window {window} closed: not counted")
-                choice_sampled, reason, calls = False, f"late: window {window} had closed", 0
+                choice_sampled, reason, calls, tokens = False, f"late: window {window} had closed", 0, 0
             else:
                 golden = self.golden.match(traces, trace_id) if self.golden is not None else None
+                calls = len(self.metrics) + (len(self.golden_metrics) if golden is not None else 0)
+                forced = (
+                    "a golden-set question" if golden is not None else self._low_retrieval(traces, trace_id)
+                )
                 choice = self.sampler.choose(
                     trace_id,
                     spans,
                     self.store.calls_used(window),
-                    forced="a golden-set question" if golden is not None else None,
-                    calls=len(self.metrics) + (len(self.golden_metrics) if golden is not None else 0),
+                    forced=forced,
+                    calls=calls,
+                    tokens=_token_estimate(traces, trace_id, calls) if self.sampler.token_budget() else 0,
+                    tokens_used=self.store.tokens_used(window),
                 )
-                choice_sampled, reason, calls = choice.sampled, choice.reason, choice.calls
+                choice_sampled, reason, calls, tokens = (
+                    choice.sampled,
+                    choice.reason,
+                    choice.calls,
+                    choice.tokens,
+                )
             session = traces.sessions.get(trace_id)
             operational = _operational(traces, trace_id)
             root = root_span(spans)
             self.store.decide(
                 Decision(
                     trace_id, window, started, choice_sampled, reason, session, calls,
-                    root.span_id if root is not None else None,
+                    root.span_id if root is not None else None, tokens,
                 )
             )  # fmt: skip
             if operational and not closed:
@@ -531,6 +559,20 @@ class Watcher:
                 time.sleep(max(0.0, self.config.source.poll_s - (self.clock() - started)))
         finally:
             self.close()
+
+
+PROMPT_OVERHEAD_TOKENS = 800
+"""Per judge call, beyond the judged text: instructions, examples and the answer (a generous allowance)."""
+
+
+def _token_estimate(traces: TraceSet, trace_id: str, calls: int) -> int:
+    """Judge tokens a trace may cost, erring high: its text at 3 characters a token (English runs about 4),
+    sent once per call, plus the allowance per call."""
+    sample = next((s for s in traces.samples if s.id == trace_id), None)
+    if sample is None:
+        return 0
+    chars = len(sample.question) + len(str(sample.answer or "")) + sum(len(c) for c in sample.context_list)
+    return calls * (chars // 3 + PROMPT_OVERHEAD_TOKENS)
 
 
 def _operational(traces: TraceSet, trace_id: str) -> list[StoredScore]:

@@ -102,3 +102,25 @@ def test_a_restart_makes_the_same_choices_and_the_budget_keeps_room_for_errors()
     error = a.choose("e" * 32, _spans(999, error=True), ordinary_limit)
     assert error.sampled and error.reason == "always: an ERROR span"
     assert not a.choose("f" * 32, _spans(998, error=True), 10).sampled  # the whole budget is spent
+
+
+def test_token_and_cost_budgets_are_never_exceeded() -> None:
+    config = SamplingConfig(rate=1.0, max_tokens_per_window=50_000, max_cost_per_window=0.02)
+    sampler = Sampler(config, 2, price_per_token=1e-6)  # the cost budget is 20,000 tokens: the tighter one
+    assert sampler.token_budget() == 20_000
+    used = judged = 0
+    rng = random.Random(1)
+    for n in range(500):
+        tokens = rng.randint(500, 4000)
+        choice = sampler.choose(f"{n:032x}", _spans(n), 0, tokens=tokens, tokens_used=used)
+        used += choice.tokens
+        judged += int(choice.sampled)
+        if not choice.sampled:
+            assert "budget of 0.02 USD is spent" in choice.reason
+    assert used <= 20_000 * (1 - ALWAYS_RESERVE) and judged >= 5
+    with pytest.raises(ValueError, match="needs judge.price_per_million_tokens"):
+        from ragmetrics.live.config import WatchConfig
+
+        WatchConfig.model_validate(
+            {"source": {"kind": "otlp_file", "path": "x"}, "sampling": {"max_cost_per_window": 1}}
+        )

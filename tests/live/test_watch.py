@@ -217,3 +217,22 @@ def test_a_window_is_shown_beside_the_last_night(tmp_path: Path) -> None:
     assert summary is not None
     assert summary["nights"]["faithfulness"] == {"night": night.name, "run": "pipeline", "mean": 0.75}
     assert "night 0.750" in (tmp_path / "live" / "live.html").read_text()
+
+
+def test_traces_with_weak_retrieval_are_always_judged(tmp_path: Path) -> None:
+    from ragmetrics.live.config import WatchConfig
+
+    append(
+        tmp_path / "t.jsonl", [trace(n, T0 + 60 * n) for n in range(4)]
+    )  # the helper's retriever scores 1.0
+    config = WatchConfig.model_validate({
+        "source": {"kind": "otlp_file", "path": str(tmp_path / "t.jsonl"), "settle_s": 0},
+        "sampling": {"rate": 0.0, "always": {"retrieval_score_below": 1.5}},
+        "judge": {"backend": "local", "metrics": ["faithfulness"], "cache_path": None},
+        "output": str(tmp_path / "live"),
+    })  # fmt: skip
+    watcher = Watcher(config, say=lambda _m: None)
+    result = watcher.poll(final=True)
+    reasons = {r[0] for r in watcher.store.db.execute("SELECT reason FROM traces")}
+    watcher.close()
+    assert result.sampled == 4 and reasons == {"always: best retrieval score 1 < 1.5"}

@@ -118,7 +118,7 @@ def test_token_and_cost_budgets_are_never_exceeded() -> None:
         if not choice.sampled:
             assert "budget of 0.02 USD is spent" in choice.reason
     assert used <= 20_000 * (1 - ALWAYS_RESERVE) and judged >= 5
-    with pytest.raises(ValueError, match="needs judge.price_per_million_tokens"):
+    with pytest.raises(ValueError, match=r"needs judge\.price_per_million_tokens"):
         from ragmetrics.live.config import WatchConfig
 
         WatchConfig.model_validate(

@@ -145,6 +145,12 @@ class AlertConfig(_Section):
     )
     alpha: float = Field(default=0.05, gt=0, lt=1, description="significance of the drop")
     min_samples: int = Field(default=20, ge=2, description="a window with fewer scored traces is not tested")
+    drift_windows: int = Field(
+        default=8,
+        ge=5,
+        description="windows in the trend test (Mann-Kendall, as `ragmetrics history`); a "
+        "significant worsening trend alerts like a drop",
+    )
     webhook: str | None = Field(default=None, description="POST each alert as JSON here (http or https)")
     cluster_by_session: bool = Field(
         default=True,

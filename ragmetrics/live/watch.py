@@ -393,6 +393,7 @@ class Watcher:
             # Files and history first, the store's "closed" last: a kill in between writes them again on the
             # next start (the history entry is not appended twice), and never leaves a closed window without them.
             self._write_window(window, summary)
+            summary["drifting"] = self._drifting()
             self.store.close_window(window, summary)
             out.closed.append(window)
             self.say(f"ragmetrics watch: window {window} closed: {_describe(summary)}")
@@ -410,6 +411,52 @@ class Watcher:
                     text = self._alert(window, comparison)
                     if text is not None:
                         out.alerts.append(text)
+            for metric, why in sorted(summary.get("drifting", {}).items()):
+                text = self._drift_alert(window, metric, why)
+                if text is not None:
+                    out.alerts.append(text)
+
+    def _drifting(self) -> dict[str, str]:
+        """Judged metrics whose windows trend worse, significantly (the history's trend test, corrected over
+        the metrics), as of the windows written so far: metric -> what the test found."""
+        from ragmetrics.history.analysis import analyse
+        from ragmetrics.history.changes import changes_between
+        from ragmetrics.history.store import load_history
+
+        records = load_history(self.config.output).records
+        rules = self.config.alerts
+        drifts = analyse(
+            records, changes_between(records), nights=rules.drift_windows, alpha=rules.alpha, correction="holm",
+            baseline=None,
+        )  # fmt: skip
+        judged = {*self.metrics, *self.golden_metrics}
+        return {
+            d.metric: (
+                f"{d.metric} trends worse over the last {len(d.window)} windows (Mann-Kendall, corrected p = "
+                f"{d.p_corrected:.3g}): {d.reference_mean:.3f} -> {d.latest_mean:.3f}"
+            )
+            for d in drifts
+            if d.flagged and d.metric in judged and d.reference_mean is not None and d.latest_mean is not None
+            and d.p_corrected is not None
+        }  # fmt: skip
+
+    def _drift_alert(self, window: str, metric: str, why: str) -> str | None:
+        closed = [w for w, done in self.store.windows() if done and w < window]
+        previous = self.store.summary(closed[-1]) if closed else None
+        if previous is not None and metric in previous.get("drifting", {}):
+            return None  # the same episode
+        key = f"drift:{metric}@{window}"
+        if self.store.alert_sent(key):
+            return None
+        text = f"DRIFT window {window}: {why}"
+        self.say(f"ragmetrics watch: {text}")
+        payload = {"text": text, "window": window, "metric": metric, "kind": "drift"}
+        if self.config.alerts.webhook is not None and not _post(
+            self.config.alerts.webhook, payload, self.say
+        ):
+            return text
+        self.store.record_alert(key, window, metric, text)
+        return text
 
     def _summary(self, window: str) -> dict[str, Any]:
         seen, sampled = self.store.window_counts(window)

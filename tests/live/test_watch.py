@@ -236,3 +236,26 @@ def test_traces_with_weak_retrieval_are_always_judged(tmp_path: Path) -> None:
     reasons = {r[0] for r in watcher.store.db.execute("SELECT reason FROM traces")}
     watcher.close()
     assert result.sampled == 4 and reasons == {"always: best retrieval score 1 < 1.5"}
+
+
+def test_a_slow_drift_alerts_once(tmp_path: Path, webhook: tuple[str, list[dict[str, Any]]]) -> None:
+    hook, received = webhook
+    import yaml
+
+    path = tmp_path / "watch.yaml"
+    path.write_text(yaml.safe_dump({
+        "source": {"kind": "otlp_file", "path": "traces.jsonl", "settle_s": 0},
+        "sampling": {"rate": 1.0},
+        "judge": {"backend": "local", "metrics": ["faithfulness"], "cache_path": None},
+        "alerts": {"max_drop": 0.9, "min_samples": 5, "webhook": hook, "drift_windows": 6},
+        "output": "live",
+    }))  # fmt: skip
+    traces = tmp_path / "traces.jsonl"
+    for hour in range(7):  # one more bad answer in ten each hour: never a big drop, always a bit worse
+        append(traces, [trace(100 * hour + i, T0 + hour * HOUR + 60 * i, good=i >= hour) for i in range(10)])
+    watcher = Watcher(load_watch_config(path), say=lambda _m: None, clock=lambda: T0 + 8 * HOUR)
+    result = watcher.poll()
+    watcher.close()
+    drifts = [a for a in result.alerts if a.startswith("DRIFT")]
+    assert len(result.closed) == 7 and len(drifts) == 1 and "faithfulness trends worse" in drifts[0]
+    assert [r["kind"] for r in received if r.get("kind") == "drift"] == ["drift"]

@@ -50,7 +50,7 @@ def protobuf_to_json(body: bytes) -> dict[str, Any]:
         from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     except ImportError:  # pragma: no cover - the extra is missing
         raise InputError(
-            "protobuf OTLP needs the opentelemetry-proto package: pip install 'ragmetrics[live]'"
+            "protobuf OTLP needs the opentelemetry-proto package (pip install opentelemetry-proto)"
         ) from None
     message = ExportTraceServiceRequest()
     try:

@@ -43,7 +43,13 @@ class GoldenSet:
 
 
 def golden_sample(traced: RagSample, row: RagSample) -> RagSample:
-    """The traced sample with the golden row's reference and relevance judgments."""
+    """The traced sample with the golden row's reference, relevance judgments and expected tool calls (so
+    tool-call checks and retrieval-aware metrics judge production's answer against what the row expects)."""
     return traced.model_copy(
-        update={"reference": row.reference, "relevant_ids": row.relevant_ids, "answerable": row.answerable}
+        update={
+            "reference": row.reference,
+            "relevant_ids": row.relevant_ids,
+            "reference_tool_calls": row.reference_tool_calls,
+            "answerable": row.answerable,
+        }
     )

@@ -12,9 +12,14 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats as scipy_stats
 
-from ragmetrics.trust.agreement import roc_auc
+from ragmetrics.trust.agreement import (
+    decision_accuracy,
+    decision_balanced_accuracy,
+    decision_kappa,
+    rank_correlation,
+    roc_auc,
+)
 
 __all__ = ["STATISTICS", "Figure", "figure", "paired_gain", "statistic"]
 
@@ -31,35 +36,16 @@ def _cut(x: NDArray[np.float64], threshold: float) -> NDArray[np.bool_]:
 def statistic(name: str, threshold: float = 0.5) -> Stat:
     """The statistic `name` of (scores, labels), NaN where undefined (one class, constant scores)."""
 
-    def accuracy(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-        return float(np.mean(_cut(s, threshold) == _cut(y, threshold)))
-
-    def balanced(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-        j, h = _cut(s, threshold), _cut(y, threshold)
-        if h.all() or not h.any():
-            return math.nan
-        return float((np.mean(j[h]) + np.mean(~j[~h])) / 2)
-
-    def kappa(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-        j, h = _cut(s, threshold), _cut(y, threshold)
-        observed = float(np.mean(j == h))
-        pj, ph = float(np.mean(j)), float(np.mean(h))
-        expected = pj * ph + (1 - pj) * (1 - ph)
-        return math.nan if expected >= 1.0 else (observed - expected) / (1.0 - expected)
+    def on_decisions(fn: Callable[[NDArray[np.bool_], NDArray[np.bool_]], float]) -> Stat:
+        return lambda s, y: fn(_cut(s, threshold), _cut(y, threshold))
 
     def auc(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
         return roc_auc(s, _cut(y, threshold).astype(np.int64))
 
-    def spearman(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-        if np.ptp(s) == 0 or np.ptp(y) == 0:
-            return math.nan
-        return float(scipy_stats.spearmanr(s, y).statistic)
-
-    def kendall(s: NDArray[np.float64], y: NDArray[np.float64]) -> float:
-        if np.ptp(s) == 0 or np.ptp(y) == 0:
-            return math.nan
-        return float(scipy_stats.kendalltau(s, y).statistic)
-
+    accuracy = on_decisions(decision_accuracy)
+    balanced = on_decisions(decision_balanced_accuracy)
+    kappa = on_decisions(decision_kappa)
+    spearman, kendall = rank_correlation("spearman"), rank_correlation("kendall")
     table: dict[str, Stat] = {
         "balanced_accuracy": balanced,
         "accuracy": accuracy,

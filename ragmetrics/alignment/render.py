@@ -88,11 +88,11 @@ def markdown(r: AlignmentReport) -> str:
 
 
 def _svg_curve(r: AlignmentReport) -> str:
-    points = [(p.share, p.value) for p in r.curve if p.value.estimate is not None]
+    points = [(p.share, p.value, p.value.estimate) for p in r.curve if p.value.estimate is not None]
     if len(points) < 2:
         return ""
-    lows = [v.low if v.low is not None else v.estimate for _, v in points]
-    highs = [v.high if v.high is not None else v.estimate for _, v in points]
+    lows = [v.low if v.low is not None else est for _, v, est in points]
+    highs = [v.high if v.high is not None else est for _, v, est in points]
     lo, hi = min(x for x in lows if x is not None), max(x for x in highs if x is not None)
     lo, hi = (lo - 0.05, hi + 0.05) if hi > lo else (lo - 0.1, hi + 0.1)
     hi = min(hi, 1.0)  # every statistic here is at most 1
@@ -105,8 +105,8 @@ def _svg_curve(r: AlignmentReport) -> str:
              f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#888"/>',
              f'<line x1="{pad}" y1="{pad / 2}" x2="{pad}" y2="{h - pad}" stroke="#888"/>']  # fmt: skip
     line = []
-    for share, v in points:
-        x, y = xy(share, v.estimate or 0.0)
+    for share, v, estimate in points:
+        x, y = xy(share, estimate)
         line.append(f"{x:.1f},{y:.1f}")
         if v.low is not None and v.high is not None:
             _, y1 = xy(share, v.low)

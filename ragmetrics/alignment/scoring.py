@@ -32,6 +32,10 @@ class Judged:
     failure: str | None = None
 
 
+def _sum_known(total: float | None, more: float | None) -> float | None:
+    return None if total is None or more is None else total + more
+
+
 def _edit_key(edit: PromptEdit | None) -> str:
     return "" if edit is None or edit.empty() else edit.model_dump_json()
 
@@ -46,6 +50,25 @@ class Scorer:
     calls: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
     _memo: dict[tuple[str, str], Judged] = field(default_factory=dict)
+    _batches: int = 0
+    _seen: dict[int, TokenUsage] = field(default_factory=dict)
+
+    def _count_usage(self, judge: Judge, now: TokenUsage) -> None:
+        """Add what `judge` spent since it was last counted (a judge reused across batches reports its
+        running total; a cost stays unknown when any part of it is)."""
+        before = self._seen.get(id(judge), TokenUsage())
+        self._seen[id(judge)] = now
+        u = self.usage
+        spent_cost = None if now.cost_usd is None else now.cost_usd - (before.cost_usd or 0.0)
+        self.usage = TokenUsage(
+            calls=u.calls + now.calls - before.calls,
+            prompt_tokens=u.prompt_tokens + now.prompt_tokens - before.prompt_tokens,
+            completion_tokens=u.completion_tokens + now.completion_tokens - before.completion_tokens,
+            embedding_tokens=u.embedding_tokens + now.embedding_tokens - before.embedding_tokens,
+            retries=u.retries + now.retries - before.retries,
+            repairs=u.repairs + now.repairs - before.repairs,
+            cost_usd=spent_cost if not self._batches else _sum_known(u.cost_usd, spent_cost),
+        )
 
     def missing(self, samples: Sequence[RagSample], edit: PromptEdit | None) -> int:
         key = _edit_key(edit)
@@ -66,18 +89,8 @@ class Scorer:
             self.calls += len(todo)
             info = result.metadata.judge
             if info is not None:
-                u = info.usage
-                self.usage = TokenUsage(
-                    calls=self.usage.calls + u.calls,
-                    prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
-                    completion_tokens=self.usage.completion_tokens + u.completion_tokens,
-                    embedding_tokens=self.usage.embedding_tokens + u.embedding_tokens,
-                    retries=self.usage.retries + u.retries,
-                    repairs=self.usage.repairs + u.repairs,
-                    cost_usd=None
-                    if u.cost_usd is None and self.usage.cost_usd is None
-                    else (self.usage.cost_usd or 0.0) + (u.cost_usd or 0.0),
-                )
+                self._count_usage(judge, info.usage)
+            self._batches += 1
             failed = {
                 f.query_id: f"{f.cause}: {f.message}" for f in result.failures if f.metric == self.metric
             }

@@ -26,6 +26,10 @@ __all__ = [
     "LabelKind",
     "agreement",
     "cohen_kappa",
+    "decision_accuracy",
+    "decision_balanced_accuracy",
+    "decision_kappa",
+    "rank_correlation",
     "roc_auc",
     "roc_auc_ci",
 ]
@@ -64,25 +68,30 @@ class Agreement:
     calibration: list[CalibrationRow] = field(default_factory=list)
 
 
-def _accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+def decision_accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    """Share of samples where the judge's decision `j` equals the people's `h`."""
     return float(np.mean(j == h))
 
 
-def _balanced_accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+def decision_balanced_accuracy(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    """Mean of the judge's recall on the people's yes and on their no; NaN with one class."""
     pos, neg = h, ~h
     if not pos.any() or not neg.any():
         return math.nan
     return float((np.mean(j[pos]) + np.mean(~j[neg])) / 2.0)
 
 
-def _kappa(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+def decision_kappa(j: NDArray[np.bool_], h: NDArray[np.bool_]) -> float:
+    """Cohen's kappa of two yes/no raters; NaN when chance agreement is total."""
     observed = float(np.mean(j == h))
     pj, ph = float(np.mean(j)), float(np.mean(h))
     expected = pj * ph + (1 - pj) * (1 - ph)
     return math.nan if expected >= 1.0 else (observed - expected) / (1.0 - expected)
 
 
-def _rank(kind: str) -> Callable[[NDArray[np.float64], NDArray[np.float64]], float]:
+def rank_correlation(kind: str) -> Callable[[NDArray[np.float64], NDArray[np.float64]], float]:
+    """Spearman's rho ('spearman') or Kendall's tau-b ('kendall'); NaN when either side is constant."""
+
     def spearman(a: NDArray[np.float64], b: NDArray[np.float64]) -> float:
         if np.ptp(a) == 0 or np.ptp(b) == 0:
             return math.nan
@@ -173,7 +182,7 @@ def agreement(
         return lambda idx: fn(jb[idx], hb[idx])
 
     def ranked(name: str) -> Callable[[NDArray[np.intp]], float]:
-        fn = _rank(name)
+        fn = rank_correlation(name)
         return lambda idx: fn(j[idx], h[idx])
 
     diff = j - h
@@ -199,9 +208,9 @@ def agreement(
         n=n,
         kind=kind,
         threshold=threshold,
-        accuracy=_bootstrap(on(_accuracy), n, resamples, rng, alpha),
-        balanced_accuracy=_bootstrap(on(_balanced_accuracy), n, resamples, rng, alpha),
-        kappa=_bootstrap(on(_kappa), n, resamples, rng, alpha) if kind == "binary" else None,
+        accuracy=_bootstrap(on(decision_accuracy), n, resamples, rng, alpha),
+        balanced_accuracy=_bootstrap(on(decision_balanced_accuracy), n, resamples, rng, alpha),
+        kappa=_bootstrap(on(decision_kappa), n, resamples, rng, alpha) if kind == "binary" else None,
         spearman=_bootstrap(ranked("spearman"), n, resamples, rng, alpha),
         kendall=_bootstrap(ranked("kendall"), n, resamples, rng, alpha) if kind != "binary" else None,
         bias=bias,

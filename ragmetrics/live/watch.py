@@ -16,7 +16,7 @@ import json
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -159,8 +159,9 @@ class Watcher:
 
     # -- one poll -----------------------------------------------------------------------------------------
     def poll(self, *, final: bool = False) -> PollResult:
-        """Read, decide, score and close windows once; `final` (watch --once) treats every trace read as
-        complete."""
+        """Read, decide, score and close windows once. A trace is complete once no span of it arrived for
+        `settle_s` (so `watch --once` from cron decides a trace on the run after the one that read it);
+        `final` treats every trace read as complete (a backfill of a finished file, tests)."""
         out = PollResult()
         self._read(out)
         now = self.clock()
@@ -176,7 +177,7 @@ class Watcher:
         if unscored:
             self._score(unscored, out)
         self._write_back(out)
-        self._close_windows(now, out, final=final)
+        self._close_windows(now, out)
         if out.decided or out.scored or out.closed:
             from ragmetrics.live.page import write_live_page
 
@@ -380,7 +381,7 @@ class Watcher:
             out.scored += 1
 
     # -- windows ------------------------------------------------------------------------------------------
-    def _close_windows(self, now: float, out: PollResult, *, final: bool) -> None:
+    def _close_windows(self, now: float, out: PollResult) -> None:
         for window, closed in self.store.windows():
             if closed or window_end(window, self.seconds) + self.config.source.settle_s > now:
                 continue
@@ -654,7 +655,3 @@ def _post(url: str, payload: dict[str, Any], say: Say) -> bool:
                 say(f"ragmetrics watch: the webhook failed ({exc}); the alert is sent again on the next poll")
         time.sleep(0.2 * (attempt + 1))
     return False
-
-
-def watched_windows(store: LiveStore) -> Sequence[tuple[str, bool]]:
-    return store.windows()

@@ -147,10 +147,16 @@ class LiveStore:
         return out
 
     # -- decisions ----------------------------------------------------------------------------------------
-    def decide(self, decision: Decision) -> None:
-        """Record a trace's sampling decision and the judge calls it reserves in its window; the trace's
-        pending spans stay until its scores are stored (a kill in between scores it on the next start)."""
+    def decide(self, decision: Decision, scores: Iterable[StoredScore] = ()) -> None:
+        """Record a trace's sampling decision, the judge calls it reserves in its window and the `scores` known
+        without a judge (latency, tokens, cost), together; a sampled trace's pending spans stay until its
+        judged scores are stored (a kill in between scores it on the next start)."""
         with self.transaction() as db:
+            for s in scores:
+                db.execute(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
+                    (s.trace_id, s.metric, s.value, s.failure, s.reason),
+                )
             db.execute(
                 "INSERT OR IGNORE INTO traces (trace_id, window, started, sampled, reason, session, calls, "
                 "root_span, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -204,15 +210,6 @@ class LiveStore:
                     db.execute("INSERT OR IGNORE INTO annotations VALUES (?, ?, 0)", (s.trace_id, s.metric))
             db.execute("UPDATE traces SET scored = 1 WHERE trace_id = ?", (trace_id,))
             db.execute("DELETE FROM pending WHERE trace_id = ?", (trace_id,))
-
-    def add_scores_only(self, trace_id: str, scores: Iterable[StoredScore]) -> None:
-        """Scores of a trace that stays unscored by the judge (latency, tokens, cost of every trace)."""
-        with self.transaction() as db:
-            for s in scores:
-                db.execute(
-                    "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
-                    (s.trace_id, s.metric, s.value, s.failure, s.reason),
-                )
 
     def scores_in(self, window: str) -> list[tuple[StoredScore, str | None]]:
         rows = self.db.execute(

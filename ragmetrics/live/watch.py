@@ -306,10 +306,9 @@ class Watcher:
                 Decision(
                     trace_id, window, started, choice_sampled, reason, session, calls,
                     root.span_id if root is not None else None, tokens,
-                )
+                ),
+                [] if closed else operational,
             )  # fmt: skip
-            if operational and not closed:
-                self.store.add_scores_only(trace_id, operational)
             out.decided += 1
             out.sampled += int(choice_sampled)
 

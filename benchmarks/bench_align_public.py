@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -35,9 +36,11 @@ def main() -> None:
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--cap", type=int, default=200)
     parser.add_argument("--only", help="comma-separated set names")
+    parser.add_argument("--curve", help="SET:METRIC whose learning curve is printed after the table")
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     cache = Path(tempfile.mkdtemp()) / "verdicts.sqlite"
+    curves: list[tuple[str, Any]] = []
     print("| set | metric | labels | held-out ROC AUC, judge as it is | aligned | steps kept | learning curve |")
     print("|---|---|---:|---|---|---|---|")
     for labelled in load_all(args.root, args.cap, 0, only=only):
@@ -61,6 +64,14 @@ def main() -> None:
                 flush=True,
             )
             print(f"<!-- {labelled.name} {metric}: {time.perf_counter() - start:.0f} s -->", file=sys.stderr)
+            if args.curve == f"{labelled.name}:{metric}":
+                curves.append((args.curve, report))
+    for name, report in curves:
+        print(f"\nLearning curve, {name} ({report.curve_note}):\n")
+        print("| share of training labels | labels | held-out ROC AUC |")
+        print("|---:|---:|---|")
+        for point in report.curve:
+            print(f"| {point.share:.0%} | {point.labels} | {_fmt(point.value)} |")
 
 
 if __name__ == "__main__":

@@ -6,13 +6,14 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ragmetrics.alignment.report import AlignmentReport, Est
+from ragmetrics.alignment.report import AlignmentReport
 from ragmetrics.judge.aligned.prompt_edit import PromptEdit, edit_block
+from ragmetrics.schema import Interval
 
 __all__ = ["markdown", "page", "write_reports"]
 
 
-def _fmt(e: Est | None, signed: bool = False) -> str:
+def _fmt(e: Interval | None, signed: bool = False) -> str:
     if e is None or e.estimate is None:
         return "n/a"
     f = "{:+.3f}" if signed else "{:.3f}"

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragmetrics.schema import Interval
+
 __all__ = ["AlignmentReport", "CurvePoint", "FigureRow", "StepReport"]
 
 
@@ -13,29 +15,23 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
-class Est(_Model):
-    estimate: float | None
-    low: float | None = None
-    high: float | None = None
-
-
 class FigureRow(_Model):
     """One statistic on the held-out labels: the judge as it was, and aligned."""
 
     statistic: str
-    before: Est
-    after: Est
+    before: Interval
+    after: Interval
 
 
 class StepReport(_Model):
     name: Literal["few_shot", "instructions", "head", "calibration"]
     kept: bool
     why: str
-    gain: Est | None = Field(
+    gain: Interval | None = Field(
         default=None, description="held-out gain in the deciding statistic, paired 95 % CI"
     )
-    before: Est | None = None
-    after: Est | None = None
+    before: Interval | None = None
+    after: Interval | None = None
     choices: list[str] = Field(
         default_factory=list, description="what each outer fold's training labels chose"
     )
@@ -45,7 +41,7 @@ class StepReport(_Model):
 class CurvePoint(_Model):
     share: float
     labels: int = Field(description="training labels per fold at this share (mean over folds)")
-    value: Est
+    value: Interval
 
 
 class AlignmentReport(_Model):

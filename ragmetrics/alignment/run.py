@@ -32,7 +32,7 @@ from ragmetrics.alignment.figures import STATISTICS, confusion, figure, paired_g
 from ragmetrics.alignment.folds import stratified_folds, stratified_subsample
 from ragmetrics.alignment.labelled import LabelledSamples, join_labels, labels_sha256
 from ragmetrics.alignment.llm_steps import choose_examples, propose_guidance
-from ragmetrics.alignment.report import AlignmentReport, CurvePoint, Est, FigureRow, StepReport
+from ragmetrics.alignment.report import AlignmentReport, CurvePoint, FigureRow, StepReport
 from ragmetrics.alignment.scoring import BudgetExceeded, Judged, Scorer
 from ragmetrics.errors import FAILURE_CAUSES, ConfigError, FailureCause, InputError, JudgeError
 from ragmetrics.judge.aligned.artifact import (
@@ -49,6 +49,7 @@ from ragmetrics.judge.aligned.prompt_edit import EditedLibrary, PromptEdit, exam
 from ragmetrics.judge.base import Judge, RagSample
 from ragmetrics.judge.registry import resolve_judge_metric, spec
 from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.schema import Interval
 from ragmetrics.trust.labels import HumanLabels, load_labels
 
 __all__ = ["LLM_STEPS", "LOCAL_STEPS", "AlignmentPlan", "align_judge", "plan_alignment"]
@@ -267,8 +268,8 @@ class _Aligner:
         )
 
 
-def _est(f: Any) -> Est:
-    return Est(estimate=f.value, low=f.low, high=f.high)
+def _est(f: Any) -> Interval:
+    return Interval(estimate=f.value, low=f.low, high=f.high)
 
 
 def plan_alignment(n: int, folds: int, steps: Sequence[str]) -> AlignmentPlan:
@@ -669,7 +670,7 @@ def _curve(
 def _verdict(report: AlignmentReport) -> str:
     row = next(r for r in report.figures if r.statistic == report.statistic)
 
-    def fmt(e: Est) -> str:
+    def fmt(e: Interval) -> str:
         if e.estimate is None:
             return "n/a"
         return f"{e.estimate:.3f}" + (f" [{e.low:.3f}, {e.high:.3f}]" if e.low is not None else "")

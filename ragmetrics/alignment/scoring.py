@@ -56,10 +56,14 @@ class Scorer:
     def _count_usage(self, judge: Judge, now: TokenUsage) -> None:
         """Add what `judge` spent since it was last counted (a judge reused across batches reports its
         running total; a cost stays unknown when any part of it is)."""
+        counted = id(judge) in self._seen
         before = self._seen.get(id(judge), TokenUsage())
         self._seen[id(judge)] = now
         u = self.usage
-        spent_cost = None if now.cost_usd is None else now.cost_usd - (before.cost_usd or 0.0)
+        if now.cost_usd is None or (counted and before.cost_usd is None):
+            spent_cost = None  # no price, or a running total that was unknown before: not a difference
+        else:
+            spent_cost = now.cost_usd - (before.cost_usd if counted and before.cost_usd is not None else 0.0)
         self.usage = TokenUsage(
             calls=u.calls + now.calls - before.calls,
             prompt_tokens=u.prompt_tokens + now.prompt_tokens - before.prompt_tokens,

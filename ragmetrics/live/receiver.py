@@ -96,9 +96,16 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?")[0] != "/v1/traces":
             self._reply(404, b'{"message": "POST OTLP traces to /v1/traces"}', "application/json")
             return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length <= 0 or length > MAX_BODY:
-            self._reply(413 if length > MAX_BODY else 400, b'{"message": "body size"}', "application/json")
+        declared = self.headers.get("Content-Length")
+        if declared is None or not declared.strip().isdigit() or int(declared) == 0:
+            self._reply(
+                411, b'{"message": "a Content-Length with the body\'s size is required"}', "application/json"
+            )
+            return
+        length = int(declared)
+        if length > MAX_BODY:
+            too_big = json.dumps({"message": f"body of {length} bytes is over the {MAX_BODY} byte limit"})
+            self._reply(413, too_big.encode(), "application/json")
             return
         body = self.rfile.read(length)
         if (self.headers.get("Content-Encoding") or "").lower() == "gzip":

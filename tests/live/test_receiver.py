@@ -124,6 +124,16 @@ def test_bad_bodies_and_a_full_spool(tmp_path: Path) -> None:
     assert status == 400 and "not an OTLP protobuf trace export" in text
     status, _ = _post(url, b"{}", "text/plain")
     assert status == 415
+    import http.client
+
+    host, port = watcher.receiver.server.server_address[:2]
+    conn = http.client.HTTPConnection(str(host), int(port), timeout=5)
+    conn.putrequest("POST", "/v1/traces")
+    conn.putheader("Content-Type", "application/json")
+    conn.endheaders()
+    response = conn.getresponse()
+    assert response.status == 411 and b"Content-Length" in response.read()
+    conn.close()
     good = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
         {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "x", "startTimeUnixNano": "1", "endTimeUnixNano": "2"}
     ]}]}]}).encode()  # fmt: skip

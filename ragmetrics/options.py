@@ -16,6 +16,7 @@ __all__ = [
     "FUSION_METHODS",
     "FUSION_NORMS",
     "LOWER_IS_BETTER_DIAGNOSTICS",
+    "ATTACK_METRICS",
     "OPERATIONAL_METRICS",
     "QUERY_SETS",
     "TESTS",
@@ -100,6 +101,18 @@ OPERATIONAL_METRICS: tuple[str, ...] = ("latency_s", "tokens", "cost")
 They are recorded, described and compared like any metric, but lower is better."""
 
 
+ATTACK_METRICS: tuple[str, ...] = (
+    "attack_success",
+    "injection_success",
+    "poisoning_success",
+    "leak_success",
+    "out_of_scope_success",
+    "clean_refusal",
+)
+"""Shares of attacks that worked, per kind, and of clean questions refused (defined in ragmetrics.attacks.metrics);
+a night over an attack set (`dataset: {attacks: DIR}`) records them for every answering run. Lower is better."""
+
+
 LOWER_IS_BETTER_DIAGNOSTICS: tuple[str, ...] = (
     "noise_sensitivity_relevant",
     "noise_sensitivity_irrelevant",
@@ -134,7 +147,12 @@ def lower_is_better(metric: str) -> bool:
     """Whether a smaller value of `metric` is the better one (latency, tokens, cost, hallucination, noise
     sensitivity, a team's metric declared so). Renderers, the ▲/▼ marks and the regression gate read the
     direction here."""
-    return metric in OPERATIONAL_METRICS or metric in LOWER_IS_BETTER_DIAGNOSTICS or metric in _declared_lower
+    return (
+        metric in OPERATIONAL_METRICS
+        or metric in ATTACK_METRICS
+        or metric in LOWER_IS_BETTER_DIAGNOSTICS
+        or metric in _declared_lower
+    )
 
 
 def is_descriptive(metric: str) -> bool:

@@ -143,9 +143,10 @@ class RunMetadata(_Model):
     schema_version: str = SCHEMA_VERSION
     ragmetrics_version: str = __version__
     created_at: datetime = Field(default_factory=_now)
-    kind: Literal["retrieval", "judge", "operational", "mixed"] = Field(
+    kind: Literal["retrieval", "judge", "operational", "attack", "mixed"] = Field(
         default="retrieval",
-        description="operational: latency, tokens and cost of the calls that produced the run's answers",
+        description="operational: latency, tokens and cost of the calls that produced the run's answers; "
+        "attack: attack success and refusal rates decided by exact checks (ragmetrics.attacks)",
     )
     metrics: list[str] = Field(default_factory=list)
     metric_settings: dict[str, Any] = Field(

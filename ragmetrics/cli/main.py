@@ -30,6 +30,7 @@ _COMMANDS = (
     "score",
     "align",
     "watch",
+    "attack",
 )
 
 

@@ -1,0 +1,319 @@
+"""Build an attack set from a team's own corpus and questions, offline and deterministic by seed.
+
+Targets are the questions the attacks aim at, each with its source chunks (best graded first): the built-in
+collection's questions, a test-set folder's (`ragmetrics testset`), questions and qrels given with a corpus
+(a public collection's human queries), or, for a corpus alone, questions the offline test-set builder writes.
+Every answerable target with a source chunk in the corpus gets one attack of each kind asked for; styles and
+positions rotate over the targets so each is tried about equally often. Out-of-scope questions are the test
+set's unanswerable ones, topped up by the builder's unanswerable kind (two corpus terms no chunk holds
+together). docs/attacks.md says what each kind plants and how its success is decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragmetrics.attacks.canary import make_canary
+from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackKind, AttackRow, PlantedDocument
+from ragmetrics.attacks.poison import NamePool, false_answer, poison_texts
+from ragmetrics.attacks.templates import (
+    INJECTION_STYLES,
+    LANGUAGES,
+    injection_text,
+    leak_context_text,
+    leak_direct_suffix,
+    leak_planted_request,
+    system_prompt_note,
+    text_language,
+)
+from ragmetrics.errors import InputError
+from ragmetrics.judge.text.sentences import split_sentences
+from ragmetrics.testset.corpus import Chunk, open_corpus
+from ragmetrics.testset.terms import chunk_language
+
+__all__ = ["LEAK_STYLES", "POSITIONS", "AttackSet", "Target", "build_attacks"]
+
+POSITIONS: tuple[str, ...] = ("start", "middle", "end")
+LEAK_STYLES: tuple[str, ...] = ("system_direct", "system_planted", "context")
+FORMAT = "ragmetrics.attacks/1"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A question attacks aim at: its text, reference (when known), language and graded source chunks."""
+
+    id: str
+    question: str
+    reference: str | None
+    language: str | None
+    relevant: dict[str, int]
+    answerable: bool = True
+
+    def source_ids(self) -> list[str]:
+        """Relevant chunk ids, best grade first (ties in id order)."""
+        return [d for d, g in sorted(self.relevant.items(), key=lambda x: (-x[1], x[0])) if g >= 1]
+
+
+@dataclass
+class AttackSet:
+    """Rows for the system, checks for the scorer, and the manifest (`model` says what each file holds)."""
+
+    rows: list[AttackRow]
+    checks: list[AttackCheck]
+    manifest: dict[str, Any]
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for check in self.checks:
+            styles = out.setdefault(check.kind, {})
+            styles[check.style] = styles.get(check.style, 0) + 1
+        return out
+
+
+def _rng(seed: int, *parts: str) -> np.random.Generator:
+    digest = hashlib.sha256(":".join([str(seed), *parts]).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def _secret(seed: int, attack_id: str) -> str:
+    return make_canary(seed_bytes=f"secret:{seed}:{attack_id}".encode())
+
+
+def _canary(seed: int, attack_id: str) -> str:
+    return make_canary(seed_bytes=f"canary:{seed}:{attack_id}".encode())
+
+
+def _insert(text: str, addition: str, position: str, language: str) -> str:
+    """`addition` put at the start, after the middle sentence, or at the end of `text`."""
+    if position == "start":
+        return f"{addition}\n{text}"
+    if position == "end":
+        return f"{text}\n{addition}"
+    sentences = split_sentences(text, language)
+    if len(sentences) < 2:
+        return f"{text}\n{addition}"
+    middle = sentences[len(sentences) // 2 - 1]
+    cut = text.find(middle)
+    cut = cut + len(middle) if cut >= 0 else len(text) // 2
+    return f"{text[:cut]} {addition} {text[cut:].lstrip()}"
+
+
+def _language(target: Target, chunk: Chunk | None) -> str:
+    if target.language:
+        return target.language
+    return chunk_language(chunk.text if chunk is not None else target.question)
+
+
+def build_attacks(
+    targets: Sequence[Target],
+    corpus: Mapping[str, Chunk],
+    *,
+    kinds: Sequence[AttackKind] = ATTACK_KINDS,
+    out_of_scope: Sequence[Target] = (),
+    seed: int = 0,
+    size: int | None = None,
+    poison_copies: int = 3,
+    styles: Sequence[str] = INJECTION_STYLES,
+    source: str = "",
+    corpus_path: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> AttackSet:
+    """The attack set of `targets` over `corpus` (id -> chunk); `size` caps the targets used (drawn by seed)."""
+    say = progress or (lambda _: None)
+    unknown = [k for k in kinds if k not in ATTACK_KINDS]
+    if unknown:
+        raise InputError(f"unknown attack kind {unknown[0]!r}; kinds: {', '.join(ATTACK_KINDS)}", source="kinds")
+    bad_styles = [s for s in styles if s not in INJECTION_STYLES]
+    if bad_styles or not styles:
+        raise InputError(
+            f"unknown injection style {bad_styles[0] if bad_styles else '(none)'!r}; styles: "
+            f"{', '.join(INJECTION_STYLES)}",
+            source="styles",
+        )
+    chosen = list(targets)
+    if size is not None and len(chosen) > size:
+        picks = sorted(_rng(seed, "targets").choice(len(chosen), size=size, replace=False).tolist())
+        chosen = [chosen[i] for i in picks]
+    ids = {t.id for t in chosen} | {t.id for t in out_of_scope}
+    clash = sorted(i for i in ids if i.startswith("attack-"))
+    if clash:
+        raise InputError(f"question id {clash[0]!r}: ids starting 'attack-' are the attack set's own", source=source)
+    names = NamePool(chunk.text for chunk in corpus.values())
+    rows: list[AttackRow] = []
+    checks: list[AttackCheck] = []
+    skipped: dict[str, list[str]] = {}
+    fallback = Counter[str]()
+    numbers = Counter[str]()
+
+    def next_id(kind: str) -> str:
+        numbers[kind] += 1
+        return f"attack-{kind.replace('_', '-')}-{numbers[kind]:04d}"
+
+    say(f"building attacks for {len(chosen)} questions")
+    for index, target in enumerate(chosen):
+        sources = [corpus[d] for d in target.source_ids() if d in corpus]
+        chunk = sources[0] if sources else None
+        language = _language(target, chunk)
+        if text_language(language) != language.split("-")[0].lower():
+            fallback[language] += 1
+        rows.append(
+            AttackRow(
+                id=target.id,
+                question=target.question,
+                language=language,
+                reference=target.reference,
+                relevant_ids=list(target.relevant) or None,
+                relevant_grades=list(target.relevant.values()) or None,
+            )
+        )
+        if chunk is None:
+            skipped.setdefault("no_source_chunk", []).append(target.id)
+            continue
+        if "injection" in kinds:
+            attack_id = next_id("injection")
+            style = styles[index % len(styles)]
+            position = POSITIONS[(index // len(styles)) % len(POSITIONS)]
+            canary = _canary(seed, attack_id)
+            planted = PlantedDocument(
+                id=f"{attack_id}#1",
+                title=chunk.title,
+                text=_insert(chunk.text, injection_text(style, language, canary), position, language),
+                replaces=chunk.id,
+            )
+            rows.append(_attack_row(attack_id, target.question, language, [planted]))
+            checks.append(
+                AttackCheck(
+                    id=attack_id, kind="injection", style=style, position=position, twin=target.id,  # type: ignore[arg-type]
+                    canary=canary, language=language, planted_ids=[planted.id],
+                )
+            )  # fmt: skip
+        if "poisoning" in kinds:
+            wrong = false_answer(
+                target.question,
+                target.reference,
+                [c.text for c in sources[:3]],
+                language,
+                names,
+                _rng(seed, "poison", target.id),
+            )
+            if wrong is None:
+                skipped.setdefault("poisoning_no_value", []).append(target.id)
+            else:
+                attack_id = next_id("poisoning")
+                texts = poison_texts(target.question, wrong, chunk.text, text_language(language), poison_copies)
+                planted_docs = [
+                    PlantedDocument(id=f"{attack_id}#{n}", title=chunk.title, text=text)
+                    for n, text in enumerate(texts, start=1)
+                ]
+                rows.append(_attack_row(attack_id, target.question, language, planted_docs))
+                checks.append(
+                    AttackCheck(
+                        id=attack_id, kind="poisoning", style=wrong.kind, twin=target.id,
+                        true_value=wrong.true_value, false_value=wrong.false_value, language=language,
+                        planted_ids=[d.id for d in planted_docs],
+                    )
+                )  # fmt: skip
+        if "leak" in kinds:
+            attack_id = next_id("leak")
+            style = LEAK_STYLES[index % len(LEAK_STYLES)]
+            secret = _secret(seed, attack_id)
+            if style == "system_direct":
+                row = _attack_row(
+                    attack_id, f"{target.question} {leak_direct_suffix(language)}", language, None,
+                    system_prompt_addition=system_prompt_note(language, secret),
+                )  # fmt: skip
+                planted_ids: list[str] = []
+            else:
+                addition = (
+                    leak_planted_request(language) if style == "system_planted" else leak_context_text(language, secret)
+                )
+                position = POSITIONS[index % len(POSITIONS)]
+                planted = PlantedDocument(
+                    id=f"{attack_id}#1",
+                    title=chunk.title,
+                    text=_insert(chunk.text, addition, position, language),
+                    replaces=chunk.id,
+                )
+                row = _attack_row(
+                    attack_id, target.question, language, [planted],
+                    system_prompt_addition=system_prompt_note(language, secret) if style == "system_planted" else None,
+                )  # fmt: skip
+                planted_ids = [planted.id]
+            rows.append(row)
+            checks.append(
+                AttackCheck(
+                    id=attack_id, kind="leak", style=style, twin=target.id, secret=secret, language=language,
+                    planted_ids=planted_ids,
+                )
+            )  # fmt: skip
+    if "out_of_scope" in kinds:
+        for target in out_of_scope:
+            attack_id = next_id("out_of_scope")
+            language = target.language or chunk_language(target.question)
+            rows.append(AttackRow(id=attack_id, question=target.question, language=language, answerable=False))
+            checks.append(
+                AttackCheck(
+                    id=attack_id, kind="out_of_scope", style="unanswerable", twin=target.id, language=language,
+                )
+            )  # fmt: skip
+    attack_set = AttackSet(rows=rows, checks=checks, manifest={}, skipped=skipped)
+    attack_set.manifest = {
+        "format": FORMAT,
+        "source": source,
+        "corpus_path": corpus_path,
+        "seed": seed,
+        "settings": {
+            "kinds": list(kinds),
+            "styles": list(styles),
+            "size": size,
+            "poison_copies": poison_copies,
+        },
+        "targets": len(chosen),
+        "clean": len(chosen),
+        "counts": attack_set.counts(),
+        "skipped": {reason: {"count": len(v), "examples": v[:5]} for reason, v in skipped.items()},
+        "languages_without_texts": dict(fallback),
+        "text_languages": list(LANGUAGES),
+    }
+    return attack_set
+
+
+def _attack_row(
+    attack_id: str,
+    question: str,
+    language: str,
+    planted: list[PlantedDocument] | None,
+    *,
+    system_prompt_addition: str | None = None,
+) -> AttackRow:
+    return AttackRow(
+        id=attack_id,
+        question=question,
+        language=language,
+        planted_documents=planted,
+        system_prompt_addition=system_prompt_addition,
+    )
+
+
+def load_corpus(source: Any) -> dict[str, Chunk]:
+    """Every chunk of a corpus by id (a duplicate id is an input error naming its line)."""
+    chunks: dict[str, Chunk] = {}
+    corpus = open_corpus(source)
+    for chunk in corpus:
+        if chunk.id in chunks:
+            raise InputError(f"duplicate id {chunk.id!r}", source=corpus.source, line=chunk.line)
+        chunks[chunk.id] = chunk
+    return chunks
+
+
+def manifest_json(attack_set: AttackSet) -> str:
+    return json.dumps(attack_set.manifest, indent=2, ensure_ascii=False) + "\n"

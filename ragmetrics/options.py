@@ -11,12 +11,12 @@ from typing import Literal, get_args
 
 __all__ = [
     "ALIGNMENTS",
+    "ATTACK_METRICS",
     "CORRECTIONS",
     "CORRECTION_SCOPES",
     "FUSION_METHODS",
     "FUSION_NORMS",
     "LOWER_IS_BETTER_DIAGNOSTICS",
-    "ATTACK_METRICS",
     "OPERATIONAL_METRICS",
     "QUERY_SETS",
     "TESTS",

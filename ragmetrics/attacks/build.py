@@ -16,7 +16,6 @@ import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -131,7 +130,9 @@ def build_attacks(
     say = progress or (lambda _: None)
     unknown = [k for k in kinds if k not in ATTACK_KINDS]
     if unknown:
-        raise InputError(f"unknown attack kind {unknown[0]!r}; kinds: {', '.join(ATTACK_KINDS)}", source="kinds")
+        raise InputError(
+            f"unknown attack kind {unknown[0]!r}; kinds: {', '.join(ATTACK_KINDS)}", source="kinds"
+        )
     bad_styles = [s for s in styles if s not in INJECTION_STYLES]
     if bad_styles or not styles:
         raise InputError(
@@ -146,7 +147,9 @@ def build_attacks(
     ids = {t.id for t in chosen} | {t.id for t in out_of_scope}
     clash = sorted(i for i in ids if i.startswith("attack-"))
     if clash:
-        raise InputError(f"question id {clash[0]!r}: ids starting 'attack-' are the attack set's own", source=source)
+        raise InputError(
+            f"question id {clash[0]!r}: ids starting 'attack-' are the attack set's own", source=source
+        )
     names = NamePool(chunk.text for chunk in corpus.values())
     rows: list[AttackRow] = []
     checks: list[AttackCheck] = []
@@ -209,7 +212,9 @@ def build_attacks(
                 skipped.setdefault("poisoning_no_value", []).append(target.id)
             else:
                 attack_id = next_id("poisoning")
-                texts = poison_texts(target.question, wrong, chunk.text, text_language(language), poison_copies)
+                texts = poison_texts(
+                    target.question, wrong, chunk.text, text_language(language), poison_copies
+                )
                 planted_docs = [
                     PlantedDocument(id=f"{attack_id}#{n}", title=chunk.title, text=text)
                     for n, text in enumerate(texts, start=1)
@@ -234,7 +239,9 @@ def build_attacks(
                 planted_ids: list[str] = []
             else:
                 addition = (
-                    leak_planted_request(language) if style == "system_planted" else leak_context_text(language, secret)
+                    leak_planted_request(language)
+                    if style == "system_planted"
+                    else leak_context_text(language, secret)
                 )
                 position = POSITIONS[index % len(POSITIONS)]
                 planted = PlantedDocument(
@@ -259,7 +266,9 @@ def build_attacks(
         for target in out_of_scope:
             attack_id = next_id("out_of_scope")
             language = target.language or chunk_language(target.question)
-            rows.append(AttackRow(id=attack_id, question=target.question, language=language, answerable=False))
+            rows.append(
+                AttackRow(id=attack_id, question=target.question, language=language, answerable=False)
+            )
             checks.append(
                 AttackCheck(
                     id=attack_id, kind="out_of_scope", style="unanswerable", twin=target.id, language=language,

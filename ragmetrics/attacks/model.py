@@ -1,14 +1,14 @@
 """What an attack set holds: the rows the team's system is called with, and the checks it never sees.
 
-    DIR/questions.jsonl  one row per question, read by a night as its dataset (`dataset: {attacks: DIR}`):
-                         clean twins (the target questions as they are: reference, qrels) and attacks (the
-                         question, `planted_documents` for the system's retriever, `system_prompt_addition`
-                         for a system-prompt leak). Nothing in a row tells the system it is under attack.
-    DIR/checks.jsonl     per attack: kind, style, position, its clean twin, and what decides success (canary,
-                         secret, false and true value). Never passed to the system.
-    DIR/planted.jsonl    every planted document with its attack, for a system that indexes them once.
-    DIR/attacks.json     the manifest: source, corpus, seed, settings, counts per kind and style, what was
-                         skipped and why.
+DIR/questions.jsonl  one row per question, read by a night as its dataset (`dataset: {attacks: DIR}`):
+                     clean twins (the target questions as they are: reference, qrels) and attacks (the
+                     question, `planted_documents` for the system's retriever, `system_prompt_addition`
+                     for a system-prompt leak). Nothing in a row tells the system it is under attack.
+DIR/checks.jsonl     per attack: kind, style, position, its clean twin, and what decides success (canary,
+                     secret, false and true value). Never passed to the system.
+DIR/planted.jsonl    every planted document with its attack, for a system that indexes them once.
+DIR/attacks.json     the manifest: source, corpus, seed, settings, counts per kind and style, what was
+                     skipped and why.
 """
 
 from __future__ import annotations

@@ -83,7 +83,9 @@ class NamePool:
         self.names: Counter[str] = Counter()
         self.lower_words: set[str] = set()
         for text in texts:
-            self.identifiers.update(m.group(1) for m in _IDENTIFIER.finditer(text) if is_identifier(m.group(1)))
+            self.identifiers.update(
+                m.group(1) for m in _IDENTIFIER.finditer(text) if is_identifier(m.group(1))
+            )
             self.lower_words.update(_LOWER_WORD.findall(text))
             for sentence_start, match in _names_in(text):
                 if not sentence_start:
@@ -134,7 +136,7 @@ def _changed_number(value: str, rng: np.random.Generator) -> str:
     grouped = "," in value
     plain = value.replace(",", "")
     if "." in plain:
-        whole, frac = plain.split(".")
+        frac = plain.split(".")[1]
         number = float(plain) * float(rng.uniform(1.1, 1.6))
         text = f"{number:.{len(frac)}f}"
         return text if text != plain else f"{float(plain) + 10 ** -len(frac):.{len(frac)}f}"
@@ -143,7 +145,7 @@ def _changed_number(value: str, rng: np.random.Generator) -> str:
         choices = [n for n in range(2, 13) if n != number]
         changed = int(choices[int(rng.integers(len(choices)))])
     else:
-        delta = max(1, int(round(number * float(rng.uniform(0.1, 0.6)))))
+        delta = max(1, round(number * float(rng.uniform(0.1, 0.6))))
         changed = number + delta if rng.random() < 0.5 or number - delta <= 0 else number - delta
     return f"{changed:,}" if grouped else str(changed)
 
@@ -168,7 +170,9 @@ def _values(sentence: str, question: str, names: NamePool) -> list[tuple[str, st
     return [v for v in out if compact(v[0]) and compact(v[0]) not in asked]
 
 
-def _candidate_sentences(question: str, reference: str | None, sources: Sequence[str], language: str) -> list[str]:
+def _candidate_sentences(
+    question: str, reference: str | None, sources: Sequence[str], language: str
+) -> list[str]:
     """The reference's sentences first, then the source chunks' sentences by words shared with the question."""
     sentences = split_sentences(reference, language) if reference else []
     asked = set(content_terms(question, language))

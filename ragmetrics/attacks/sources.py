@@ -40,7 +40,9 @@ def read_questions(path: Path) -> dict[str, str]:
         if not isinstance(qid, str) or not qid.strip():
             raise InputError("needs an id (field 'id' or '_id')", source=str(path), line=line)
         if text is None or not text.strip():
-            raise InputError("needs the question's text (field 'question', 'text' or 'query')", source=str(path), line=line)
+            raise InputError(
+                "needs the question's text (field 'question', 'text' or 'query')", source=str(path), line=line
+            )
         if qid in out:
             raise InputError(f"duplicate id {qid!r}", source=str(path), line=line)
         out[qid] = text
@@ -77,10 +79,12 @@ def _testset(folder: Path, corpus: Path | None) -> Targets:
     corpus_source: Any = corpus if corpus is not None else manifest.get("corpus_path")
     if corpus_source is None:
         raise InputError(
-            "testset.json names no corpus_path: give the corpus with --corpus", source=str(folder / "testset.json")
+            "testset.json names no corpus_path: give the corpus with --corpus",
+            source=str(folder / "testset.json"),
         )
     items = read_items(folder)
-    answerable, unanswerable = [], []
+    answerable: list[Target] = []
+    unanswerable: list[Target] = []
     for item in items:
         relevant = dict(zip(item.relevant_ids or item.source_ids, item.relevant_grades or [], strict=False))
         if not relevant:
@@ -144,7 +148,13 @@ def targets_from(
         judged = _qrels(qrels)
         chunks = load_corpus(path)
         answerable = [
-            Target(id=qid, question=text, reference=None, language=None, relevant={d: g for d, g in judged[qid].items() if g >= 1})
+            Target(
+                id=qid,
+                question=text,
+                reference=None,
+                language=None,
+                relevant={d: g for d, g in judged[qid].items() if g >= 1},
+            )
             for qid, text in texts.items()
             if any(g >= 1 for g in judged.get(qid, {}).values())
         ]
@@ -168,10 +178,22 @@ def out_of_scope_targets(
             progress(f"writing {missing} out-of-scope questions with the offline test-set builder")
         corpus: Any = targets.corpus_path if targets.corpus_path else list(targets.corpus.values())
         built = build_testset(
-            corpus, size=missing, seed=seed, kinds={"unanswerable": 1.0}, generator="offline", judge_checks=False
+            corpus,
+            size=missing,
+            seed=seed,
+            kinds={"unanswerable": 1.0},
+            generator="offline",
+            judge_checks=False,
         )
         chosen += [
-            Target(id=f"oos-{item.id}", question=item.question, reference=None, language=item.language, relevant={}, answerable=False)
+            Target(
+                id=f"oos-{item.id}",
+                question=item.question,
+                reference=None,
+                language=item.language,
+                relevant={},
+                answerable=False,
+            )
             for item in built.items
             if not item.answerable
         ]

@@ -80,7 +80,10 @@ def read_attack_set(folder: str | Path) -> AttackSet:
     attack row has a check, every clean twin a check names exists)."""
     root = Path(folder)
     if not is_attack_dir(root):
-        raise InputError(f"not an attack set folder (no {MANIFEST} and checks.jsonl; build one with `ragmetrics attack`)", source=str(root))
+        raise InputError(
+            f"not an attack set folder (no {MANIFEST} and checks.jsonl; build one with `ragmetrics attack`)",
+            source=str(root),
+        )
     manifest = read_manifest(root)
     rows_path = root / "questions.jsonl"
     rows: list[AttackRow] = []
@@ -88,14 +91,21 @@ def read_attack_set(folder: str | Path) -> AttackSet:
         try:
             rows.append(AttackRow.model_validate(raw))
         except ValueError as exc:
-            raise InputError(f"not an attack-set question: {_last(exc)}", source=str(rows_path), line=line) from None
+            raise InputError(
+                f"not an attack-set question: {_last(exc)}", source=str(rows_path), line=line
+            ) from None
     checks = read_checks(root)
     ids = {r.id for r in rows}
     for check in checks.values():
         if check.id not in ids:
-            raise InputError(f"attack {check.id!r} has no question in questions.jsonl", source=str(root / "checks.jsonl"))
+            raise InputError(
+                f"attack {check.id!r} has no question in questions.jsonl", source=str(root / "checks.jsonl")
+            )
         if check.kind != "out_of_scope" and check.twin is not None and check.twin not in ids:
-            raise InputError(f"attack {check.id!r}: its clean question {check.twin!r} is not in questions.jsonl", source=str(root / "checks.jsonl"))
+            raise InputError(
+                f"attack {check.id!r}: its clean question {check.twin!r} is not in questions.jsonl",
+                source=str(root / "checks.jsonl"),
+            )
     unchecked = [r.id for r in rows if r.id.startswith("attack-") and r.id not in checks]
     if unchecked:
         raise InputError(f"attack {unchecked[0]!r} has no line in checks.jsonl", source=str(rows_path))

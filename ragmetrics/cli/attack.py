@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write")
     parser.add_argument("--corpus", type=Path, help="a test set's corpus, when its testset.json names none")
-    parser.add_argument("--questions", type=Path, help="JSONL of questions (id or _id; question, text or query)")
+    parser.add_argument(
+        "--questions", type=Path, help="JSONL of questions (id or _id; question, text or query)"
+    )
     parser.add_argument("--qrels", type=Path, help="TREC qrels of --questions: their source chunks")
     parser.add_argument(
         "--kinds",
@@ -52,8 +54,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="out_of_scope",
         help="out-of-scope questions (default: half the attacked questions, at least 10)",
     )
-    parser.add_argument("--poison-copies", type=int, default=3, help="planted texts per poisoned question (1-3)")
-    parser.add_argument("--seed", type=int, default=0, help="the same seed and input give the same attack set")
+    parser.add_argument(
+        "--poison-copies", type=int, default=3, help="planted texts per poisoned question (1-3)"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the same seed and input give the same attack set"
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -99,7 +105,9 @@ def run_command(args: argparse.Namespace) -> int:
     )
     attacked = min(len(targets.answerable), args.size) if args.size else len(targets.answerable)
     count = args.out_of_scope if args.out_of_scope is not None else max(10, attacked // 2)
-    outside = out_of_scope_targets(targets, count, args.seed, say) if "out_of_scope" in kinds and count else []
+    outside = (
+        out_of_scope_targets(targets, count, args.seed, say) if "out_of_scope" in kinds and count else []
+    )
     attack_set = build_attacks(
         targets.answerable,
         targets.corpus,

@@ -90,6 +90,12 @@ class DatasetConfig(_Section):
         "With 'builtin' or 'path', traces are matched to its questions (metadata id, else the question's text) "
         "and scored against its references and qrels; alone, the traces are the dataset",
     )
+    attacks: Path | None = Field(
+        default=None,
+        description="an attack set folder (`ragmetrics attack`, docs/attacks.md): its clean questions and attacks "
+        "are the dataset, and every answering run gets the attack metrics (attack success per kind, refusals of "
+        "clean questions); alone, without 'builtin', 'path' or 'traces'",
+    )
     format: Literal["auto", "json", "jsonl", "csv", "parquet", "disk", "hub", "otlp", "langfuse"] = Field(
         default="auto",
         description="auto: from the file extension, or 'disk' for a folder; 'otlp' or 'langfuse' for a "
@@ -149,10 +155,21 @@ class DatasetConfig(_Section):
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetConfig:
+        if self.attacks is not None:
+            others = [k for k in ("builtin", "path", "traces") if getattr(self, k) is not None]
+            if others:
+                raise ValueError(f"'attacks' is a whole dataset: give it alone, without {others[0]!r}")
+            ignored = sorted(
+                {"format", "split", "mapping", "relevant_order", "limit", "on_bad_row"}
+                & self.model_fields_set
+            )
+            if ignored:
+                raise ValueError(f"{ignored[0]!r} applies to 'path' datasets, not to 'attacks'")
+            return self
         if self.builtin is not None and self.path is not None:
             raise ValueError("give exactly one of 'builtin' or 'path'")
         if self.builtin is None and self.path is None and self.traces is None:
-            raise ValueError("give exactly one of 'builtin' or 'path', or 'traces'")
+            raise ValueError("give exactly one of 'builtin' or 'path', or 'traces', or 'attacks'")
         trace_formats = ("otlp", "langfuse")
         if self.format in trace_formats and (self.traces is None or self.path is not None):
             raise ValueError(
@@ -684,6 +701,11 @@ class NightlyConfig(_Section):
             names[name] = i
         if not self.runs:
             raise ValueError("runs: at least one run is needed")
+        if self.dataset.attacks is not None and not any(isinstance(s, PipelineRunSpec) for s in self.runs):
+            raise ValueError(
+                "dataset.attacks: an attack set is answered by the team's system: list a run with source: "
+                "pipeline (docs/attacks.md)"
+            )
         if self.generator is not None and self.generator.runs is not None:
             for name in self.generator.runs:
                 if name not in names:
@@ -715,8 +737,11 @@ class NightlyConfig(_Section):
         return self
 
     def all_metrics(self) -> list[str]:
+        from ragmetrics.options import ATTACK_METRICS
+
         judged = self.judge.metrics if self.judge is not None else []
-        return [*self.retrieval.metrics, *judged]
+        attacked = list(ATTACK_METRICS) if self.dataset.attacks is not None else []
+        return [*self.retrieval.metrics, *judged, *attacked]
 
 
 def _default_runs() -> list[AnyRunSpec]:
@@ -773,6 +798,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
         ds.path = _resolve(ds.path, base)
     ds.passages = _resolve(ds.passages, base)
     ds.traces = _resolve(ds.traces, base)
+    ds.attacks = _resolve(ds.attacks, base)
     for spec in config.runs:
         if isinstance(spec, FileRunSpec):
             resolved = _resolve(spec.path, base)

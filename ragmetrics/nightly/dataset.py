@@ -31,6 +31,7 @@ from ragmetrics.judge.tool_calls import parse_tool_calls
 from ragmetrics.nightly.config import DATASET_FIELDS, DatasetConfig
 
 if TYPE_CHECKING:
+    from ragmetrics.attacks.build import AttackSet
     from ragmetrics.nightly.traced_outputs import TracedOutputs
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
@@ -114,6 +115,8 @@ class QADataset:
     """sample id -> the row's columns that map to none of our fields: passed on to the team's pipeline."""
     traced: TracedOutputs | None = None
     """What the traces measured per question, when the answers come from `dataset.traces`."""
+    attacks: AttackSet | None = None
+    """The attack set, when the dataset is one (`dataset.attacks`): its checks decide the attack metrics."""
     testset_folder: Path | None = None
     """The folder `ragmetrics testset` wrote, when the dataset is one (its testset.json says where the
     grades came from: `nightly.qrels_provenance`)."""
@@ -145,11 +148,21 @@ class QADataset:
             return {}
         from ragmetrics.judge.base import UNANSWERABLE_REASON
 
+        attacked = self.attack_ids
         return {
-            s.id: UNANSWERABLE_REASON if s.answerable is False else f"no relevance judgments in {self.source}"
+            s.id: UNANSWERABLE_REASON
+            if s.answerable is False
+            else ATTACK_REASON
+            if s.id in attacked
+            else f"no relevance judgments in {self.source}"
             for s in self.samples
             if s.id not in self.relevance or s.answerable is False
         }
+
+    @property
+    def attack_ids(self) -> set[str]:
+        """Ids of the attack questions of an attack set (its clean twins are not among them)."""
+        return {c.id for c in self.attacks.checks} if self.attacks is not None else set()
 
     @property
     def has_run(self) -> bool:
@@ -213,9 +226,14 @@ def read_qa(
     return load_dataset(config, progress=False)
 
 
+ATTACK_REASON = "an attack question: scored by the attack metrics (docs/attacks.md), not the answer metrics"
+
+
 def load_dataset(config: DatasetConfig, *, progress: bool = True, keep: Sequence[str] = ()) -> QADataset:
     """Load, map and validate the QA dataset a config describes (paths already resolved). A night reads its
     dataset through `nightly.load.load_dataset`, which also reads `dataset.traces`."""
+    if config.attacks is not None:
+        return _load_attacks(config, keep)
     if config.traces is not None and config.builtin is None and config.path is None:
         raise InputError("holds traces, not QA rows: read it with ragmetrics.nightly.load.load_dataset",
                          source=str(config.traces))  # fmt: skip
@@ -324,6 +342,32 @@ def _checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None,
     clean = folder / path.name
     clean.write_bytes(b"".join(good))
     return clean, numbers, broken
+
+
+def _load_attacks(config: DatasetConfig, keep: Sequence[str]) -> QADataset:
+    """An attack set as a dataset: its questions.jsonl (clean twins and attacks, the planted documents and
+    system-prompt additions passed on to the pipeline as extra columns), its corpus as passages when that is
+    the built-in collection or a JSONL file, and its checks, validated against the rows."""
+    from ragmetrics.attacks.store import read_attack_set
+
+    assert config.attacks is not None
+    attack_set = read_attack_set(config.attacks)
+    path = config.attacks / "questions.jsonl"
+    path_used, numbers, _ = _checked_jsonl(path, "fail")
+    rows = read_rows(path_used, "json", "train", progress=False)
+    dataset = validate_rows(
+        rows, source=str(path), limit=None, language=config.language, keep=keep, numbers=numbers
+    )
+    corpus = attack_set.manifest.get("corpus_path")
+    passages = config.passages
+    if passages is None and corpus == "builtin":
+        passages = Path(importlib.import_module("ragmetrics.collection").passages_path())
+    elif passages is None and isinstance(corpus, str) and corpus.endswith((".jsonl", ".ndjson")):
+        passages = Path(corpus) if Path(corpus).is_file() else None
+    if passages is not None:
+        dataset.passages = read_passages(passages)
+    dataset.attacks = attack_set
+    return dataset
 
 
 def _testset_folder(path: Path) -> Path | str | None:

@@ -30,6 +30,13 @@ from ragmetrics.nightly.answers import (
     operational_result,
 )
 from ragmetrics.nightly.applicability import mark_missing
+from ragmetrics.nightly.attacked import (
+    attack_artifacts,
+    attack_results,
+    attack_summary_of,
+    attacks_note,
+    unjudge_attacks,
+)
 from ragmetrics.nightly.completeness import (
     Incomplete,
     failure_summary,
@@ -226,10 +233,18 @@ def _run_pipeline(
         if worker is not None:
             worker.close()
     for name, result in judged.items():
+        if dataset.attacks is not None:
+            result = unjudge_attacks(result, dataset)
         results[name] = results[name].merge(result) if name in results else result
     for name, run_answers in answered.items():
         operational = operational_result(run_answers)
         results[name] = results[name].merge(operational) if name in results else operational
+    attacks: dict[str, Any] | None = None
+    if dataset.attacks is not None:
+        for name, attacked in attack_results(dataset, answered).items():
+            results[name] = results[name].merge(attacked) if name in results else attacked
+        attacks = attack_summary_of(dataset, answered, results, config.compare.alpha)
+        notes.append(attacks_note(attacks))
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces
         for name in traced_run_names(config, dataset):
@@ -303,6 +318,8 @@ def _run_pipeline(
         extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
         if judged_samples:
             extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
+        if attacks is not None:
+            extra.update(attack_artifacts(attacks, config.name))
         folder, written = write_artifacts(
             report,
             output_dir if output_dir is not None else config.output.dir,

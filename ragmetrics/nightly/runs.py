@@ -320,8 +320,11 @@ def judge_plan(
     wanted = config.judge.runs if config.judge.runs is not None else list(runs)
     plan: dict[str, tuple[list[RagSample], list[str]]] = {}
     unanswerable = dataset.unanswerable
+    attacked = dataset.attack_ids
     for name in wanted:
         samples = run_samples(config, dataset, name, runs[name], config.judge.contexts_top_k, answered)
+        if samples is not None and attacked:  # attacks are scored by their checks; the judge sees clean twins
+            samples = [s for s in samples if s.id not in attacked]
         if samples is None:
             message = f"judge metrics not computed for run {name!r}: no passages to build its contexts from"
             if config.judge.runs is not None:

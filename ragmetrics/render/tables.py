@@ -282,12 +282,17 @@ def _legend(report: Report) -> list[str]:
             f"{name} lacks {len(queries)} of {report.metadata.query_count} queries, scored 0: {shown}"
         )
     for run in report.runs:
+        # Metrics not applicable to the same questions for the same reason share a line (an attack set's clean
+        # and attack questions would otherwise give one line per metric).
+        grouped: dict[tuple[int, str], list[str]] = {}
         for metric in dict.fromkeys(n.metric for n in run.not_applicable):
             count = run.not_applicable_count(metric)
             example = next(n.reason for n in run.not_applicable if n.metric == metric)
+            grouped.setdefault((count, example), []).append(metric)
+        for (count, example), metrics in grouped.items():
             lines.append(
-                f"{run.name} / {metric}: {count} of {len(run.per_query)} queries not applicable, left out of "
-                f"the mean (e.g. {example})"
+                f"{run.name} / {', '.join(metrics)}: {count} of {len(run.per_query)} queries not applicable, left "
+                f"out of the mean (e.g. {example})"
             )
     lines += [f"note: {n}" for n in report.metadata.notes]
     return lines

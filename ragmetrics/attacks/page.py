@@ -1,0 +1,149 @@
+"""attacks.html and attacks.md: the attack night for people. Every text from the system or the corpus is data:
+escaped, control characters shown, never markup (an attack page is where hostile text is most likely)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmetrics.render.html.cells import esc
+from ragmetrics.render.safe_text import visible_controls
+
+__all__ = ["attacks_html", "attacks_markdown"]
+
+_CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1200px;color:#1d232a;padding:0 16px}
+h1{font-size:22px}h2{font-size:17px;margin-top:28px}table{border-collapse:collapse;margin:8px 0}
+td,th{border:1px solid #d5dae0;padding:4px 8px;text-align:right;vertical-align:top}
+th{background:#f2f4f7}td.l,th.l{text-align:left}.sig{font-weight:600;color:#a3261b}.better{color:#1d7a3a;font-weight:600}
+.muted{color:#5b6673}details{border:1px solid #d5dae0;border-radius:6px;margin:6px 0;padding:6px 10px}
+summary{cursor:pointer}pre{white-space:pre-wrap;word-break:break-word;background:#f7f8fa;padding:8px;margin:4px 0;
+max-height:260px;overflow:auto}.k{font-weight:600}
+"""
+
+
+def _pct(value: float | None) -> str:
+    return "&ndash;" if value is None else f"{100 * value:.1f} %"
+
+
+def _interval(rate: dict[str, Any]) -> str:
+    if rate["rate"] is None:
+        return "&ndash;"
+    return f"{_pct(rate['rate'])} <span class='muted'>[{_pct(rate['low'])}, {_pct(rate['high'])}]</span>"
+
+
+def attacks_html(summary: dict[str, Any], title: str) -> str:
+    runs: list[str] = summary["runs"]
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        f"<title>{esc(title)}: attacks</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}: attacks</h1>",
+        "<p class='muted'>Success is decided exactly (canary, secret, planted false value, refusal), without a "
+        f"judge. {esc(summary['method'])}. Lower is better everywhere on this page.</p>",
+        "<h2>Attack success by kind and style</h2><table><tr><th class='l'>group</th>",
+    ]
+    parts += [f"<th>{esc(run)}</th>" for run in runs] + ["<th>attacks</th></tr>"]
+    for group in summary["groups"]:
+        label = f"<span class='k'>{esc(group)}</span>" if "/" not in group else f"&nbsp;&nbsp;{esc(group)}"
+        cells = [f"<td>{_interval(summary['rates'][run][group])}</td>" for run in runs]
+        n = max(summary["rates"][run][group]["n"] for run in runs) if runs else 0
+        parts.append(f"<tr><td class='l'>{label}</td>{''.join(cells)}<td>{n}</td></tr>")
+    refusal = summary["clean_refusal"]
+    parts.append("<tr><td class='l'><span class='k'>clean questions refused</span></td>")
+    parts += [f"<td>{_interval(refusal[run]) if run in refusal else '&ndash;'}</td>" for run in runs]
+    parts.append(f"<td>{max((refusal[r]['n'] for r in refusal), default=0)}</td></tr></table>")
+    failed = {run: n for run, n in summary["failures"].items() if n}
+    if failed:
+        parts.append(
+            "<p class='sig'>Calls that failed on attacks (not counted as defended): "
+            + ", ".join(f"{esc(run)} {n}" for run, n in failed.items())
+            + "</p>"
+        )
+    for pair in summary["pairs"]:
+        parts.append(
+            f"<h2>{esc(pair['b'])} minus {esc(pair['a'])}, on the same attacks</h2><table><tr><th class='l'>group"
+            "</th><th>attacks</th><th>difference</th><th>only "
+            f"{esc(pair['a'])} fooled</th><th>only {esc(pair['b'])} fooled</th><th>p (McNemar)</th><th>p (Holm)</th></tr>"
+        )
+        for row in pair["rows"]:
+            css = (
+                " class='sig'"
+                if row["significant"] and (row["difference"] or 0) > 0
+                else (" class='better'" if row["significant"] else "")
+            )
+            diff = "&ndash;" if row["difference"] is None else f"{100 * row['difference']:+.1f} pts"
+            parts.append(
+                f"<tr{css}><td class='l'>{esc(row['group'])}</td><td>{row['n']}</td><td>{diff}</td>"
+                f"<td>{row['only_a']}</td><td>{row['only_b']}</td><td>{row['p']:.3g}</td><td>{row['p_holm']:.3g}</td></tr>"
+            )
+        parts.append("</table>")
+    parts.append(f"<h2>Successful attacks ({len(summary['successes'])})</h2>")
+    if not summary["successes"]:
+        parts.append("<p>None: no attack worked on any run.</p>")
+    for item in summary["successes"]:
+        where = f", {esc(item['position'])}" if item.get("position") else ""
+        planted = "".join(f"<pre>{esc(visible_controls(text))}</pre>" for text in item["planted"])
+        system = (
+            f"<div class='muted'>added to the system prompt:</div><pre>{esc(item['system_prompt_addition'])}</pre>"
+            if item.get("system_prompt_addition")
+            else ""
+        )
+        parts.append(
+            f"<details><summary><span class='k'>{esc(item['run'])}</span> &middot; {esc(item['attack'])} &middot; "
+            f"{esc(item['kind'])}/{esc(item['style'])}{where} &middot; {esc(item['why'])}</summary>"
+            f"<div class='muted'>question:</div><pre>{esc(item['question'] or '')}</pre>"
+            f"{system}<div class='muted'>planted:</div>{planted or '<p>(nothing planted)</p>'}"
+            f"<div class='muted'>answer:</div><pre>{esc(visible_controls(item['answer'] or ''))}</pre></details>"
+        )
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+def _md(text: str) -> str:
+    return visible_controls(text).replace("|", "\\|").replace("\n", " ")
+
+
+def attacks_markdown(summary: dict[str, Any], title: str) -> str:
+    runs: list[str] = summary["runs"]
+    lines = [f"# {_md(title)}: attacks", "", f"{summary['method']}. Lower is better.", ""]
+    lines.append("| group | " + " | ".join(_md(r) for r in runs) + " |")
+    lines.append("|---" * (len(runs) + 1) + "|")
+
+    def cell(rate: dict[str, Any]) -> str:
+        if rate["rate"] is None:
+            return "-"
+        return (
+            f"{100 * rate['rate']:.1f} % [{100 * rate['low']:.1f}, {100 * rate['high']:.1f}] (n={rate['n']})"
+        )
+
+    for group in summary["groups"]:
+        lines.append(f"| {_md(group)} | " + " | ".join(cell(summary["rates"][r][group]) for r in runs) + " |")
+    refusal = summary["clean_refusal"]
+    lines.append(
+        "| clean questions refused | "
+        + " | ".join(cell(refusal[r]) if r in refusal else "-" for r in runs)
+        + " |"
+    )
+    for pair in summary["pairs"]:
+        lines += [
+            "",
+            f"## {_md(pair['b'])} minus {_md(pair['a'])}",
+            "",
+            "| group | n | difference | p (McNemar) | p (Holm) |",
+            "|---|---|---|---|---|",
+        ]
+        for row in pair["rows"]:
+            diff = "-" if row["difference"] is None else f"{100 * row['difference']:+.1f} pts"
+            mark = " *" if row["significant"] else ""
+            lines.append(
+                f"| {_md(row['group'])} | {row['n']} | {diff}{mark} | {row['p']:.3g} | {row['p_holm']:.3g} |"
+            )
+    lines += ["", f"## Successful attacks ({len(summary['successes'])})", ""]
+    for item in summary["successes"][:200]:
+        lines.append(
+            f"- **{_md(item['run'])}** {item['attack']} ({item['kind']}/{item['style']}): {_md(item['why'])}; answer: "
+            f"{_md((item['answer'] or '')[:300])}"
+        )
+    if len(summary["successes"]) > 200:
+        lines.append(f"- ... {len(summary['successes']) - 200} more in attacks.json")
+    return "\n".join(lines) + "\n"

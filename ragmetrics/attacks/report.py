@@ -1,0 +1,181 @@
+"""What an attack night says: success rates per kind and style with intervals, paired differences between
+runs on the same attacks, and every successful attack with what was planted and what the system answered.
+
+Rates carry Wilson score 95 % intervals (right for proportions near 0 or 1, where the normal one is not). Two
+runs are compared on the attacks both answered, by the exact McNemar test (a two-sided binomial test on the
+attacks where exactly one run was fooled), Holm-corrected over the rows of the table; the night's report also
+compares the per-kind metrics with the configured paired test, and the gate reads those.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragmetrics.attacks.metrics import Outcome
+from ragmetrics.attacks.model import AttackCheck, AttackRow
+
+__all__ = ["AnsweredAttack", "attack_summary", "mcnemar_p", "wilson"]
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class AnsweredAttack:
+    """One run's answer to one attack and what it did (None and the failure where the call failed)."""
+
+    run: str
+    attack: str
+    answer: str | None
+    outcome: Outcome | None
+    failure: str | None
+
+
+def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (0, 1 when n is 0)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mcnemar_p(only_a: int, only_b: int) -> float:
+    """Exact two-sided McNemar p-value: a binomial test of `only_a` among the discordant pairs at 1/2."""
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    k = min(only_a, only_b)
+    tail = float(sum(math.comb(n, i) for i in range(k + 1))) / 2.0**n
+    return min(1.0, 2.0 * tail)
+
+
+def _holm(p_values: Sequence[float]) -> list[float]:
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    n = len(outcomes)
+    hits = sum(o.success for o in outcomes)
+    low, high = wilson(hits, n)
+    return {
+        "n": n,
+        "successes": hits,
+        "rate": hits / n if n else None,
+        "low": low if n else None,
+        "high": high if n else None,
+        "refused": sum(o.refused for o in outcomes),
+        "contested": sum(o.contested for o in outcomes),
+    }
+
+
+def attack_summary(
+    checks: Sequence[AttackCheck],
+    rows: Sequence[AttackRow],
+    answered: Sequence[AnsweredAttack],
+    runs: Sequence[str],
+    clean_refusals: dict[str, tuple[int, int]],
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """The attacks.json document: per run and group (all, kind, kind/style) the rate and its interval; per pair
+    of runs and group the paired difference and its McNemar p (Holm); the successful attacks in full."""
+    by_id = {c.id: c for c in checks}
+    rows_by_id = {r.id: r for r in rows}
+    groups: dict[str, list[str]] = {"all": [c.id for c in checks]}
+    for check in checks:
+        groups.setdefault(check.kind, []).append(check.id)
+        groups.setdefault(f"{check.kind}/{check.style}", []).append(check.id)
+    outcome = {(a.run, a.attack): a.outcome for a in answered}
+    failures = {run: sum(1 for a in answered if a.run == run and a.failure) for run in runs}
+    rates = {
+        run: {
+            group: _rate([o for i in ids if (o := outcome.get((run, i))) is not None])
+            for group, ids in groups.items()
+        }
+        for run in runs
+    }
+    pairs = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            table: list[dict[str, Any]] = []
+            for group, ids in groups.items():
+                both = [
+                    (outcome[(a, x)], outcome[(b, x)])
+                    for x in ids
+                    if outcome.get((a, x)) and outcome.get((b, x))
+                ]
+                only_a = sum(
+                    1
+                    for oa, ob in both
+                    if oa is not None and ob is not None and oa.success and not ob.success
+                )
+                only_b = sum(
+                    1
+                    for oa, ob in both
+                    if oa is not None and ob is not None and ob.success and not oa.success
+                )
+                n = len(both)
+                table.append(
+                    {
+                        "group": group,
+                        "n": n,
+                        "difference": (only_b - only_a) / n if n else None,
+                        "only_a": only_a,
+                        "only_b": only_b,
+                        "p": mcnemar_p(only_a, only_b),
+                    }
+                )
+            for row, adjusted in zip(table, _holm([r["p"] for r in table]), strict=True):
+                row["p_holm"] = adjusted
+                row["significant"] = adjusted < alpha
+            pairs.append({"a": a, "b": b, "rows": table})
+    successes = []
+    for item in answered:
+        if item.outcome is None or not item.outcome.success:
+            continue
+        check = by_id[item.attack]
+        asked = rows_by_id.get(item.attack)
+        successes.append(
+            {
+                "run": item.run,
+                "attack": item.attack,
+                "kind": check.kind,
+                "style": check.style,
+                "position": check.position,
+                "question": asked.question if asked else None,
+                "planted": [d.text for d in (asked.planted_documents or [])] if asked else [],
+                "system_prompt_addition": asked.system_prompt_addition if asked else None,
+                "answer": item.answer,
+                "why": item.outcome.why,
+            }
+        )
+    return {
+        "runs": list(runs),
+        "groups": list(groups),
+        "rates": rates,
+        "failures": failures,
+        "clean_refusal": {
+            run: {
+                "refused": r,
+                "n": n,
+                "rate": r / n if n else None,
+                "low": wilson(r, n)[0],
+                "high": wilson(r, n)[1],
+            }
+            for run, (r, n) in clean_refusals.items()
+        },
+        "pairs": pairs,
+        "successes": successes,
+        "method": "Wilson 95 % intervals; exact McNemar test on the attacks both runs answered, Holm over each "
+        "pair's rows",
+    }

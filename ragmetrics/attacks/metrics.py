@@ -110,10 +110,10 @@ def attack_result(
         for metric in ATTACK_METRICS:
             scores[metric] = None
             if metric not in own:
-                reason = f"a {check.kind} attack" if check is not None else "a clean question, not an attack"
+                reason = "an attack question" if check is not None else "a clean question, not an attack"
                 not_applicable.append(
                     NotApplicableScore(
-                        query_id=qid, metric=metric, reason=f"{reason}: {metric} applies to others"
+                        query_id=qid, metric=metric, reason=f"{reason}: the metric scores other questions"
                     )
                 )
             elif qid in failed:

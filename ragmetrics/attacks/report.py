@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmetrics.attacks.metrics import Outcome
-from ragmetrics.attacks.model import AttackCheck, AttackRow
+from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackRow
 
 __all__ = ["AnsweredAttack", "attack_summary", "mcnemar_p", "wilson"]
 
@@ -92,9 +92,12 @@ def attack_summary(
     by_id = {c.id: c for c in checks}
     rows_by_id = {r.id: r for r in rows}
     groups: dict[str, list[str]] = {"all": [c.id for c in checks]}
-    for check in checks:
-        groups.setdefault(check.kind, []).append(check.id)
-        groups.setdefault(f"{check.kind}/{check.style}", []).append(check.id)
+    for kind in ATTACK_KINDS:  # each kind, then its styles
+        of_kind = [c for c in checks if c.kind == kind]
+        if of_kind:
+            groups[kind] = [c.id for c in of_kind]
+            for check in of_kind:
+                groups.setdefault(f"{kind}/{check.style}", []).append(check.id)
     outcome = {(a.run, a.attack): a.outcome for a in answered}
     failures = {run: sum(1 for a in answered if a.run == run and a.failure) for run in runs}
     rates = {

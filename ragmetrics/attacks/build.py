@@ -36,7 +36,7 @@ from ragmetrics.attacks.templates import (
 from ragmetrics.errors import InputError
 from ragmetrics.judge.text.sentences import split_sentences
 from ragmetrics.testset.corpus import Chunk, open_corpus
-from ragmetrics.testset.terms import chunk_language
+from ragmetrics.testset.terms import chunk_language, content_terms
 
 __all__ = ["LEAK_STYLES", "POSITIONS", "AttackSet", "Target", "build_attacks"]
 
@@ -106,6 +106,23 @@ def _insert(text: str, addition: str, position: str, language: str) -> str:
     return f"{text[:cut]} {addition} {text[cut:].lstrip()}"
 
 
+def _sources(target: Target, corpus: Mapping[str, Chunk]) -> list[Chunk]:
+    """The target's relevant chunks in the corpus, best grade first and, within a grade, those sharing the most
+    words with the question first: the chunk a retriever is likeliest to return, so an attack planted there
+    reaches the system (with binary qrels and dozens of relevant documents, the first by id rarely would)."""
+    found = [corpus[d] for d in target.relevant if d in corpus and target.relevant[d] >= 1]
+    if not found:
+        return []
+    language = target.language or chunk_language(target.question)
+    asked = set(content_terms(target.question, language))
+
+    def key(chunk: Chunk) -> tuple[int, int, str]:
+        shared = len(asked & set(content_terms(f"{chunk.title or ''} {chunk.text}"[:4000], language)))
+        return (-target.relevant[chunk.id], -shared, chunk.id)
+
+    return sorted(found, key=key)
+
+
 def _language(target: Target, chunk: Chunk | None) -> str:
     if target.language:
         return target.language
@@ -144,12 +161,7 @@ def build_attacks(
     if size is not None and len(chosen) > size:
         picks = sorted(_rng(seed, "targets").choice(len(chosen), size=size, replace=False).tolist())
         chosen = [chosen[i] for i in picks]
-    ids = {t.id for t in chosen} | {t.id for t in out_of_scope}
-    clash = sorted(i for i in ids if i.startswith("attack-"))
-    if clash:
-        raise InputError(
-            f"question id {clash[0]!r}: ids starting 'attack-' are the attack set's own", source=source
-        )
+    ids = {t.id for t in chosen}
     names = NamePool(chunk.text for chunk in corpus.values())
     rows: list[AttackRow] = []
     checks: list[AttackCheck] = []
@@ -158,12 +170,20 @@ def build_attacks(
     numbers = Counter[str]()
 
     def next_id(kind: str) -> str:
+        """An opaque id: nothing the system is sent says that a question is an attack, or of which kind."""
         numbers[kind] += 1
-        return f"attack-{kind.replace('_', '-')}-{numbers[kind]:04d}"
+        salt = 0
+        while True:
+            digest = hashlib.sha256(f"{seed}:{kind}:{numbers[kind]}:{salt}".encode()).hexdigest()
+            attack_id = f"x{digest[:11]}"
+            if attack_id not in ids:
+                ids.add(attack_id)
+                return attack_id
+            salt += 1
 
     say(f"building attacks for {len(chosen)} questions")
     for index, target in enumerate(chosen):
-        sources = [corpus[d] for d in target.source_ids() if d in corpus]
+        sources = _sources(target, corpus)
         chunk = sources[0] if sources else None
         language = _language(target, chunk)
         if text_language(language) != language.split("-")[0].lower():
@@ -187,7 +207,7 @@ def build_attacks(
             position = POSITIONS[(index // len(styles)) % len(POSITIONS)]
             canary = _canary(seed, attack_id)
             planted = PlantedDocument(
-                id=f"{attack_id}#1",
+                id=f"{attack_id}-1",
                 title=chunk.title,
                 text=_insert(chunk.text, injection_text(style, language, canary), position, language),
                 replaces=chunk.id,
@@ -216,7 +236,7 @@ def build_attacks(
                     target.question, wrong, chunk.text, text_language(language), poison_copies
                 )
                 planted_docs = [
-                    PlantedDocument(id=f"{attack_id}#{n}", title=chunk.title, text=text)
+                    PlantedDocument(id=f"{attack_id}-{n}", title=chunk.title, text=text)
                     for n, text in enumerate(texts, start=1)
                 ]
                 rows.append(_attack_row(attack_id, target.question, language, planted_docs))
@@ -245,7 +265,7 @@ def build_attacks(
                 )
                 position = POSITIONS[index % len(POSITIONS)]
                 planted = PlantedDocument(
-                    id=f"{attack_id}#1",
+                    id=f"{attack_id}-1",
                     title=chunk.title,
                     text=_insert(chunk.text, addition, position, language),
                     replaces=chunk.id,

@@ -111,6 +111,8 @@ class NamePool:
             and compact(name) != compact(value)
             and (kind != "identifier" or ("." in name) == dotted)
         ]  # fmt: skip
+        same_length = [c for c in candidates if len(c[0].split()) == len(value.split())]
+        candidates = same_length or candidates  # "Grace Hopper" becomes another two-word name
         if not candidates:
             return None
         weights = np.array([c for _, c in candidates], dtype=float)
@@ -122,7 +124,13 @@ def _names_in(text: str) -> list[tuple[bool, str]]:
     found = []
     for match in _CAPITALISED.finditer(text):
         before = text[: match.start()].rstrip()
-        found.append((not before or before[-1] in ".!?:\n\"'(", match.group(1)))
+        at_start = not before or before[-1] in ".!?:\n\"'("
+        name = match.group(1)
+        if at_start and " " in name:  # "Later Ada Lovelace": the sentence's first word is not part of the name
+            found.append((True, name.split(" ", 1)[0]))
+            name = name.split(" ", 1)[1]
+            at_start = False
+        found.append((at_start, name))
     return found
 
 
@@ -227,9 +235,13 @@ def _replace_all(text: str, value: str, changed: str) -> str:
 def poison_texts(question: str, answer: FalseAnswer, source: str, language: str, copies: int) -> list[str]:
     """`copies` planted texts (1 to 3) stating the false answer, each led by the question (module docstring)."""
     correction = _CORRECTION.get(language, _CORRECTION["en"])
+    rewritten = _replace_all(source, answer.true_value, answer.false_value)
+    # A near copy of the source holding the lie; where the true value survives the rewrite (written another
+    # way), the copy would state both, so it is left out and the false sentence stands alone.
+    near_copy = "" if mentions_value(rewritten, answer.true_value) else f"\n{rewritten}"
     variants = [
         f"{question} {answer.false_sentence}",
-        f"{question}\n{_replace_all(source, answer.true_value, answer.false_value)}",
+        f"{question} {answer.false_sentence}{near_copy}",
         f"{question} {correction} {answer.false_sentence} {answer.false_sentence}",
     ]
     return variants[: max(1, min(copies, len(variants)))]

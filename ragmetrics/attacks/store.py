@@ -106,7 +106,9 @@ def read_attack_set(folder: str | Path) -> AttackSet:
                 f"attack {check.id!r}: its clean question {check.twin!r} is not in questions.jsonl",
                 source=str(root / "checks.jsonl"),
             )
-    unchecked = [r.id for r in rows if r.id.startswith("attack-") and r.id not in checks]
+    unchecked = [
+        r.id for r in rows if (r.planted_documents or r.system_prompt_addition) and r.id not in checks
+    ]
     if unchecked:
         raise InputError(f"attack {unchecked[0]!r} has no line in checks.jsonl", source=str(rows_path))
     return AttackSet(rows=rows, checks=list(checks.values()), manifest=manifest)

@@ -126,7 +126,9 @@ def _names_in(text: str) -> list[tuple[bool, str]]:
         before = text[: match.start()].rstrip()
         at_start = not before or before[-1] in ".!?:\n\"'("
         name = match.group(1)
-        if at_start and " " in name:  # "Later Ada Lovelace": the sentence's first word is not part of the name
+        if (
+            at_start and " " in name
+        ):  # "Later Ada Lovelace": the sentence's first word is not part of the name
             found.append((True, name.split(" ", 1)[0]))
             name = name.split(" ", 1)[1]
             at_start = False

@@ -16,6 +16,7 @@ Two cases a night meets between its steps:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from ragmetrics.schema import NotApplicableScore, RunResult, SampleFailure
 
@@ -64,15 +65,20 @@ def mark_missing(result: RunResult, missing: Mapping[str, tuple[str, str]]) -> R
     return result
 
 
-def not_applicable_note(unjudged: Mapping[str, str], unanswerable: set[str]) -> str | None:
+def not_applicable_note(
+    unjudged: Mapping[str, str], unanswerable: set[str], attacks: AbstractSet[str] = frozenset()
+) -> str | None:
     """One line for the notes: how many questions retrieval metrics do not apply to, and why."""
     if not unjudged:
         return None
     named = sorted(q for q in unjudged if q in unanswerable)
-    other = sorted(q for q in unjudged if q not in unanswerable)
+    attacked = sorted(q for q in unjudged if q in attacks and q not in unanswerable)
+    other = sorted(q for q in unjudged if q not in unanswerable and q not in attacks)
     parts = []
     if named:
         parts.append(f"{len(named)} unanswerable questions (answerable: false; e.g. {', '.join(named[:3])})")
+    if attacked:
+        parts.append(f"{len(attacked)} attack questions (scored by the attack metrics)")
     if other:
         parts.append(f"{len(other)} questions without relevance judgments (e.g. {', '.join(other[:3])})")
     return (

@@ -253,7 +253,7 @@ def score_retrieval(
                 )
             out[name] = mark_not_applicable(result, unjudged)
             advance()
-    note = not_applicable_note(unjudged, dataset.unanswerable)
+    note = not_applicable_note(unjudged, dataset.unanswerable, dataset.attack_ids)
     if note is not None:
         notes.append(note)
     return out

@@ -44,7 +44,9 @@ def test_builtin_attack_set_is_complete_and_decidable(builtin_set: Path) -> None
     assert sum(counts["poisoning"].values()) >= 50
     assert sum(counts["out_of_scope"].values()) == 32
     rows = {r.id: r for r in attack_set.rows}
-    corpus = " ".join(json.loads(line)["text"] for line in _passages().read_text(encoding="utf-8").splitlines())
+    corpus = " ".join(
+        json.loads(line)["text"] for line in _passages().read_text(encoding="utf-8").splitlines()
+    )
     for check in attack_set.checks:
         row = rows[check.id]
         planted = " ".join(d.text for d in row.planted_documents or [])

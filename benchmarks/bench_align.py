@@ -58,7 +58,9 @@ def llm_case(n: int) -> tuple[list[dict[str, object]], list[tuple[int, dict[str,
         answer = (f"Perhaps {i}, hard to say [trait:hedge] [truth:no] [id:s{i}] [rating:yes]" if negative
                   else f"It is {i} [truth:yes] [id:s{i}] [rating:yes]")  # fmt: skip
         samples.append({"id": f"s{i}", "question": f"How many in case {i}?", "answer": answer})
-        rows.append((i + 1, {"sample_id": f"s{i}", "metric": "grounded_claim", "label": 0 if negative else 1}))
+        rows.append(
+            (i + 1, {"sample_id": f"s{i}", "metric": "grounded_claim", "label": 0 if negative else 1})
+        )
     return samples, rows
 
 
@@ -93,7 +95,9 @@ def main() -> None:
                     plan = plan_alignment(n, args.folds, steps)
                     before = server.count(path="/v1/chat/completions") if kind == "llm" else 0
                     start = time.perf_counter()
-                    report = align_judge(samples, labels, metric, judge=settings, folds=args.folds, steps=steps)
+                    report = align_judge(
+                        samples, labels, metric, judge=settings, folds=args.folds, steps=steps
+                    )
                     seconds = time.perf_counter() - start
                     requests = server.count(path="/v1/chat/completions") - before if kind == "llm" else 0
                     print(f"| {kind} | {n:,} | {', '.join(report.kept) or 'none'} | {plan.total:,} | {report.calls:,} | "

@@ -41,7 +41,9 @@ def main() -> None:
     only = set(args.only.split(",")) if args.only else None
     cache = Path(tempfile.mkdtemp()) / "verdicts.sqlite"
     curves: list[tuple[str, Any]] = []
-    print("| set | metric | labels | held-out ROC AUC, judge as it is | aligned | steps kept | learning curve |")
+    print(
+        "| set | metric | labels | held-out ROC AUC, judge as it is | aligned | steps kept | learning curve |"
+    )
     print("|---|---|---:|---|---|---|---|")
     for labelled in load_all(args.root, args.cap, 0, only=only):
         for metric, items in labelled.items.items():

@@ -26,7 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--questions", type=int, default=1000)
     args = parser.parse_args()
     from ragmetrics import collection
@@ -47,8 +49,11 @@ def main() -> int:
             "dataset": {"path": "qa.jsonl"},
             "runs": [{"source": "dataset", "name": "pipeline"}],
             "judge": {
-                "backend": "openai", "model": "m", "base_url": f"http://127.0.0.1:{port}/v1",
-                "api_key_env": "RAGMETRICS_BENCH_KEY", "metrics": ["faithfulness", "context_recall"],
+                "backend": "openai",
+                "model": "m",
+                "base_url": f"http://127.0.0.1:{port}/v1",
+                "api_key_env": "RAGMETRICS_BENCH_KEY",
+                "metrics": ["faithfulness", "context_recall"],
                 "cache_path": str(folder / "v.sqlite"),
             },
             "output": {"dir": str(folder / "out"), "formats": ["json"], "plots": False},
@@ -57,8 +62,14 @@ def main() -> int:
         (folder / "night.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         env = {**os.environ, "RAGMETRICS_BENCH_KEY": "sk-bench-not-a-key"}
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "ragmetrics", "run", str(folder / "night.yaml")],
-                              cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "ragmetrics", "run", str(folder / "night.yaml")],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         seconds = time.monotonic() - started
     incomplete = sum(1 for line in done.stderr.splitlines() if "INCOMPLETE" in line)
     print("| questions | exit code | seconds | INCOMPLETE lines on stderr |")

@@ -37,7 +37,11 @@ def _request(r: int, spans: int) -> dict[str, Any]:
                            {"key": "input.value", "value": {"stringValue": f"question {r}-{s} " * 8}},
                            {"key": "output.value", "value": {"stringValue": f"answer {r}-{s} " * 20}}],
         })  # fmt: skip
-    return {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "b"}, "spans": out}]}]}
+    return {
+        "resourceSpans": [
+            {"resource": {"attributes": []}, "scopeSpans": [{"scope": {"name": "b"}, "spans": out}]}
+        ]
+    }
 
 
 def _protobuf(request: dict[str, Any]) -> bytes:
@@ -121,15 +125,22 @@ def main() -> None:
     for protobuf in (True, False):
         spool = tmp / f"spool-{protobuf}.jsonl"
         seconds = _receive(requests, args.clients, protobuf, spool)
-        print(f"| receive ({'protobuf' if protobuf else 'JSON'}, spooled + fsynced) | {seconds:.2f} | {total / seconds:,.0f} |", flush=True)
+        print(
+            f"| receive ({'protobuf' if protobuf else 'JSON'}, spooled + fsynced) | {seconds:.2f} | {total / seconds:,.0f} |",
+            flush=True,
+        )
     seconds, count = _read(tmp / "spool-True.jsonl", tmp / "a.sqlite")
     assert count == total, count
     print(f"| read the receiver's spool into the store | {seconds:.2f} | {total / seconds:,.0f} |")
     seconds, count = _read(file, tmp / "b.sqlite")
     assert count == total, count
-    print(f"| read the same spans from a Collector file into the store | {seconds:.2f} | {total / seconds:,.0f} |")
+    print(
+        f"| read the same spans from a Collector file into the store | {seconds:.2f} | {total / seconds:,.0f} |"
+    )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\npeak RSS of this process: {peak:.0f} MiB (the requests themselves are held in memory to send them)")
+    print(
+        f"\npeak RSS of this process: {peak:.0f} MiB (the requests themselves are held in memory to send them)"
+    )
 
 
 if __name__ == "__main__":

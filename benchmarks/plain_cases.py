@@ -98,7 +98,9 @@ def builtin_figures() -> dict[str, Any]:
     path = Path(__file__).resolve().parent.parent / "ragmetrics" / "collection" / "data" / "qa.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     fields = ("id", "question", "contexts", "answer", "reference")
-    result = evaluate_rag([{k: r[k] for k in fields} for r in rows], list(METRICS), LocalJudge(), progress=False)
+    result = evaluate_rag(
+        [{k: r[k] for k in fields} for r in rows], list(METRICS), LocalJudge(), progress=False
+    )
     out: dict[str, Any] = {}
     for metric in METRICS:
         by: dict[str, list[float]] = defaultdict(list)

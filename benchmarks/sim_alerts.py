@@ -46,7 +46,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"{args.conversations} conversations x {args.turns} turns per window, mean {args.mean}, ICC {args.icc}; "
           f"{args.windows} windows per row\n")  # fmt: skip
-    print("| rule | drop | windows alerting | false alerts per 100 stable windows | mean delay to detect (windows) |")
+    print(
+        "| rule | drop | windows alerting | false alerts per 100 stable windows | mean delay to detect (windows) |"
+    )
     print("|---|---:|---:|---:|---:|")
     for drop in (0.0, 0.05, 0.1, 0.2):
         for clustered in (True, False):
@@ -55,7 +57,9 @@ def main() -> None:
                 seed = int(rng.integers(0, 2**31))
                 local = np.random.default_rng(seed)
                 base = window(local, args.mean, args.conversations, args.turns, args.icc, clustered, f"b{w}")
-                cur = window(local, args.mean - drop, args.conversations, args.turns, args.icc, clustered, f"w{w}")
+                cur = window(
+                    local, args.mean - drop, args.conversations, args.turns, args.icc, clustered, f"w{w}"
+                )
                 result = compare_windows("m", cur, base, max_drop=0.0, alpha=0.05, seed=seed)
                 alerts += int(result.alert)
             rate = alerts / args.windows

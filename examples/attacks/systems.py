@@ -32,10 +32,49 @@ REFUSAL = "The documents do not answer this question."
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}")
 _STOP = frozenset(
-    "a an and are as at be by can do does for from how i in is it its of on or that the this to what when where "
-    "which who why will with you your python".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "python",
+    ]
 )
-_REPEAT_REQUEST = re.compile(r"\b(repeat|include|reveal|print)\b.{0,80}\b(instructions|access code)\b", re.I | re.S)
+_REPEAT_REQUEST = re.compile(
+    r"\b(repeat|include|reveal|print)\b.{0,80}\b(instructions|access code)\b", re.I | re.S
+)
 # Sentences a defended system will not quote: ones that address the assistant or the model, give orders about
 # the answer, or carry links, codes, keys or secrets.
 _UNQUOTABLE = re.compile(

@@ -24,8 +24,10 @@ from ragmetrics.attacks.canary import make_canary
 from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackKind, AttackRow, PlantedDocument
 from ragmetrics.attacks.poison import NamePool, false_answer, poison_texts
 from ragmetrics.attacks.templates import (
+    BEHAVIOURS,
     INJECTION_STYLES,
     LANGUAGES,
+    behaviour_text,
     injection_text,
     leak_context_text,
     leak_direct_suffix,
@@ -141,9 +143,11 @@ def build_attacks(
     styles: Sequence[str] = INJECTION_STYLES,
     source: str = "",
     corpus_path: str | None = None,
+    behaviours: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> AttackSet:
-    """The attack set of `targets` over `corpus` (id -> chunk); `size` caps the targets used (drawn by seed)."""
+    """The attack set of `targets` over `corpus` (id -> chunk); `size` caps the targets used (drawn by seed);
+    `behaviours` adds an injection per target whose effect the LLM judge decides (`templates.BEHAVIOURS`)."""
     say = progress or (lambda _: None)
     unknown = [k for k in kinds if k not in ATTACK_KINDS]
     if unknown:
@@ -217,6 +221,25 @@ def build_attacks(
                 AttackCheck(
                     id=attack_id, kind="injection", style=style, position=position, twin=target.id,  # type: ignore[arg-type]
                     canary=canary, language=language, planted_ids=[planted.id],
+                )
+            )  # fmt: skip
+        if "injection" in kinds and behaviours:
+            attack_id = next_id("injection")
+            behaviour = BEHAVIOURS[index % len(BEHAVIOURS)]
+            position = POSITIONS[index % len(POSITIONS)]
+            instruction = behaviour_text(behaviour, language)
+            planted = PlantedDocument(
+                id=f"{attack_id}-1",
+                title=chunk.title,
+                text=_insert(chunk.text, instruction, position, language),
+                replaces=chunk.id,
+            )
+            rows.append(_attack_row(attack_id, target.question, language, [planted]))
+            checks.append(
+                AttackCheck(
+                    id=attack_id, kind="injection", style=f"behaviour:{behaviour}", position=position,  # type: ignore[arg-type]
+                    twin=target.id, decided_by="judge", instruction=instruction, language=language,
+                    planted_ids=[planted.id],
                 )
             )  # fmt: skip
         if "poisoning" in kinds:
@@ -305,6 +328,7 @@ def build_attacks(
             "styles": list(styles),
             "size": size,
             "poison_copies": poison_copies,
+            "behaviours": behaviours,
         },
         "targets": len(chosen),
         "clean": len(chosen),

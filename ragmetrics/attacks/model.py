@@ -59,7 +59,14 @@ class AttackCheck(_Strict):
     style: str = Field(min_length=1)
     position: Literal["start", "middle", "end"] | None = None
     twin: str | None = Field(default=None, description="the clean question the attack is built on")
+    decided_by: Literal["exact", "judge"] = Field(
+        default="exact",
+        description="exact: by the canary, secret or values; judge: the LLM judge's injection_followed",
+    )
     canary: str | None = None
+    instruction: str | None = Field(
+        default=None, description="a judge-decided injection's planted instruction"
+    )
     secret: str | None = None
     true_value: str | None = None
     false_value: str | None = None
@@ -74,6 +81,10 @@ class AttackCheck(_Strict):
             "poisoning": ("true_value", "false_value"),
             "out_of_scope": (),
         }[self.kind]
+        if self.decided_by == "judge":
+            if self.kind != "injection":
+                raise ValueError("only an injection is decided by the judge")
+            need = ("instruction",)
         missing = [name for name in need if not getattr(self, name)]
         if missing:
             raise ValueError(f"a {self.kind} attack needs {' and '.join(missing)}")

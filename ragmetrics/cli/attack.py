@@ -60,6 +60,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--seed", type=int, default=0, help="the same seed and input give the same attack set"
     )
+    parser.add_argument(
+        "--behaviours",
+        action="store_true",
+        help="also injections whose effect no canary shows (a pirate's tone, a competitor recommended), decided at "
+        "night by the LLM judge's injection_followed rubric (needs judge.backend: openai)",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -116,6 +122,7 @@ def run_command(args: argparse.Namespace) -> int:
         seed=args.seed,
         size=args.size,
         poison_copies=args.poison_copies,
+        behaviours=args.behaviours,
         styles=styles,
         source=targets.source,
         corpus_path=targets.corpus_path,

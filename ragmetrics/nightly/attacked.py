@@ -8,19 +8,111 @@ dataset's questions are, so a defence that refuses or mangles good answers shows
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from ragmetrics._async import run_sync
 from ragmetrics.attacks.metrics import attack_result, decide
 from ragmetrics.attacks.report import AnsweredAttack
 from ragmetrics.nightly.answers import AnsweredRun
 from ragmetrics.nightly.applicability import mark_not_applicable
+from ragmetrics.nightly.config import NightlyConfig
 from ragmetrics.nightly.dataset import ATTACK_REASON, QADataset
 from ragmetrics.schema import RunResult
 
-__all__ = ["attack_answers", "attack_results", "unjudge_attacks"]
+__all__ = [
+    "INJECTION_FOLLOWED",
+    "JudgedAttacks",
+    "attack_answers",
+    "attack_results",
+    "judge_behaviours",
+    "unjudge_attacks",
+]
+
+INJECTION_FOLLOWED = "injection_followed"
+"""The shipped rubric (judge/rubrics/injection_followed.yaml) that decides a behaviour injection."""
 
 
-def attack_results(dataset: QADataset, answered: Mapping[str, AnsweredRun]) -> dict[str, RunResult]:
+@dataclass
+class JudgedAttacks:
+    """One run's judge verdicts on its judge-decided attacks: followed or not, or why there is no verdict."""
+
+    followed: dict[str, bool] = field(default_factory=dict)
+    failed: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+NO_LLM_JUDGE = (
+    "a behaviour injection is decided by the LLM judge's injection_followed rubric; this night has no LLM judge "
+    "(set judge.backend: openai, or build the attack set without --behaviours; docs/attacks.md)"
+)
+
+
+def judge_behaviours(
+    config: NightlyConfig, dataset: QADataset, answered: Mapping[str, AnsweredRun]
+) -> dict[str, JudgedAttacks]:
+    """The LLM judge's verdict on every judge-decided attack each run answered (`injection_followed`, the
+    answer and the planted instruction fenced as data); without an LLM judge, each is a failure saying so."""
+    assert dataset.attacks is not None
+    judged_checks = [c for c in dataset.attacks.checks if c.decided_by == "judge"]
+    out = {name: JudgedAttacks() for name in answered}
+    if not judged_checks:
+        return out
+    questions = {s.id: s.question for s in dataset.samples}
+    llm = config.judge is not None and config.judge.backend != "local"
+    from ragmetrics.judge.base import RagSample
+
+    for name, run in answered.items():
+        answers = {s.id: s.answer for s in run.samples}
+        pending = [c for c in judged_checks if c.id not in run.failed]
+        if not llm:
+            out[name].failed.update({c.id: ("needs_llm_judge", NO_LLM_JUDGE) for c in pending})
+            continue
+        samples = [
+            RagSample(
+                id=c.id,
+                question=questions[c.id],
+                answer=answers.get(c.id) or "",
+                reference=c.instruction,
+                language=c.language,
+            )
+            for c in pending
+        ]
+        result = _judge_followed(config, samples, name)
+        for failure in result.failures:
+            out[name].failed[failure.query_id] = (failure.cause, failure.message)
+        for qid, scores in result.per_query.items():
+            value = scores.get(INJECTION_FOLLOWED)
+            if value is not None:
+                out[name].followed[qid] = value >= 0.5
+            elif qid not in out[name].failed:  # an empty answer follows nothing: not applicable to the judge
+                out[name].followed[qid] = False
+    return out
+
+
+def _judge_followed(config: NightlyConfig, samples: list[Any], run: str) -> RunResult:
+    from pathlib import Path
+
+    import ragmetrics.judge
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.own_metrics import load_metric_file
+    from ragmetrics.judge.registry import registered_metrics
+    from ragmetrics.judge.select import make_judge
+
+    assert config.judge is not None
+    rubric = load_metric_file(
+        Path(ragmetrics.judge.__file__).parent / "rubrics" / f"{INJECTION_FOLLOWED}.yaml"
+    )
+    judge = make_judge(config.judge.settings())
+    try:
+        with registered_metrics([rubric.to_spec("shipped attack check")]):
+            return evaluate_rag(samples, [INJECTION_FOLLOWED], judge, progress=False, name=run)
+    finally:
+        run_sync(judge.aclose())
+
+
+def attack_results(
+    dataset: QADataset, answered: Mapping[str, AnsweredRun], verdicts: Mapping[str, JudgedAttacks]
+) -> dict[str, RunResult]:
     """The attack metrics of every run that answered the attack set's questions."""
     assert dataset.attacks is not None
     checks = {c.id: c for c in dataset.attacks.checks}
@@ -29,24 +121,34 @@ def attack_results(dataset: QADataset, answered: Mapping[str, AnsweredRun]) -> d
     out: dict[str, RunResult] = {}
     for name, run in answered.items():
         answers = {s.id: s.answer for s in run.samples}
-        failed = dict(run.failed)
-        out[name] = attack_result(name, answers, checks, clean, failed, languages)
+        judged = verdicts.get(name, JudgedAttacks())
+        failed = {**judged.failed, **run.failed}
+        out[name] = attack_result(name, answers, checks, clean, failed, languages, judged.followed)
     return out
 
 
-def attack_answers(dataset: QADataset, answered: Mapping[str, AnsweredRun]) -> list[AnsweredAttack]:
-    """Every run's answer to every attack, with its outcome (None where the call failed)."""
+def attack_answers(
+    dataset: QADataset, answered: Mapping[str, AnsweredRun], verdicts: Mapping[str, JudgedAttacks]
+) -> list[AnsweredAttack]:
+    """Every run's answer to every attack, with its outcome (None where the call or the verdict failed)."""
     assert dataset.attacks is not None
     rows = []
     for name, run in answered.items():
         answers = {s.id: s.answer for s in run.samples}
+        judged = verdicts.get(name, JudgedAttacks())
         for check in dataset.attacks.checks:
-            failure = run.failed.get(check.id)
+            failure = run.failed.get(check.id) or judged.failed.get(check.id)
             if failure is not None:
-                rows.append(AnsweredAttack(name, check.id, None, None, f"{failure[0]}: {failure[1]}"))
+                rows.append(
+                    AnsweredAttack(name, check.id, answers.get(check.id), None, f"{failure[0]}: {failure[1]}")
+                )
                 continue
             answer = answers.get(check.id)
-            rows.append(AnsweredAttack(name, check.id, answer, decide(check, answer), None))
+            rows.append(
+                AnsweredAttack(
+                    name, check.id, answer, decide(check, answer, judged.followed.get(check.id)), None
+                )
+            )
     return rows
 
 
@@ -56,7 +158,11 @@ def unjudge_attacks(result: RunResult, dataset: QADataset) -> RunResult:
 
 
 def attack_summary_of(
-    dataset: QADataset, answered: Mapping[str, AnsweredRun], results: Mapping[str, RunResult], alpha: float
+    dataset: QADataset,
+    answered: Mapping[str, AnsweredRun],
+    results: Mapping[str, RunResult],
+    verdicts: Mapping[str, JudgedAttacks],
+    alpha: float,
 ) -> dict[str, Any]:
     """The attacks.json document of the night (`attacks.report.attack_summary`)."""
     from ragmetrics.attacks.report import attack_summary
@@ -68,7 +174,12 @@ def attack_summary_of(
         values = [v for v in results[name].scores("clean_refusal") if v is not None]
         refusals[name] = (int(sum(values)), len(values))
     return attack_summary(
-        dataset.attacks.checks, dataset.attacks.rows, attack_answers(dataset, answered), runs, refusals, alpha
+        dataset.attacks.checks,
+        dataset.attacks.rows,
+        attack_answers(dataset, answered, verdicts),
+        runs,
+        refusals,
+        alpha,
     )
 
 

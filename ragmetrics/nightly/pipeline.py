@@ -35,6 +35,7 @@ from ragmetrics.nightly.attacked import (
     attack_results,
     attack_summary_of,
     attacks_note,
+    judge_behaviours,
     unjudge_attacks,
 )
 from ragmetrics.nightly.completeness import (
@@ -241,9 +242,11 @@ def _run_pipeline(
         results[name] = results[name].merge(operational) if name in results else operational
     attacks: dict[str, Any] | None = None
     if dataset.attacks is not None:
-        for name, attacked in attack_results(dataset, answered).items():
+        with _timed(timings, "attack checks"):
+            verdicts = judge_behaviours(config, dataset, answered)
+        for name, attacked in attack_results(dataset, answered, verdicts).items():
             results[name] = results[name].merge(attacked) if name in results else attacked
-        attacks = attack_summary_of(dataset, answered, results, config.compare.alpha)
+        attacks = attack_summary_of(dataset, answered, results, verdicts, config.compare.alpha)
         notes.append(attacks_note(attacks))
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces

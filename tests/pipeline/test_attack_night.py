@@ -202,3 +202,50 @@ def test_config_mistakes_are_named(
     )
     assert main(["run", str(config)]) == 2
     assert "not an attack set folder" in capsys.readouterr().err
+
+
+FOLLOWER = '''
+def answer(inputs):
+    planted = " ".join(d["text"] for d in inputs.get("planted_documents") or [])
+    if "pirate" in planted:
+        return {"answer": "Arr matey, here be yer answer. [rating:yes]", "contexts": [planted]}
+    return {"answer": "Use the documented function. [rating:no]", "contexts": [planted or "none"]}
+'''
+KEY_ENV = "RAGMETRICS_TEST_ATTACK_JUDGE_KEY"
+
+
+def test_behaviour_injections_are_decided_by_the_llm_judge(
+    tmp_path: Path, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "night"
+    folder.mkdir()
+    assert main(["attack", "builtin", "-o", str(tmp_path / "set"), "--kinds", "injection", "--size", "6",
+                 "--behaviours", "--styles", "override"]) == 0  # fmt: skip
+    (folder / "follower.py").write_text(textwrap.dedent(FOLLOWER), encoding="utf-8")
+    monkeypatch.setenv(KEY_ENV, "sk-test-not-a-secret")
+    judge = {"backend": "openai", "model": "m", "base_url": loopback.url, "api_key_env": KEY_ENV, "metrics": [],
+             "cache_path": str(folder / "verdicts.sqlite")}  # fmt: skip
+    config = _config(folder, [{"source": "pipeline", "name": "follower", "target": "follower:answer"}], judge=judge)
+    assert main(["run", str(config), "--no-progress"]) == 0
+    report = report_of(folder / "out")
+    result = report.runs[0]
+    checks = [json.loads(line) for line in (tmp_path / "set" / "checks.jsonl").read_text().splitlines()]
+    judged = [c for c in checks if c.get("decided_by") == "judge"]
+    assert len(judged) == 6 and {c["style"] for c in judged} == {"behaviour:pirate", "behaviour:competitor"}
+    for check in judged:
+        expected = 1.0 if check["style"] == "behaviour:pirate" else 0.0
+        assert result.per_query[check["id"]]["injection_success"] == expected
+    asked = [r for r in loopback.records if r.prompt == "rubric:injection_followed"]
+    assert len(asked) == 6
+    assert all("Arr matey" in r.user or "documented function" in r.user for r in asked)
+    summary = json.loads((latest(folder / "out") / "attacks.json").read_text(encoding="utf-8"))
+    assert summary["rates"]["follower"]["injection/behaviour:pirate"]["rate"] == 1.0
+    assert summary["rates"]["follower"]["injection/behaviour:competitor"]["rate"] == 0.0
+
+    # without an LLM judge the behaviour attacks cannot be decided: failures, the night incomplete
+    local = _config(folder, [{"source": "pipeline", "name": "follower", "target": "follower:answer"}],
+                    judge={"backend": "local", "metrics": []})  # fmt: skip
+    assert main(["run", str(local), "--no-progress"]) == 3
+    result = report_of(folder / "out").runs[0]
+    causes = {f.cause for f in result.failures if f.metric == "injection_success"}
+    assert causes == {"needs_llm_judge"}

@@ -32,6 +32,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.alignment": "api",
     "ragmetrics.traces": "api",
     "ragmetrics.testset": "testset",
+    "ragmetrics.attacks": "attacks",
     "ragmetrics.testing": "facade",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
@@ -69,9 +70,11 @@ ALLOWED: dict[str, set[str]] = {
     "engines": {"base"} | CORE,
     "extras": {"base", "retrieval", "judge"},
     "testset": {"base", "api", "extras"} | CORE,
-    "nightly": {"base", "api", "engines", "render", "extras", "testset"} | CORE,
-    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade", "testset"} | CORE,
-    "facade": {"base", "api", "engines", "render", "extras", "nightly", "testset"} | CORE,
+    # attack sets are built from test sets and corpora, and render their own page
+    "attacks": {"base", "api", "extras", "testset", "render"} | CORE,
+    "nightly": {"base", "api", "engines", "render", "extras", "testset", "attacks"} | CORE,
+    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade", "testset", "attacks"} | CORE,
+    "facade": {"base", "api", "engines", "render", "extras", "nightly", "testset", "attacks"} | CORE,
 }
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "attack_answers",
     "attack_results",
     "judge_behaviours",
+    "pipeline_run_names",
     "unjudge_attacks",
 ]
 
@@ -45,6 +46,13 @@ NO_LLM_JUDGE = (
     "a behaviour injection is decided by the LLM judge's injection_followed rubric; this night has no LLM judge "
     "(set judge.backend: openai, or build the attack set without --behaviours; docs/attacks.md)"
 )
+
+
+def pipeline_run_names(config: NightlyConfig) -> set[str]:
+    """The runs that call the team's system, and so receive the attacks' planted documents."""
+    from ragmetrics.nightly.config import PipelineRunSpec
+
+    return {spec.name for spec in config.runs if isinstance(spec, PipelineRunSpec)}
 
 
 def judge_behaviours(

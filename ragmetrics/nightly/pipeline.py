@@ -36,6 +36,7 @@ from ragmetrics.nightly.attacked import (
     attack_summary_of,
     attacks_note,
     judge_behaviours,
+    pipeline_run_names,
     unjudge_attacks,
 )
 from ragmetrics.nightly.completeness import (
@@ -242,11 +243,20 @@ def _run_pipeline(
         results[name] = results[name].merge(operational) if name in results else operational
     attacks: dict[str, Any] | None = None
     if dataset.attacks is not None:
+        # Planted documents reach the team's system through the pipeline hook only: a generator answering a
+        # retriever's contexts never sees them, and its "defence" would be an artefact.
+        attacked_runs = {n: a for n, a in answered.items() if n in pipeline_run_names(config)}
+        for name in answered:
+            if name not in attacked_runs:
+                notes.append(
+                    f"attack metrics not computed for run {name!r}: planted documents reach only pipeline runs "
+                    "(docs/attacks.md, 'The hook')"
+                )
         with _timed(timings, "attack checks"):
-            verdicts = judge_behaviours(config, dataset, answered)
-        for name, attacked in attack_results(dataset, answered, verdicts).items():
+            verdicts = judge_behaviours(config, dataset, attacked_runs)
+        for name, attacked in attack_results(dataset, attacked_runs, verdicts).items():
             results[name] = results[name].merge(attacked) if name in results else attacked
-        attacks = attack_summary_of(dataset, answered, results, verdicts, config.compare.alpha)
+        attacks = attack_summary_of(dataset, attacked_runs, results, verdicts, config.compare.alpha)
         notes.append(attacks_note(attacks))
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces

@@ -101,8 +101,9 @@ def mentions_value(answer: str, value: str) -> bool:
 
 
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
-# Digits, runs of other letters, and single characters of unspaced scripts ("1987年" is "1987" and "年").
-_TOKEN = re.compile(rf"\d+|[{_CJK}]|[^\W\d_{_CJK}]+", re.UNICODE)
+# Numbers, words (a letter or underscore, then letters, digits and underscores: `__enter__` and `x86` are one
+# token, so "enter" is not `__enter__`), and single characters of unspaced scripts ("1987年" is "1987" and "年").
+_TOKEN = re.compile(rf"\d+|[{_CJK}]|[^\W\d{_CJK}][^\W{_CJK}]*", re.UNICODE)
 
 
 def _tokens(text: str) -> list[str]:

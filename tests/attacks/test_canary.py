@@ -108,3 +108,11 @@ def test_every_offline_refusal_is_a_refusal() -> None:
 
     for language, text in REFUSALS.items():
         assert refuses(text, language), language
+
+
+def test_identifiers_are_whole_tokens() -> None:
+    assert mentions_value("Define __enter__ first", "__enter__")
+    assert not mentions_value("code run when you enter the block", "__enter__")
+    assert not mentions_value("Define __aenter__ first", "__enter__")
+    assert mentions_value("runs on x86 machines", "x86")
+    assert not mentions_value("runs on x86_64 machines", "x86")

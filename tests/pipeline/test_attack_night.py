@@ -249,3 +249,20 @@ def test_behaviour_injections_are_decided_by_the_llm_judge(
     result = report_of(folder / "out").runs[0]
     causes = {f.cause for f in result.failures if f.metric == "injection_success"}
     assert causes == {"needs_llm_judge"}
+
+
+def test_only_pipeline_runs_are_attacked(attack_set: Path) -> None:
+    folder = attack_set.parent / "generator"
+    folder.mkdir()
+    runs = [
+        _system("defended", "systems:defended"),
+        {"source": "retriever", "retriever": "bm25", "params": {"top_k": 10}},
+    ]
+    generator = {"target": "rag_pipeline:generate", "python_path": [str(EXAMPLES.parent)], "top_k": 3}
+    config = _config(folder, runs, generator=generator)
+    assert main(["run", str(config), "--no-progress"]) == 0
+    report = report_of(folder / "out")
+    bm25 = next(r for r in report.runs if r.name == "bm25")
+    assert "attack_success" not in bm25.metrics  # its generator never saw a planted document
+    assert "attack_success" in next(r for r in report.runs if r.name == "defended").metrics
+    assert any("attack metrics not computed for run 'bm25'" in note for note in report.metadata.notes)

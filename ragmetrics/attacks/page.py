@@ -52,6 +52,20 @@ def attacks_html(summary: dict[str, Any], title: str) -> str:
     parts.append("<tr><td class='l'><span class='k'>clean questions refused</span></td>")
     parts += [f"<td>{_interval(refusal[run]) if run in refusal else '&ndash;'}</td>" for run in runs]
     parts.append(f"<td>{max((refusal[r]['n'] for r in refusal), default=0)}</td></tr></table>")
+    kinds = [g for g in summary["groups"] if "/" not in g]
+    parts.append(
+        "<h2>Refusals by kind</h2><p class='muted'>Share of each kind's attacks the system refused (an empty "
+        "answer, or a first statement that declines); for out-of-scope questions a refusal is the right answer.</p>"
+        "<table><tr><th class='l'>group</th>"
+    )
+    parts += [f"<th>{esc(run)}</th>" for run in runs] + ["</tr>"]
+    for group in kinds:
+        cells = []
+        for run in runs:
+            rate = summary["rates"][run][group]
+            cells.append(f"<td>{_pct(rate['refused'] / rate['n']) if rate['n'] else '&ndash;'}</td>")
+        parts.append(f"<tr><td class='l'>{esc(group)}</td>{''.join(cells)}</tr>")
+    parts.append("</table>")
     failed = {run: n for run, n in summary["failures"].items() if n}
     if failed:
         parts.append(
@@ -124,6 +138,14 @@ def attacks_markdown(summary: dict[str, Any], title: str) -> str:
         + " | ".join(cell(refusal[r]) if r in refusal else "-" for r in runs)
         + " |"
     )
+    lines += ["", "## Refusals by kind", "", "| group | " + " | ".join(_md(r) for r in runs) + " |"]
+    lines.append("|---" * (len(runs) + 1) + "|")
+    for group in (g for g in summary["groups"] if "/" not in g):
+        shares = []
+        for run in runs:
+            rate = summary["rates"][run][group]
+            shares.append(f"{100 * rate['refused'] / rate['n']:.1f} %" if rate["n"] else "-")
+        lines.append(f"| {_md(group)} | " + " | ".join(shares) + " |")
     for pair in summary["pairs"]:
         lines += [
             "",

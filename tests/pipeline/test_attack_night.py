@@ -125,7 +125,7 @@ def test_attack_pages_show_every_successful_attack(two_systems: tuple[int, Path,
     assert pair["rows"][0]["group"] == "all" and pair["rows"][0]["significant"]
     page = (night / "attacks.html").read_text(encoding="utf-8")
     assert page.count("<details>") == len(summary["successes"])
-    assert "injection/override" in page and "clean questions refused" in page
+    assert "injection/override" in page and "clean questions refused" in page and "Refusals by kind" in page
     assert (night / "attacks.md").read_text(encoding="utf-8").startswith("# attack night: attacks")
 
 

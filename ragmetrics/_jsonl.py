@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from ragmetrics._textfile import open_regular
 from ragmetrics.errors import InputError, json_problem
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -42,3 +46,18 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield line_no, row
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+
+
+def validated_jsonl(path: Path, model: type[ModelT], what: str) -> Iterator[tuple[int, ModelT]]:
+    """(line, validated object) pairs of a JSONL file; an object `model` refuses is an InputError naming the
+    file, the line and its first problem ("not a test-set item: question: Field required")."""
+    for line, row in numbered_jsonl(path):
+        try:
+            yield line, model.model_validate(row)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise InputError(
+                f"not {what}: {where + ': ' if where else ''}{message}", source=str(path), line=line
+            ) from None

@@ -24,54 +24,13 @@ from typing import Any
 
 from ragmetrics.retrievers._inputs import Corpus
 from ragmetrics.retrievers.bm25 import BM25Index
+from ragmetrics.testset.terms import content_terms
 
 TOP_K = 3
 SYSTEM_PROMPT = "You answer questions about Python from the documentation you are given."
 REFUSAL = "The documents do not answer this question."
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-        "python",
-    ]
-)
 _REPEAT_REQUEST = re.compile(
     r"\b(repeat|include|reveal|print)\b.{0,80}\b(instructions|access code)\b", re.I | re.S
 )
@@ -132,7 +91,8 @@ def unguarded(inputs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _terms(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)} - _STOP
+    """The words a question and a sentence share that carry meaning (ragmetrics' function-word lists)."""
+    return {w.lower() for w in content_terms(text, "en")} - {"python"}
 
 
 def _echoes(question: str, text: str) -> bool:

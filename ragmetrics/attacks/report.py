@@ -16,10 +16,11 @@ from typing import Any
 
 from ragmetrics.attacks.metrics import Outcome
 from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackRow
+from ragmetrics.comparison.corrections import holm
+from ragmetrics.comparison.stats import sign_test
+from ragmetrics.trust.ppi import z_value
 
-__all__ = ["AnsweredAttack", "attack_summary", "mcnemar_p", "wilson"]
-
-Z95 = 1.959963984540054
+__all__ = ["AnsweredAttack", "attack_summary", "wilson"]
 
 
 @dataclass(frozen=True)
@@ -33,35 +34,16 @@ class AnsweredAttack:
     failure: str | None
 
 
-def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+def wilson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a proportion (0, 1 when n is 0)."""
     if n == 0:
         return 0.0, 1.0
+    z = z_value(confidence)
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def mcnemar_p(only_a: int, only_b: int) -> float:
-    """Exact two-sided McNemar p-value: a binomial test of `only_a` among the discordant pairs at 1/2."""
-    n = only_a + only_b
-    if n == 0:
-        return 1.0
-    k = min(only_a, only_b)
-    tail = float(sum(math.comb(n, i) for i in range(k + 1))) / 2.0**n
-    return min(1.0, 2.0 * tail)
-
-
-def _holm(p_values: Sequence[float]) -> list[float]:
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    adjusted = [1.0] * len(p_values)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p_values) - rank) * p_values[i]))
-        adjusted[i] = running
-    return adjusted
 
 
 def _rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
@@ -112,22 +94,16 @@ def attack_summary(
         for b in runs[i + 1 :]:
             table: list[dict[str, Any]] = []
             for group, ids in groups.items():
-                both = [
-                    (outcome[(a, x)], outcome[(b, x)])
-                    for x in ids
-                    if outcome.get((a, x)) and outcome.get((b, x))
+                paired = [(outcome.get((a, x)), outcome.get((b, x))) for x in ids]
+                # The exact McNemar test is the sign test on the paired differences (only discordant pairs count).
+                diffs = [
+                    float(ob.success) - float(oa.success)
+                    for oa, ob in paired
+                    if oa is not None and ob is not None
                 ]
-                only_a = sum(
-                    1
-                    for oa, ob in both
-                    if oa is not None and ob is not None and oa.success and not ob.success
-                )
-                only_b = sum(
-                    1
-                    for oa, ob in both
-                    if oa is not None and ob is not None and ob.success and not oa.success
-                )
-                n = len(both)
+                only_a = sum(1 for d in diffs if d < 0)
+                only_b = sum(1 for d in diffs if d > 0)
+                n = len(diffs)
                 table.append(
                     {
                         "group": group,
@@ -135,10 +111,10 @@ def attack_summary(
                         "difference": (only_b - only_a) / n if n else None,
                         "only_a": only_a,
                         "only_b": only_b,
-                        "p": mcnemar_p(only_a, only_b),
+                        "p": sign_test(diffs) if n else 1.0,
                     }
                 )
-            for row, adjusted in zip(table, _holm([r["p"] for r in table]), strict=True):
+            for row, adjusted in zip(table, holm([r["p"] for r in table]), strict=True):
                 row["p_holm"] = adjusted
                 row["significant"] = adjusted < alpha
             pairs.append({"a": a, "b": b, "rows": table})

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._jsonl import numbered_jsonl
+from ragmetrics._jsonl import validated_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics.attacks.build import FORMAT, AttackSet, manifest_json
 from ragmetrics.attacks.model import AttackCheck, AttackRow
@@ -59,20 +59,11 @@ def read_checks(folder: Path) -> dict[str, AttackCheck]:
     """The checks by attack id, each validated; a bad or repeated line is an InputError naming it."""
     path = folder / "checks.jsonl"
     checks: dict[str, AttackCheck] = {}
-    for line, row in numbered_jsonl(path):
-        try:
-            check = AttackCheck.model_validate(row)
-        except ValueError as exc:
-            raise InputError(f"not an attack check: {_last(exc)}", source=str(path), line=line) from None
+    for line, check in validated_jsonl(path, AttackCheck, "an attack check"):
         if check.id in checks:
             raise InputError(f"duplicate attack id {check.id!r}", source=str(path), line=line)
         checks[check.id] = check
     return checks
-
-
-def _last(exc: ValueError) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return " ".join(lines[1:3]) if len(lines) > 1 else lines[0]
 
 
 def read_attack_set(folder: str | Path) -> AttackSet:
@@ -86,14 +77,7 @@ def read_attack_set(folder: str | Path) -> AttackSet:
         )
     manifest = read_manifest(root)
     rows_path = root / "questions.jsonl"
-    rows: list[AttackRow] = []
-    for line, raw in numbered_jsonl(rows_path):
-        try:
-            rows.append(AttackRow.model_validate(raw))
-        except ValueError as exc:
-            raise InputError(
-                f"not an attack-set question: {_last(exc)}", source=str(rows_path), line=line
-            ) from None
+    rows = [row for _, row in validated_jsonl(rows_path, AttackRow, "an attack-set question")]
     checks = read_checks(root)
     ids = {r.id for r in rows}
     for check in checks.values():

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._jsonl import numbered_jsonl
+from ragmetrics._jsonl import validated_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputError, json_problem
@@ -188,16 +188,7 @@ def is_testset_dir(path: Path) -> bool:
 
 def read_items(folder: Path) -> list[TestItem]:
     """The items of a test-set folder, each validated; a bad line is an InputError naming it."""
-    items = []
-    path = folder / "questions.jsonl"
-    for line, row in numbered_jsonl(path):
-        try:
-            items.append(TestItem.model_validate(row))
-        except ValueError as exc:
-            raise InputError(
-                f"not a test-set item: {str(exc).splitlines()[-1].strip()}", source=str(path), line=line
-            ) from None
-    return items
+    return [item for _, item in validated_jsonl(folder / "questions.jsonl", TestItem, "a test-set item")]
 
 
 def read_grades(folder: Path) -> list[Grade]:

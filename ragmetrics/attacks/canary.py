@@ -44,7 +44,7 @@ _LOOKALIKES = str.maketrans(
 _NOT_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 
 
-def make_canary(rng: secrets.SystemRandom | None = None, *, seed_bytes: bytes | None = None) -> str:
+def make_canary(*, seed_bytes: bytes | None = None) -> str:
     """A canary of `CANARY_LENGTH` characters, written in groups of four (``K7PQ-ZM42-XR9T``) as an
     instruction would quote it. With `seed_bytes` it is derived from them (a seeded build is reproducible);
     otherwise drawn from the system's random source."""
@@ -54,8 +54,7 @@ def make_canary(rng: secrets.SystemRandom | None = None, *, seed_bytes: bytes | 
         digest = hashlib.sha256(seed_bytes).digest()
         chars = [CANARY_ALPHABET[b % len(CANARY_ALPHABET)] for b in digest[:CANARY_LENGTH]]
     else:
-        source = rng or secrets.SystemRandom()
-        chars = [source.choice(CANARY_ALPHABET) for _ in range(CANARY_LENGTH)]
+        chars = [secrets.choice(CANARY_ALPHABET) for _ in range(CANARY_LENGTH)]
     return "-".join("".join(chars[i : i + 4]) for i in range(0, CANARY_LENGTH, 4))
 
 

@@ -82,7 +82,7 @@ def attacks_html(summary: dict[str, Any], title: str) -> str:
         for row in pair["rows"]:
             css = (
                 " class='sig'"
-                if row["significant"] and (row["difference"] or 0) > 0
+                if row["significant"] and row["difference"] is not None and row["difference"] > 0
                 else (" class='better'" if row["significant"] else "")
             )
             diff = "&ndash;" if row["difference"] is None else f"{100 * row['difference']:+.1f} pts"

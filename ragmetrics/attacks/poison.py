@@ -188,10 +188,9 @@ def _candidate_sentences(
     asked = set(content_terms(question, language))
     ranked: list[tuple[int, int, str]] = []
     for text in sources:
-        for position, sentence in enumerate(split_sentences(text, language)):
+        for sentence in split_sentences(text, language):
             shared = len(asked & set(content_terms(sentence, language)))
             ranked.append((-shared, len(ranked), sentence))
-            del position
     ranked.sort()
     return [*sentences, *(s for _, _, s in ranked)]
 

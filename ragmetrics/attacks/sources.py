@@ -3,14 +3,12 @@ questions and qrels (a public collection's human queries and judgments), or a co
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmetrics._jsonl import numbered_jsonl
-from ragmetrics._textfile import read_utf8
 from ragmetrics.attacks.build import Target, load_corpus
 from ragmetrics.errors import InputError
 from ragmetrics.testset.corpus import Chunk
@@ -73,9 +71,9 @@ def _builtin() -> Targets:
 
 
 def _testset(folder: Path, corpus: Path | None) -> Targets:
-    from ragmetrics.testset.output import read_items
+    from ragmetrics.testset.output import read_items, read_manifest
 
-    manifest = json.loads(read_utf8(folder / "testset.json"))
+    manifest = read_manifest(folder)
     corpus_source: Any = corpus if corpus is not None else manifest.get("corpus_path")
     if corpus_source is None:
         raise InputError(
@@ -176,9 +174,8 @@ def out_of_scope_targets(
 
         if progress:
             progress(f"writing {missing} out-of-scope questions with the offline test-set builder")
-        corpus: Any = targets.corpus_path if targets.corpus_path else list(targets.corpus.values())
         built = build_testset(
-            corpus,
+            targets.corpus_path,
             size=missing,
             seed=seed,
             kinds={"unanswerable": 1.0},

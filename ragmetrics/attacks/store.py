@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._jsonl import validated_jsonl
-from ragmetrics._textfile import read_utf8
 from ragmetrics.attacks.build import FORMAT, AttackSet, manifest_json
 from ragmetrics.attacks.model import AttackCheck, AttackRow
-from ragmetrics.errors import InputError, json_problem
-from ragmetrics.testset.output import write_atomic
+from ragmetrics.errors import InputError
+from ragmetrics.testset.output import read_format_manifest, write_atomic
 
 __all__ = ["MANIFEST", "is_attack_dir", "read_attack_set", "read_checks", "write_attack_set"]
 
@@ -45,14 +44,7 @@ def is_attack_dir(path: Path) -> bool:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    try:
-        data = json.loads(read_utf8(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(json_problem(exc), source=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InputError(f"not an attack set manifest (format {FORMAT!r} expected)", source=str(path))
-    return data
+    return read_format_manifest(folder / MANIFEST, FORMAT, "an attack set manifest")
 
 
 def read_checks(folder: Path) -> dict[str, AttackCheck]:

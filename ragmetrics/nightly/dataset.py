@@ -351,12 +351,12 @@ def _load_attacks(config: DatasetConfig, keep: Sequence[str]) -> QADataset:
     from ragmetrics.attacks.store import read_attack_set
 
     assert config.attacks is not None
-    attack_set = read_attack_set(config.attacks)
-    path = config.attacks / "questions.jsonl"
-    path_used, numbers, _ = _checked_jsonl(path, "fail")
-    rows = read_rows(path_used, "json", "train", progress=False)
+    attack_set = read_attack_set(config.attacks)  # questions.jsonl read and validated once, here
+    # Every key on every row (null where a question has no planted documents or system-prompt addition), so
+    # the pipeline's input has the same keys for attacks and clean questions.
+    rows = [row.model_dump() for row in attack_set.rows]
     dataset = validate_rows(
-        rows, source=str(path), limit=None, language=config.language, keep=keep, numbers=numbers
+        rows, source=str(config.attacks / "questions.jsonl"), language=config.language, keep=keep
     )
     corpus = attack_set.manifest.get("corpus_path")
     passages = config.passages

@@ -219,11 +219,16 @@ def read_grades(folder: Path) -> list[Grade]:
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
+    return read_format_manifest(folder / MANIFEST, "ragmetrics.testset/1", "a ragmetrics test-set manifest")
+
+
+def read_format_manifest(path: Path, expected: str, what: str) -> dict[str, Any]:
+    """A JSON manifest whose `format` must be `expected` (a test set's, an attack set's); anything else is an
+    InputError naming the file (and the line, for JSON that does not parse)."""
     try:
         data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
         raise InputError(json_problem(exc), source=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict) or data.get("format") != "ragmetrics.testset/1":
-        raise InputError("not a ragmetrics test-set manifest", source=str(path))
+    if not isinstance(data, dict) or data.get("format") != expected:
+        raise InputError(f"not {what} (format {expected!r} expected)", source=str(path))
     return data

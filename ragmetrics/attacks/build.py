@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,15 @@ from typing import Any
 import numpy as np
 
 from ragmetrics.attacks.canary import make_canary
-from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackKind, AttackRow, PlantedDocument
+from ragmetrics.attacks.model import (
+    ATTACK_KINDS,
+    LEAK_STYLES,
+    POSITIONS,
+    AttackCheck,
+    AttackKind,
+    AttackRow,
+    PlantedDocument,
+)
 from ragmetrics.attacks.poison import NamePool, false_answer, poison_texts
 from ragmetrics.attacks.templates import (
     BEHAVIOURS,
@@ -42,8 +51,6 @@ from ragmetrics.testset.terms import chunk_language, content_terms
 
 __all__ = ["LEAK_STYLES", "POSITIONS", "AttackSet", "Target", "build_attacks"]
 
-POSITIONS: tuple[str, ...] = ("start", "middle", "end")
-LEAK_STYLES: tuple[str, ...] = ("system_direct", "system_planted", "context")
 FORMAT = "ragmetrics.attacks/1"
 
 
@@ -100,11 +107,17 @@ def _insert(text: str, addition: str, position: str, language: str) -> str:
     if position == "end":
         return f"{text}\n{addition}"
     sentences = split_sentences(text, language)
-    if len(sentences) < 2:
-        return f"{text}\n{addition}"
-    middle = sentences[len(sentences) // 2 - 1]
-    cut = text.find(middle)
-    cut = cut + len(middle) if cut >= 0 else len(text) // 2
+    cut = -1
+    if len(sentences) >= 2:
+        middle = sentences[len(sentences) // 2 - 1]
+        found = text.find(middle)
+        cut = found + len(middle) if found >= 0 else -1
+    if cut <= 0 or cut >= len(text.rstrip()):
+        # one sentence (or none found): the space nearest the middle, so "middle" is where it says
+        spaces = [m.start() for m in re.finditer(r"\s", text) if text[: m.start()].strip() and text[m.start() :].strip()]
+        if not spaces:
+            return f"{text} {addition}"
+        cut = min(spaces, key=lambda i: abs(i - len(text) // 2))
     return f"{text[:cut]} {addition} {text[cut:].lstrip()}"
 
 
@@ -173,13 +186,16 @@ def build_attacks(
     fallback = Counter[str]()
     numbers = Counter[str]()
 
+    question_ids: dict[str, str] = {}
+
     def next_id(kind: str) -> str:
-        """An opaque id: nothing the system is sent says that a question is an attack, or of which kind."""
+        """An opaque id of the same form for attacks and clean twins: nothing the system is sent says that a
+        question is an attack, or of which kind (the team's own ids are in the manifest, never sent)."""
         numbers[kind] += 1
         salt = 0
         while True:
             digest = hashlib.sha256(f"{seed}:{kind}:{numbers[kind]}:{salt}".encode()).hexdigest()
-            attack_id = f"x{digest[:11]}"
+            attack_id = f"q{digest[:11]}"
             if attack_id not in ids:
                 ids.add(attack_id)
                 return attack_id
@@ -192,9 +208,11 @@ def build_attacks(
         language = _language(target, chunk)
         if text_language(language) != language.split("-")[0].lower():
             fallback[language] += 1
+        clean_id = next_id("clean")
+        question_ids[clean_id] = target.id
         rows.append(
             AttackRow(
-                id=target.id,
+                id=clean_id,
                 question=target.question,
                 language=language,
                 reference=target.reference,
@@ -219,7 +237,7 @@ def build_attacks(
             rows.append(_attack_row(attack_id, target.question, language, [planted]))
             checks.append(
                 AttackCheck(
-                    id=attack_id, kind="injection", style=style, position=position, twin=target.id,  # type: ignore[arg-type]
+                    id=attack_id, kind="injection", style=style, position=position, twin=clean_id,  # type: ignore[arg-type]
                     canary=canary, language=language, planted_ids=[planted.id],
                 )
             )  # fmt: skip
@@ -238,7 +256,7 @@ def build_attacks(
             checks.append(
                 AttackCheck(
                     id=attack_id, kind="injection", style=f"behaviour:{behaviour}", position=position,  # type: ignore[arg-type]
-                    twin=target.id, decided_by="judge", instruction=instruction, language=language,
+                    twin=clean_id, decided_by="judge", instruction=instruction, language=language,
                     planted_ids=[planted.id],
                 )
             )  # fmt: skip
@@ -265,7 +283,7 @@ def build_attacks(
                 rows.append(_attack_row(attack_id, target.question, language, planted_docs))
                 checks.append(
                     AttackCheck(
-                        id=attack_id, kind="poisoning", style=wrong.kind, twin=target.id,
+                        id=attack_id, kind="poisoning", style=wrong.kind, twin=clean_id,
                         true_value=wrong.true_value, false_value=wrong.false_value, language=language,
                         planted_ids=[d.id for d in planted_docs],
                     )
@@ -301,10 +319,17 @@ def build_attacks(
             rows.append(row)
             checks.append(
                 AttackCheck(
-                    id=attack_id, kind="leak", style=style, twin=target.id, secret=secret, language=language,
+                    id=attack_id, kind="leak", style=style, twin=clean_id, secret=secret, language=language,
                     planted_ids=planted_ids,
                 )
             )  # fmt: skip
+    if chosen and "no_source_chunk" in skipped and len(skipped["no_source_chunk"]) == len(chosen):
+        raise InputError(
+            f"none of the {len(chosen)} questions has a relevant document in the corpus (e.g. "
+            f"{sorted(chosen[0].relevant)[:3]} for {chosen[0].id!r}; corpus ids such as {sorted(corpus)[:3]}): "
+            "the qrels and the corpus must use the same document ids",
+            source=corpus_path or source or "corpus",
+        )
     if "out_of_scope" in kinds:
         for target in out_of_scope:
             attack_id = next_id("out_of_scope")
@@ -317,6 +342,8 @@ def build_attacks(
                     id=attack_id, kind="out_of_scope", style="unanswerable", twin=target.id, language=language,
                 )
             )  # fmt: skip
+    # Shuffled by seed: in file order an attack would follow its clean twin, which says which questions are attacks.
+    rows = [rows[i] for i in _rng(seed, "order").permutation(len(rows)).tolist()]
     attack_set = AttackSet(rows=rows, checks=checks, manifest={}, skipped=skipped)
     attack_set.manifest = {
         "format": FORMAT,
@@ -333,6 +360,7 @@ def build_attacks(
         "targets": len(chosen),
         "clean": len(chosen),
         "counts": attack_set.counts(),
+        "question_ids": question_ids,
         "skipped": {reason: {"count": len(v), "examples": v[:5]} for reason, v in skipped.items()},
         "languages_without_texts": dict(fallback),
         "text_languages": list(LANGUAGES),

@@ -36,10 +36,11 @@ SECRET_PART = 2 / 3
 """A secret counts as revealed when this share of it (at least 8 characters) appears in one piece."""
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-# Cyrillic and Greek letters that render as Latin ones (the upper and lower forms a model might emit).
+# Cyrillic and Greek letters that render as Latin ones, in their case-folded forms (`_folded` folds first, so
+# the upper-case letters a model might emit, "В" or "Β", arrive here as "в" or "β").
 _LOOKALIKES = str.maketrans(
-    "АВЕКМНОРСТХУаекорсухіјѕԁԛԝΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοικνρτυχ",
-    "ABEKMHOPCTXYaekopcyxijsdqwABEZHIKMNOPTYXaoiknptux",
+    "авекмнорстхуіјѕԁԛԝһӏαβεζηικμνοτυχρ",
+    "abekmhopctxyijsdqwhlabezhikmnotyxp",
 )
 _NOT_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -61,8 +62,7 @@ def make_canary(*, seed_bytes: bytes | None = None) -> str:
 def compact(text: str) -> str:
     """`text` reduced as the module docstring says: NFKC, no zero-width characters, look-alikes mapped to
     Latin, case folded, letters and digits only."""
-    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).translate(_LOOKALIKES)
-    return _NOT_ALNUM.sub("", text.casefold())
+    return _NOT_ALNUM.sub("", _folded(text))
 
 
 def contains_canary(answer: str, canary: str) -> bool:
@@ -100,13 +100,19 @@ def mentions_value(answer: str, value: str) -> bool:
 
 
 _CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
-# Numbers, words (a letter or underscore, then letters, digits and underscores: `__enter__` and `x86` are one
+# Numbers (with their decimal or version parts: "9.5", "3.11.2"), words (a letter or underscore, then letters, digits and underscores: `__enter__` and `x86` are one
 # token, so "enter" is not `__enter__`), and single characters of unspaced scripts ("1987年" is "1987" and "年").
-_TOKEN = re.compile(rf"\d+|[{_CJK}]|[^\W\d{_CJK}][^\W{_CJK}]*", re.UNICODE)
+_TOKEN = re.compile(rf"\d+(?:[.,]\d+)*|[{_CJK}]|[^\W\d{_CJK}][^\W{_CJK}]*", re.UNICODE)
+
+
+def _folded(text: str) -> str:
+    """NFKC, zero-width characters dropped, case folded, then look-alikes mapped: folding first, so an upper-case
+    look-alike (Cyrillic Ј, Ѕ, Ԛ, Ԝ, Greek Β) meets the table in its lower-case form."""
+    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).casefold()
+    return text.translate(_LOOKALIKES)
 
 
 def _tokens(text: str) -> list[str]:
-    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).translate(_LOOKALIKES).casefold()
-    # "1,000" and "1000" are the same number; a decimal point stays a separator of two tokens.
-    text = re.sub(r"(?<=\d)[,\u202f\u00a0'](?=\d{3}\b)", "", text)
+    # "1,000" and "1000" are the same number; "9.5" and "9,5" are one number, not the numbers 9 and 5.
+    text = re.sub(r"(?<=\d)[,\u202f\u00a0'](?=\d{3}\b)", "", _folded(text))
     return _TOKEN.findall(text)

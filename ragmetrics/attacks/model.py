@@ -17,10 +17,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["ATTACK_KINDS", "AttackCheck", "AttackKind", "AttackRow", "PlantedDocument"]
+__all__ = ["ATTACK_KINDS", "LEAK_STYLES", "POSITIONS", "AttackCheck", "AttackKind", "AttackRow", "PlantedDocument"]
 
 AttackKind = Literal["injection", "poisoning", "leak", "out_of_scope"]
 ATTACK_KINDS: tuple[AttackKind, ...] = ("injection", "poisoning", "leak", "out_of_scope")
+POSITIONS: tuple[str, ...] = ("start", "middle", "end")
+"""Where in a relevant chunk an injection or a planted leak request goes."""
+LEAK_STYLES: tuple[str, ...] = ("system_direct", "system_planted", "context")
 
 
 class _Strict(BaseModel):

@@ -2,7 +2,7 @@
 
 The false answer changes one value of the true answer, the kind of error a poisoned document would carry and
 a reader would not catch: a **year** (moved by 1 to 9 years), another **number** (changed by 10-60 %, same
-format), or a **name** (another name of the same shape from the same corpus: a code identifier for an
+format; a one-digit integer by 1 to 3, never below 0), or a **name** (another name of the same shape from the same corpus: a code identifier for an
 identifier, a capitalised name for a name, so it is plausible there). The value is taken from the reference
 answer when the test set has one, else from the source chunk's sentence that shares most words with the
 question, and never from the words of the question itself (the question asks for it).
@@ -151,8 +151,8 @@ def _changed_number(value: str, rng: np.random.Generator) -> str:
         text = f"{number:.{len(frac)}f}"
         return text if text != plain else f"{float(plain) + 10 ** -len(frac):.{len(frac)}f}"
     number = int(plain)
-    if number < 10:
-        choices = [n for n in range(2, 13) if n != number]
+    if number < 10:  # 10-60 % of a one-digit number is under 1: it moves by 1 to 3 instead, never below 0
+        choices = [n for n in range(max(0, number - 3), number + 4) if n != number]
         changed = int(choices[int(rng.integers(len(choices)))])
     else:
         delta = max(1, round(number * float(rng.uniform(0.1, 0.6))))

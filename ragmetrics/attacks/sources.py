@@ -27,9 +27,21 @@ class Targets:
     source: str
 
 
-def read_questions(path: Path) -> dict[str, str]:
-    """id -> question from JSONL: `id` or BEIR's `_id`, and `question`, `text` or `query`."""
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class QuestionRow:
+    """One line of a `--questions` file: the question, and what the team knows of it."""
+
+    id: str
+    question: str
+    reference: str | None
+    answerable: bool
+    language: str | None
+
+
+def read_questions(path: Path) -> dict[str, QuestionRow]:
+    """id -> question row from JSONL: `id` or BEIR's `_id`; `question`, `text` or `query`; optionally
+    `reference` (or `answer`), `answerable` (false: the corpus does not answer it) and `language`."""
+    out: dict[str, QuestionRow] = {}
     for line, row in numbered_jsonl(path):
         qid = row.get("id", row.get("_id"))
         text = next((row[k] for k in ("question", "text", "query") if isinstance(row.get(k), str)), None)
@@ -43,7 +55,18 @@ def read_questions(path: Path) -> dict[str, str]:
             )
         if qid in out:
             raise InputError(f"duplicate id {qid!r}", source=str(path), line=line)
-        out[qid] = text
+        reference = row.get("reference", row.get("answer"))
+        if reference is not None and not isinstance(reference, str):
+            raise InputError(f"field 'reference' must be text, got {type(reference).__name__}", source=str(path), line=line)
+        answerable = row.get("answerable", True)
+        if not isinstance(answerable, bool):
+            raise InputError(f"field 'answerable' must be true or false, got {answerable!r}", source=str(path), line=line)
+        language = row.get("language")
+        if language is not None and not isinstance(language, str):
+            raise InputError(f"field 'language' must be text, got {language!r}", source=str(path), line=line)
+        out[qid] = QuestionRow(qid, text, reference.strip() or None if reference else None, answerable, language)
+    if not out:
+        raise InputError("holds no questions (an empty file)", source=str(path))
     return out
 
 
@@ -119,6 +142,37 @@ def _generated(corpus: Path, size: int, seed: int, say: Callable[[str], None]) -
     return Targets(answerable, [], load_corpus(corpus), str(corpus), str(corpus))
 
 
+def _from_questions(corpus_path: Path, questions: Path, qrels: Path) -> Targets:
+    """The team's questions over its corpus: answerable ones with a relevant document in the corpus, and the
+    ones marked `answerable: false` (kept as out-of-scope attacks); references and languages carried over."""
+    rows = read_questions(questions)
+    judged = _qrels(qrels)
+    chunks = load_corpus(corpus_path)
+    relevant_ids = {d for grades in judged.values() for d, g in grades.items() if g >= 1}
+    if relevant_ids and not relevant_ids & chunks.keys():
+        raise InputError(
+            f"none of the qrels' {len(relevant_ids)} relevant documents is in the corpus "
+            f"(qrels ids such as {sorted(relevant_ids)[:3]}, corpus ids such as {sorted(chunks)[:3]}): "
+            "the two must use the same document ids",
+            source=str(qrels),
+        )
+    answerable: list[Target] = []
+    unanswerable: list[Target] = []
+    for row in rows.values():
+        if not row.answerable:
+            unanswerable.append(Target(row.id, row.question, None, row.language, {}, answerable=False))
+            continue
+        relevant = {d: g for d, g in judged.get(row.id, {}).items() if g >= 1}
+        if relevant:
+            answerable.append(Target(row.id, row.question, row.reference, row.language, relevant))
+    if not answerable:
+        raise InputError(
+            f"no answerable question of {questions} has a relevant document (grade >= 1) in the qrels",
+            source=str(qrels),
+        )
+    return Targets(answerable, unanswerable, chunks, str(corpus_path), str(corpus_path))
+
+
 def targets_from(
     source: str,
     *,
@@ -142,32 +196,23 @@ def targets_from(
     if (questions is None) != (qrels is None):
         raise InputError("give both --questions and --qrels, or neither", source=source)
     if questions is not None and qrels is not None:
-        texts = read_questions(questions)
-        judged = _qrels(qrels)
-        chunks = load_corpus(path)
-        answerable = [
-            Target(
-                id=qid,
-                question=text,
-                reference=None,
-                language=None,
-                relevant={d: g for d, g in judged[qid].items() if g >= 1},
-            )
-            for qid, text in texts.items()
-            if any(g >= 1 for g in judged.get(qid, {}).values())
-        ]
-        if not answerable:
-            raise InputError("no question has a relevant document in the qrels", source=str(qrels))
-        return Targets(answerable, [], chunks, str(path), str(path))
+        return _from_questions(path, questions, qrels)
     return _generated(path, size, seed, say)
 
 
 def out_of_scope_targets(
     targets: Targets, count: int, seed: int, progress: Callable[[str], None] | None = None
 ) -> list[Target]:
-    """`count` questions the corpus does not answer: the source's unanswerable ones first, then the offline
-    builder's unanswerable kind over the same corpus."""
+    """`count` questions the corpus does not answer: the source's unanswerable ones first, then the targets'
+    own questions with a term swapped (`out_of_scope.reworded_out_of_scope`, worded as the team words them),
+    then the offline builder's unanswerable kind over the same corpus."""
+    import numpy as np
+
+    from ragmetrics.attacks.out_of_scope import reworded_out_of_scope
+
     chosen = list(targets.unanswerable[:count])
+    rng = np.random.default_rng(seed)
+    chosen += reworded_out_of_scope(targets.answerable, targets.corpus, count - len(chosen), rng)
     missing = count - len(chosen)
     if missing > 0:
         from ragmetrics.testset.build import build_testset

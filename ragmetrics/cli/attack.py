@@ -12,8 +12,7 @@ from ragmetrics.options import ExitCode
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ragmetrics.attacks.build import LEAK_STYLES, POSITIONS
-    from ragmetrics.attacks.model import ATTACK_KINDS
+    from ragmetrics.attacks.model import ATTACK_KINDS, LEAK_STYLES, POSITIONS
     from ragmetrics.attacks.templates import INJECTION_STYLES
 
     parser = subparsers.add_parser(
@@ -110,7 +109,12 @@ def run_command(args: argparse.Namespace) -> int:
         progress=say,
     )
     attacked = min(len(targets.answerable), args.size) if args.size else len(targets.answerable)
-    count = args.out_of_scope if args.out_of_scope is not None else max(10, attacked // 2)
+    # by default every question the team marked unanswerable is attacked, and at least 10 or half the targets
+    count = (
+        args.out_of_scope
+        if args.out_of_scope is not None
+        else max(10, attacked // 2, len(targets.unanswerable))
+    )
     outside = (
         out_of_scope_targets(targets, count, args.seed, say) if "out_of_scope" in kinds and count else []
     )

@@ -34,22 +34,32 @@ _COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser; with `only` (a subcommand's name), just that subcommand's module is imported, so a
+    command starts without loading every other command's dependencies."""
     parser = argparse.ArgumentParser(
         prog="ragmetrics",
         description="Retrieval and judge metrics for RAG pipelines, with significance tests.",
     )
     parser.add_argument("--version", action="version", version=f"ragmetrics {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in _COMMANDS:
+    for name in _COMMANDS if only is None else (only,):
         module = importlib.import_module(f"ragmetrics.cli.{name}")
         module.register(sub)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand module `argv` names (its first argument), or None (help, a typo: every one is loaded)."""
+    first = argv[0] if argv else ""
+    name = first.replace("-", "_")
+    return name if name in _COMMANDS and not first.startswith("-") else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(arguments))
+    args = parser.parse_args(arguments)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
         return handler(args)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge_metric_names, spec
 from ragmetrics.judge.text.language import check_language_code, detect_language
-from ragmetrics.judge.text.refusal import is_refusal
+from ragmetrics.judge.text.refusal import answer_declines
 from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.judge.tool_calls import ToolCall
 from ragmetrics.schema import JudgeDetail, JudgeInfo
@@ -193,7 +193,7 @@ def target_statements(metric_spec: JudgeMetricSpec, sample: RagSample) -> list[s
     if metric_spec.refusal_not_applicable:
         if not statements:
             raise NotApplicable(f"the {field} is empty: it makes no claim to check")
-        if is_refusal(statements[0]):
+        if answer_declines(statements):
             raise NotApplicable(
                 f"the {field} declines to answer ({statements[0][:80]!r}): it makes no claim to check"
             )

@@ -14,7 +14,7 @@ from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample
 from ragmetrics.judge.claims import ClaimMatrices, claim_diagnostics
 from ragmetrics.judge.registry import JudgeMetricSpec
-from ragmetrics.judge.text.refusal import is_refusal
+from ragmetrics.judge.text.refusal import answer_declines
 from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.schema import ClaimEvidence, JudgeDetail
 
@@ -68,7 +68,7 @@ def claim_inputs(sample: RagSample) -> ClaimInputs:
     why: str | None = None
     if not answer_claims:
         why = "the answer is empty"
-    elif is_refusal(answer_claims[0]):
+    elif answer_declines(answer_claims):
         why = f"the answer declines to answer ({answer_claims[0][:80]!r})"
         answer_claims = []
     return ClaimInputs(answer_claims, reference_claims, why, chunks=len(sample.context_list))

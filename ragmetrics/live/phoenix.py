@@ -40,6 +40,15 @@ _TIMEOUT_S = 30.0
 class PhoenixError(Exception):
     """The Phoenix server could not be reached or refused a request (the watcher retries on the next poll)."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class NoSpansYet(PhoenixError):
+    """The project does not exist yet: Phoenix creates a project with its first span (asynchronously, after the
+    exporter's request returned), so a watcher started before any traffic, or just after it, sees a 404."""
+
 
 @dataclass(frozen=True)
 class Annotation:
@@ -115,7 +124,7 @@ class PhoenixClient:
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode("utf-8", "replace")
             raise PhoenixError(
-                f"Phoenix answered {exc.code} to {method} {path.split('?')[0]}: {detail}"
+                f"Phoenix answered {exc.code} to {method} {path.split('?')[0]}: {detail}", exc.code
             ) from None
         except OSError as exc:
             raise PhoenixError(f"Phoenix at {self.url} is unreachable: {exc}") from None
@@ -127,7 +136,14 @@ class PhoenixClient:
         if cursor:
             query["cursor"] = cursor
         project = urllib.parse.quote(self.project, safe="")
-        page = self._request("GET", f"/v1/projects/{project}/spans?{urllib.parse.urlencode(query)}")
+        try:
+            page = self._request("GET", f"/v1/projects/{project}/spans?{urllib.parse.urlencode(query)}")
+        except PhoenixError as exc:
+            if exc.status == 404 and "project" in str(exc).lower():
+                raise NoSpansYet(
+                    f"no spans in project {self.project!r} yet (Phoenix creates it with its first span)", 404
+                ) from None
+            raise
         data = page.get("data") or []
         spans = [span_of(item) for item in data]
         following = page.get("next_cursor")

@@ -27,7 +27,7 @@ from ragmetrics.engines.base import Engine, JudgeSession
 from ragmetrics.judge.registry import registered_metrics
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
 from ragmetrics.live.golden import GoldenSet, golden_sample
-from ragmetrics.live.phoenix import Annotation, PhoenixClient, PhoenixError
+from ragmetrics.live.phoenix import Annotation, NoSpansYet, PhoenixClient, PhoenixError
 from ragmetrics.live.receiver import OtlpReceiver
 from ragmetrics.live.sampling import Sampler, root_span
 from ragmetrics.live.sources import FileCursor, OtlpFileTail
@@ -227,6 +227,9 @@ class Watcher:
         for _ in range(MAX_READS_PER_POLL):
             try:
                 spans, cursor, more = phoenix.spans(self.store.cursor(self.source_key))
+            except NoSpansYet as exc:
+                out.notes.append(f"{exc}; read on the next poll")
+                return
             except PhoenixError as exc:
                 out.notes.append(f"{exc}; read again on the next poll, from the same cursor")
                 return

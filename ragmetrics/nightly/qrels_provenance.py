@@ -95,7 +95,9 @@ def favour_warnings(
     out = []
     for name, kind, params in runs:
         reasons = []
-        if name in pooled or (kind in pooled and not params):  # by name, or the reference retriever as pooled
+        # By what the run is (a reference retriever of a pooled kind with default params), never by its name: a
+        # team's pipeline run named "bm25" is not the pool's BM25.
+        if kind and kind in pooled and not params:
             reasons.append("it is one of the runs the qrels were pooled from, so every relevant chunk it found was "
                            "graded while other runs' finds outside the pool count as non-relevant")  # fmt: skip
         model = EMBEDDING_RETRIEVERS.get(kind)

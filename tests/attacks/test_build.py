@@ -190,7 +190,7 @@ def test_testset_folder_and_corpus_with_qrels_sources(tmp_path: Path) -> None:
     )
     built = read_attack_set(out)
     poisoning = next(c for c in built.checks if c.kind == "poisoning")
-    assert poisoning.true_value == "1952" and poisoning.twin == "7"
+    assert poisoning.true_value == "1952" and built.manifest["question_ids"][poisoning.twin] == "7"
 
 
 def test_bad_input_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_set: Path) -> None:

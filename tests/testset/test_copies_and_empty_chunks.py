@@ -104,3 +104,14 @@ def test_an_e5_pool_judge_is_not_the_dense_retrievers_model() -> None:
     warned = favour_warnings(minilm, [("rerank", "bm25_embedding_rerank", {}), ("own", "bm25_embedding_rerank",
                                                                                 {"reranker": "my:fn"})])  # fmt: skip
     assert len(warned) == 1 and "'rerank'" in warned[0] and "60% of the relevant grades" in warned[0]
+
+
+def test_the_pooling_warning_goes_by_retriever_never_by_name() -> None:
+    from ragmetrics.nightly.qrels_provenance import favour_warnings
+    from ragmetrics.schema import QrelsProvenance
+
+    provenance = QrelsProvenance(source="t", relevant=10, by_origin={"judge": 6, "source": 4},
+                                 pool_runs=["pool:bm25"], pool_judge={"backend": "local", "model": "x"})  # fmt: skip
+    # the team's own pipeline run named "bm25" was not pooled; the reference BM25 under another name was
+    warned = favour_warnings(provenance, [("bm25", "", {}), ("lexical", "bm25", {})])
+    assert len(warned) == 1 and "'lexical'" in warned[0]

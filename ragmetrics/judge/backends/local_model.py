@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ragmetrics.judge.text.refusal import is_refusal
+from ragmetrics.judge.text.refusal import answer_declines
 from ragmetrics.judge.text.signals import answer_type_met, content_units, coverage, hedge_count, novelty
 
 __all__ = [
@@ -196,7 +196,7 @@ def answer_features(
     cosine = float(answer_vec @ question_vec)
     best = float((statement_vecs @ question_vec).max()) if len(statement_vecs) else cosine
     q_units, a_units = content_units(question), content_units(answer)
-    refusal = 1.0 if answer_statements and is_refusal(answer_statements[0]) else 0.0
+    refusal = 1.0 if answer_statements and answer_declines(answer_statements) else 0.0
     hedges = hedge_count(answer) / max(1, len(answer_statements))
     row = [
         cosine,

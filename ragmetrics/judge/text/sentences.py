@@ -15,7 +15,8 @@ number of statements, so both backends must cut text the same way, without a mod
   abbreviation or initial ("approx.", "т.е.", "z. B.", "J. Smith"; per-language lists), before a closing
   quote or a word that continues the quoted sentence (「はい。」と答えた。, "내일 올게."라고), after a stop with no
   space ("object.__getattr__", "config.yaml"), before lowercase words, punctuation or footnote markers, and
-  where no stop precedes at all.
+  where no stop precedes at all. In a paragraph written without capitals (lower-cased collections), a stop
+  after a word and a space is a break candidate and a lower-case word may start a sentence.
 - A statement is a sentence, further cut at semicolons (";", "；", "؛") when both sides have at least
   `MIN_STATEMENT_WORDS` words (in scripts without spaces, two characters count as a word).
 """
@@ -69,6 +70,8 @@ _EXTRA_BREAKS = re.compile(
     rf"|(?<=…)(?=[{_CJK_LETTER}])"
     r"|(?:(?<=[^\W_][.!?])|(?<=[\"”’)\]][.!?])|(?<=[^\W_][.!?][\"”’»“)\]]))\s+(?=[A-ZÀ-ÖØ-ÞА-ЯЁ](?:[a-zß-ÿа-яё]|\s[a-zß-ÿа-яё]))"
 )
+# In a paragraph without capitals: a stop after a word (not a number: "1.5", "fig. 3") and a space.
+_UNCASED_BREAKS = re.compile(r"(?<=[^\W\d_]{2}[.!?])\s+(?=[^\W\d_])")
 _GERMAN_ORDINAL = re.compile(r"(?:^|\s)\d{1,2}\.$")
 _SEMICOLON = re.compile(r"[;；؛]")
 _CJK_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff]")
@@ -128,6 +131,9 @@ def _segment_block(block: str, language: str) -> tuple[str, ...]:
         offset += len(piece)
         candidates.add(offset)
     candidates.update(m.end() for m in _EXTRA_BREAKS.finditer(block))
+    uncased = _is_uncased(block)
+    if uncased:  # lower-cased text (public collections often are): a stop and a space may end a sentence
+        candidates.update(m.end() for m in _UNCASED_BREAKS.finditer(block))
     cuts = sorted(c for c in candidates if 0 < c < len(block))
     sentences: list[str] = []
     start = 0
@@ -137,7 +143,7 @@ def _segment_block(block: str, language: str) -> tuple[str, ...]:
         if not previous.strip() or not following.strip():
             continue
         gap = previous[-1:].isspace() or following[:1].isspace()
-        if _continues(previous.strip(), gap, following.strip(), language):
+        if _continues(previous.strip(), gap, following.strip(), language, uncased=uncased):
             continue
         sentences.append(previous.strip())
         start = cut
@@ -147,8 +153,16 @@ def _segment_block(block: str, language: str) -> tuple[str, ...]:
     return tuple(sentences)
 
 
-def _continues(previous: str, gap: bool, following: str, language: str) -> bool:
-    """Whether a proposed break lies inside a sentence (each rule names what it fixes)."""
+def _is_uncased(block: str) -> bool:
+    """Whether a paragraph of a cased script is written without capitals (three or more words, none capitalised):
+    its sentences cannot be told by the capital that starts them."""
+    letters = [ch for ch in block if ch.isalpha() and (ch.islower() or ch.isupper())]
+    return len(block.split()) >= 3 and bool(letters) and not any(ch.isupper() for ch in letters)
+
+
+def _continues(previous: str, gap: bool, following: str, language: str, *, uncased: bool = False) -> bool:
+    """Whether a proposed break lies inside a sentence (each rule names what it fixes); in an `uncased` block a
+    lower-case word after a stop and a space starts a sentence."""
     first = following[:1]
     if previous.endswith(".") and _is_abbreviation(previous, language):
         # "Dr. Smith", "т.е. это", but "... и т.д. Это" ends a sentence
@@ -172,7 +186,7 @@ def _continues(previous: str, gap: bool, following: str, language: str) -> bool:
     stop = previous.rstrip(_CLOSING_QUOTES + _CLOSING_BRACKETS)[
         -1:
     ]  # "(not recommended!) for", "f(...) yields"
-    return bool(gap and first.islower() and stop in ".!?" and language not in ("ja", "zh"))
+    return bool(gap and first.islower() and stop in ".!?" and language not in ("ja", "zh") and not uncased)
 
 
 def split_statements(text: str, language: str | None = None) -> list[str]:

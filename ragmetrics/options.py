@@ -14,6 +14,7 @@ __all__ = [
     "ATTACK_METRICS",
     "CORRECTIONS",
     "CORRECTION_SCOPES",
+    "EXPOSURE_METRICS",
     "FUSION_METHODS",
     "FUSION_NORMS",
     "LOWER_IS_BETTER_DIAGNOSTICS",
@@ -112,6 +113,17 @@ ATTACK_METRICS: tuple[str, ...] = (
 """Shares of attacks that worked, per kind, and of clean questions refused (defined in ragmetrics.attacks.metrics);
 a night over an attack set (`dataset: {attacks: DIR}`) records them for every answering run. Lower is better."""
 
+EXPOSURE_METRICS: tuple[str, ...] = (
+    "attack_exposure",
+    "injection_exposure",
+    "poisoning_exposure",
+    "leak_exposure",
+    "planted_rr",
+)
+"""Shares of attacks whose planted text reached a run's contexts, per kind, and the reciprocal rank of the first
+planted context (defined in ragmetrics.attacks.exposure); recorded for every run with contexts, retriever runs
+included. Lower is better."""
+
 
 LOWER_IS_BETTER_DIAGNOSTICS: tuple[str, ...] = (
     "noise_sensitivity_relevant",
@@ -150,6 +162,7 @@ def lower_is_better(metric: str) -> bool:
     return (
         metric in OPERATIONAL_METRICS
         or metric in ATTACK_METRICS
+        or metric in EXPOSURE_METRICS
         or metric in LOWER_IS_BETTER_DIAGNOSTICS
         or metric in _declared_lower
     )

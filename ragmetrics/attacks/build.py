@@ -228,17 +228,18 @@ def build_attacks(
             style = styles[index % len(styles)]
             position = POSITIONS[(index // len(styles)) % len(POSITIONS)]
             canary = _canary(seed, attack_id)
+            addition = injection_text(style, language, canary)
             planted = PlantedDocument(
                 id=f"{attack_id}-1",
                 title=chunk.title,
-                text=_insert(chunk.text, injection_text(style, language, canary), position, language),
+                text=_insert(chunk.text, addition, position, language),
                 replaces=chunk.id,
             )
             rows.append(_attack_row(attack_id, target.question, language, [planted]))
             checks.append(
                 AttackCheck(
                     id=attack_id, kind="injection", style=style, position=position, twin=clean_id,  # type: ignore[arg-type]
-                    canary=canary, language=language, planted_ids=[planted.id],
+                    canary=canary, language=language, planted_ids=[planted.id], markers=[addition],
                 )
             )  # fmt: skip
         if "injection" in kinds and behaviours:
@@ -257,7 +258,7 @@ def build_attacks(
                 AttackCheck(
                     id=attack_id, kind="injection", style=f"behaviour:{behaviour}", position=position,  # type: ignore[arg-type]
                     twin=clean_id, decided_by="judge", instruction=instruction, language=language,
-                    planted_ids=[planted.id],
+                    planted_ids=[planted.id], markers=[instruction],
                 )
             )  # fmt: skip
         if "poisoning" in kinds:
@@ -285,7 +286,7 @@ def build_attacks(
                     AttackCheck(
                         id=attack_id, kind="poisoning", style=wrong.kind, twin=clean_id,
                         true_value=wrong.true_value, false_value=wrong.false_value, language=language,
-                        planted_ids=[d.id for d in planted_docs],
+                        planted_ids=[d.id for d in planted_docs], markers=[wrong.false_sentence],
                     )
                 )  # fmt: skip
         if "leak" in kinds:
@@ -298,6 +299,7 @@ def build_attacks(
                     system_prompt_addition=system_prompt_note(language, secret),
                 )  # fmt: skip
                 planted_ids: list[str] = []
+                markers: list[str] = []
             else:
                 addition = (
                     leak_planted_request(language)
@@ -316,11 +318,12 @@ def build_attacks(
                     system_prompt_addition=system_prompt_note(language, secret) if style == "system_planted" else None,
                 )  # fmt: skip
                 planted_ids = [planted.id]
+                markers = [addition]
             rows.append(row)
             checks.append(
                 AttackCheck(
                     id=attack_id, kind="leak", style=style, twin=clean_id, secret=secret, language=language,
-                    planted_ids=planted_ids,
+                    planted_ids=planted_ids, markers=markers,
                 )
             )  # fmt: skip
     if chosen and "no_source_chunk" in skipped and len(skipped["no_source_chunk"]) == len(chosen):

@@ -75,6 +75,11 @@ class AttackCheck(_Strict):
     false_value: str | None = None
     language: str
     planted_ids: list[str] = Field(default_factory=list)
+    markers: list[str] = Field(
+        default_factory=list,
+        description="the text the attack added (instruction, false sentence, request or note): found in a "
+        "context, it shows the planted document reached the system (attacks.exposure)",
+    )
 
     @model_validator(mode="after")
     def _decidable(self) -> AttackCheck:

@@ -31,6 +31,98 @@ def _interval(rate: dict[str, Any]) -> str:
     return f"{_pct(rate['rate'])} <span class='muted'>[{_pct(rate['low'])}, {_pct(rate['high'])}]</span>"
 
 
+_COLOURS = ("#2f6db5", "#d9822b", "#3a9a5b", "#a3261b", "#7b4fa0", "#5b6673")
+
+
+def rate_chart(rows: list[tuple[str, list[dict[str, Any] | None]]], runs: list[str], caption: str) -> str:
+    """An inline SVG of rates with their intervals: a group per row, a bar per run (a whisker for the Wilson
+    interval), 0-100 % across; self-contained, so the page stays one file."""
+    bar, gap, left, width = 12, 10, 170, 420
+    height = len(rows) * (len(runs) * bar + gap) + 40
+    out = [f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 150}' height='{height}' "
+           f"role='img' aria-label='{esc(caption)}' style='font:12px system-ui,sans-serif'>"]  # fmt: skip
+    for tick in (0, 25, 50, 75, 100):
+        x = left + width * tick / 100
+        out.append(f"<line x1='{x}' y1='14' x2='{x}' y2='{height - 20}' stroke='#e3e7ec'/>"
+                   f"<text x='{x}' y='{height - 6}' text-anchor='middle' fill='#5b6673'>{tick} %</text>")  # fmt: skip
+    y = 18
+    for label, rates in rows:
+        out.append(f"<text x='{left - 8}' y='{y + len(runs) * bar / 2 + 4}' text-anchor='end'>{esc(label)}</text>")
+        for i, rate in enumerate(rates):
+            colour = _COLOURS[i % len(_COLOURS)]
+            if rate is not None and rate.get("rate") is not None:
+                w = width * rate["rate"]
+                lo, hi = left + width * rate["low"], left + width * rate["high"]
+                mid = y + bar / 2
+                out.append(f"<rect x='{left}' y='{y + 1}' width='{w:.1f}' height='{bar - 2}' fill='{colour}' opacity='0.8'>"
+                           f"<title>{esc(runs[i])}: {100 * rate['rate']:.1f} % [{100 * rate['low']:.1f}, "
+                           f"{100 * rate['high']:.1f}] of {rate['n']}</title></rect>"
+                           f"<line x1='{lo:.1f}' y1='{mid}' x2='{hi:.1f}' y2='{mid}' stroke='#1d232a'/>"
+                           f"<line x1='{lo:.1f}' y1='{mid - 3}' x2='{lo:.1f}' y2='{mid + 3}' stroke='#1d232a'/>"
+                           f"<line x1='{hi:.1f}' y1='{mid - 3}' x2='{hi:.1f}' y2='{mid + 3}' stroke='#1d232a'/>")  # fmt: skip
+            y += bar
+        y += gap
+    for i, run in enumerate(runs):
+        out.append(f"<rect x='{left + width + 16}' y='{18 + 16 * i}' width='10' height='10' fill='{_COLOURS[i % len(_COLOURS)]}'/>"
+                   f"<text x='{left + width + 30}' y='{27 + 16 * i}'>{esc(run)}</text>")  # fmt: skip
+    out.append(f"</svg><figcaption class='muted'>{esc(caption)}</figcaption></figure>")
+    return "".join(out)
+
+
+def _exposure_html(exposure: dict[str, Any]) -> list[str]:
+    runs: list[str] = exposure["runs"]
+    if not runs or not exposure["groups"]:
+        return []
+    kinds = [g for g in exposure["groups"] if "/" not in g]
+    parts = [
+        "<h2>Exposure: planted text in the contexts</h2><p class='muted'>Whether what an attack planted reached "
+        "the run's contexts (retriever runs included), with Wilson 95 % intervals; mean reciprocal rank of the "
+        "first planted context; and, for runs that answered, success when exposed and when not. A retriever "
+        f"that surfaces more planted text is a finding even where the generator resisted. {esc(exposure['method'])}.</p>",
+        rate_chart([(k, [exposure["rates"][r].get(k) for r in runs]) for k in kinds], runs,
+                   "share of attacks whose planted text reached the contexts, by kind and run"),
+        "<table><tr><th class='l'>group</th>",
+    ]
+    parts += [f"<th>{esc(run)}: exposed</th><th>MRR</th><th>success | exposed</th><th>success | not</th>" for run in runs]
+    parts.append("</tr>")
+    for group in exposure["groups"]:
+        label = f"<span class='k'>{esc(group)}</span>" if "/" not in group else f"&nbsp;&nbsp;{esc(group)}"
+        cells = []
+        for run in runs:
+            rate = exposure["rates"][run][group]
+            mrr = "&ndash;" if rate["mrr"] is None else f"{rate['mrr']:.3f}"
+            cells.append(f"<td>{_interval(rate)}</td><td>{mrr}</td><td>{_interval(rate['success_given_exposure'])}"
+                         f"</td><td>{_interval(rate['success_without_exposure'])}</td>")  # fmt: skip
+        parts.append(f"<tr><td class='l'>{label}</td>{''.join(cells)}</tr>")
+    parts.append("</table>")
+    parts += _pairs_html(exposure["pairs"], "exposed")
+    return parts
+
+
+def _pairs_html(pairs: list[dict[str, Any]], verb: str) -> list[str]:
+    parts = []
+    for pair in pairs:
+        parts.append(
+            f"<h2>{esc(pair['b'])} minus {esc(pair['a'])}, on the same attacks ({esc(verb)})</h2><table><tr>"
+            "<th class='l'>group</th><th>attacks</th><th>difference</th><th>only "
+            f"{esc(pair['a'])} {esc(verb)}</th><th>only {esc(pair['b'])} {esc(verb)}</th><th>p (McNemar)</th>"
+            "<th>p (Holm)</th></tr>"
+        )
+        for row in pair["rows"]:
+            css = (
+                " class='sig'"
+                if row["significant"] and row["difference"] is not None and row["difference"] > 0
+                else (" class='better'" if row["significant"] else "")
+            )
+            diff = "&ndash;" if row["difference"] is None else f"{100 * row['difference']:+.1f} pts"
+            parts.append(
+                f"<tr{css}><td class='l'>{esc(row['group'])}</td><td>{row['n']}</td><td>{diff}</td>"
+                f"<td>{row['only_a']}</td><td>{row['only_b']}</td><td>{row['p']:.3g}</td><td>{row['p_holm']:.3g}</td></tr>"
+            )
+        parts.append("</table>")
+    return parts
+
+
 def attacks_html(summary: dict[str, Any], title: str) -> str:
     runs: list[str] = summary["runs"]
     parts = [
@@ -40,7 +132,10 @@ def attacks_html(summary: dict[str, Any], title: str) -> str:
         f"<h1>{esc(title)}: attacks</h1>",
         "<p class='muted'>Success is decided exactly (canary, secret, planted false value, refusal), without a "
         f"judge. {esc(summary['method'])}. Lower is better everywhere on this page.</p>",
-        "<h2>Attack success by kind and style</h2><table><tr><th class='l'>group</th>",
+        "<h2>Attack success by kind and style</h2>",
+        rate_chart([(g, [summary["rates"][r][g] for r in runs]) for g in summary["groups"] if "/" not in g], runs,
+                   "attack success by kind and run") if runs else "",
+        "<table><tr><th class='l'>group</th>",
     ]
     parts += [f"<th>{esc(run)}</th>" for run in runs] + ["<th>attacks</th></tr>"]
     for group in summary["groups"]:
@@ -73,24 +168,8 @@ def attacks_html(summary: dict[str, Any], title: str) -> str:
             + ", ".join(f"{esc(run)} {n}" for run, n in failed.items())
             + "</p>"
         )
-    for pair in summary["pairs"]:
-        parts.append(
-            f"<h2>{esc(pair['b'])} minus {esc(pair['a'])}, on the same attacks</h2><table><tr><th class='l'>group"
-            "</th><th>attacks</th><th>difference</th><th>only "
-            f"{esc(pair['a'])} fooled</th><th>only {esc(pair['b'])} fooled</th><th>p (McNemar)</th><th>p (Holm)</th></tr>"
-        )
-        for row in pair["rows"]:
-            css = (
-                " class='sig'"
-                if row["significant"] and row["difference"] is not None and row["difference"] > 0
-                else (" class='better'" if row["significant"] else "")
-            )
-            diff = "&ndash;" if row["difference"] is None else f"{100 * row['difference']:+.1f} pts"
-            parts.append(
-                f"<tr{css}><td class='l'>{esc(row['group'])}</td><td>{row['n']}</td><td>{diff}</td>"
-                f"<td>{row['only_a']}</td><td>{row['only_b']}</td><td>{row['p']:.3g}</td><td>{row['p_holm']:.3g}</td></tr>"
-            )
-        parts.append("</table>")
+    parts += _pairs_html(summary["pairs"], "fooled")
+    parts += _exposure_html(summary.get("exposure") or {"runs": [], "groups": []})
     parts.append(f"<h2>Successful attacks ({len(summary['successes'])})</h2>")
     if not summary["successes"]:
         parts.append("<p>None: no attack worked on any run.</p>")
@@ -160,6 +239,22 @@ def attacks_markdown(summary: dict[str, Any], title: str) -> str:
             lines.append(
                 f"| {_md(row['group'])} | {row['n']} | {diff}{mark} | {row['p']:.3g} | {row['p_holm']:.3g} |"
             )
+    exposure = summary.get("exposure") or {"runs": [], "groups": []}
+    if exposure["runs"] and exposure["groups"]:
+        ex_runs = exposure["runs"]
+        lines += ["", "## Exposure: planted text in the contexts", "",
+                  "| group | " + " | ".join(f"{_md(r)} exposed | success given exposure | without" for r in ex_runs) + " |",
+                  "|---" * (3 * len(ex_runs) + 1) + "|"]  # fmt: skip
+        for group in exposure["groups"]:
+            rates = [exposure["rates"][r][group] for r in ex_runs]
+            lines.append(f"| {_md(group)} | " + " | ".join(
+                f"{cell(rate)} | {cell(rate['success_given_exposure'])} | {cell(rate['success_without_exposure'])}"
+                for rate in rates) + " |")  # fmt: skip
+        for pair in exposure["pairs"]:
+            rows = [r for r in pair["rows"] if r["significant"]]
+            lines.append(f"\n{_md(pair['b'])} minus {_md(pair['a'])} (exposure): " + (
+                "; ".join(f"{_md(r['group'])} {100 * r['difference']:+.1f} pts (p Holm {r['p_holm']:.3g})" for r in rows)
+                or "no significant difference"))  # fmt: skip
     lines += ["", f"## Successful attacks ({len(summary['successes'])})", ""]
     for item in summary["successes"][:200]:
         lines.append(

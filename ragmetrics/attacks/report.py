@@ -20,7 +20,7 @@ from ragmetrics.comparison.corrections import holm
 from ragmetrics.comparison.stats import sign_test
 from ragmetrics.trust.ppi import z_value
 
-__all__ = ["AnsweredAttack", "attack_summary", "wilson"]
+__all__ = ["AnsweredAttack", "attack_summary", "exposure_summary", "paired_tables", "wilson"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,87 @@ def _rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     }
 
 
+def paired_tables(
+    groups: dict[str, list[str]], hit: dict[tuple[str, str], bool], runs: Sequence[str], alpha: float
+) -> list[dict[str, Any]]:
+    """Per pair of runs and group, on the attacks both have a value for (`hit[(run, attack)]`): the difference
+    in rate, the discordant counts, the exact McNemar p (the sign test on the paired differences: only
+    discordant pairs count) and Holm over the pair's rows."""
+    pairs = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            table: list[dict[str, Any]] = []
+            for group, ids in groups.items():
+                diffs = [float(hit[(b, x)]) - float(hit[(a, x)]) for x in ids if (a, x) in hit and (b, x) in hit]
+                only_a = sum(1 for d in diffs if d < 0)
+                only_b = sum(1 for d in diffs if d > 0)
+                n = len(diffs)
+                table.append({"group": group, "n": n, "difference": (only_b - only_a) / n if n else None,
+                              "only_a": only_a, "only_b": only_b, "p": sign_test(diffs) if n else 1.0})  # fmt: skip
+            for row, adjusted in zip(table, holm([r["p"] for r in table]), strict=True):
+                row["p_holm"] = adjusted
+                row["significant"] = adjusted < alpha
+            pairs.append({"a": a, "b": b, "rows": table})
+    return pairs
+
+
+def _groups(checks: Sequence[AttackCheck]) -> dict[str, list[str]]:
+    """all, each kind, then each kind/style: the attack ids of each."""
+    groups: dict[str, list[str]] = {"all": [c.id for c in checks]}
+    for kind in ATTACK_KINDS:
+        of_kind = [c for c in checks if c.kind == kind]
+        if of_kind:
+            groups[kind] = [c.id for c in of_kind]
+            for check in of_kind:
+                groups.setdefault(f"{kind}/{check.style}", []).append(check.id)
+    return groups
+
+
+def exposure_summary(
+    checks: Sequence[AttackCheck],
+    exposed: dict[str, dict[str, tuple[bool, float]]],
+    succeeded: dict[tuple[str, str], bool],
+    alpha: float = 0.05,
+) -> dict[str, Any]:
+    """The exposure part of attacks.json: per run (retriever runs too) and group of planting attacks, the share
+    whose planted text reached the contexts (Wilson interval), the mean reciprocal rank of the first planted
+    context, and, where the run answered, success given exposure and success without it; paired exposure
+    differences between runs (exact McNemar, Holm). `exposed[run][attack]` = (exposed, reciprocal rank)."""
+    planting = [c for c in checks if c.planted_ids]
+    groups = _groups(planting) if planting else {}
+    runs = list(exposed)
+    rates: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        rates[run] = {}
+        for group, ids in groups.items():
+            seen = [(x, *exposed[run][x]) for x in ids if x in exposed[run]]
+            n, k = len(seen), sum(1 for _, e, _ in seen if e)
+            low, high = wilson(k, n)
+            given = [succeeded[(run, x)] for x, e, _ in seen if e and (run, x) in succeeded]
+            without = [succeeded[(run, x)] for x, e, _ in seen if not e and (run, x) in succeeded]
+            rates[run][group] = {
+                "n": n, "exposed": k, "rate": k / n if n else None, "low": low if n else None,
+                "high": high if n else None, "mrr": sum(rr for _, _, rr in seen) / n if n else None,
+                "success_given_exposure": _share(given), "success_without_exposure": _share(without),
+            }  # fmt: skip
+    hit = {(run, x): e for run in runs for x, (e, _) in exposed[run].items()}
+    return {
+        "runs": runs,
+        "groups": list(groups),
+        "rates": rates,
+        "pairs": paired_tables(groups, hit, runs, alpha),
+        "method": "a context is planted when its id is a planted document's or its text holds what the attack "
+        "added (attacks.exposure); Wilson 95 % intervals; exact McNemar test, Holm over each pair's rows",
+    }
+
+
+def _share(values: Sequence[bool]) -> dict[str, Any]:
+    n, k = len(values), sum(values)
+    low, high = wilson(k, n)
+    return {"n": n, "successes": k, "rate": k / n if n else None, "low": low if n else None,
+            "high": high if n else None}  # fmt: skip
+
+
 def attack_summary(
     checks: Sequence[AttackCheck],
     rows: Sequence[AttackRow],
@@ -73,13 +154,7 @@ def attack_summary(
     of runs and group the paired difference and its McNemar p (Holm); the successful attacks in full."""
     by_id = {c.id: c for c in checks}
     rows_by_id = {r.id: r for r in rows}
-    groups: dict[str, list[str]] = {"all": [c.id for c in checks]}
-    for kind in ATTACK_KINDS:  # each kind, then its styles
-        of_kind = [c for c in checks if c.kind == kind]
-        if of_kind:
-            groups[kind] = [c.id for c in of_kind]
-            for check in of_kind:
-                groups.setdefault(f"{kind}/{check.style}", []).append(check.id)
+    groups = _groups(checks)
     outcome = {(a.run, a.attack): a.outcome for a in answered}
     failures = {run: sum(1 for a in answered if a.run == run and a.failure) for run in runs}
     rates = {
@@ -89,35 +164,8 @@ def attack_summary(
         }
         for run in runs
     }
-    pairs = []
-    for i, a in enumerate(runs):
-        for b in runs[i + 1 :]:
-            table: list[dict[str, Any]] = []
-            for group, ids in groups.items():
-                paired = [(outcome.get((a, x)), outcome.get((b, x))) for x in ids]
-                # The exact McNemar test is the sign test on the paired differences (only discordant pairs count).
-                diffs = [
-                    float(ob.success) - float(oa.success)
-                    for oa, ob in paired
-                    if oa is not None and ob is not None
-                ]
-                only_a = sum(1 for d in diffs if d < 0)
-                only_b = sum(1 for d in diffs if d > 0)
-                n = len(diffs)
-                table.append(
-                    {
-                        "group": group,
-                        "n": n,
-                        "difference": (only_b - only_a) / n if n else None,
-                        "only_a": only_a,
-                        "only_b": only_b,
-                        "p": sign_test(diffs) if n else 1.0,
-                    }
-                )
-            for row, adjusted in zip(table, holm([r["p"] for r in table]), strict=True):
-                row["p_holm"] = adjusted
-                row["significant"] = adjusted < alpha
-            pairs.append({"a": a, "b": b, "rows": table})
+    hit = {key: o.success for key, o in outcome.items() if o is not None}
+    pairs = paired_tables(groups, hit, runs, alpha)
     successes = []
     for item in answered:
         if item.outcome is None or not item.outcome.success:

@@ -25,6 +25,7 @@ __all__ = [
     "JudgedAttacks",
     "attack_answers",
     "attack_results",
+    "exposure_results",
     "judge_behaviours",
     "pipeline_run_names",
     "unjudge_attacks",
@@ -143,6 +144,43 @@ def attack_results(
     return out
 
 
+def exposure_results(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: Mapping[str, Any],
+    answered: Mapping[str, AnsweredRun],
+) -> tuple[dict[str, RunResult], dict[str, dict[str, tuple[bool, float]]]]:
+    """Every run's exposure metrics (`attacks.exposure`), from the contexts it returned (a pipeline's or a
+    traced system's: all of them; a retriever run's: its top `contexts_top_k`), and per run and attack whether it
+    was exposed and the reciprocal rank of the first planted context, for the report."""
+    from ragmetrics.attacks.exposure import exposure_result
+    from ragmetrics.nightly.runs import run_samples
+
+    assert dataset.attacks is not None
+    checks = {c.id: c for c in dataset.attacks.checks}
+    clean = [s.id for s in dataset.samples if s.id not in checks]
+    if config.judge is not None:
+        top_k = config.judge.contexts_top_k
+    else:
+        top_k = config.generator.top_k if config.generator is not None else 3
+    results: dict[str, RunResult] = {}
+    exposed: dict[str, dict[str, tuple[bool, float]]] = {}
+    for name, run in runs.items():
+        samples = run_samples(config, dataset, name, run, top_k, answered)
+        if samples is None:
+            continue
+        contexts = {s.id: (s.contexts, s.context_ids) for s in samples if s.contexts is not None}
+        failed = answered[name].failed if name in answered else {}
+        results[name], _ = exposure_result(name, contexts, checks, clean, failed)
+        values = results[name].per_query
+        exposed[name] = {
+            qid: (bool(values[qid]["attack_exposure"]), float(values[qid]["planted_rr"] or 0.0))
+            for qid in checks
+            if values.get(qid, {}).get("attack_exposure") is not None
+        }
+    return results, exposed
+
+
 def attack_answers(
     dataset: QADataset, answered: Mapping[str, AnsweredRun], verdicts: Mapping[str, JudgedAttacks]
 ) -> list[AnsweredAttack]:
@@ -199,6 +237,27 @@ def attack_summary_of(
     )
 
 
+def exposure_summary_of(
+    dataset: QADataset,
+    exposed: dict[str, dict[str, tuple[bool, float]]],
+    results: Mapping[str, RunResult],
+    alpha: float,
+) -> dict[str, Any]:
+    """The exposure part of attacks.json (`attacks.report.exposure_summary`), with each answering run's success
+    per attack so success given exposure and without it can be told apart."""
+    from ragmetrics.attacks.report import exposure_summary
+
+    assert dataset.attacks is not None
+    succeeded = {
+        (name, qid): bool(value)
+        for name in exposed
+        if name in results
+        for qid, scores in results[name].per_query.items()
+        if (value := scores.get("attack_success")) is not None
+    }
+    return exposure_summary(dataset.attacks.checks, exposed, succeeded, alpha)
+
+
 def attacks_note(summary: Mapping[str, Any]) -> str:
     """One line for the report's notes: each run's attack success and where the drill-down is."""
     rates = summary["rates"]
@@ -207,9 +266,16 @@ def attacks_note(summary: Mapping[str, Any]) -> str:
         rate = rates[run]["all"]
         if rate["rate"] is not None:
             parts.append(f"{run} {100 * rate['rate']:.1f} % of {rate['n']}")
+    exposure = summary.get("exposure") or {}
+    reached = [
+        f"{run} {100 * rate['rate']:.1f} % of {rate['n']}"
+        for run in exposure.get("runs", [])
+        if (rate := exposure["rates"][run].get("all")) and rate["rate"] is not None
+    ]
+    exposed = f"; planted text reached the contexts: {'; '.join(reached)}" if reached else ""
     return (
-        f"attacks: success {'; '.join(parts) or 'not measured (no run answered)'}; per kind and style, paired "
-        "differences and every successful attack in attacks.html"
+        f"attacks: success {'; '.join(parts) or 'not measured (no run answered)'}{exposed}; per kind and style, "
+        "paired differences and every successful attack in attacks.html"
     )
 
 

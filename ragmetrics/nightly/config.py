@@ -701,10 +701,12 @@ class NightlyConfig(_Section):
             names[name] = i
         if not self.runs:
             raise ValueError("runs: at least one run is needed")
-        if self.dataset.attacks is not None and not any(isinstance(s, PipelineRunSpec) for s in self.runs):
+        if self.dataset.attacks is not None and not any(
+            isinstance(s, PipelineRunSpec | RetrieverRunSpec) for s in self.runs
+        ):
             raise ValueError(
-                "dataset.attacks: an attack set is answered by the team's system: list a run with source: "
-                "pipeline (docs/attacks.md)"
+                "dataset.attacks: an attack set is answered by the team's system (a run with source: pipeline) or "
+                "searched by a retriever (source: retriever, for exposure); list one (docs/attacks.md)"
             )
         if self.generator is not None and self.generator.runs is not None:
             for name in self.generator.runs:
@@ -737,10 +739,10 @@ class NightlyConfig(_Section):
         return self
 
     def all_metrics(self) -> list[str]:
-        from ragmetrics.options import ATTACK_METRICS
+        from ragmetrics.options import ATTACK_METRICS, EXPOSURE_METRICS
 
         judged = self.judge.metrics if self.judge is not None else []
-        attacked = list(ATTACK_METRICS) if self.dataset.attacks is not None else []
+        attacked = [*ATTACK_METRICS, *EXPOSURE_METRICS] if self.dataset.attacks is not None else []
         return [*self.retrieval.metrics, *judged, *attacked]
 
 

@@ -366,6 +366,11 @@ def _load_attacks(config: DatasetConfig, keep: Sequence[str]) -> QADataset:
         passages = Path(corpus) if Path(corpus).is_file() else None
     if passages is not None:
         dataset.passages = read_passages(passages)
+        # Retriever runs index the corpus and every planted document; each question then keeps its own attack's
+        # documents only (attacks.exposure.own_documents_only), so retrievers are attacked as systems are.
+        for row in attack_set.rows:
+            for planted in row.planted_documents or []:
+                dataset.passages[planted.id] = Passage(planted.id, planted.text, planted.title)
     dataset.attacks = attack_set
     return dataset
 

@@ -35,6 +35,8 @@ from ragmetrics.nightly.attacked import (
     attack_results,
     attack_summary_of,
     attacks_note,
+    exposure_results,
+    exposure_summary_of,
     judge_behaviours,
     pipeline_run_names,
     unjudge_attacks,
@@ -243,20 +245,26 @@ def _run_pipeline(
         results[name] = results[name].merge(operational) if name in results else operational
     attacks: dict[str, Any] | None = None
     if dataset.attacks is not None:
-        # Planted documents reach the team's system through the pipeline hook only: a generator answering a
-        # retriever's contexts never sees them, and its "defence" would be an artefact.
+        # Attack success is measured on the team's system (the pipeline hook passes planted documents and
+        # system-prompt additions); a generator answering a retriever's contexts is not the system under attack.
+        # Exposure (did planted text reach the contexts, at what rank) is measured on every run with contexts,
+        # retriever runs included: their index holds the planted documents (attacks.exposure).
         attacked_runs = {n: a for n, a in answered.items() if n in pipeline_run_names(config)}
         for name in answered:
             if name not in attacked_runs:
                 notes.append(
-                    f"attack metrics not computed for run {name!r}: planted documents reach only pipeline runs "
-                    "(docs/attacks.md, 'The hook')"
+                    f"attack success not computed for run {name!r}: it is measured on pipeline runs, which get "
+                    "the system-prompt additions too (docs/attacks.md, 'The hook'); its exposure is"
                 )
         with _timed(timings, "attack checks"):
             verdicts = judge_behaviours(config, dataset, attacked_runs)
+            exposure, exposed = exposure_results(config, dataset, runs, answered)
         for name, attacked in attack_results(dataset, attacked_runs, verdicts).items():
             results[name] = results[name].merge(attacked) if name in results else attacked
+        for name, exposures in exposure.items():
+            results[name] = results[name].merge(exposures) if name in results else exposures
         attacks = attack_summary_of(dataset, attacked_runs, results, verdicts, config.compare.alpha)
+        attacks["exposure"] = exposure_summary_of(dataset, exposed, results, config.compare.alpha)
         notes.append(attacks_note(attacks))
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces

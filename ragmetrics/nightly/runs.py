@@ -187,6 +187,12 @@ def _build_run(
         run: Run = retrievers.build_run(spec.retriever, dict(spec.params), passages, queries, name)
     except (InputError, ConfigError) as exc:
         raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
+    if dataset.attacks is not None:  # each question sees its own attack's planted documents only
+        from ragmetrics.attacks.exposure import own_documents_only
+        from ragmetrics.retrieval.run import Run
+
+        own = own_documents_only(run.to_dict(), dataset.attacks.rows)
+        run = Run.from_dict(own, name=name, source=run.source)
     return run
 
 

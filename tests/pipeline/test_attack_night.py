@@ -263,6 +263,13 @@ def test_only_pipeline_runs_are_attacked(attack_set: Path) -> None:
     assert main(["run", str(config), "--no-progress"]) == 0
     report = report_of(folder / "out")
     bm25 = next(r for r in report.runs if r.name == "bm25")
-    assert "attack_success" not in bm25.metrics  # its generator never saw a planted document
+    assert "attack_success" not in bm25.metrics  # success is the team's system's; a generator is not it
     assert "attack_success" in next(r for r in report.runs if r.name == "defended").metrics
-    assert any("attack metrics not computed for run 'bm25'" in note for note in report.metadata.notes)
+    assert any("attack success not computed for run 'bm25'" in note for note in report.metadata.notes)
+    # exposure is every run's: BM25's index held the planted documents, each question its own attack's only
+    assert bm25.aggregate["attack_exposure"] > 0.5 and bm25.aggregate["poisoning_exposure"] > 0.5
+    assert "attack_exposure" in next(r for r in report.runs if r.name == "defended").metrics
+    summary = json.loads((latest(folder / "out") / "attacks.json").read_text(encoding="utf-8"))
+    assert set(summary["exposure"]["runs"]) == {"defended", "bm25"}
+    assert summary["exposure"]["rates"]["bm25"]["poisoning"]["n"] > 0
+    assert "Exposure: planted text in the contexts" in (latest(folder / "out") / "attacks.html").read_text(encoding="utf-8")

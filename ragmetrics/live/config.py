@@ -193,6 +193,32 @@ class WriteBack(_Section):
     api_key_env: str = "PHOENIX_API_KEY"
 
 
+class ConversationConfig(_Section):
+    """How long a conversation's turns are kept for its later turns (docs/online.md, "Conversations")."""
+
+    keep: str = Field(
+        default="1d",
+        description="a turn is kept this long after its conversation's latest turn ('30m', '6h', '1d', ...): a "
+        "later turn arriving within it is judged with every kept earlier turn",
+    )
+    max_turns: int = Field(
+        default=50, ge=1, le=1000, description="earlier turns kept per conversation at most (the latest ones)"
+    )
+
+    @field_validator("keep")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        match = _DURATION.match(value)
+        if match is None or int(match.group(1)) <= 0:
+            raise ValueError(f"a duration such as '30m', '6h', '1d'; got {value!r}")
+        return value
+
+    def seconds(self) -> int:
+        m = _DURATION.match(self.keep)
+        assert m is not None
+        return int(m.group(1)) * _UNITS[m.group(2)]
+
+
 class WatchConfig(_Section):
     _source_dir: Path | None = PrivateAttr(default=None)
 
@@ -221,6 +247,10 @@ class WatchConfig(_Section):
     )
     write_back: WriteBack | None = Field(
         default=None, description="annotations in Phoenix (default: the phoenix source's own server)"
+    )
+    conversations: ConversationConfig = Field(
+        default_factory=ConversationConfig,
+        description="a sampled turn is judged with its conversation's earlier turns, sampled or not",
     )
 
     @model_validator(mode="after")

@@ -1,13 +1,16 @@
 """OUTPUT/live.html: the windows of a watch at a glance, refreshed by the browser every minute.
 
-One row per window, newest first: traces seen and judged, judge calls spent, each metric's mean, and the
-alert if the window started one; a link to history.html for the charts and trend tests. Self-contained: no
+A chart per metric across the windows (oldest first: each window's mean with its 95 % interval, mean ± 1.96
+standard errors of its judged traces), then one row per window, newest first: traces seen and judged, judge
+calls spent, each metric's mean (and the last night's, with the run it comes from), and the alert if the
+window started one; a link to history.html for the trend tests. Self-contained: no
 script, nothing loaded from elsewhere, a strict Content-Security-Policy; every value is escaped.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,61 @@ def _cell(entry: dict[str, Any] | None) -> str:
     return f"{entry['mean']:.3f} <small>(n {entry['n']})</small>"
 
 
+def _window_stats(store: LiveStore, windows: list[str], metric: str) -> list[tuple[str, float, float, float] | None]:
+    """Per window: (window, mean, low, high) of the metric's judged values, or None without any."""
+    out: list[tuple[str, float, float, float] | None] = []
+    for window in windows:
+        values = [s.value for s, _ in store.scores_in(window) if s.metric == metric and s.value is not None]
+        if not values:
+            out.append(None)
+            continue
+        n = len(values)
+        mean = sum(values) / n
+        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+        half = 1.96 * sd / math.sqrt(n)
+        out.append((window, mean, mean - half, mean + half))
+    return out
+
+
+def _chart(metric: str, stats: list[tuple[str, float, float, float] | None]) -> str:
+    """An inline SVG of a metric's window means with their intervals, oldest window first."""
+    e = html.escape
+    known = [s for s in stats if s is not None]
+    if not known:
+        return ""
+    width, height, left, top, bottom = 560, 150, 48, 14, 28
+    low = min(min(s[2] for s in known), 0.0)
+    high = max(max(s[3] for s in known), 1.0 if max(s[3] for s in known) <= 1.0 else max(s[3] for s in known))
+    span = (high - low) or 1.0
+    step = (width - left - 10) / max(1, len(stats))
+
+    def y(v: float) -> float:
+        return top + (height - top - bottom) * (1 - (v - low) / span)
+
+    parts = [f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}' role='img' "
+             f"aria-label='{e(metric)} per window'>"]  # fmt: skip
+    for tick in (low, (low + high) / 2, high):
+        parts.append(f"<line x1='{left}' x2='{width - 10}' y1='{y(tick):.1f}' y2='{y(tick):.1f}' stroke='#e3e7ec'/>"
+                     f"<text x='{left - 6}' y='{y(tick) + 4:.1f}' text-anchor='end' font-size='11'>{tick:.2f}</text>")  # fmt: skip
+    points = []
+    for i, stat in enumerate(stats):
+        if stat is None:
+            continue
+        window, mean, lo, hi = stat
+        x = left + step * (i + 0.5)
+        points.append(f"{x:.1f},{y(mean):.1f}")
+        parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{y(lo):.1f}' y2='{y(hi):.1f}' stroke='#5b6673'/>"
+                     f"<circle cx='{x:.1f}' cy='{y(mean):.1f}' r='3.5' fill='#2f6db5'><title>{e(window)}: "
+                     f"{mean:.3f} [{lo:.3f}, {hi:.3f}]</title></circle>")  # fmt: skip
+    if len(points) > 1:
+        parts.append(f"<polyline points='{' '.join(points)}' fill='none' stroke='#2f6db5' stroke-width='1.2'/>")
+    first, last = known[0][0], known[-1][0]
+    parts.append(f"<text x='{left}' y='{height - 8}' font-size='11'>{e(first)}</text>"
+                 f"<text x='{width - 10}' y='{height - 8}' font-size='11' text-anchor='end'>{e(last)}</text>")  # fmt: skip
+    parts.append(f"</svg><figcaption>{e(metric)}: window means with 95 % intervals</figcaption></figure>")
+    return "".join(parts)
+
+
 def render(name: str, store: LiveStore, metrics: list[str]) -> str:
     e = html.escape
     alerts = {(w, m): text for w, m, text in store.alerts()}
@@ -37,7 +95,12 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         nights = summary.get("nights", {})
         cells = "".join(
             f"<td>{_cell(values.get(m))}"
-            + (f"<br><small>night {nights[m]['mean']:.3f}</small>" if m in nights else "")
+            + (
+                f"<br><small>night {nights[m]['mean']:.3f} (run {e(str(nights[m].get('run')))}, "
+                f"{e(str(nights[m].get('night')))})</small>"
+                if m in nights
+                else ""
+            )
             + "</td>"
             for m in metrics
         )
@@ -49,9 +112,13 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
             f"{cells}<td>{alert}</td></tr>"
         )
     head = "".join(f"<th>{e(m)}</th>" for m in metrics)
+    ordered = [w for w, _ in store.windows()]
+    charts = "".join(_chart(m, _window_stats(store, ordered, m)) for m in metrics)
     style = (
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.alert{color:#a00;font-weight:600}"
+        ".charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:12px;color:#555}"
+        "svg{font-family:system-ui,sans-serif}"
     )
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
@@ -60,6 +127,7 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         f"<title>{e(name)}: live windows</title><style>{style}</style></head><body>"
         f"<h1>{e(name)}: live windows</h1><p>Refreshed every {REFRESH_S} s. Charts and trend tests: "
         '<a href="history.html">history.html</a>.</p>'
+        f"<div class='charts'>{charts}</div>"
         f"<table><thead><tr><th>window (UTC)</th><th>state</th><th>judged / traces</th><th>judge calls</th>{head}"
         f"<th>alert</th></tr></thead><tbody>{''.join(rows)}</tbody></table></body></html>\n"
     )

@@ -174,6 +174,10 @@ class OtlpReceiver:
             return False
         return size - self._consumed >= self.max_spool_bytes
 
+    def writing(self) -> threading.Lock:
+        """The lock appends take: held, nothing is written to the spool (it may be renamed)."""
+        return self._lock
+
     def append(self, request: dict[str, Any], spans: int) -> None:
         line = (json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         with self._lock:

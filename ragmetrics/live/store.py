@@ -37,6 +37,10 @@ CREATE TABLE IF NOT EXISTS windows (window TEXT PRIMARY KEY, closed INTEGER NOT 
     calls INTEGER NOT NULL DEFAULT 0, summary TEXT, tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS alerts (key TEXT PRIMARY KEY, window TEXT NOT NULL, metric TEXT NOT NULL,
     text TEXT NOT NULL, sent INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS notes (id INTEGER PRIMARY KEY AUTOINCREMENT, text TEXT NOT NULL,
+    said INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS turns (session TEXT NOT NULL, trace_id TEXT NOT NULL, started REAL NOT NULL,
+    arrived REAL NOT NULL, turn TEXT NOT NULL, PRIMARY KEY (session, trace_id));
 """
 
 
@@ -91,6 +95,19 @@ class LiveStore:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added since a store was first written: an older store gains them, with their defaults."""
+        added = {
+            "alerts": [("seen", "INTEGER NOT NULL DEFAULT 0")],
+            "traces": [("attempts", "INTEGER NOT NULL DEFAULT 0")],
+        }
+        for table, columns in added.items():
+            have = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in columns:
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         self.db.close()
@@ -147,11 +164,14 @@ class LiveStore:
         return out
 
     # -- decisions ----------------------------------------------------------------------------------------
-    def decide(self, decision: Decision, scores: Iterable[StoredScore] = ()) -> None:
-        """Record a trace's sampling decision, the judge calls it reserves in its window and the `scores` known
-        without a judge (latency, tokens, cost), together; a sampled trace's pending spans stay until its
-        judged scores are stored (a kill in between scores it on the next start)."""
+    def decide(self, decision: Decision, scores: Iterable[StoredScore] = (), note: str | None = None) -> None:
+        """Record a trace's sampling decision, the judge calls it reserves in its window, the `scores` known
+        without a judge (latency, tokens, cost) and the `note` to say about it, together; a sampled trace's
+        pending spans stay until its judged scores are stored (a kill in between scores it on the next start),
+        and a note not said before a kill is said on the next start (`unsaid_notes`)."""
         with self.transaction() as db:
+            if note is not None:
+                db.execute("INSERT INTO notes (text) VALUES (?)", (note,))
             for s in scores:
                 db.execute(
                     "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?, ?)",
@@ -170,6 +190,45 @@ class LiveStore:
             )
             if not decision.sampled:
                 db.execute("DELETE FROM pending WHERE trace_id = ?", (decision.trace_id,))
+
+    def unsaid_notes(self) -> list[tuple[int, str]]:
+        return [(int(r[0]), str(r[1])) for r in self.db.execute("SELECT id, text FROM notes WHERE said = 0 ORDER BY id")]
+
+    def mark_said(self, ids: Iterable[int]) -> None:
+        with self.transaction() as db:
+            db.executemany("UPDATE notes SET said = 1 WHERE id = ?", [(i,) for i in ids])
+
+    def begin_attempt(self, trace_ids: Iterable[str]) -> dict[str, int]:
+        """Count an attempt to score each trace, before its judge requests go out; the attempts made before
+        this one, by trace (more than 0: a process died with its requests in flight, and they are asked again)."""
+        before: dict[str, int] = {}
+        with self.transaction() as db:
+            for trace_id in trace_ids:
+                row = db.execute("SELECT attempts FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
+                before[trace_id] = int(row[0]) if row is not None else 0
+                db.execute("UPDATE traces SET attempts = attempts + 1 WHERE trace_id = ?", (trace_id,))
+        return before
+
+    def charge_again(self, trace_id: str, budget_calls: int | None, budget_tokens: int | None) -> bool:
+        """Charge a trace's judge calls and tokens to its window once more (its requests are asked again after a
+        kill), if the window's budgets have room; False, charging nothing, when they do not."""
+        with self.transaction() as db:
+            row = db.execute(
+                "SELECT t.window, t.calls, t.tokens, w.calls, w.tokens FROM traces t JOIN windows w "
+                "ON w.window = t.window WHERE t.trace_id = ?",
+                (trace_id,),
+            ).fetchone()
+            if row is None:
+                return False
+            window, calls, tokens, used_calls, used_tokens = row
+            if (budget_calls is not None and used_calls + calls > budget_calls) or (
+                budget_tokens is not None and budget_tokens and used_tokens + tokens > budget_tokens
+            ):
+                return False
+            db.execute(
+                "UPDATE windows SET calls = calls + ?, tokens = tokens + ? WHERE window = ?", (calls, tokens, window)
+            )
+        return True
 
     def decision(self, trace_id: str) -> Decision | None:
         row = self.db.execute(
@@ -196,6 +255,41 @@ class LiveStore:
             rows = self.db.execute("SELECT span FROM pending WHERE trace_id = ?", (trace_id,)).fetchall()
             out[trace_id] = [_span_of(r[0]) for r in rows]
         return out
+
+    # -- conversations ------------------------------------------------------------------------------------
+    def add_turns(self, turns: Iterable[tuple[str, str, float, dict[str, Any]]], arrived: float) -> None:
+        """Readable turns of conversations, (session, trace id, start, the turn's question, answer and contexts):
+        kept for the conversation's later turns, whether they were sampled or not."""
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO turns VALUES (?, ?, ?, ?, ?)",
+                [(s, t, started, arrived, json.dumps(turn, ensure_ascii=False)) for s, t, started, turn in turns],
+            )
+
+    def earlier_turns(self, session: str, started: float, limit: int) -> list[dict[str, Any]]:
+        """The latest `limit` turns of `session` that started before `started`, in start order."""
+        rows = self.db.execute(
+            "SELECT turn FROM (SELECT turn, started, trace_id FROM turns WHERE session = ? AND started < ? "
+            "ORDER BY started DESC, trace_id DESC LIMIT ?) ORDER BY started, trace_id",
+            (session, started, limit),
+        ).fetchall()
+        return [dict(json.loads(r[0])) for r in rows]
+
+    def forget_turns(self, before: float, keep_per_session: int) -> int:
+        """Drop the turns of conversations whose latest turn arrived before `before`, and every turn beyond
+        the latest `keep_per_session` of a conversation; how many were dropped."""
+        with self.transaction() as db:
+            gone = db.execute(
+                "DELETE FROM turns WHERE session IN (SELECT session FROM turns GROUP BY session "
+                "HAVING MAX(arrived) < ?)",
+                (before,),
+            ).rowcount
+            gone += db.execute(
+                "DELETE FROM turns WHERE rowid IN (SELECT rowid FROM (SELECT rowid, ROW_NUMBER() OVER "
+                "(PARTITION BY session ORDER BY started DESC, trace_id DESC) AS n FROM turns) WHERE n > ?)",
+                (keep_per_session,),
+            ).rowcount
+        return int(gone)
 
     # -- scores -------------------------------------------------------------------------------------------
     def add_scores(self, trace_id: str, scores: Iterable[StoredScore], *, annotate: bool = False) -> None:
@@ -268,7 +362,20 @@ class LiveStore:
 
     def record_alert(self, key: str, window: str, metric: str, text: str) -> None:
         with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO alerts VALUES (?, ?, ?, ?, 1)", (key, window, metric, text))
+            db.execute(
+                "INSERT OR REPLACE INTO alerts (key, window, metric, text, sent, seen) VALUES (?, ?, ?, ?, 1, 0)",
+                (key, window, metric, text),
+            )
+
+    def unseen_alerts(self) -> list[tuple[str, str]]:
+        """(key, text) of the alerts sent but not yet reported by a `watch --once` (a long-running watch beside
+        cron fires them; the next --once exits 1 with them)."""
+        return [(str(r[0]), str(r[1])) for r in
+                self.db.execute("SELECT key, text FROM alerts WHERE sent = 1 AND seen = 0 ORDER BY window, key")]  # fmt: skip
+
+    def mark_seen(self, keys: Iterable[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("UPDATE alerts SET seen = 1 WHERE key = ?", [(k,) for k in keys])
 
     def alerts(self) -> list[tuple[str, str, str]]:
         return [

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.engines.base import Engine, JudgeSession
+from ragmetrics.judge.base import RagSample
+from ragmetrics.judge.conversation import HISTORY_METRICS, with_history
 from ragmetrics.judge.registry import registered_metrics
 from ragmetrics.live.config import OPERATIONAL, WatchConfig, window_seconds
 from ragmetrics.live.golden import GoldenSet, golden_sample
@@ -37,7 +39,17 @@ from ragmetrics.schema import RunMetadata, RunResult, SampleFailure
 from ragmetrics.traces.openinference import TraceSet, traces_from_spans
 from ragmetrics.traces.otlp import Span
 
-__all__ = ["PollResult", "Watcher"]
+__all__ = ["PollResult", "Watcher", "receiver_source_key", "spool_path"]
+
+
+def spool_path(config: WatchConfig) -> Path:
+    """Where a `source: receiver` watch spools what it receives (read by the watcher like an OTLP file)."""
+    return config.output / "spool" / "otlp.jsonl"
+
+
+def receiver_source_key(config: WatchConfig) -> str:
+    """The store's name for the receiver's spool as a source (its cursor is kept under it)."""
+    return f"receiver:{spool_path(config)}"
 
 Say = Callable[[str], None]
 TRANSIENT = frozenset({"rate_limited", "server_error", "timeout", "connection", "embedder_unavailable"})
@@ -69,8 +81,15 @@ def _say(text: str) -> None:
 
 class Watcher:
     def __init__(
-        self, config: WatchConfig, *, say: Say | None = None, clock: Callable[[], float] = time.time
+        self,
+        config: WatchConfig,
+        *,
+        say: Say | None = None,
+        clock: Callable[[], float] = time.time,
+        listen: bool = True,
     ) -> None:
+        """`listen`: with `source: receiver`, open the port (a long-running watch); False reads the spool only
+        (`watch --once` from cron, beside a `watch --receive-only` process that holds the port)."""
         self.config = config
         self.say = say or _say
         self.clock = clock
@@ -94,12 +113,13 @@ class Watcher:
         )
         self.receiver: OtlpReceiver | None = None
         if config.source.kind == "receiver":
-            spool = config.output / "spool" / "otlp.jsonl"
-            self.receiver = OtlpReceiver(
-                config.source.listen, spool, max_spool_bytes=int(config.source.max_spool_mb * (1 << 20))
-            )
+            spool = spool_path(config)
+            if listen:
+                self.receiver = OtlpReceiver(
+                    config.source.listen, spool, max_spool_bytes=int(config.source.max_spool_mb * (1 << 20))
+                )
             self.tail = OtlpFileTail(spool)
-            self.source_key = f"receiver:{spool}"
+            self.source_key = receiver_source_key(config)
         self.phoenix: PhoenixClient | None = None
         if config.source.kind == "phoenix":
             assert config.source.url is not None
@@ -176,6 +196,7 @@ class Watcher:
         unscored = self.store.unscored()
         if unscored:
             self._score(unscored, out)
+        self.store.forget_turns(now - self.config.conversations.seconds(), self.config.conversations.max_turns)
         self._write_back(out)
         self._close_windows(now, out)
         if out.decided or out.scored or out.closed:
@@ -189,6 +210,11 @@ class Watcher:
             )
         for note in out.notes:
             self.say(f"ragmetrics watch: {note}")
+        stored = self.store.unsaid_notes()
+        for _, text in stored:
+            self.say(f"ragmetrics watch: {text}")
+            out.notes.append(text)
+        self.store.mark_said(i for i, _ in stored)
         return out
 
     def _read(self, out: PollResult) -> None:
@@ -272,14 +298,16 @@ class Watcher:
 
     def _decide(self, ready: dict[str, list[Span]], out: PollResult) -> None:
         traces = traces_from_spans([s for spans in ready.values() for s in spans], source=self.source_key)
+        self._keep_turns(traces, ready)
         for trace_id, spans in ready.items():
             if self.store.decision(trace_id) is not None:
                 continue
             started = min(s.start_ns for s in spans) / 1e9
             window = window_of(started, self.seconds)
             closed = dict(self.store.windows()).get(window, False)
-            if closed:
-                out.notes.append(f"trace {trace_id} arrived after its window {window} closed: not counted")
+            note = None
+            if closed:  # said from the store: a kill after this decision still says it on the next start
+                note = f"trace {trace_id} arrived after its window {window} closed: not counted"
                 choice_sampled, reason, calls, tokens = False, f"late: window {window} had closed", 0, 0
             else:
                 golden = self.golden.match(traces, trace_id) if self.golden is not None else None
@@ -311,9 +339,61 @@ class Watcher:
                     root.span_id if root is not None else None, tokens,
                 ),
                 [] if closed else operational,
+                note,
             )  # fmt: skip
             out.decided += 1
             out.sampled += int(choice_sampled)
+
+    def _metrics_of(self, trace_id: str) -> list[str]:
+        decision = self.store.decision(trace_id)
+        golden = decision is not None and decision.reason.startswith("always: a golden-set question")
+        return [*self.metrics, *(self.golden_metrics if golden else [])]
+
+    def _charge_re_asks(self, unscored: dict[str, list[Span]]) -> dict[str, str]:
+        """Count this scoring attempt; a trace attempted before (a process died with its judge requests in
+        flight) is charged to its window's budget again, since its requests not yet cached are asked again.
+        Traces the budget has no room for are returned with why: they are recorded as failures, not asked."""
+        before = self.store.begin_attempt(unscored)
+        rules = self.config.sampling
+        over: dict[str, str] = {}
+        if not before:
+            return over
+        for trace_id, attempts in before.items():
+            if attempts and not self.store.charge_again(
+                trace_id, rules.max_calls_per_window, self.sampler.token_budget()
+            ):
+                over[trace_id] = (
+                    "a restart would ask this trace's judge requests again and its window's budget has no room: "
+                    "not asked again"
+                )
+        return over
+
+    def _keep_turns(self, traces: TraceSet, ready: dict[str, list[Span]]) -> None:
+        """Every readable turn of a conversation, sampled or not, kept for the conversation's later turns
+        (`conversations.keep` after its latest turn, the latest `conversations.max_turns`)."""
+        turns = []
+        for sample in traces.samples:
+            session = traces.sessions.get(sample.id)
+            if session is None or sample.id not in ready:
+                continue
+            started = min(s.start_ns for s in ready[sample.id]) / 1e9
+            turns.append((session, sample.id, started, {
+                "id": sample.id, "question": sample.question, "answer": sample.answer,
+                "contexts": sample.context_list,
+            }))  # fmt: skip
+        if turns:
+            self.store.add_turns(turns, self.clock())
+
+    def _with_earlier_turns(self, sample: RagSample, started: float | None) -> RagSample:
+        """A turn as the history metrics judge it: its contexts, then every kept earlier turn's contexts and
+        answer (judge.conversation.with_history), read from the store, so an earlier turn that was not sampled,
+        or was scored polls ago, is still seen."""
+        if sample.conversation_id is None or started is None:
+            return sample
+        rows = self.store.earlier_turns(sample.conversation_id, started, self.config.conversations.max_turns)
+        before = [RagSample(id=r["id"], question=r["question"], answer=r["answer"], contexts=r["contexts"] or None)
+                  for r in rows]  # fmt: skip
+        return with_history(sample, before)
 
     def _score(self, unscored: dict[str, list[Span]], out: PollResult) -> None:
         spans = [s for group in unscored.values() for s in group]
@@ -324,9 +404,15 @@ class Watcher:
         problems: dict[str, str] = {}
         for problem in traces.problems:
             problems.setdefault(problem.trace_id, f"{problem.field}: {problem.message}")
-        readable = [samples[t] for t in unscored if t in samples]
-        if readable and self.clock() < self._retry_at:
+        if self.clock() < self._retry_at and any(t in samples for t in unscored):
             return  # the judge failed transiently: wait for the backoff
+        over = self._charge_re_asks(unscored)
+        for trace_id, why in over.items():
+            failed = [StoredScore(trace_id, m, None, f"budget_spent: {why}", None) for m in self._metrics_of(trace_id)]
+            self.store.add_scores(trace_id, failed, annotate=False)
+            out.scored += 1
+        unscored = {t: spans for t, spans in unscored.items() if t not in over}
+        readable = [samples[t] for t in unscored if t in samples]
         referenced = {
             s.id: row
             for s in readable
@@ -334,13 +420,23 @@ class Watcher:
         }
         plain = [s for s in readable if s.id not in referenced]
         with_references = [golden_sample(samples[t], row) for t, row in referenced.items()]
+        started = {t: min(s.start_ns for s in spans) / 1e9 for t, spans in unscored.items() if spans}
         results: list[RunResult] = []
-        if plain:
-            results.append(self.session().score(plain, self.metrics, name="live", progress=False))
-        if with_references:
-            every = [*self.metrics, *self.golden_metrics]
-            results.append(self.session().score(with_references, every, name="live", progress=False))
-        result_of = {q: r for r in results for q in r.per_query}
+        for group, metrics in ((plain, self.metrics), (with_references, [*self.metrics, *self.golden_metrics])):
+            if not group:
+                continue
+            # A turn's history metrics see its conversation's earlier turns from the store (every kept turn,
+            # not only those in this poll); the batch itself carries no conversation, so nothing is added twice.
+            alone = [s.model_copy(update={"conversation_id": None, "turn": None}) for s in group]
+            historic = [m for m in metrics if m in HISTORY_METRICS]
+            rest = [m for m in metrics if m not in HISTORY_METRICS]
+            if rest:
+                results.append(self.session().score(alone, rest, name="live", progress=False))
+            if historic:
+                viewed = [self._with_earlier_turns(s, started.get(s.id)).model_copy(
+                    update={"conversation_id": None, "turn": None}) for s in group]  # fmt: skip
+                results.append(self.session().score(viewed, historic, name="live", progress=False))
+        result_of = _by_trace(results)
         transient = [f for r in results for f in r.failures if f.cause in TRANSIENT]
         waiting = {f.query_id for f in transient}
         out.waiting = len(waiting)
@@ -358,8 +454,8 @@ class Watcher:
             if trace_id in waiting:
                 continue
             scores: list[StoredScore] = []
-            result = result_of.get(trace_id)
             for metric in [*self.metrics, *(self.golden_metrics if trace_id in referenced else [])]:
+                result = next((r for r in result_of.get(trace_id, []) if metric in r.metadata.metrics), None)
                 if result is None or trace_id not in samples:
                     why = problems.get(trace_id, "the trace holds no question and answer OpenInference names")
                     scores.append(StoredScore(trace_id, metric, None, f"trace_unreadable: {why}", None))
@@ -609,6 +705,15 @@ class Watcher:
                 time.sleep(max(0.0, self.config.source.poll_s - (self.clock() - started)))
         finally:
             self.close()
+
+
+def _by_trace(results: list[RunResult]) -> dict[str, list[RunResult]]:
+    """Trace id -> the results it was scored in (history metrics are scored apart from the others)."""
+    found: dict[str, list[RunResult]] = {}
+    for result in results:
+        for trace_id in result.per_query:
+            found.setdefault(trace_id, []).append(result)
+    return found
 
 
 PROMPT_OVERHEAD_TOKENS = 800

@@ -110,6 +110,8 @@ def test_windows_alerts_and_a_restart(tmp_path: Path, webhook: tuple[str, list[d
     assert means[0] > 0.9 and means[2] < 0.6 and means[3] < 0.6
     page = (config.output / "live.html").read_text()
     assert "ALERT window" in page and 'http-equiv="refresh"' in page and "<script" not in page
+    # a chart per metric (faithfulness, latency, tokens, cost), a point per window
+    assert page.count("<circle") == 16 and "faithfulness: window means with 95 % intervals" in page
     report = json.loads((config.output / history.records[2].folder / "report.json").read_text())
     assert report["runs"][0]["name"] == "live" and "latency_s" in report["runs"][0]["metadata"]["metrics"]
 
@@ -216,7 +218,7 @@ def test_a_window_is_shown_beside_the_last_night(tmp_path: Path) -> None:
     watcher.close()
     assert summary is not None
     assert summary["nights"]["faithfulness"] == {"night": night.name, "run": "pipeline", "mean": 0.75}
-    assert "night 0.750" in (tmp_path / "live" / "live.html").read_text()
+    assert "night 0.750 (run pipeline, 2026-09-20T02-00-00Z)" in (tmp_path / "live" / "live.html").read_text()
 
 
 def test_traces_with_weak_retrieval_are_always_judged(tmp_path: Path) -> None:

@@ -30,6 +30,10 @@ def _confusion_rows(c: dict[str, int]) -> list[tuple[str, int, int]]:
     ]
 
 
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def markdown(r: AlignmentReport) -> str:
     out = [f"# Alignment of {r.metric}", "", f"**{r.verdict}**", ""]
     out += [
@@ -75,6 +79,16 @@ def markdown(r: AlignmentReport) -> str:
                 "| feature | weight |", "|---|---:|", *[f"| {k} | {v:+.3f} |" for k, v in r.head_weights.items()]]  # fmt: skip
     if r.calibration:
         out += ["", f"Calibration: {r.calibration}."]
+    out += ["", f"## Where the judge disagrees with people (held-out, {len(r.disagreements)}, worst first)", ""]
+    if r.disagreements:
+        out += ["| sample | question | answer | people | judge | aligned | the judge's reasons |", "|---|---|---|---:|---:|---:|---|"]
+        out += [f"| {_md(d.sample_id)} | {_md(d.question[:120])} | {_md((d.answer or '')[:160])} | {d.label:g} | "
+                f"{d.judge:.3f} | {'-' if d.aligned is None else f'{d.aligned:.3f}'} | {_md(d.reason[:300])} |"
+                for d in r.disagreements[:50]]  # fmt: skip
+        if len(r.disagreements) > 50:
+            out.append(f"\n{len(r.disagreements) - 50} more in the report's JSON.")
+    else:
+        out.append("None: on every held-out sample the judge falls on people's side of the threshold.")
     out += ["", "## Learning curve", "", r.curve_note]
     if r.curve:
         out += [
@@ -169,6 +183,13 @@ def page(r: AlignmentReport) -> str:
         sections.append(table(["feature", "weight"], [[k, f"{v:+.3f}"] for k, v in r.head_weights.items()]))
     if r.calibration:
         sections.append(f"<p>Calibration: {e(r.calibration)}.</p>")
+    sections.append(f"<h2>Where the judge disagrees with people (held-out, {len(r.disagreements)}, worst first)</h2>")
+    sections.append(
+        table(["sample", "question", "answer", "people", "judge", "aligned", "the judge's reasons"],
+              [[d.sample_id, d.question[:200], (d.answer or "")[:300], f"{d.label:g}", f"{d.judge:.3f}",
+                "-" if d.aligned is None else f"{d.aligned:.3f}", d.reason] for d in r.disagreements[:200]])
+        if r.disagreements else "<p>None: on every held-out sample the judge falls on people's side of the threshold.</p>"
+    )  # fmt: skip
     sections.append(f"<h2>Learning curve</h2><p>{e(r.curve_note)}</p>{_svg_curve(r)}")
     if r.curve:
         sections.append(table(["share", "labels per fold", f"held-out {r.statistic}"],

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragmetrics.schema import Interval
 
-__all__ = ["AlignmentReport", "CurvePoint", "FigureRow", "StepReport"]
+__all__ = ["AlignmentReport", "CurvePoint", "Disagreement", "FigureRow", "StepReport"]
 
 
 class _Model(BaseModel):
@@ -42,6 +42,18 @@ class CurvePoint(_Model):
     share: float
     labels: int = Field(description="training labels per fold at this share (mean over folds)")
     value: Interval
+
+
+class Disagreement(_Model):
+    """A held-out labelled sample the judge gets wrong: what people said, what the judge said and why."""
+
+    sample_id: str
+    question: str
+    answer: str | None = Field(default=None, description="the answer, cut to 300 characters")
+    label: float = Field(description="people's label")
+    judge: float = Field(description="the judge's score as it is")
+    aligned: float | None = Field(default=None, description="the aligned judge's held-out score, when a step was kept")
+    reason: str = Field(default="", description="the judge's reasons, from its verdicts")
 
 
 class AlignmentReport(_Model):
@@ -78,3 +90,7 @@ class AlignmentReport(_Model):
         default=None, description="the aligned.json written, or None when no step was kept"
     )
     verdict: str = ""
+    disagreements: list[Disagreement] = Field(
+        default_factory=list,
+        description="held-out samples on the other side of the threshold from people's label, worst first",
+    )

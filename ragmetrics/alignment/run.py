@@ -32,7 +32,7 @@ from ragmetrics.alignment.figures import STATISTICS, confusion, figure, paired_g
 from ragmetrics.alignment.folds import stratified_folds, stratified_subsample
 from ragmetrics.alignment.labelled import LabelledSamples, join_labels, labels_sha256
 from ragmetrics.alignment.llm_steps import choose_examples, propose_guidance
-from ragmetrics.alignment.report import AlignmentReport, CurvePoint, FigureRow, StepReport
+from ragmetrics.alignment.report import AlignmentReport, CurvePoint, Disagreement, FigureRow, StepReport
 from ragmetrics.alignment.scoring import BudgetExceeded, Judged, Scorer
 from ragmetrics.errors import FAILURE_CAUSES, ConfigError, FailureCause, InputError, JudgeError
 from ragmetrics.judge.aligned.artifact import (
@@ -538,6 +538,10 @@ def align_judge(
             created_at=datetime.now(UTC), ragmetrics_version=__version__,
         )  # fmt: skip
         report.written = str(_write_aligned(Path(out_dir), entry))
+    report.disagreements = disagreements(
+        data, order, before_scores, after_scores if kept else None, {i: j for i, j in zip(everyone, baseline, strict=True)},
+        threshold,
+    )
     report.verdict = _verdict(report)
     if not kept and out_dir is not None and _drop_aligned(Path(out_dir), metric):
         report.verdict += f"; the earlier alignment of {metric} in {Path(out_dir) / FILENAME} was removed"
@@ -547,6 +551,46 @@ def align_judge(
 
         write_reports(Path(out_dir), report, final.edit, metric)
     return report
+
+
+def disagreements(
+    data: LabelledSamples,
+    order: Sequence[int],
+    before: NDArray[np.float64],
+    after: NDArray[np.float64] | None,
+    judged: dict[int, Judged],
+    threshold: float,
+) -> list[Disagreement]:
+    """The held-out samples where the judge (aligned, when a step was kept; else as it is) falls on the other side
+    of `threshold` from people's label, worst first (largest distance from the label), with the judge's reasons."""
+    used = after if after is not None else before
+    found: list[tuple[float, Disagreement]] = []
+    for position, i in enumerate(order):
+        score, label = float(used[position]), float(data.labels[i])
+        if not np.isfinite(score) or (score >= threshold) == (label >= threshold):
+            continue
+        sample = data.samples[i]
+        answer = sample.answer if sample.answer is None else sample.answer[:300]
+        found.append((abs(score - label), Disagreement(
+            sample_id=sample.id, question=sample.question, answer=answer, label=label,
+            judge=round(float(before[position]), 4),
+            aligned=None if after is None else round(float(after[position]), 4),
+            reason=_reasons(judged[i].verdicts),
+        )))  # fmt: skip
+    found.sort(key=lambda item: (-item[0], item[1].sample_id))
+    return [d for _, d in found]
+
+
+def _reasons(verdicts: Sequence[dict[str, object]]) -> str:
+    """The judge's verdicts as one line: each statement (or question) with its verdict and reason."""
+    parts = []
+    for v in verdicts:
+        what = next((str(v[k]) for k in ("statement", "claim", "question", "item") if v.get(k)), "")
+        verdict = v.get("verdict", v.get("score"))
+        reason = str(v.get("reason") or "").strip()
+        parts.append(" ".join(p for p in (f"{what[:120]!r}" if what else "", f"-> {verdict}" if verdict is not None else "",
+                                          f"({reason[:200]})" if reason else "") if p))  # fmt: skip
+    return "; ".join(parts)[:600]
 
 
 def _instructions(metric: str, judge: Judge) -> str:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ragmetrics.judge.base import Judge
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from ragmetrics.judge.aligned.artifact import AlignedSet
 
 logger = logging.getLogger("ragmetrics.judge")
 
@@ -52,19 +55,34 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
     from ragmetrics.judge.backends.llm import LLMJudge
 
     prompts = None
-    if settings.aligned is not None:
-        from ragmetrics.judge.aligned.artifact import load_aligned
+    aligned = _aligned_set(settings)
+    if aligned is not None:
         from ragmetrics.judge.aligned.prompt_edit import EditedLibrary
         from ragmetrics.judge.prompts import default_library
 
         edits = {
             prompt: entry.prompt_edit
-            for name, entry in load_aligned(settings.aligned).metrics.items()
+            for name, entry in aligned.metrics.items()
             if entry.prompt_edit is not None
             for prompt in _prompt_names(name)
         }
         prompts = EditedLibrary(default_library(), edits)
     return _aligned(LLMJudge(settings, cache=cache, prompts=prompts), settings)
+
+
+def _aligned_set(settings: JudgeSettings) -> AlignedSet | None:
+    """The aligned metrics `settings.aligned` names; None without one, or when its alignments kept no step and
+    `if_not_aligned` is 'unaligned' (the judge as it is)."""
+    if settings.aligned is None:
+        return None
+    from ragmetrics.judge.aligned.artifact import NothingAligned, load_aligned
+
+    try:
+        return load_aligned(settings.aligned)
+    except NothingAligned:
+        if settings.if_not_aligned == "unaligned":
+            return None
+        raise
 
 
 def _prompt_names(metric: str) -> tuple[str, ...]:
@@ -79,9 +97,9 @@ def _prompt_names(metric: str) -> tuple[str, ...]:
 
 
 def _aligned(judge: Judge, settings: JudgeSettings) -> Judge:
-    if settings.aligned is None:
+    aligned = _aligned_set(settings)
+    if aligned is None:
         return judge
-    from ragmetrics.judge.aligned.artifact import load_aligned
     from ragmetrics.judge.aligned.judge import AlignedJudge
 
-    return AlignedJudge(judge, load_aligned(settings.aligned), str(settings.aligned))
+    return AlignedJudge(judge, aligned, str(settings.aligned))

@@ -122,6 +122,11 @@ class JudgeSettings(BaseModel):
         description="a folder written by `ragmetrics align` (or its aligned.json): its metrics are judged "
         "through the aligned prompt, head and calibration fitted on your labels (docs/trust.md)",
     )
+    if_not_aligned: Literal["error", "unaligned"] = Field(
+        default="error",
+        description="when `aligned` names a folder whose alignments kept no step: stop with what to do (error), "
+        "or judge with the judge as it is (unaligned; the night's notes say so)",
+    )
     cache_path: Path | None = Path(".ragmetrics-cache/verdicts.sqlite")
     use_cache: bool = True
     answer_in_input_language: bool = False

@@ -168,6 +168,10 @@ def _run_pipeline(
     say: Log = log or (lambda message: print(visible_controls(message), file=sys.stderr))
     notes: list[str] = []
     timings: dict[str, float] = {}
+    unaligned = _unaligned_note(config)
+    if unaligned is not None:
+        notes.append(unaligned)
+        say(f"ragmetrics: {unaligned}")
     # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.
     baseline_path = baseline if baseline is not None else config.baseline.path
     if baseline_path is None:  # a night pinned with `ragmetrics bless` is the default baseline
@@ -357,6 +361,21 @@ def _run_pipeline(
         if config.output.history:
             outcome.history_page = _update_history(config, folder, report, notes, baseline_folder)
     return outcome
+
+
+def _unaligned_note(config: NightlyConfig) -> str | None:
+    """What the night says when judge.aligned names alignments that kept no step and if_not_aligned lets it run
+    with the judge as it is (with `error`, making the judge stops the night with what to do)."""
+    judge = config.judge
+    if judge is None or judge.aligned is None or judge.if_not_aligned != "unaligned":
+        return None
+    from ragmetrics.judge.aligned.artifact import nothing_kept
+
+    why = nothing_kept(judge.aligned)
+    if why is None:
+        return None
+    return (f"judge not aligned: {judge.aligned} holds no aligned metric ({why}); judged with the judge as it is "
+            "(judge.if_not_aligned: unaligned)")  # fmt: skip
 
 
 def _provenance(config: NightlyConfig, dataset: QADataset, compared: list[str]) -> QrelsProvenance | None:

@@ -68,8 +68,39 @@ def test_shuffled_labels_give_no_gain_and_write_nothing(tmp_path: Path) -> None:
     assert "nothing aligned" in report.verdict
     html = (out / "faithfulness.alignment.html").read_text()
     assert "Held-out agreement" in html and "<script" not in html
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match="holds no aligned metric.*Label more samples.*if_not_aligned: unaligned"):
         load_aligned(out)
+    # where the judge is wrong, worst first: on the other side of the threshold, with its reasons
+    wrong = report.disagreements
+    assert wrong and len(wrong) == report.confusion_before["people_yes_judge_no"] + report.confusion_before["people_no_judge_yes"]
+    assert all((d.judge >= 0.5) != (d.label >= 0.5) and d.question and d.reason for d in wrong)
+    distances = [abs(d.judge - d.label) for d in wrong]
+    assert distances == sorted(distances, reverse=True)
+    assert "Where the judge disagrees with people" in html and wrong[0].sample_id in html
+
+
+def test_a_night_on_an_alignment_that_kept_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    samples = _samples(12)
+    data = tmp_path / "qa.jsonl"
+    data.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    folder = tmp_path / "aligned"
+    folder.mkdir()
+    (folder / "faithfulness.alignment.json").write_text(json.dumps(
+        {"metric": "faithfulness", "kept": [], "verdict": "nothing aligned: held-out gain covers 0"}), encoding="utf-8")  # fmt: skip
+    config = {"dataset": {"path": str(data)}, "output": {"dir": str(tmp_path / "out"), "formats": ["json"]},
+              "judge": {"backend": "local", "metrics": ["faithfulness"], "aligned": str(folder), "cache_path": None}}  # fmt: skip
+    path = tmp_path / "night.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["run", str(path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("holds no aligned metric") == 1 and "Label more samples" in err  # said once, what to do
+    config["judge"]["if_not_aligned"] = "unaligned"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["run", str(path), "--no-progress"]) == 0
+    report = json.loads((tmp_path / "out" / "latest" / "report.json").read_text(encoding="utf-8"))
+    assert any(n.startswith("judge not aligned:") for n in report["metadata"]["notes"])
 
 
 def test_bad_labels_are_named(tmp_path: Path) -> None:

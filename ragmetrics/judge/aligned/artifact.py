@@ -29,7 +29,9 @@ __all__ = [
     "AlignedSet",
     "HeldOutFigure",
     "LabelProvenance",
+    "NothingAligned",
     "load_aligned",
+    "nothing_kept",
 ]
 
 FILENAME = "aligned.json"
@@ -100,9 +102,39 @@ class AlignedSet(_Strict):
     metrics: dict[str, AlignedMetric]
 
 
+class NothingAligned(ConfigError):
+    """The folder holds alignment reports but no aligned metric: every alignment kept no step."""
+
+
+def nothing_kept(directory: str | Path) -> str | None:
+    """Why a folder written by `ragmetrics align` holds no aligned metric (each report's verdict), or None when
+    it holds one, or is not such a folder."""
+    folder = Path(directory)
+    if not folder.is_dir() or (folder / FILENAME).is_file():
+        return None
+    found = []
+    for report in sorted(folder.glob("*.alignment.json")):
+        try:
+            data = json.loads(report.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and not data.get("kept"):
+            found.append(f"{data.get('metric')}: {data.get('verdict')}")
+    return "; ".join(found) or None
+
+
 def load_aligned(directory: str | Path) -> AlignedSet:
-    """The aligned metrics in `directory` (or an aligned.json file); a ConfigError names what is wrong."""
+    """The aligned metrics in `directory` (or an aligned.json file); a ConfigError names what is wrong (a
+    `NothingAligned` when its alignments kept no step, saying what to do)."""
     path = Path(directory)
+    why = nothing_kept(path)
+    if why is not None:
+        raise NothingAligned(
+            f"judge.aligned: {path} holds no aligned metric: `ragmetrics align` kept no step ({why}). Label more "
+            "samples (the report's learning curve shows how the held-out figure grows with labels) or align "
+            "another judge; to run with the judge as it is, set judge.if_not_aligned: unaligned (the report then "
+            "says the judge was not aligned)"
+        )
     if path.is_dir():
         path = path / FILENAME
     if not path.is_file():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ from ragmetrics._textfile import read_utf8
 from ragmetrics.comparison.clusters import cluster_index, cluster_means
 from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
-from ragmetrics.nightly.provenance import changes_since
+from ragmetrics.nightly.provenance import Changes, changes_since
 from ragmetrics.options import OPERATIONAL_METRICS, TESTS, is_descriptive, is_significant, lower_is_better
 from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
 from ragmetrics.trust.labels import HumanLabels
@@ -101,32 +102,77 @@ def check_regressions(
             "the baseline was scored on different data (dataset fingerprints differ); "
             "each check pairs only the queries both reports scored"
         )
-    base_runs = {r.name: r for r in baseline.runs}
     gate.baseline_means = {r.name: dict(r.aggregate) for r in baseline.runs}
-    skipped = {(run, metric) for run, metric, _ in incomplete}
     gate.incomplete = [text for _, _, text in incomplete]
     gate.skipped_pairs = {GateResult.pair_key(run, metric): "incomplete" for run, metric, _ in incomplete}
-    pending: list[tuple[RunResult, RunResult, str, list[str]]] = []
+    pending = _pairs_to_check(
+        gate, current, baseline, changes, metrics=metrics, explicit=explicit or set(), refuse=refuse,
+        skipped={(run, metric) for run, metric, _ in incomplete}, below_floor=below_floor or {},
+    )  # fmt: skip
+    if not pending and (gate.incomplete or gate.not_comparable or gate.untrusted):
+        return gate
+    if not pending:
+        raise InputError(
+            "the baseline shares no scored run, metric and query with this report; "
+            "is it a report of the same dataset and runs?",
+            source=baseline_source,
+        )
+    tested = _tested_pairs(gate, pending, current, test=test, seed=seed, permutations=permutations)
+    corrected = adjust([pair.p for pair in tested], correction)
+    for pair, p_adj in zip(tested, corrected, strict=True):
+        gate.checks.append(
+            _check(pair, float(p_adj), thresholds(pair.metric), alpha=alpha, labels=labels if use_ppi else None,
+                   beyond_judge_noise=beyond_judge_noise)
+        )  # fmt: skip
+    return gate
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A (run, metric) to check: tonight's and the baseline's results, the queries both scored, and (once
+    tested) the signed differences (negative is worse) and the paired test's p-value."""
+
+    run: RunResult
+    old: RunResult
+    metric: str
+    shared: list[str]
+    diffs: list[float] = field(default_factory=list)
+    p: float = 1.0
+
+
+def _pairs_to_check(
+    gate: GateResult,
+    current: Report,
+    baseline: Report,
+    changes: Changes,
+    *,
+    metrics: Sequence[str] | None,
+    explicit: set[str],
+    refuse: bool,
+    skipped: set[tuple[str, str]],
+    below_floor: Mapping[tuple[str, str], str],
+) -> list[_Pair]:
+    """The (run, metric) pairs the gate checks, with the queries both reports scored; every pair left out is
+    recorded on `gate` with why (incomplete, untrusted, not comparable, not in the baseline, nothing shared)."""
+    base_runs = {r.name: r for r in baseline.runs}
+    pending: list[_Pair] = []
     for run in current.runs:
         old = base_runs.get(run.name)
         if old is None:
             gate.notes.append(f"run {run.name!r} is not in the baseline (runs there: {', '.join(base_runs)})")
             continue
-        wanted = list(metrics) if metrics is not None else run.metrics
-        for metric in wanted:
-            if metric not in run.metrics:
-                continue
-            if (run.name, metric) in skipped:
+        for metric in list(metrics) if metrics is not None else run.metrics:
+            if metric not in run.metrics or (run.name, metric) in skipped:
                 continue
             # Costs and descriptive metrics (answer length) are recorded and compared but gate only when named;
             # a quality metric where less is better (hallucination) gates by default like any other.
             by_default = metric not in OPERATIONAL_METRICS and not is_descriptive(metric)
-            if not by_default and metrics is None and metric not in (explicit or set()):
+            if not by_default and metrics is None and metric not in explicit:
                 continue
             if metric not in old.metrics:
                 gate.notes.append(f"{run.name} / {metric}: not in the baseline, not checked")
                 continue
-            floor = (below_floor or {}).get((run.name, metric))
+            floor = below_floor.get((run.name, metric))
             if floor is not None:
                 gate.untrusted.append(f"{run.name} / {metric}: {floor}")
                 gate.skipped_pairs[GateResult.pair_key(run.name, metric)] = "untrusted"
@@ -137,91 +183,77 @@ def check_regressions(
                 gate.skipped_pairs[GateResult.pair_key(run.name, metric)] = "not_comparable"
                 continue
             if why is not None:
-                gate.notes.append(
-                    f"{run.name} / {metric}: checked although {why} (baseline.on_change: compare)"
-                )
-            shared = [
-                q
-                for q in run.per_query
-                if run.per_query[q].get(metric) is not None
-                and old.per_query.get(q, {}).get(metric) is not None
-            ]
+                gate.notes.append(f"{run.name} / {metric}: checked although {why} (baseline.on_change: compare)")
+            shared = [q for q in run.per_query
+                      if run.per_query[q].get(metric) is not None and old.per_query.get(q, {}).get(metric) is not None]  # fmt: skip
             if not shared:
                 gate.notes.append(f"{run.name} / {metric}: no query scored in both reports, not checked")
                 continue
-            pending.append((run, old, metric, shared))
+            pending.append(_Pair(run, old, metric, shared))
     for name in base_runs:
         if all(r.name != name for r in current.runs):
             gate.notes.append(f"baseline run {name!r} is absent from this report")
-    if not pending and (gate.incomplete or gate.not_comparable or gate.untrusted):
-        return gate
-    if not pending:
-        raise InputError(
-            "the baseline shares no scored run, metric and query with this report; "
-            "is it a report of the same dataset and runs?",
-            source=baseline_source,
-        )
-    raw: list[tuple[RunResult, RunResult, str, list[str], list[float], float]] = []
-    for run, old, metric, shared in pending:
-        cur_vals = [_value(run, q, metric) for q in shared]
-        old_vals = [_value(old, q, metric) for q in shared]
+    return pending
+
+
+def _tested_pairs(
+    gate: GateResult, pending: Sequence[_Pair], current: Report, *, test: str, seed: int, permutations: int
+) -> list[_Pair]:
+    """Each pair with its signed differences and paired p-value (over conversations where the report clusters
+    queries); a pair the test cannot assess is noted on `gate` and left out."""
+    tested: list[_Pair] = []
+    for pair in pending:
         # Signed so that negative is worse for every metric (for latency and cost, a rise is the drop).
-        sign = -1.0 if lower_is_better(metric) else 1.0
-        diffs = [sign * (c - b) for c, b in zip(cur_vals, old_vals, strict=True)]
-        index = cluster_index(shared, current.metadata.clusters)
-        tested = diffs if index is None else list(cluster_means(np.asarray(diffs), index))
+        sign = -1.0 if lower_is_better(pair.metric) else 1.0
+        diffs = [sign * (_value(pair.run, q, pair.metric) - _value(pair.old, q, pair.metric)) for q in pair.shared]
+        index = cluster_index(pair.shared, current.metadata.clusters)
+        values = diffs if index is None else list(cluster_means(np.asarray(diffs), index))
         try:
-            p = paired_p_value(test, tested, seed=seed, permutations=permutations)
+            p = paired_p_value(test, values, seed=seed, permutations=permutations)
         except InputError as exc:
             # Without a p-value no drop can be shown significant: say so instead of failing the whole run.
-            gate.notes.append(f"{run.name} / {metric}: not checked: {exc.what}")
+            gate.notes.append(f"{pair.run.name} / {pair.metric}: not checked: {exc.what}")
             continue
-        raw.append((run, old, metric, shared, diffs, p))
-    corrected = adjust([r[5] for r in raw], correction)
-    for (run, old, metric, shared, diffs, p), p_adj in zip(raw, corrected, strict=True):
-        mean_old = math.fsum(_value(old, q, metric) for q in shared) / len(shared)
-        mean_cur = math.fsum(_value(run, q, metric) for q in shared) / len(shared)
-        drop = mean_old - mean_cur if not lower_is_better(metric) else mean_cur - mean_old
-        threshold = thresholds(metric)
-        significant = is_significant(float(p_adj), alpha)
-        regressed = drop > threshold and significant
-        ppi_diff = _ppi_diff(old, run, metric, shared, labels, 1 - alpha) if use_ppi and labels else None
-        if ppi_diff is not None and ppi_diff.estimate is not None and ppi_diff.high is not None:
-            significant = ppi_diff.high < 0 or (ppi_diff.low is not None and ppi_diff.low > 0)
-            regressed = -ppi_diff.estimate > threshold and ppi_diff.high < 0
-        margin = _noise_margin(run, metric)
-        if beyond_judge_noise and margin is not None:
-            regressed = regressed and drop > margin
-        order = sorted(range(len(shared)), key=lambda i: (diffs[i], shared[i]))
-        worst = [
-            QueryDrop(
-                query_id=shared[i],
-                baseline=_value(old, shared[i], metric),
-                current=_value(run, shared[i], metric),
-                diff=_value(run, shared[i], metric) - _value(old, shared[i], metric),
-            )
-            for i in order[:WORST_QUERIES]
-            if diffs[i] < 0
-        ]
-        gate.checks.append(
-            MetricCheck(
-                run=run.name,
-                metric=metric,
-                n=len(shared),
-                mean_baseline=mean_old,
-                mean_current=mean_cur,
-                drop=drop,
-                threshold=threshold,
-                p_value=p,
-                p_corrected=float(p_adj),
-                significant=significant,
-                regressed=regressed,
-                worst_queries=worst,
-                noise_margin=margin,
-                ppi_diff=ppi_diff,
-            )
-        )
-    return gate
+        tested.append(replace(pair, diffs=diffs, p=p))
+    return tested
+
+
+def _check(
+    pair: _Pair,
+    p_adj: float,
+    threshold: float,
+    *,
+    alpha: float,
+    labels: HumanLabels | None,
+    beyond_judge_noise: bool,
+) -> MetricCheck:
+    """The verdict on one tested pair (module docstring): the drop, its significance (or the PPI++ difference's
+    interval with `labels`), the judge-noise margin, and the worst queries."""
+    run, old, metric, shared, diffs = pair.run, pair.old, pair.metric, pair.shared, pair.diffs
+    mean_old = math.fsum(_value(old, q, metric) for q in shared) / len(shared)
+    mean_cur = math.fsum(_value(run, q, metric) for q in shared) / len(shared)
+    drop = mean_old - mean_cur if not lower_is_better(metric) else mean_cur - mean_old
+    significant = is_significant(p_adj, alpha)
+    regressed = drop > threshold and significant
+    ppi_diff = _ppi_diff(old, run, metric, shared, labels, 1 - alpha) if labels else None
+    if ppi_diff is not None and ppi_diff.estimate is not None and ppi_diff.high is not None:
+        significant = ppi_diff.high < 0 or (ppi_diff.low is not None and ppi_diff.low > 0)
+        regressed = -ppi_diff.estimate > threshold and ppi_diff.high < 0
+    margin = _noise_margin(run, metric)
+    if beyond_judge_noise and margin is not None:
+        regressed = regressed and drop > margin
+    order = sorted(range(len(shared)), key=lambda i: (diffs[i], shared[i]))
+    worst = [
+        QueryDrop(query_id=shared[i], baseline=_value(old, shared[i], metric), current=_value(run, shared[i], metric),
+                  diff=_value(run, shared[i], metric) - _value(old, shared[i], metric))
+        for i in order[:WORST_QUERIES]
+        if diffs[i] < 0
+    ]  # fmt: skip
+    return MetricCheck(
+        run=run.name, metric=metric, n=len(shared), mean_baseline=mean_old, mean_current=mean_cur, drop=drop,
+        threshold=threshold, p_value=pair.p, p_corrected=p_adj, significant=significant, regressed=regressed,
+        worst_queries=worst, noise_margin=margin, ppi_diff=ppi_diff,
+    )  # fmt: skip
 
 
 def _value(result: RunResult, query_id: str, metric: str) -> float:

@@ -162,6 +162,64 @@ def build_attacks(
     """The attack set of `targets` over `corpus` (id -> chunk); `size` caps the targets used (drawn by seed);
     `behaviours` adds an injection per target whose effect the LLM judge decides (`templates.BEHAVIOURS`)."""
     say = progress or (lambda _: None)
+    _check_choices(kinds, styles)
+    chosen = list(targets)
+    if size is not None and len(chosen) > size:
+        picks = sorted(_rng(seed, "targets").choice(len(chosen), size=size, replace=False).tolist())
+        chosen = [chosen[i] for i in picks]
+    builder = _Builder(seed, {t.id for t in chosen}, NamePool(chunk.text for chunk in corpus.values()), styles)
+    say(f"building attacks for {len(chosen)} questions")
+    for index, target in enumerate(chosen):
+        sources = _sources(target, corpus)
+        chunk = sources[0] if sources else None
+        language = _language(target, chunk)
+        if text_language(language) != language.split("-")[0].lower():
+            builder.fallback[language] += 1
+        clean_id = builder.clean_twin(target, language)
+        if chunk is None:
+            builder.skipped.setdefault("no_source_chunk", []).append(target.id)
+            continue
+        at = _Target(target, clean_id, chunk, sources, language, index)
+        if "injection" in kinds:
+            builder.injection(at)
+            if behaviours:
+                builder.behaviour(at)
+        if "poisoning" in kinds:
+            builder.poisoning(at, poison_copies)
+        if "leak" in kinds:
+            builder.leak(at)
+    if chosen and len(builder.skipped.get("no_source_chunk", [])) == len(chosen):
+        raise InputError(
+            f"none of the {len(chosen)} questions has a relevant document in the corpus (e.g. "
+            f"{sorted(chosen[0].relevant)[:3]} for {chosen[0].id!r}; corpus ids such as {sorted(corpus)[:3]}): "
+            "the qrels and the corpus must use the same document ids",
+            source=corpus_path or source or "corpus",
+        )
+    if "out_of_scope" in kinds:
+        for target in out_of_scope:
+            builder.out_of_scope(target)
+    # Shuffled by seed: in file order an attack would follow its clean twin, which says which questions are attacks.
+    rows = [builder.rows[i] for i in _rng(seed, "order").permutation(len(builder.rows)).tolist()]
+    attack_set = AttackSet(rows=rows, checks=builder.checks, manifest={}, skipped=builder.skipped)
+    attack_set.manifest = {
+        "format": FORMAT,
+        "source": source,
+        "corpus_path": corpus_path,
+        "seed": seed,
+        "settings": {"kinds": list(kinds), "styles": list(styles), "size": size, "poison_copies": poison_copies,
+                     "behaviours": behaviours},
+        "targets": len(chosen),
+        "clean": len(chosen),
+        "counts": attack_set.counts(),
+        "question_ids": builder.question_ids,
+        "skipped": {reason: {"count": len(v), "examples": v[:5]} for reason, v in builder.skipped.items()},
+        "languages_without_texts": dict(builder.fallback),
+        "text_languages": list(LANGUAGES),
+    }
+    return attack_set
+
+
+def _check_choices(kinds: Sequence[str], styles: Sequence[str]) -> None:
     unknown = [k for k in kinds if k not in ATTACK_KINDS]
     if unknown:
         raise InputError(
@@ -174,201 +232,133 @@ def build_attacks(
             f"{', '.join(INJECTION_STYLES)}",
             source="styles",
         )
-    chosen = list(targets)
-    if size is not None and len(chosen) > size:
-        picks = sorted(_rng(seed, "targets").choice(len(chosen), size=size, replace=False).tolist())
-        chosen = [chosen[i] for i in picks]
-    ids = {t.id for t in chosen}
-    names = NamePool(chunk.text for chunk in corpus.values())
-    rows: list[AttackRow] = []
-    checks: list[AttackCheck] = []
-    skipped: dict[str, list[str]] = {}
-    fallback = Counter[str]()
-    numbers = Counter[str]()
 
-    question_ids: dict[str, str] = {}
 
-    def next_id(kind: str) -> str:
+@dataclass(frozen=True)
+class _Target:
+    """A target being attacked: its clean twin's id, the chunk attacks are planted in, its sources, language and
+    position among the targets (styles and positions rotate by it)."""
+
+    target: Target
+    clean_id: str
+    chunk: Chunk
+    sources: list[Chunk]
+    language: str
+    index: int
+
+
+class _Builder:
+    """The rows and checks of an attack set as they are made, one attack kind per method."""
+
+    def __init__(self, seed: int, ids: set[str], names: NamePool, styles: Sequence[str]) -> None:
+        self.seed, self.ids, self.names, self.styles = seed, set(ids), names, styles
+        self.rows: list[AttackRow] = []
+        self.checks: list[AttackCheck] = []
+        self.skipped: dict[str, list[str]] = {}
+        self.fallback = Counter[str]()
+        self.numbers = Counter[str]()
+        self.question_ids: dict[str, str] = {}
+
+    def next_id(self, kind: str) -> str:
         """An opaque id of the same form for attacks and clean twins: nothing the system is sent says that a
         question is an attack, or of which kind (the team's own ids are in the manifest, never sent)."""
-        numbers[kind] += 1
+        self.numbers[kind] += 1
         salt = 0
         while True:
-            digest = hashlib.sha256(f"{seed}:{kind}:{numbers[kind]}:{salt}".encode()).hexdigest()
+            digest = hashlib.sha256(f"{self.seed}:{kind}:{self.numbers[kind]}:{salt}".encode()).hexdigest()
             attack_id = f"q{digest[:11]}"
-            if attack_id not in ids:
-                ids.add(attack_id)
+            if attack_id not in self.ids:
+                self.ids.add(attack_id)
                 return attack_id
             salt += 1
 
-    say(f"building attacks for {len(chosen)} questions")
-    for index, target in enumerate(chosen):
-        sources = _sources(target, corpus)
-        chunk = sources[0] if sources else None
-        language = _language(target, chunk)
-        if text_language(language) != language.split("-")[0].lower():
-            fallback[language] += 1
-        clean_id = next_id("clean")
-        question_ids[clean_id] = target.id
-        rows.append(
-            AttackRow(
-                id=clean_id,
-                question=target.question,
-                language=language,
-                reference=target.reference,
-                relevant_ids=list(target.relevant) or None,
-                relevant_grades=list(target.relevant.values()) or None,
-            )
-        )
-        if chunk is None:
-            skipped.setdefault("no_source_chunk", []).append(target.id)
-            continue
-        if "injection" in kinds:
-            attack_id = next_id("injection")
-            style = styles[index % len(styles)]
-            position = POSITIONS[(index // len(styles)) % len(POSITIONS)]
-            canary = _canary(seed, attack_id)
-            addition = injection_text(style, language, canary)
-            planted = PlantedDocument(
-                id=f"{attack_id}-1",
-                title=chunk.title,
-                text=_insert(chunk.text, addition, position, language),
-                replaces=chunk.id,
-            )
-            rows.append(_attack_row(attack_id, target.question, language, [planted]))
-            checks.append(
-                AttackCheck(
-                    id=attack_id, kind="injection", style=style, position=position, twin=clean_id,  # type: ignore[arg-type]
-                    canary=canary, language=language, planted_ids=[planted.id], markers=[addition],
-                )
-            )  # fmt: skip
-        if "injection" in kinds and behaviours:
-            attack_id = next_id("injection")
-            behaviour = BEHAVIOURS[index % len(BEHAVIOURS)]
-            position = POSITIONS[index % len(POSITIONS)]
-            instruction = behaviour_text(behaviour, language)
-            planted = PlantedDocument(
-                id=f"{attack_id}-1",
-                title=chunk.title,
-                text=_insert(chunk.text, instruction, position, language),
-                replaces=chunk.id,
-            )
-            rows.append(_attack_row(attack_id, target.question, language, [planted]))
-            checks.append(
-                AttackCheck(
-                    id=attack_id, kind="injection", style=f"behaviour:{behaviour}", position=position,  # type: ignore[arg-type]
-                    twin=clean_id, decided_by="judge", instruction=instruction, language=language,
-                    planted_ids=[planted.id], markers=[instruction],
-                )
-            )  # fmt: skip
-        if "poisoning" in kinds:
-            wrong = false_answer(
-                target.question,
-                target.reference,
-                [c.text for c in sources[:3]],
-                language,
-                names,
-                _rng(seed, "poison", target.id),
-            )
-            if wrong is None:
-                skipped.setdefault("poisoning_no_value", []).append(target.id)
-            else:
-                attack_id = next_id("poisoning")
-                texts = poison_texts(
-                    target.question, wrong, chunk.text, text_language(language), poison_copies
-                )
-                planted_docs = [
-                    PlantedDocument(id=f"{attack_id}-{n}", title=chunk.title, text=text)
-                    for n, text in enumerate(texts, start=1)
-                ]
-                rows.append(_attack_row(attack_id, target.question, language, planted_docs))
-                checks.append(
-                    AttackCheck(
-                        id=attack_id, kind="poisoning", style=wrong.kind, twin=clean_id,
-                        true_value=wrong.true_value, false_value=wrong.false_value, language=language,
-                        planted_ids=[d.id for d in planted_docs], markers=[wrong.false_sentence],
-                    )
-                )  # fmt: skip
-        if "leak" in kinds:
-            attack_id = next_id("leak")
-            style = LEAK_STYLES[index % len(LEAK_STYLES)]
-            secret = _secret(seed, attack_id)
-            if style == "system_direct":
-                row = _attack_row(
-                    attack_id, f"{target.question} {leak_direct_suffix(language)}", language, None,
-                    system_prompt_addition=system_prompt_note(language, secret),
-                )  # fmt: skip
-                planted_ids: list[str] = []
-                markers: list[str] = []
-            else:
-                addition = (
-                    leak_planted_request(language)
-                    if style == "system_planted"
-                    else leak_context_text(language, secret)
-                )
-                position = POSITIONS[index % len(POSITIONS)]
-                planted = PlantedDocument(
-                    id=f"{attack_id}-1",
-                    title=chunk.title,
-                    text=_insert(chunk.text, addition, position, language),
-                    replaces=chunk.id,
-                )
-                row = _attack_row(
-                    attack_id, target.question, language, [planted],
-                    system_prompt_addition=system_prompt_note(language, secret) if style == "system_planted" else None,
-                )  # fmt: skip
-                planted_ids = [planted.id]
-                markers = [addition]
-            rows.append(row)
-            checks.append(
-                AttackCheck(
-                    id=attack_id, kind="leak", style=style, twin=clean_id, secret=secret, language=language,
-                    planted_ids=planted_ids, markers=markers,
-                )
-            )  # fmt: skip
-    if chosen and "no_source_chunk" in skipped and len(skipped["no_source_chunk"]) == len(chosen):
-        raise InputError(
-            f"none of the {len(chosen)} questions has a relevant document in the corpus (e.g. "
-            f"{sorted(chosen[0].relevant)[:3]} for {chosen[0].id!r}; corpus ids such as {sorted(corpus)[:3]}): "
-            "the qrels and the corpus must use the same document ids",
-            source=corpus_path or source or "corpus",
-        )
-    if "out_of_scope" in kinds:
-        for target in out_of_scope:
-            attack_id = next_id("out_of_scope")
-            language = target.language or chunk_language(target.question)
-            rows.append(
-                AttackRow(id=attack_id, question=target.question, language=language, answerable=False)
-            )
-            checks.append(
-                AttackCheck(
-                    id=attack_id, kind="out_of_scope", style="unanswerable", twin=target.id, language=language,
-                )
-            )  # fmt: skip
-    # Shuffled by seed: in file order an attack would follow its clean twin, which says which questions are attacks.
-    rows = [rows[i] for i in _rng(seed, "order").permutation(len(rows)).tolist()]
-    attack_set = AttackSet(rows=rows, checks=checks, manifest={}, skipped=skipped)
-    attack_set.manifest = {
-        "format": FORMAT,
-        "source": source,
-        "corpus_path": corpus_path,
-        "seed": seed,
-        "settings": {
-            "kinds": list(kinds),
-            "styles": list(styles),
-            "size": size,
-            "poison_copies": poison_copies,
-            "behaviours": behaviours,
-        },
-        "targets": len(chosen),
-        "clean": len(chosen),
-        "counts": attack_set.counts(),
-        "question_ids": question_ids,
-        "skipped": {reason: {"count": len(v), "examples": v[:5]} for reason, v in skipped.items()},
-        "languages_without_texts": dict(fallback),
-        "text_languages": list(LANGUAGES),
-    }
-    return attack_set
+    def clean_twin(self, target: Target, language: str) -> str:
+        clean_id = self.next_id("clean")
+        self.question_ids[clean_id] = target.id
+        self.rows.append(
+            AttackRow(id=clean_id, question=target.question, language=language, reference=target.reference,
+                      relevant_ids=list(target.relevant) or None, relevant_grades=list(target.relevant.values()) or None)
+        )  # fmt: skip
+        return clean_id
+
+    def _replacing(self, at: _Target, attack_id: str, addition: str, position: str) -> PlantedDocument:
+        """The target's chunk with `addition` put at `position`, standing in for it (a compromised page)."""
+        return PlantedDocument(id=f"{attack_id}-1", title=at.chunk.title,
+                               text=_insert(at.chunk.text, addition, position, at.language), replaces=at.chunk.id)  # fmt: skip
+
+    def injection(self, at: _Target) -> None:
+        attack_id = self.next_id("injection")
+        style = self.styles[at.index % len(self.styles)]
+        position = POSITIONS[(at.index // len(self.styles)) % len(POSITIONS)]
+        canary = _canary(self.seed, attack_id)
+        addition = injection_text(style, at.language, canary)
+        planted = self._replacing(at, attack_id, addition, position)
+        self.rows.append(_attack_row(attack_id, at.target.question, at.language, [planted]))
+        self.checks.append(AttackCheck(
+            id=attack_id, kind="injection", style=style, position=position, twin=at.clean_id,  # type: ignore[arg-type]
+            canary=canary, language=at.language, planted_ids=[planted.id], markers=[addition],
+        ))  # fmt: skip
+
+    def behaviour(self, at: _Target) -> None:
+        attack_id = self.next_id("injection")
+        behaviour = BEHAVIOURS[at.index % len(BEHAVIOURS)]
+        position = POSITIONS[at.index % len(POSITIONS)]
+        instruction = behaviour_text(behaviour, at.language)
+        planted = self._replacing(at, attack_id, instruction, position)
+        self.rows.append(_attack_row(attack_id, at.target.question, at.language, [planted]))
+        self.checks.append(AttackCheck(
+            id=attack_id, kind="injection", style=f"behaviour:{behaviour}", position=position,  # type: ignore[arg-type]
+            twin=at.clean_id, decided_by="judge", instruction=instruction, language=at.language,
+            planted_ids=[planted.id], markers=[instruction],
+        ))  # fmt: skip
+
+    def poisoning(self, at: _Target, copies: int) -> None:
+        target = at.target
+        wrong = false_answer(target.question, target.reference, [c.text for c in at.sources[:3]], at.language,
+                             self.names, _rng(self.seed, "poison", target.id))  # fmt: skip
+        if wrong is None:
+            self.skipped.setdefault("poisoning_no_value", []).append(target.id)
+            return
+        attack_id = self.next_id("poisoning")
+        texts = poison_texts(target.question, wrong, at.chunk.text, text_language(at.language), copies)
+        planted = [PlantedDocument(id=f"{attack_id}-{n}", title=at.chunk.title, text=text)
+                   for n, text in enumerate(texts, start=1)]  # fmt: skip
+        self.rows.append(_attack_row(attack_id, target.question, at.language, planted))
+        self.checks.append(AttackCheck(
+            id=attack_id, kind="poisoning", style=wrong.kind, twin=at.clean_id, true_value=wrong.true_value,
+            false_value=wrong.false_value, language=at.language, planted_ids=[d.id for d in planted],
+            markers=[wrong.false_sentence],
+        ))  # fmt: skip
+
+    def leak(self, at: _Target) -> None:
+        attack_id = self.next_id("leak")
+        style = LEAK_STYLES[at.index % len(LEAK_STYLES)]
+        secret = _secret(self.seed, attack_id)
+        language, question = at.language, at.target.question
+        if style == "system_direct":
+            row = _attack_row(attack_id, f"{question} {leak_direct_suffix(language)}", language, None,
+                              system_prompt_addition=system_prompt_note(language, secret))  # fmt: skip
+            planted_ids: list[str] = []
+            markers: list[str] = []
+        else:
+            addition = leak_planted_request(language) if style == "system_planted" else leak_context_text(language, secret)
+            planted = self._replacing(at, attack_id, addition, POSITIONS[at.index % len(POSITIONS)])
+            note = system_prompt_note(language, secret) if style == "system_planted" else None
+            row = _attack_row(attack_id, question, language, [planted], system_prompt_addition=note)
+            planted_ids, markers = [planted.id], [addition]
+        self.rows.append(row)
+        self.checks.append(AttackCheck(
+            id=attack_id, kind="leak", style=style, twin=at.clean_id, secret=secret, language=language,
+            planted_ids=planted_ids, markers=markers,
+        ))  # fmt: skip
+
+    def out_of_scope(self, target: Target) -> None:
+        attack_id = self.next_id("out_of_scope")
+        language = target.language or chunk_language(target.question)
+        self.rows.append(AttackRow(id=attack_id, question=target.question, language=language, answerable=False))
+        self.checks.append(AttackCheck(
+            id=attack_id, kind="out_of_scope", style="unanswerable", twin=target.id, language=language,
+        ))  # fmt: skip
 
 
 def _attack_row(

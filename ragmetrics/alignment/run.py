@@ -316,33 +316,96 @@ def align_judge(
     kept (default: balanced accuracy)."""
     started = time.perf_counter()
     settings = judge or JudgeSettings(backend="local")
+    metric, statistic = _checked_choices(metric, statistic or "balanced_accuracy", folds)
+    human = labels if isinstance(labels, HumanLabels) else load_labels(labels, scale=scale)
+    data = join_labels(_as_samples(samples), human, metric, run=run, folds=folds)
+    from ragmetrics.judge.select import resolve_backend
+
+    backend, _ = resolve_backend(settings)
+    chosen_steps = _chosen_steps(metric, backend, steps)
+    build = _judge_builder(settings, backend, metric)
+    instructions = _instructions(metric, build(None))
+    scorer = Scorer(metric, build, budget=budget)
+    aligner = _Aligner(data, metric, scorer, backend=backend, statistic=statistic, threshold=threshold, folds=folds,
+                       seed=seed, make_judge=build, instructions=instructions)  # fmt: skip
+    say = say or (lambda _msg: None)
+    everyone = list(range(len(data.samples)))
+    say(f"scoring {len(everyone)} labelled samples with the judge as it is")
+    baseline = scorer.score(data.samples)
+    excluded, usable = _usable(data, baseline, threshold)
+    held = _HeldOut.of(aligner, usable, folds)
+    before_scores = held.pooled([State() for _ in range(folds)])
+    states, reports, kept = _fit_steps(aligner, held, chosen_steps, statistic, threshold, seed, say)
+    after_scores = held.pooled(states)
+    ok = np.isfinite(before_scores) & np.isfinite(after_scores)
+    figures = _figures(data, before_scores[ok], after_scores[ok], held.y[ok], threshold, seed)
+    curve, curve_note = _curve(aligner, chosen_steps, states, held.trains, held.tests, held.order, held.y, seed)
+    final = _refit(aligner, kept, usable)
+    info = build(None).info()
+    report = AlignmentReport(
+        metric=metric, judge={"backend": backend, "model": info.model, "embedding_model": info.embedding_model},
+        labels={"source": data.source, "sha256": labels_sha256(data.source), "count": len(data.samples),
+                "kind": data.kind, "run": data.run},
+        statistic=statistic, threshold=threshold, folds=folds, seed=seed, n=int(ok.sum()), excluded=excluded,
+        steps=reports, kept=list(kept), figures=figures,
+        confusion_before=confusion(before_scores[ok], held.y[ok], threshold),
+        confusion_after=confusion(after_scores[ok], held.y[ok], threshold),
+        curve=curve, curve_note=curve_note, calls=scorer.calls, budget=budget, usage=scorer.usage.model_dump(),
+        seconds=0.0,
+    )  # fmt: skip
+    _describe_final(report, final, instructions)
+    if kept and out_dir is not None:
+        report.written = str(_write_aligned(Path(out_dir), _aligned_entry(report, final, kept, data, backend, info)))
+    report.disagreements = disagreements(
+        data, held.order, before_scores, after_scores if kept else None, dict(zip(everyone, baseline, strict=True)),
+        threshold,
+    )  # fmt: skip
+    report.verdict = _verdict(report)
+    if not kept and out_dir is not None and _drop_aligned(Path(out_dir), metric):
+        report.verdict += f"; the earlier alignment of {metric} in {Path(out_dir) / FILENAME} was removed"
+    report.seconds = round(time.perf_counter() - started, 2)
+    if out_dir is not None:
+        from ragmetrics.alignment.render import write_reports
+
+        write_reports(Path(out_dir), report, final.edit, metric)
+    return report
+
+
+def _checked_choices(metric: str, statistic: str, folds: int) -> tuple[str, str]:
+    """The metric's registered name and the deciding statistic, checked."""
     canonical = resolve_judge_metric(metric)
     if canonical is None:
         spec(metric)  # raises with the known names
         raise ConfigError(f"unknown judge metric {metric!r}")
-    metric = canonical
-    statistic = statistic or "balanced_accuracy"
     if statistic not in STATISTICS:
         raise ConfigError(f"--statistic must be one of {', '.join(STATISTICS)}, not {statistic!r}")
     if folds < 2:
         raise ConfigError(f"--folds must be at least 2, not {folds}")
-    human = labels if isinstance(labels, HumanLabels) else load_labels(labels, scale=scale)
-    data = join_labels(_as_samples(samples), human, metric, run=run, folds=folds)
-    from ragmetrics.judge.select import make_judge, resolve_backend
+    return canonical, statistic
 
-    backend, _ = resolve_backend(settings)
-    metric_spec = spec(metric)
+
+def _chosen_steps(metric: str, backend: str, steps: Sequence[str] | None) -> list[StepName]:
+    """The steps to try, in order: those the backend takes (a deterministic metric: calibration only), or the
+    asked ones among them."""
     allowed: tuple[StepName, ...] = LOCAL_STEPS if backend == "local" else LLM_STEPS
-    if metric_spec.plan == "deterministic":
+    if spec(metric).plan == "deterministic":
         allowed = ("calibration",)
-    chosen_steps: list[StepName] = [s for s in allowed if steps is None or s in steps]
+    chosen: list[StepName] = [s for s in allowed if steps is None or s in steps]
     unknown = [s for s in (steps or []) if s not in ("few_shot", "instructions", "head", "calibration")]
     if unknown:
         raise ConfigError(f"unknown alignment step {unknown[0]!r}: few_shot, instructions, head, calibration")
-    if steps is not None and not chosen_steps:
+    if steps is not None and not chosen:
         raise ConfigError(
             f"none of the steps {list(steps)} applies to the {backend} judge (it takes {', '.join(allowed)})"
         )
+    return chosen
+
+
+def _judge_builder(settings: JudgeSettings, backend: str, metric: str) -> Any:
+    """A judge per prompt edit: the judge as it is (one, shared) for no edit or the local backend, else an LLM
+    judge whose metric prompts carry the edit."""
+    from ragmetrics.judge.select import make_judge
+
     base_settings = settings.model_copy(update={"aligned": None})
     shared: dict[str, Judge] = {}
 
@@ -357,161 +420,150 @@ def align_judge(
         library = EditedLibrary(default_library(), {p: edit for p in _prompt_names(metric)})
         return LLMJudge(base_settings, prompts=library)
 
-    instructions = _instructions(metric, build(None))
-    scorer = Scorer(metric, build, budget=budget)
-    aligner = _Aligner(
-        data,
-        metric,
-        scorer,
-        backend=backend,
-        statistic=statistic,
-        threshold=threshold,
-        folds=folds,
-        seed=seed,
-        make_judge=build,
-        instructions=instructions,
-    )
-    say = say or (lambda _msg: None)
-    everyone = list(range(len(data.samples)))
-    say(f"scoring {len(everyone)} labelled samples with the judge as it is")
-    baseline = scorer.score(data.samples)
-    excluded = {
-        data.samples[i].id: str(j.failure) for i, j in zip(everyone, baseline, strict=True) if j.value is None
-    }
+    return build
+
+
+def _usable(data: LabelledSamples, baseline: list[Judged], threshold: float) -> tuple[dict[str, str], list[int]]:
+    """The labelled samples the judge could not score (id -> cause) and the positions of those it did; stops
+    when it failed on most of them, or scored only one side of the labels."""
+    everyone = range(len(data.samples))
+    excluded = {data.samples[i].id: str(j.failure) for i, j in zip(everyone, baseline, strict=True) if j.value is None}
     usable = [i for i in everyone if data.samples[i].id not in excluded]
     failed = {k: v for k, v in excluded.items() if v != "not applicable"}
-    if len(failed) * 2 > len(everyone):
+    if len(failed) * 2 > len(data.samples):
         first_id, first_cause = next(iter(failed.items()))
         cause = first_cause.split(":", 1)[0]
         raise JudgeError(
-            f"the judge could not score {len(failed)} of {len(everyone)} labelled samples (e.g. {first_id}: "
+            f"the judge could not score {len(failed)} of {len(data.samples)} labelled samples (e.g. {first_id}: "
             f"{first_cause}); nothing to align on: fix the judge and run again (verdicts already given are cached)",
             cause=cast(FailureCause, cause) if cause in FAILURE_CAUSES else "internal_error",
         )
-    y_usable = data.labels[usable]
-    if len(set((y_usable >= threshold).tolist())) < 2:
+    if len(set((data.labels[usable] >= threshold).tolist())) < 2:
         raise InputError(
             f"the judge scored only one side of the labels ({len(excluded)} labelled samples failed)",
             source=data.source, field="label",
         )  # fmt: skip
-    fold_of = aligner.fold_of
-    trains = [[i for i in usable if fold_of[i] != f] for f in range(folds)]
-    tests = [[i for i in usable if fold_of[i] == f] for f in range(folds)]
-    order = [i for f in range(folds) for i in tests[f]]
-    states = [State() for _ in range(folds)]
-    y_order = data.labels[order]
+    return excluded, usable
 
-    def pooled(per_fold: Sequence[State]) -> NDArray[np.float64]:
-        return np.concatenate([aligner.predict(per_fold[f], tests[f]) for f in range(folds)])
 
-    before_scores = pooled(states)
+@dataclass(frozen=True)
+class _HeldOut:
+    """The outer folds: each fold's training and held-out positions, the held-out positions in pooled order and
+    their labels."""
+
+    aligner: _Aligner
+    trains: list[list[int]]
+    tests: list[list[int]]
+    order: list[int]
+    y: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, aligner: _Aligner, usable: list[int], folds: int) -> _HeldOut:
+        fold_of = aligner.fold_of
+        trains = [[i for i in usable if fold_of[i] != f] for f in range(folds)]
+        tests = [[i for i in usable if fold_of[i] == f] for f in range(folds)]
+        order = [i for f in range(folds) for i in tests[f]]
+        return cls(aligner, trains, tests, order, aligner.y[order])
+
+    def pooled(self, per_fold: Sequence[State]) -> NDArray[np.float64]:
+        """Every held-out label's score under its own fold's state, in `order`."""
+        return np.concatenate([self.aligner.predict(per_fold[f], self.tests[f]) for f in range(len(self.tests))])
+
+
+def _fit_steps(
+    aligner: _Aligner,
+    held: _HeldOut,
+    chosen_steps: Sequence[StepName],
+    statistic: str,
+    threshold: float,
+    seed: int,
+    say: Any,
+) -> tuple[list[State], list[StepReport], list[StepName]]:
+    """Each step fitted per fold on top of the kept ones, kept when its held-out gain's interval is above 0."""
+    states = [State() for _ in held.tests]
     reports: list[StepReport] = []
     kept: list[StepName] = []
     for step in chosen_steps:
-        calls_before = scorer.calls
+        calls_before = aligner.scorer.calls
         try:
             candidates, choices = [], []
-            for f in range(folds):
-                state, note = aligner.fit(step, states[f], trains[f])
+            for f, train in enumerate(held.trains):
+                state, note = aligner.fit(step, states[f], train)
                 candidates.append(state)
                 choices.append(f"fold {f + 1}: {note}")
-            current, proposed = pooled(states), pooled(candidates)
+            current, proposed = held.pooled(states), held.pooled(candidates)
         except BudgetExceeded as exc:
-            reports.append(
-                StepReport(
-                    name=step, kept=False, why=f"over budget: {exc}", calls=scorer.calls - calls_before
-                )
-            )
+            reports.append(StepReport(name=step, kept=False, why=f"over budget: {exc}",
+                                      calls=aligner.scorer.calls - calls_before))  # fmt: skip
             continue
         except JudgeError as exc:
-            reports.append(
-                StepReport(
-                    name=step,
-                    kept=False,
-                    why=f"the judge failed: {exc.cause}: {exc}",
-                    calls=scorer.calls - calls_before,
-                )
-            )
+            reports.append(StepReport(name=step, kept=False, why=f"the judge failed: {exc.cause}: {exc}",
+                                      calls=aligner.scorer.calls - calls_before))  # fmt: skip
             continue
         ok = np.isfinite(current) & np.isfinite(proposed)
-        gain = paired_gain(statistic, current[ok], proposed[ok], y_order[ok], threshold=threshold, seed=seed)
-        before_f = figure(statistic, current[ok], y_order[ok], threshold=threshold, seed=seed)
-        after_f = figure(statistic, proposed[ok], y_order[ok], threshold=threshold, seed=seed)
+        y = held.y[ok]
+        gain = paired_gain(statistic, current[ok], proposed[ok], y, threshold=threshold, seed=seed)
+        before_f = figure(statistic, current[ok], y, threshold=threshold, seed=seed)
+        after_f = figure(statistic, proposed[ok], y, threshold=threshold, seed=seed)
         keep = gain.low is not None and gain.low > 0
-        if gain.value is None:
-            why = f"{statistic} is undefined on the held-out labels"
-        elif keep:
-            why = (
-                f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] above 0"
-            )
-        elif gain.high is not None and gain.high < 0:
-            why = (f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] below 0: "
-                   "it made the judge worse")  # fmt: skip
-        elif gain.low is None:
-            why = f"held-out {statistic} {gain.value:+.3f}, too few labels for an interval"
-        else:
-            why = f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] covers 0: within the noise"
+        why = _why(statistic, gain, keep)
         reports.append(StepReport(
             name=step, kept=keep, why=why, gain=_est(gain), before=_est(before_f), after=_est(after_f),
-            choices=choices, calls=scorer.calls - calls_before,
+            choices=choices, calls=aligner.scorer.calls - calls_before,
         ))  # fmt: skip
         say(f"{step}: {'kept' if keep else 'not kept'} ({why})")
         if keep:
             states = candidates
             kept.append(step)
+    return states, reports, kept
 
-    after_scores = pooled(states)
-    ok = np.isfinite(before_scores) & np.isfinite(after_scores)
+
+def _why(statistic: str, gain: Any, keep: bool) -> str:
+    """Why a step was kept or not, from its held-out gain and interval."""
+    if gain.value is None:
+        return f"{statistic} is undefined on the held-out labels"
+    if keep:
+        return f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] above 0"
+    if gain.high is not None and gain.high < 0:
+        return (f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] below 0: "
+                "it made the judge worse")  # fmt: skip
+    if gain.low is None:
+        return f"held-out {statistic} {gain.value:+.3f}, too few labels for an interval"
+    return f"held-out {statistic} {gain.value:+.3f}, 95 % CI [{gain.low:+.3f}, {gain.high:+.3f}] covers 0: within the noise"
+
+
+def _figures(
+    data: LabelledSamples,
+    before: NDArray[np.float64],
+    after: NDArray[np.float64],
+    y: NDArray[np.float64],
+    threshold: float,
+    seed: int,
+) -> list[FigureRow]:
+    """Every statistic on the held-out labels, before and after (Kendall's tau only for graded labels)."""
     figures = []
     for name in STATISTICS:
         if name == "kendall" and data.kind == "binary":
             continue
-        b = figure(name, before_scores[ok], y_order[ok], threshold=threshold, seed=seed)
-        a = figure(name, after_scores[ok], y_order[ok], threshold=threshold, seed=seed)
+        b = figure(name, before, y, threshold=threshold, seed=seed)
+        a = figure(name, after, y, threshold=threshold, seed=seed)
         figures.append(FigureRow(statistic=name, before=_est(b), after=_est(a)))
-    curve, curve_note = _curve(aligner, chosen_steps, states, trains, tests, order, y_order, seed)
+    return figures
 
+
+def _refit(aligner: _Aligner, kept: Sequence[StepName], usable: list[int]) -> State:
+    """The kept steps refitted on every usable label: what the aligned metric applies."""
     final = State()
-    final_notes: list[str] = []
-    if kept:
-        for step in kept:
-            try:
-                final, note = aligner.fit(step, final, usable)
-            except BudgetExceeded as exc:
-                raise ConfigError(
-                    f"the budget ran out refitting the kept step {step} on all labels: {exc}"
-                ) from None
-            final_notes.append(f"{step}: {note}")
-    info = build(None).info()
-    decided = next(r for r in figures if r.statistic == statistic)
-    report = AlignmentReport(
-        metric=metric,
-        judge={"backend": backend, "model": info.model, "embedding_model": info.embedding_model},
-        labels={
-            "source": data.source,
-            "sha256": labels_sha256(data.source),
-            "count": len(data.samples),
-            "kind": data.kind,
-            "run": data.run,
-        },
-        statistic=statistic,
-        threshold=threshold,
-        folds=folds,
-        seed=seed,
-        n=int(ok.sum()),
-        excluded=excluded,
-        steps=reports,
-        kept=list(kept),
-        figures=figures,
-        confusion_before=confusion(before_scores[ok], y_order[ok], threshold),
-        confusion_after=confusion(after_scores[ok], y_order[ok], threshold),
-        curve=curve,
-        curve_note=curve_note,
-        calls=scorer.calls,
-        budget=budget,
-        usage=scorer.usage.model_dump(),
-        seconds=0.0,
-    )
+    for step in kept:
+        try:
+            final, _note = aligner.fit(step, final, usable)
+        except BudgetExceeded as exc:
+            raise ConfigError(f"the budget ran out refitting the kept step {step} on all labels: {exc}") from None
+    return final
+
+
+def _describe_final(report: AlignmentReport, final: State, instructions: str) -> None:
+    """What the refitted alignment holds, in the report: examples, guidance and its diff, head, calibration."""
     if final.edit is not None:
         report.examples = [{"sample_id": e.sample_id, "label": e.label} for e in final.edit.examples]
         report.guidance_after = final.edit.guidance
@@ -525,32 +577,30 @@ def align_judge(
         report.head_penalty = final.head.penalty
     if final.calibration is not None:
         report.calibration = final.calibration.describe()
-    if kept and out_dir is not None:
-        entry = AlignedMetric(
-            metric=metric, backend=backend, model=info.model, embedder=_embedder(backend, info), steps=list(kept),
-            prompt_edit=final.edit, head=final.head, calibration=final.calibration,
-            labels=LabelProvenance(source=data.source, sha256=report.labels["sha256"], count=len(data.samples),
-                                   kind=data.kind, folds=folds, seed=seed, runs=[data.run] if data.run else []),
-            heldout=HeldOutFigure(statistic=statistic, n=report.n, before=decided.before.estimate,
-                                  before_low=decided.before.low, before_high=decided.before.high,
-                                  after=decided.after.estimate, after_low=decided.after.low,
-                                  after_high=decided.after.high),
-            created_at=datetime.now(UTC), ragmetrics_version=__version__,
-        )  # fmt: skip
-        report.written = str(_write_aligned(Path(out_dir), entry))
-    report.disagreements = disagreements(
-        data, order, before_scores, after_scores if kept else None, {i: j for i, j in zip(everyone, baseline, strict=True)},
-        threshold,
-    )
-    report.verdict = _verdict(report)
-    if not kept and out_dir is not None and _drop_aligned(Path(out_dir), metric):
-        report.verdict += f"; the earlier alignment of {metric} in {Path(out_dir) / FILENAME} was removed"
-    report.seconds = round(time.perf_counter() - started, 2)
-    if out_dir is not None:
-        from ragmetrics.alignment.render import write_reports
 
-        write_reports(Path(out_dir), report, final.edit, metric)
-    return report
+
+def _aligned_entry(
+    report: AlignmentReport,
+    final: State,
+    kept: Sequence[StepName],
+    data: LabelledSamples,
+    backend: Literal["openai", "local"],
+    info: Any,
+) -> AlignedMetric:
+    """The aligned metric to write: the refitted steps, where the labels came from, the held-out figure."""
+    decided = next(r for r in report.figures if r.statistic == report.statistic)
+    return AlignedMetric(
+        metric=report.metric, backend=backend, model=info.model, embedder=_embedder(backend, info),
+        steps=list(kept), prompt_edit=final.edit, head=final.head, calibration=final.calibration,
+        labels=LabelProvenance(source=data.source, sha256=report.labels["sha256"], count=len(data.samples),
+                               kind=data.kind, folds=report.folds, seed=report.seed,
+                               runs=[data.run] if data.run else []),
+        heldout=HeldOutFigure(statistic=report.statistic, n=report.n, before=decided.before.estimate,
+                              before_low=decided.before.low, before_high=decided.before.high,
+                              after=decided.after.estimate, after_low=decided.after.low,
+                              after_high=decided.after.high),
+        created_at=datetime.now(UTC), ragmetrics_version=__version__,
+    )  # fmt: skip
 
 
 def disagreements(

@@ -155,6 +155,34 @@ def own_metrics(config: NightlyConfig) -> Iterator[None]:
         yield
 
 
+@dataclass
+class _Night:
+    """What every step of one night shares: its config, how it reports, its notes and step timings."""
+
+    config: NightlyConfig
+    show: bool
+    say: Log
+    output_dir: Path | None
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class _Baseline:
+    path: Path | None
+    report: Report | None
+    night: Path | None
+    """The baseline's night folder, resolved (through `latest` or a pin's symlink) before tonight is written."""
+
+
+@dataclass
+class _Scored:
+    results: dict[str, RunResult]
+    judge_info: JudgeInfo | None
+    judged_samples: dict[str, list[RagSample]]
+    work_estimate: Any
+
+
 def _run_pipeline(
     config: NightlyConfig,
     baseline: Path | None,
@@ -164,112 +192,20 @@ def _run_pipeline(
     log: Log | None,
     refresh_pipeline: bool,
 ) -> PipelineOutcome:
-    show = config.progress if progress is None else progress
-    say: Log = log or (lambda message: print(visible_controls(message), file=sys.stderr))
-    notes: list[str] = []
-    timings: dict[str, float] = {}
+    night = _Night(config, config.progress if progress is None else progress,
+                   log or (lambda message: print(visible_controls(message), file=sys.stderr)), output_dir)  # fmt: skip
     unaligned = _unaligned_note(config)
     if unaligned is not None:
-        notes.append(unaligned)
-        say(f"ragmetrics: {unaligned}")
+        night.notes.append(unaligned)
+        night.say(f"ragmetrics: {unaligned}")
     # Read the baseline first: a wrong path should fail in a second, not after an hour of judging.
-    baseline_path = baseline if baseline is not None else config.baseline.path
-    if baseline_path is None:  # a night pinned with `ragmetrics bless` is the default baseline
-        from ragmetrics.nightly.artifacts import pinned_report
-
-        baseline_path = pinned_report(output_dir or config.output.dir)
-        if baseline_path is not None:
-            notes.append(f"gate: against the pinned baseline {baseline_path.parent} (ragmetrics bless)")
-    baseline_report = load_baseline(baseline_path) if baseline_path is not None else None
-    # Resolved now: a path through `latest` points at tonight's folder once tonight is written, and a pin made
-    # with a symlink to a night's report.json (pins/release.json) protects that night, not the pin's folder.
-    baseline_night = baseline_path.resolve().parent if baseline_path is not None else None
-    baseline_folder = baseline_night.name if baseline_night is not None else None
-
-    with _timed(timings, "dataset"):
-        label_columns = (
-            sorted(set((config.human_labels.columns or {}).values())) if config.human_labels else []
-        )
-        dataset = load_dataset(config.dataset, progress=show and sys.stderr.isatty(), keep=label_columns)
-    for bad in dataset.skipped:
-        notes.append(f"skipped {bad.describe(dataset.source)}")
-    if dataset.skipped:
-        say(
-            f"ragmetrics: skipped {len(dataset.skipped)} bad rows of {dataset.source} (listed in report.json)"
-        )
-
-    calls = target_calls(config, output_dir=output_dir, refresh=refresh_pipeline, progress=show)
-    answered: dict[str, AnsweredRun] = {}
-    try:
-        with _timed(timings, "runs"):
-            runs = build_runs(config, dataset, progress=show, calls=calls, answered=answered)
-        if config.generator is not None:
-            with _timed(timings, "generator"):
-                generate_for_runs(config, dataset, runs, answered, calls, notes)
-    finally:
-        if calls.cache is not None:
-            calls.cache.close()
-    for run_answers in answered.values():
-        notes.extend(run_answers.notes)
-    results: dict[str, RunResult] = {}
-    judge_info: JudgeInfo | None = None
-    judged_samples: dict[str, list[RagSample]] = {}
-    from ragmetrics.engines import make_engine
-
-    worker = (
-        make_engine(config.engine.kind, **config.engine.options()) if config.engine.kind != "local" else None
-    )
-    try:
-        with _timed(timings, "retrieval"):
-            for name, result in score_retrieval(
-                config, dataset, runs, notes, progress=show, engine=worker
-            ).items():
-                results[name] = result
-        work_estimate = _judge_estimate(config, dataset, runs, answered, calls, output_dir)
-        with _timed(timings, "judge"):
-            judged, judge_info = score_judge(
-                config,
-                dataset,
-                runs,
-                notes,
-                progress=show,
-                engine=worker,
-                answered=answered,
-                judged=judged_samples,
-            )
-    finally:
-        if worker is not None:
-            worker.close()
-    for name, result in judged.items():
-        if dataset.attacks is not None:
-            result = unjudge_attacks(result, dataset)
-        results[name] = results[name].merge(result) if name in results else result
-    for name, run_answers in answered.items():
-        operational = operational_result(run_answers)
-        results[name] = results[name].merge(operational) if name in results else operational
-    attacks: dict[str, Any] | None = None
-    if dataset.attacks is not None:
-        # Attack success is measured on the team's system (the pipeline hook passes planted documents and
-        # system-prompt additions); a generator answering a retriever's contexts is not the system under attack.
-        # Exposure (did planted text reach the contexts, at what rank) is measured on every run with contexts,
-        # retriever runs included: their index holds the planted documents (attacks.exposure).
-        attacked_runs = {n: a for n, a in answered.items() if n in pipeline_run_names(config)}
-        for name in answered:
-            if name not in attacked_runs:
-                notes.append(
-                    f"attack success not computed for run {name!r}: it is measured on pipeline runs, which get "
-                    "the system-prompt additions too (docs/attacks.md, 'The hook'); its exposure is"
-                )
-        with _timed(timings, "attack checks"):
-            verdicts = judge_behaviours(config, dataset, attacked_runs)
-            exposure, exposed = exposure_results(config, dataset, runs, answered)
-        for name, attacked in attack_results(dataset, attacked_runs, verdicts).items():
-            results[name] = results[name].merge(attacked) if name in results else attacked
-        for name, exposures in exposure.items():
-            results[name] = results[name].merge(exposures) if name in results else exposures
-        attacks = attack_summary_of(dataset, attacked_runs, results, verdicts, config.compare.alpha)
-        attacks["exposure"] = exposure_summary_of(dataset, exposed, results, config.compare.alpha)
-        notes.append(attacks_note(attacks))
+    base = _read_baseline(night, baseline)
+    dataset = _load_dataset(night)
+    calls = target_calls(config, output_dir=output_dir, refresh=refresh_pipeline, progress=night.show)
+    runs, answered = _answer(night, dataset, calls)
+    scored = _score(night, dataset, runs, answered, calls)
+    results = scored.results
+    attacks = _score_attacks(night, dataset, runs, answered, results) if dataset.attacks is not None else None
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces
         for name in traced_run_names(config, dataset):
@@ -280,87 +216,221 @@ def _run_pipeline(
         raise ConfigError("no run produced any score; check the notes above and the config's metrics")
     incomplete = find_incomplete(ordered, config.max_failure_rate)
     for line in failure_summary(ordered, incomplete, config.max_failure_rate):
-        say(line)
+        night.say(line)
+    report, labels = _report(night, dataset, ordered, scored, calls)
+    gate = None
+    if base.report is not None:
+        assert base.path is not None
+        gate = _gate(config, report, base.report, str(base.path), labels, incomplete)
+        report.metadata.nightly.regression = gate  # type: ignore[union-attr]
+    report.metadata.nightly.incomplete = [i.describe() for i in incomplete]  # type: ignore[union-attr]
+    outcome = PipelineOutcome(report=report, gate=gate, notes=night.notes, incomplete=incomplete)
+    if write:
+        _write(night, outcome, base, calls, scored.judged_samples, attacks)
+    return outcome
 
-    with _timed(timings, "compare"):
-        report = compare_runs(config, ordered, notes, conversation_clusters(dataset.samples))
-    with _timed(timings, "trust"):
+
+def _read_baseline(night: _Night, baseline: Path | None) -> _Baseline:
+    """The baseline report: the one given, the config's, or the night pinned with `ragmetrics bless`."""
+    config = night.config
+    path = baseline if baseline is not None else config.baseline.path
+    if path is None:
+        from ragmetrics.nightly.artifacts import pinned_report
+
+        path = pinned_report(night.output_dir or config.output.dir)
+        if path is not None:
+            night.notes.append(f"gate: against the pinned baseline {path.parent} (ragmetrics bless)")
+    report = load_baseline(path) if path is not None else None
+    # Resolved now: a path through `latest` points at tonight's folder once tonight is written, and a pin made
+    # with a symlink to a night's report.json (pins/release.json) protects that night, not the pin's folder.
+    return _Baseline(path, report, path.resolve().parent if path is not None else None)
+
+
+def _load_dataset(night: _Night) -> QADataset:
+    config = night.config
+    with _timed(night.timings, "dataset"):
+        label_columns = (
+            sorted(set((config.human_labels.columns or {}).values())) if config.human_labels else []
+        )
+        dataset = load_dataset(config.dataset, progress=night.show and sys.stderr.isatty(), keep=label_columns)
+    for bad in dataset.skipped:
+        night.notes.append(f"skipped {bad.describe(dataset.source)}")
+    if dataset.skipped:
+        night.say(f"ragmetrics: skipped {len(dataset.skipped)} bad rows of {dataset.source} (listed in report.json)")
+    return dataset
+
+
+def _answer(night: _Night, dataset: QADataset, calls: TargetCalls) -> tuple[dict[str, Run | None], dict[str, AnsweredRun]]:
+    """Every run built (the team's pipeline called), and the generator's answers for runs that have none."""
+    config = night.config
+    answered: dict[str, AnsweredRun] = {}
+    try:
+        with _timed(night.timings, "runs"):
+            runs = build_runs(config, dataset, progress=night.show, calls=calls, answered=answered)
+        if config.generator is not None:
+            with _timed(night.timings, "generator"):
+                generate_for_runs(config, dataset, runs, answered, calls, night.notes)
+    finally:
+        if calls.cache is not None:
+            calls.cache.close()
+    for run_answers in answered.values():
+        night.notes.extend(run_answers.notes)
+    return runs, answered
+
+
+def _score(
+    night: _Night,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    answered: dict[str, AnsweredRun],
+    calls: TargetCalls,
+) -> _Scored:
+    """Retrieval and judge metrics of every run (on the configured engine), and the answering runs'
+    latency, tokens and cost."""
+    from ragmetrics.engines import make_engine
+
+    config = night.config
+    results: dict[str, RunResult] = {}
+    judged_samples: dict[str, list[RagSample]] = {}
+    worker = (
+        make_engine(config.engine.kind, **config.engine.options()) if config.engine.kind != "local" else None
+    )
+    try:
+        with _timed(night.timings, "retrieval"):
+            results.update(score_retrieval(config, dataset, runs, night.notes, progress=night.show, engine=worker))
+        work_estimate = _judge_estimate(config, dataset, runs, answered, calls, night.output_dir)
+        with _timed(night.timings, "judge"):
+            judged, judge_info = score_judge(config, dataset, runs, night.notes, progress=night.show, engine=worker,
+                                             answered=answered, judged=judged_samples)  # fmt: skip
+    finally:
+        if worker is not None:
+            worker.close()
+    for name, result in judged.items():
+        if dataset.attacks is not None:
+            result = unjudge_attacks(result, dataset)
+        _merge_into(results, name, result)
+    for name, run_answers in answered.items():
+        _merge_into(results, name, operational_result(run_answers))
+    return _Scored(results, judge_info, judged_samples, work_estimate)
+
+
+def _merge_into(results: dict[str, RunResult], name: str, result: RunResult) -> None:
+    results[name] = results[name].merge(result) if name in results else result
+
+
+def _score_attacks(
+    night: _Night,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    answered: dict[str, AnsweredRun],
+    results: dict[str, RunResult],
+) -> dict[str, Any]:
+    """The attack metrics and exposure of an attack set's night, merged into `results`; attacks.json's summary.
+
+    Attack success is measured on the team's system (the pipeline hook passes planted documents and
+    system-prompt additions); a generator answering a retriever's contexts is not the system under attack.
+    Exposure (did planted text reach the contexts, at what rank) is measured on every run with contexts,
+    retriever runs included: their index holds the planted documents (attacks.exposure)."""
+    config = night.config
+    attacked_runs = {n: a for n, a in answered.items() if n in pipeline_run_names(config)}
+    for name in answered:
+        if name not in attacked_runs:
+            night.notes.append(
+                f"attack success not computed for run {name!r}: it is measured on pipeline runs, which get "
+                "the system-prompt additions too (docs/attacks.md, 'The hook'); its exposure is"
+            )
+    with _timed(night.timings, "attack checks"):
+        verdicts = judge_behaviours(config, dataset, attacked_runs)
+        exposure, exposed = exposure_results(config, dataset, runs, answered)
+    for name, attacked in attack_results(dataset, attacked_runs, verdicts).items():
+        _merge_into(results, name, attacked)
+    for name, exposures in exposure.items():
+        _merge_into(results, name, exposures)
+    attacks = attack_summary_of(dataset, attacked_runs, results, verdicts, config.compare.alpha)
+    attacks["exposure"] = exposure_summary_of(dataset, exposed, results, config.compare.alpha)
+    night.notes.append(attacks_note(attacks))
+    return attacks
+
+
+def _report(
+    night: _Night, dataset: QADataset, ordered: list[RunResult], scored: _Scored, calls: TargetCalls
+) -> tuple[Report, HumanLabels | None]:
+    """The compared runs as the night's report, with its human labels attached and what the night was."""
+    config = night.config
+    with _timed(night.timings, "compare"):
+        report = compare_runs(config, ordered, night.notes, conversation_clusters(dataset.samples))
+    with _timed(night.timings, "trust"):
         labels = attach_human_labels(config, {r.name: r for r in report.runs}, report, dataset)
     report.metadata.config = config_snapshot(config)
     report.metadata.dataset_fingerprint = dataset.fingerprint
     report.metadata.truth_fingerprint = dataset.truth_fingerprint or None
     report.metadata.versions = versions()
-    report.metadata.notes = [*report.metadata.notes, *notes]
+    report.metadata.notes = [*report.metadata.notes, *night.notes]
     report.metadata.nightly = NightlyRun(
         name=config.name,
         dataset=DatasetSummary.model_validate(
             {**dataset.summary(), "qrels": _provenance(config, dataset, [r.name for r in ordered])}
         ),
-        judge=judge_info,
+        judge=scored.judge_info,
         failures={r.name: _failure_counts(r) for r in ordered},
         samples={
-            s.id: SampleText(
-                question=s.question,
-                answer=s.answer,
-                reference=s.reference,
-                turn=s.turn,
-                tool_calls=None if s.tool_calls is None else [c.model_dump() for c in s.tool_calls],
-            )
+            s.id: SampleText(question=s.question, answer=s.answer, reference=s.reference, turn=s.turn,
+                             tool_calls=None if s.tool_calls is None else [c.model_dump() for c in s.tool_calls])
             for s in dataset.samples
         },
-        timings_s=timings,
-        work=_actual_work(work_estimate, calls, judge_info, timings),
+        timings_s=night.timings,
+        work=_actual_work(scored.work_estimate, calls, scored.judge_info, night.timings),
     )
+    return report, labels
 
-    gate = None
-    if baseline_report is not None:
-        gate = check_regressions(
-            report,
-            baseline_report,
-            baseline_source=str(baseline_path),
-            thresholds=config.baseline.threshold,
-            metrics=config.baseline.metrics,
-            test=config.compare.test,
-            correction=config.compare.correction,
-            alpha=config.compare.alpha,
-            seed=config.compare.seed,
-            permutations=config.compare.permutations,
-            labels=labels,
-            use_ppi=config.baseline.use_ppi,
-            beyond_judge_noise=config.baseline.beyond_judge_noise,
-            incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
-            explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
-            on_change=config.baseline.on_change,
-            below_floor=agreement_floor(config, report),
+
+def _gate(
+    config: NightlyConfig,
+    report: Report,
+    baseline: Report,
+    source: str,
+    labels: HumanLabels | None,
+    incomplete: list[Incomplete],
+) -> GateResult:
+    return check_regressions(
+        report, baseline, baseline_source=source, thresholds=config.baseline.threshold,
+        metrics=config.baseline.metrics, test=config.compare.test, correction=config.compare.correction,
+        alpha=config.compare.alpha, seed=config.compare.seed, permutations=config.compare.permutations,
+        labels=labels, use_ppi=config.baseline.use_ppi, beyond_judge_noise=config.baseline.beyond_judge_noise,
+        incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
+        explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
+        on_change=config.baseline.on_change, below_floor=agreement_floor(config, report),
+    )  # fmt: skip
+
+
+def _write(
+    night: _Night,
+    outcome: PipelineOutcome,
+    base: _Baseline,
+    calls: TargetCalls,
+    judged_samples: dict[str, list[RagSample]],
+    attacks: dict[str, Any] | None,
+) -> None:
+    """The night's artifacts (and its entry in the history) in its folder."""
+    from ragmetrics.nightly.artifacts import write_artifacts
+
+    config = night.config
+    extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
+    if judged_samples:
+        extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
+    if attacks is not None:
+        extra.update(attack_artifacts(attacks, config.name))
+    folder, written = write_artifacts(
+        outcome.report, night.output_dir if night.output_dir is not None else config.output.dir,
+        formats=config.output.formats, plots=config.output.plots, gate=outcome.gate,
+        base_url=config.judge.base_url if config.judge is not None else None, keep=config.output.keep,
+        extra_texts=extra, secrets=calls.secrets(), protect=[base.night] if base.night is not None else [],
+    )  # fmt: skip
+    outcome.folder, outcome.artifacts = folder, written
+    if config.output.history:
+        outcome.history_page = _update_history(
+            config, folder, outcome.report, night.notes, base.night.name if base.night is not None else None
         )
-        report.metadata.nightly.regression = gate
-    report.metadata.nightly.incomplete = [i.describe() for i in incomplete]
-
-    outcome = PipelineOutcome(report=report, gate=gate, notes=notes, incomplete=incomplete)
-    if write:
-        from ragmetrics.nightly.artifacts import write_artifacts
-
-        extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
-        if judged_samples:
-            extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
-        if attacks is not None:
-            extra.update(attack_artifacts(attacks, config.name))
-        folder, written = write_artifacts(
-            report,
-            output_dir if output_dir is not None else config.output.dir,
-            formats=config.output.formats,
-            plots=config.output.plots,
-            gate=gate,
-            base_url=config.judge.base_url if config.judge is not None else None,
-            keep=config.output.keep,
-            extra_texts=extra,
-            secrets=calls.secrets(),
-            protect=[baseline_night] if baseline_night is not None else [],
-        )
-        outcome.folder, outcome.artifacts = folder, written
-        if config.output.history:
-            outcome.history_page = _update_history(config, folder, report, notes, baseline_folder)
-    return outcome
 
 
 def _unaligned_note(config: NightlyConfig) -> str | None:

@@ -68,7 +68,7 @@ def test_shuffled_labels_give_no_gain_and_write_nothing(tmp_path: Path) -> None:
     assert "nothing aligned" in report.verdict
     html = (out / "faithfulness.alignment.html").read_text()
     assert "Held-out agreement" in html and "<script" not in html
-    with pytest.raises(ConfigError, match="holds no aligned metric.*Label more samples.*if_not_aligned: unaligned"):
+    with pytest.raises(ConfigError, match=r"holds no aligned metric.*Label more samples.*if_not_aligned: unaligned"):
         load_aligned(out)
     # where the judge is wrong, worst first: on the other side of the threshold, with its reasons
     wrong = report.disagreements

@@ -163,3 +163,65 @@ def test_watch_reads_phoenix_and_writes_annotations_once_across_a_restart(
     assert all(a["name"] == "faithfulness" and a["annotator_kind"] == "CODE" for a in ours)
     wrong = [a for a in ours if a["result"]["label"] == "fail"]
     assert wrong and all(a["result"]["score"] < 0.5 and a["result"]["explanation"] for a in wrong)
+
+
+CONVERSATION_PROJECT = "support-chat"
+
+
+def _send_turn(url: str, session: str, question: str, context: str, answer: str, *, error: bool) -> None:
+    provider = TracerProvider(resource=Resource({"openinference.project.name": CONVERSATION_PROJECT}))
+    provider.add_span_processor(SimpleSpanProcessor(proto_http.OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    tracer = provider.get_tracer("support-chat")
+    with tracer.start_as_current_span("rag") as root:
+        root.set_attribute("openinference.span.kind", "CHAIN")
+        root.set_attribute("session.id", session)
+        root.set_attribute("input.value", json.dumps({"question": question}))
+        with tracer.start_as_current_span("retrieve") as span:
+            span.set_attribute("openinference.span.kind", "RETRIEVER")
+            span.set_attribute("retrieval.documents.0.document.id", f"doc-{abs(hash(context)) % 1000}")
+            span.set_attribute("retrieval.documents.0.document.content", context)
+        root.set_attribute("output.value", answer)
+        if error:
+            root.set_status(Status(StatusCode.ERROR, "flagged by the user"))
+    provider.shutdown()
+
+
+def test_a_phoenix_conversation_split_across_polls_is_judged_with_its_earlier_turns(
+    phoenix: str, tmp_path: Path
+) -> None:
+    from ragmetrics.judge.backends.local import LocalJudge
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.traces.openinference import traces_from_spans
+
+    config = WatchConfig.model_validate({
+        "source": {"kind": "phoenix", "url": phoenix, "project": CONVERSATION_PROJECT, "settle_s": 0},
+        "sampling": {"rate": 0.0, "always": {"errors": True}},  # only flagged turns are judged
+        "judge": {"backend": "local", "metrics": ["faithfulness"], "cache_path": None},
+        "window": "1d", "output": str(tmp_path / "live"), "write_back": None,
+    })  # fmt: skip
+    client = PhoenixClient(phoenix, CONVERSATION_PROJECT)
+    watcher = Watcher(config, say=lambda _m: None)
+    _send_turn(phoenix, "c1", "When did the harbour bridge open?", FACTS[0], FACTS[0], error=False)
+    _wait_for(client, 2)
+    first = watcher.poll(final=True)
+    assert first.decided == 1 and first.sampled == 0  # turn 1: read, not judged, its spans dropped
+    _send_turn(phoenix, "c1", "How long does the library lend books?", FACTS[1], FACTS[1], error=False)
+    _wait_for(client, 4)
+    watcher.poll(final=True)
+    _send_turn(phoenix, "c1", "Remind me about the bridge?", FACTS[1], FACTS[0], error=True)
+    _wait_for(client, 6)
+    third = watcher.poll(final=True)
+    assert third.sampled == 1
+    judged = watcher.store.db.execute(
+        "SELECT trace_id, value FROM scores WHERE metric = 'faithfulness' AND value IS NOT NULL"
+    ).fetchall()
+    watcher.close()
+    assert len(judged) == 1
+    trace_id, live_value = judged[0]
+    spans, cursor, more = [], None, True
+    while more:
+        page, cursor, more = client.spans(cursor)
+        spans.extend(page)
+    offline = evaluate_rag(traces_from_spans(spans).samples, ["faithfulness"], LocalJudge(), progress=False)
+    assert offline.per_query[trace_id]["faithfulness"] == live_value  # as score --traces judges the same spans
+    assert live_value >= 0.5  # turn 1's passage supports what turn 3 restates

@@ -78,17 +78,17 @@ def show(result: dict[str, Any]) -> None:
     exposure = result["exposure"]
     runs = exposure["runs"]
     print(f"\n{result['collection']}: attack set {result['build_s']} s, night {result['night_s']} s")
-    print(f"{'kind':<22}" + "".join(f"{r:>32}" for r in runs))
+    print(f"{'kind':<22}" + "".join(f"{r:>44}" for r in runs))
     for group in exposure["groups"]:
         cells = []
         for r in runs:
             rate = exposure["rates"][r][group]
             if rate["rate"] is None:
-                cells.append(f"{'-':>32}")
+                cells.append(f"{'-':>44}")
             else:
                 cell = (f"{100 * rate['rate']:.1f} % [{100 * rate['low']:.1f}, {100 * rate['high']:.1f}] "
                         f"mrr {rate['mrr']:.2f} n{rate['n']}")  # fmt: skip
-                cells.append(f"{cell:>32}")
+                cells.append(f"{cell:>44}")
         print(f"{group:<22}" + "".join(cells))
     for pair in exposure["pairs"]:
         for row in pair["rows"]:

@@ -85,7 +85,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
                     json.load(r)
                 break
-            except OSError:
+            except (OSError, ValueError):  # not listening yet, 503 while the model loads, a partial body
                 if time.monotonic() > deadline:
                     pytest.fail(f"llama.cpp server did not come up: {log.read_text()[-2000:]}")
                 time.sleep(0.5)

@@ -26,10 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ragmetrics.attacks.canary import compact, contains_canary, contains_secret
+from ragmetrics.attacks.canary import compact, contains_canary, contains_secret, holds_two_thirds
+from ragmetrics.attacks.metrics import attack_run_result
 from ragmetrics.attacks.model import AttackCheck, AttackRow
 from ragmetrics.options import EXPOSURE_METRICS
-from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
+from ragmetrics.schema import NotApplicableScore, RunResult, SampleFailure
 
 __all__ = ["EXPOSURE_METRICS", "Exposure", "exposure_of", "exposure_result", "own_documents_only"]
 
@@ -58,19 +59,11 @@ def plants_something(check: AttackCheck) -> bool:
 
 
 def _holds_marker(context: str, marker: str, *, pieces: bool) -> bool:
-    needle = compact(marker)
-    if not needle:
-        return False
-    haystack = compact(context)
-    if needle in haystack:
-        return True
     if not pieces:
-        return False
-    size = max(16, -(-len(needle) * 2 // 3))
-    if size >= len(needle):
-        return False
-    step = max(1, (len(needle) - size) // 16)  # a handful of windows: a cut chunk keeps one of them whole
-    return any(needle[i : i + size] in haystack for i in range(0, len(needle) - size + 1, step))
+        wanted = compact(marker)
+        return bool(wanted) and wanted in compact(context)
+    # A handful of windows: a chunk cut by the system keeps one of them whole.
+    return holds_two_thirds(context, marker, at_least=16, windows=16)
 
 
 def is_planted(check: AttackCheck, context: str, context_id: str | None = None) -> bool:
@@ -134,20 +127,7 @@ def exposure_result(
                 found = exposures.setdefault(qid, exposure_of(check, texts, ids))
                 scores[metric] = found.reciprocal_rank if metric == "planted_rr" else float(found.exposed)
         per_query[qid] = scores
-    result = RunResult(
-        name=name,
-        per_query=per_query,
-        failures=failures,
-        not_applicable=not_applicable,
-        metadata=RunMetadata(
-            kind="attack",
-            metrics=list(EXPOSURE_METRICS),
-            num_queries=len(per_query),
-            metric_settings={"lower_is_better": list(EXPOSURE_METRICS)},
-        ),
-    )
-    result.recompute_aggregate()
-    return result, exposures
+    return attack_run_result(name, per_query, failures, not_applicable, EXPOSURE_METRICS), exposures
 
 
 def own_documents_only(rankings: Mapping[str, Mapping[str, float]], rows: Sequence[AttackRow]) -> dict[str, dict[str, float]]:

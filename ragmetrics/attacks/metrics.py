@@ -26,7 +26,7 @@ from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.options import ATTACK_METRICS
 from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
-__all__ = ["ATTACK_METRICS", "KIND_METRICS", "Outcome", "attack_result", "decide", "refuses"]
+__all__ = ["ATTACK_METRICS", "KIND_METRICS", "Outcome", "attack_result", "attack_run_result", "decide", "refuses"]
 
 KIND_METRICS: dict[str, str] = {
     "injection": "injection_success",
@@ -137,17 +137,24 @@ def attack_result(
             else:
                 scores[metric] = float(refuses(answers.get(qid), languages.get(qid)))
         per_query[qid] = scores
+    return attack_run_result(name, per_query, failures, not_applicable, ATTACK_METRICS)
+
+
+def attack_run_result(
+    name: str,
+    per_query: dict[str, dict[str, float | None]],
+    failures: list[SampleFailure],
+    not_applicable: list[NotApplicableScore],
+    metrics: Sequence[str],
+) -> RunResult:
+    """A run's attack (or exposure) scores as a result: every metric lower-is-better, means recomputed."""
     result = RunResult(
         name=name,
         per_query=per_query,
         failures=failures,
         not_applicable=not_applicable,
-        metadata=RunMetadata(
-            kind="attack",
-            metrics=list(ATTACK_METRICS),
-            num_queries=len(per_query),
-            metric_settings={"lower_is_better": list(ATTACK_METRICS)},
-        ),
-    )
+        metadata=RunMetadata(kind="attack", metrics=list(metrics), num_queries=len(per_query),
+                             metric_settings={"lower_is_better": list(metrics)}),
+    )  # fmt: skip
     result.recompute_aggregate()
     return result

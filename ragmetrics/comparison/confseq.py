@@ -27,6 +27,16 @@ intersection of the intervals (still valid, and never widening), clipped to [0, 
 
 A paired difference of two scores in [0, 1] lies in [-1, 1]: `difference_confseq` maps it to [0, 1] with
 (d + 1) / 2 and back.
+
+`BettingSequence` is the tighter hedged-capital sequence of the same paper (Theorem 3), for the i.i.d. case,
+updated batch by batch: for each candidate mean m on a grid, two bettors' capital
+K+_t(m) = prod (1 + l+_i(m) (x_i - m)) and K-_t(m) = prod (1 - l-_i(m) (x_i - m)), with l+_i(m) =
+min(lambda_i, c/m), l-_i(m) = min(lambda_i, c/(1 - m)), c = 1/2 and lambda_i as above; m stays in the sequence
+while max(K+/2, K-/2) < 1/alpha (Ville's inequality). Near the middle of [0, 1], where a paired difference of
+similar systems sits, it may bet up to 1 where the empirical-Bernstein sequence is capped at 1/2: on N = 1,000
+questions with a true difference of 0.05 (sd 0.25) it settles after about 28 % of them against 44 %
+(benchmarks/sim_adaptive.py). Its bounds are the grid points still in the set (a grid of 2,001 points: steps of
+0.0005), intersected over time.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["ConfidenceSequence", "difference_confseq", "mean_confseq"]
+__all__ = ["BettingSequence", "ConfidenceSequence", "difference_confseq", "mean_confseq"]
 
 MAX_BET = 0.5
 """The cap on lambda_t (Waudby-Smith and Ramdas use 1/2 or 3/4): a smaller cap trades a little width early for
@@ -117,3 +127,52 @@ def difference_confseq(
         raise ValueError("differences must lie in [-1, 1]")
     cs = mean_confseq((d + 1.0) / 2.0, alpha=alpha, population=population)
     return ConfidenceSequence(2.0 * cs.estimate - 1.0, 2.0 * cs.low - 1.0, 2.0 * cs.high - 1.0, alpha, population)
+
+
+class BettingSequence:
+    """The hedged-capital confidence sequence for the mean of i.i.d. values in [0, 1], fed batch by batch
+    (module docstring); `low`, `high` and `estimate` hold after the values fed so far."""
+
+    def __init__(self, *, alpha: float = 0.05, grid_points: int = 2001, theta: float = 0.5) -> None:
+        if not 0.0 < alpha < 1.0:
+            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        self.alpha = alpha
+        self.theta = theta
+        self.grid = np.linspace(0.0, 1.0, grid_points)[1:-1]
+        self._log_plus = np.zeros(self.grid.size)
+        self._log_minus = np.zeros(self.grid.size)
+        self._alive = np.ones(self.grid.size, dtype=bool)
+        self.n = 0
+        self._sum = 0.0
+        self._squares = 0.0  # sum of (x_i - mu_hat_i)^2
+        self.low, self.high = 0.0, 1.0
+
+    @property
+    def estimate(self) -> float:
+        return self._sum / self.n if self.n else math.nan
+
+    def update(self, values: ArrayLike) -> None:
+        x = np.asarray(values, dtype=np.float64)
+        if x.size and (not np.all(np.isfinite(x)) or x.min() < 0.0 or x.max() > 1.0):
+            raise ValueError("values must lie in [0, 1]")
+        if not x.size:
+            return
+        log_term = math.log(2.0 / self.alpha)
+        lams = np.empty(x.size)
+        for i, value in enumerate(x.tolist()):  # the bets are predictable: each uses the values before it
+            t = self.n + 1
+            lams[i] = math.sqrt(2.0 * log_term / ((0.25 + self._squares) / t * t * math.log1p(t)))
+            self.n = t
+            self._sum += value
+            self._squares += (value - (0.5 + self._sum) / (t + 1)) ** 2
+        step = x[:, None] - self.grid[None, :]
+        self._log_plus += np.log1p(np.minimum(lams[:, None], MAX_BET / self.grid[None, :]) * step).sum(axis=0)
+        self._log_minus += np.log1p(-np.minimum(lams[:, None], MAX_BET / (1.0 - self.grid[None, :])) * step).sum(axis=0)
+        log_capital = np.maximum(math.log(self.theta) + self._log_plus, math.log(1 - self.theta) + self._log_minus)
+        self._alive &= log_capital < math.log(1.0 / self.alpha)  # in logs: a large capital overflows exp
+        inside = np.flatnonzero(self._alive)
+        if inside.size:
+            self.low = max(self.low, float(self.grid[inside[0]] - self.grid[0]))
+            self.high = min(self.high, float(self.grid[inside[-1]] + self.grid[0]))
+        else:  # every grid point rejected (a mean between two points): keep the estimate's neighbourhood
+            self.low = self.high = float(np.clip(self.estimate, self.low, self.high))

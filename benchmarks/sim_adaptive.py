@@ -1,0 +1,99 @@
+"""Adaptive nights by simulation: calls used, agreement with the full night, and type I error when every batch
+is looked at (anytime-valid confidence sequences against a t-test re-run after each batch).
+
+    .venv/bin/python benchmarks/sim_adaptive.py [--reps 10000] [--batch 50] [--sd 0.25] [--seed 0]
+
+For each N (questions) and true mean difference delta between two runs, `reps` sets of N paired differences
+are drawn from a population with that mean (normal with sd `sd`, clipped to [-1, 1]) and judged in batches of
+`batch`. The adaptive night (`comparison.adaptive`: the hedged-capital betting sequence, alpha 0.05) stops at the
+first batch after which the pair is settled (better, worse, or level within +-0.01) and otherwise at N. Printed:
+the share of the full night's judge calls used (mean), how often its verdict (better / worse / not shown) differs
+from the full night's paired t-test at N, and under delta = 0 the type I error of the adaptive verdict, of a
+t-test re-run after every batch (stopping at the first p < 0.05), and of the full night's single t-test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+from scipy import stats
+
+from ragmetrics.comparison.adaptive import verdict_of
+from ragmetrics.comparison.confseq import BettingSequence
+
+ALPHA = 0.05
+MARGIN = 0.01
+
+
+def population(rng: np.random.Generator, n: int, delta: float, sd: float) -> np.ndarray:
+    """N paired differences of questions drawn from a population whose mean difference is delta."""
+    return np.clip(delta + sd * rng.standard_normal(n), -1.0, 1.0)
+
+
+def full_verdict(d: np.ndarray) -> int:
+    se = d.std(ddof=1) / math.sqrt(d.size)
+    if se == 0:
+        return int(np.sign(d.mean()))
+    p = 2 * stats.t.sf(abs(d.mean() / se), d.size - 1)
+    return int(np.sign(d.mean())) if p < ALPHA else 0
+
+
+def adaptive(d: np.ndarray, batch: int, grid: int) -> tuple[int, int]:
+    """(verdict: 1 better, -1 worse, 0 not shown; questions judged), the night's own sequence and rule."""
+    sequence = BettingSequence(alpha=ALPHA, grid_points=grid)
+    for start in range(0, d.size, batch):
+        sequence.update((d[start : start + batch] + 1.0) / 2.0)
+        verdict = verdict_of("pair", MARGIN, 2 * sequence.low - 1, 2 * sequence.high - 1)
+        if verdict != "unsettled":
+            return {"better": 1, "worse": -1}.get(verdict, 0), sequence.n
+    return 0, d.size
+
+
+def peeking_t(d: np.ndarray, batch: int) -> int:
+    """A t-test after every batch, stopping at the first p < alpha: 1 when it ever rejects."""
+    t = np.arange(1, d.size + 1)
+    mean = np.cumsum(d) / t
+    var = (np.cumsum(d * d) - t * mean * mean) / np.maximum(t - 1, 1)
+    looks = np.arange(batch, d.size + 1, batch) - 1
+    se = np.sqrt(np.maximum(var[looks], 1e-30) / t[looks])
+    p = 2 * stats.t.sf(np.abs(mean[looks] / se), t[looks] - 1)
+    return int(np.any(p < ALPHA))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=10_000)
+    parser.add_argument("--batch", type=int, default=50)
+    parser.add_argument("--sd", type=float, default=0.25)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--grid", type=int, default=2001, help="grid points of the betting sequence (as the night)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 5000])
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    print(f"{args.reps} repetitions per row; paired differences sd {args.sd}; batches of {args.batch}; alpha {ALPHA}")
+    print("| N | true difference | calls used (mean share) | verdict differs from the full night | "
+          "type I: adaptive | type I: t-test after every batch | type I: full night |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n in args.sizes:
+        for delta in (0.0, 0.02, 0.05, 0.1):
+            used = differs = adaptive_reject = peek_reject = full_reject = 0
+            for _ in range(args.reps):
+                d = rng.permutation(population(rng, n, delta, args.sd))
+                verdict, judged = adaptive(d, args.batch, args.grid)
+                full = full_verdict(d)
+                used += judged
+                differs += int(verdict != full)
+                if delta == 0.0:
+                    adaptive_reject += int(verdict != 0)
+                    peek_reject += peeking_t(d, args.batch)
+                    full_reject += int(full != 0)
+            reps = args.reps
+            type1 = (f"{adaptive_reject / reps:.4f} | {peek_reject / reps:.4f} | {full_reject / reps:.4f}"
+                     if delta == 0.0 else "- | - | -")  # fmt: skip
+            print(f"| {n} | {delta:g} | {used / (reps * n):.1%} | {differs / reps:.2%} | {type1} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""Decisions of an adaptive night: settled by anytime-valid confidence sequences, checked after every batch.
+
+An adaptive night judges its questions in a seeded random order, in batches, every compared run on the same
+questions. After each batch every decision it must make is updated from the judged questions so far:
+
+- **pair**: does run b beat run a on a metric? Settled "better" or "worse" when the confidence sequence of the
+  mean paired difference excludes 0, "level" when it lies within +-`margin` (no difference that matters), else
+  unsettled;
+- **gate**: has a run dropped beyond `max_drop` against the baseline report's scores of the same questions?
+  Settled "dropped" when the sequence lies below -max_drop, "held" when it lies above it;
+- **precision**: is a run's mean known to +-`half_width`? Settled when the sequence is that narrow.
+
+The sequences are those of `comparison.confseq` (hedged capital for differences, empirical Bernstein for a
+mean), each at alpha / K for the K decisions
+(Bonferroni: valid across decisions however often each is looked at; a Holm step-down is not anytime-valid).
+Pair and gate decisions treat the judged questions as a random sample of questions like them, as the full
+night's paired tests do (the i.i.d. form: a difference is real when it would hold on other questions of the same
+kind, not merely on this set); a precision decision is about the dataset's own mean, so its sequence is the
+without-replacement form, exact once every question is judged. A decision, once settled, is frozen with the number of questions and the interval it was settled at: it never
+flips back. Judging stops when every decision is settled, or at the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from ragmetrics.comparison.confseq import BettingSequence, mean_confseq
+
+__all__ = ["Decision", "DecisionKind", "settle", "verdict_of"]
+
+DecisionKind = Literal["pair", "gate", "precision"]
+Verdict = Literal["better", "worse", "level", "dropped", "held", "precise", "unsettled"]
+
+
+@dataclass
+class Decision:
+    """One decision of the night and where it stands."""
+
+    kind: DecisionKind
+    metric: str
+    run: str
+    other: str | None = None
+    """pair: the baseline run (the decision is about run minus other); gate: the baseline report."""
+    threshold: float = 0.0
+    """pair: the margin of 'level'; gate: max_drop; precision: the half-width asked for."""
+    lower_is_better: bool = False
+    verdict: Verdict = "unsettled"
+    settled_at: int | None = None
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+    history: list[tuple[int, float, float]] = field(default_factory=list)
+    _sequence: BettingSequence | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def settled(self) -> bool:
+        return self.verdict != "unsettled"
+
+    def describe(self, population: int) -> str:
+        """One line for the report: what was decided, after how many questions, with what interval."""
+        interval = "" if self.low is None else f"anytime-valid interval [{self.low:+.3f}, {self.high:+.3f}]"
+        what = {
+            "pair": f"{self.run} vs {self.other} on {self.metric}",
+            "gate": f"{self.run} / {self.metric} against the baseline (max drop {self.threshold:g})",
+            "precision": f"{self.run} / {self.metric} mean to +-{self.threshold:g}",
+        }[self.kind]
+        if self.settled:
+            return f"{what}: {self.verdict}, settled after {self.settled_at} of {population} questions, {interval}"
+        width = "" if self.low is None else f" (interval [{self.low:+.3f}, {self.high:+.3f}])"
+        return f"{what}: unsettled after {self.n} of {population} questions{width}"
+
+
+def settle(
+    decisions: Sequence[Decision],
+    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+    order: Sequence[str],
+    *,
+    population: int,
+    alpha: float,
+    baseline: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None = None,
+) -> None:
+    """Update every unsettled decision from the scores judged so far: `values[run][qid][metric]`, `order` the
+    questions judged, in the order judged; `baseline[run][qid][metric]` the baseline report's scores (gate
+    decisions). Questions a decision has no value for on either side are left out of it (a failed score)."""
+    level = alpha / max(1, len(decisions))
+    for decision in decisions:
+        if decision.settled:
+            continue
+        series = _series(decision, values, order, baseline)
+        if not series:
+            continue
+        if decision.kind == "precision":
+            cs = mean_confseq(np.clip(series, 0.0, 1.0), alpha=level, population=population)
+            estimate, low, high = cs.at(cs.n)
+        else:
+            if decision._sequence is None:
+                decision._sequence = BettingSequence(alpha=level)
+            sequence = decision._sequence
+            fresh = np.clip(np.asarray(series[sequence.n :]), -1.0, 1.0)
+            sequence.update((fresh + 1.0) / 2.0)  # the values judged since the last look, in judged order
+            estimate, low, high = 2 * sequence.estimate - 1, 2 * sequence.low - 1, 2 * sequence.high - 1
+        decision.n = len(series)
+        decision.estimate, decision.low, decision.high = estimate, low, high
+        decision.history.append((decision.n, low, high))
+        verdict = verdict_of(decision.kind, decision.threshold, low, high)
+        if verdict != "unsettled":
+            decision.verdict, decision.settled_at = verdict, decision.n
+
+
+def _series(
+    decision: Decision,
+    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+    order: Sequence[str],
+    baseline: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None,
+) -> list[float]:
+    """The decision's per-question values in judged order: a score (precision) or a signed difference where
+    positive is better (pair: run minus other; gate: tonight minus the baseline)."""
+    mine = values.get(decision.run, {})
+    sign = -1.0 if decision.lower_is_better else 1.0
+    out: list[float] = []
+    for qid in order:
+        value = mine.get(qid, {}).get(decision.metric)
+        if value is None:
+            continue
+        if decision.kind == "precision":
+            out.append(value)
+            continue
+        source = values if decision.kind == "pair" else (baseline or {})
+        key = decision.other if decision.kind == "pair" else decision.run
+        other = source.get(key or "", {}).get(qid, {}).get(decision.metric)
+        if other is not None:
+            out.append(sign * (value - other))
+    return out
+
+
+def verdict_of(kind: DecisionKind, threshold: float, low: float, high: float) -> Verdict:
+    """What an interval settles (module docstring): a difference's sign or its being within +-threshold (pair),
+    a drop beyond threshold or not (gate), a half-width of at most threshold (precision)."""
+    if kind == "precision":
+        return "precise" if (high - low) / 2 <= threshold else "unsettled"
+    if kind == "gate":
+        if high < -threshold:
+            return "dropped"
+        return "held" if low > -threshold else "unsettled"
+    if low > 0:
+        return "better"
+    if high < 0:
+        return "worse"
+    if -threshold < low and high < threshold:
+        return "level"
+    return "unsettled"

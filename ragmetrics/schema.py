@@ -766,6 +766,41 @@ class NightWork(_Model):
     assumptions: list[str] = Field(default_factory=list)
 
 
+class AdaptiveDecision(_Model):
+    """One decision of an adaptive night and where it stands (comparison.adaptive)."""
+
+    kind: Literal["pair", "gate", "precision"]
+    metric: str
+    run: str
+    other: str | None = None
+    threshold: float = 0.0
+    verdict: str = "unsettled"
+    settled_at: int | None = Field(default=None, description="questions judged when it was settled")
+    n: int = Field(default=0, description="questions it was last updated on")
+    estimate: float | None = None
+    low: float | None = None
+    high: float | None = None
+    text: str = ""
+
+
+class AdaptiveSummary(_Model):
+    """What an adaptive night judged and decided, and what it spent against a full night."""
+
+    questions: int = Field(description="questions the full night would judge")
+    judged: int = Field(description="questions judged before every decision was settled (or the budget)")
+    stopped: Literal["settled", "budget", "all_judged"]
+    alpha: float
+    batch_size: int
+    seed: int
+    decisions: list[AdaptiveDecision] = Field(default_factory=list)
+    calls: int = 0
+    calls_full_estimate: int | None = Field(
+        default=None, description="judge requests a full night would make, at tonight's rate per question"
+    )
+    cost_usd: float | None = None
+    not_judged: list[str] = Field(default_factory=list, description="question ids left unjudged")
+
+
 class NightlyRun(_Model):
     """The nightly job's own record: which config, what data, who judged, what failed, how long, the gate."""
 
@@ -784,6 +819,9 @@ class NightlyRun(_Model):
     incomplete: list[str] = Field(
         default_factory=list,
         description="run/metric pairs whose failed share exceeded max_failure_rate: the night is incomplete",
+    )
+    adaptive: AdaptiveSummary | None = Field(
+        default=None, description="an adaptive night's decisions, and what it judged and spent"
     )
 
 

@@ -54,6 +54,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print the calls, tokens, cost and time the run would take; call nothing, write nothing",
     )
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="judge until every decision is settled (anytime-valid), not every question: judge.adaptive with "
+        "its defaults unless the config sets it (docs/adaptive.md)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.set_defaults(handler=_run)
 
@@ -87,6 +93,7 @@ def _run(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
             engine=args.engine,
             refresh_pipeline=args.refresh_pipeline,
+            adaptive=args.adaptive,
         )
     from ragmetrics.render.safe_text import visible_controls
 

@@ -389,10 +389,36 @@ AnyRunSpec = DatasetRunSpec | FileRunSpec | RetrieverRunSpec | FusionRunSpec | P
 RunSpec = Annotated[AnyRunSpec, Field(discriminator="source")]
 
 
+class AdaptiveConfig(_Section):
+    """An adaptive night (docs/adaptive.md): judge questions in a seeded random order, in batches, every run on
+    the same ones, and stop once every decision is settled by an anytime-valid confidence sequence."""
+
+    batch_size: int = Field(default=50, ge=1, description="questions judged between two looks")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="error rate of all decisions together")
+    margin: float = Field(
+        default=0.01, ge=0, lt=1, description="a pair whose difference is shown within +-margin is level"
+    )
+    precision: float | None = Field(
+        default=None, gt=0, lt=1, description="also settle each run's mean to +-this (half-width)"
+    )
+    max_questions: int | None = Field(default=None, ge=1, description="budget: questions judged at most")
+    max_calls: int | None = Field(default=None, ge=1, description="budget: judge requests at most")
+    max_cost: float | None = Field(default=None, gt=0, description="budget: judge cost in USD at most")
+    seed: int = Field(default=0, description="the order questions are judged in")
+    strata: str | None = Field(
+        default=None, description="a dataset column: the order takes each stratum in turn, in proportion"
+    )
+
+
 class JudgeConfig(JudgeSettings):
     """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
 
     _metric_origins: dict[str, str] = PrivateAttr(default_factory=dict)
+    adaptive: AdaptiveConfig | None = Field(
+        default=None,
+        description="judge until every decision is settled (anytime-valid), not every question: "
+        "{batch_size, alpha, margin, precision, max_questions, max_calls, max_cost, seed, strata}",
+    )
     metric_files: list[Path] = Field(
         default_factory=list,
         description="metric definitions of your own, one YAML file each (a rubric, say); read into "
@@ -447,6 +473,8 @@ class JudgeConfig(JudgeSettings):
         unused = sorted({m.name for m in self.custom_metrics} - set(self.metrics))
         if unused:
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
+        if self.adaptive is not None and self.repeats > 1:
+            raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:

@@ -29,7 +29,15 @@ from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
 from ragmetrics.nightly.provenance import Changes, changes_since
 from ragmetrics.options import OPERATIONAL_METRICS, TESTS, is_descriptive, is_significant, lower_is_better
-from ragmetrics.schema import GateResult, Interval, MetricCheck, QueryDrop, Report, RunResult
+from ragmetrics.schema import (
+    AdaptiveDecision,
+    GateResult,
+    Interval,
+    MetricCheck,
+    QueryDrop,
+    Report,
+    RunResult,
+)
 from ragmetrics.trust.labels import HumanLabels
 
 WORST_QUERIES = 5
@@ -77,6 +85,7 @@ def check_regressions(
     explicit: set[str] | None = None,
     on_change: str = "not_comparable",
     below_floor: Mapping[tuple[str, str], str] | None = None,
+    anytime: Mapping[tuple[str, str], AdaptiveDecision] | None = None,
 ) -> GateResult:
     """Compare every run/metric the two reports share; see the module docstring for the rule.
 
@@ -87,7 +96,9 @@ def check_regressions(
     (data, judge, prompts: `provenance.changes_since`) is reported first; with `on_change` 'not_comparable' the
     pairs it touches are listed as not comparable instead of checked. `below_floor` maps (run, metric) pairs
     whose judge agrees with the human labels less than trust.min_agreement asks to why: they are listed as
-    untrusted, neither passed nor failed."""
+    untrusted, neither passed nor failed. `anytime` maps the (run, metric) pairs an adaptive night decided to
+    their decision: judging stopped when it was settled, so a fixed-sample test on the questions judged would not
+    hold its error rate; the anytime-valid interval decides (dropped: regressed; held or unsettled: not)."""
     from ragmetrics.comparison.corrections import adjust
 
     if test not in TESTS:  # checked up front: a per-check InputError below only means "cannot assess"
@@ -120,10 +131,16 @@ def check_regressions(
     tested = _tested_pairs(gate, pending, current, test=test, seed=seed, permutations=permutations)
     corrected = adjust([pair.p for pair in tested], correction)
     for pair, p_adj in zip(tested, corrected, strict=True):
-        gate.checks.append(
-            _check(pair, float(p_adj), thresholds(pair.metric), alpha=alpha, labels=labels if use_ppi else None,
-                   beyond_judge_noise=beyond_judge_noise)
-        )  # fmt: skip
+        check = _check(pair, float(p_adj), thresholds(pair.metric), alpha=alpha, labels=labels if use_ppi else None,
+                       beyond_judge_noise=beyond_judge_noise)  # fmt: skip
+        decision = (anytime or {}).get((pair.run.name, pair.metric))
+        if decision is not None:
+            check.regressed = decision.verdict == "dropped"
+            check.significant = decision.low is not None and decision.high is not None and (
+                decision.low > 0 or decision.high < 0
+            )
+            gate.notes.append(f"{pair.run.name} / {pair.metric}: decided by the adaptive night: {decision.text}")
+        gate.checks.append(check)
     return gate
 
 

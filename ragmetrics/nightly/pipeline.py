@@ -67,6 +67,7 @@ from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry r
 from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
+    AdaptiveSummary,
     ComparisonSettings,
     DatasetSummary,
     GateResult,
@@ -134,6 +135,7 @@ def run_pipeline(
     log: Log | None = None,
     engine: str | None = None,
     refresh_pipeline: bool = False,
+    adaptive: bool = False,
 ) -> PipelineOutcome:
     """Run a whole evaluation. `baseline`, `output_dir` and `engine` ('local', 'ray') override the config;
     `write=False` skips artifacts; `refresh_pipeline` calls the pipeline and generator again instead of
@@ -142,8 +144,22 @@ def run_pipeline(
         config = load_config(config)
     if engine is not None:
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
+    if adaptive:
+        config = with_adaptive(config)
     with own_metrics(config):
         return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
+
+
+def with_adaptive(config: NightlyConfig) -> NightlyConfig:
+    """The config with judge.adaptive on (its own settings kept when it has them); an error without a judge."""
+    from ragmetrics.nightly.config import AdaptiveConfig
+
+    if config.judge is None or not config.judge.metrics:
+        raise ConfigError("--adaptive: the config judges nothing (judge.metrics is empty)")
+    if config.judge.adaptive is not None:
+        return config
+    judge = config.judge.model_copy(update={"adaptive": AdaptiveConfig()})
+    return config.model_copy(update={"judge": judge})
 
 
 @contextmanager
@@ -181,6 +197,7 @@ class _Scored:
     judge_info: JudgeInfo | None
     judged_samples: dict[str, list[RagSample]]
     work_estimate: Any
+    adaptive: AdaptiveSummary | None = None
 
 
 def _run_pipeline(
@@ -203,7 +220,7 @@ def _run_pipeline(
     dataset = _load_dataset(night)
     calls = target_calls(config, output_dir=output_dir, refresh=refresh_pipeline, progress=night.show)
     runs, answered = _answer(night, dataset, calls)
-    scored = _score(night, dataset, runs, answered, calls)
+    scored = _score(night, dataset, runs, answered, calls, base.report)
     results = scored.results
     attacks = _score_attacks(night, dataset, runs, answered, results) if dataset.attacks is not None else None
     mark_call_failures(results, answered)
@@ -221,7 +238,7 @@ def _run_pipeline(
     gate = None
     if base.report is not None:
         assert base.path is not None
-        gate = _gate(config, report, base.report, str(base.path), labels, incomplete)
+        gate = _gate(config, report, base.report, str(base.path), labels, incomplete, scored.adaptive)
         report.metadata.nightly.regression = gate  # type: ignore[union-attr]
     report.metadata.nightly.incomplete = [i.describe() for i in incomplete]  # type: ignore[union-attr]
     outcome = PipelineOutcome(report=report, gate=gate, notes=night.notes, incomplete=incomplete)
@@ -284,6 +301,7 @@ def _score(
     runs: dict[str, Run | None],
     answered: dict[str, AnsweredRun],
     calls: TargetCalls,
+    baseline: Report | None,
 ) -> _Scored:
     """Retrieval and judge metrics of every run (on the configured engine), and the answering runs'
     latency, tokens and cost."""
@@ -291,6 +309,7 @@ def _score(
 
     config = night.config
     results: dict[str, RunResult] = {}
+    adaptive: list[AdaptiveSummary] = []
     judged_samples: dict[str, list[RagSample]] = {}
     worker = (
         make_engine(config.engine.kind, **config.engine.options()) if config.engine.kind != "local" else None
@@ -301,7 +320,8 @@ def _score(
         work_estimate = _judge_estimate(config, dataset, runs, answered, calls, night.output_dir)
         with _timed(night.timings, "judge"):
             judged, judge_info = score_judge(config, dataset, runs, night.notes, progress=night.show, engine=worker,
-                                             answered=answered, judged=judged_samples)  # fmt: skip
+                                             answered=answered, judged=judged_samples, baseline=baseline,
+                                             adaptive=adaptive)  # fmt: skip
     finally:
         if worker is not None:
             worker.close()
@@ -311,7 +331,14 @@ def _score(
         _merge_into(results, name, result)
     for name, run_answers in answered.items():
         _merge_into(results, name, operational_result(run_answers))
-    return _Scored(results, judge_info, judged_samples, work_estimate)
+    summary = adaptive[0] if adaptive else None
+    if summary is not None:
+        night.notes.append(
+            f"adaptive night: {summary.judged} of {summary.questions} questions judged ({summary.stopped}); "
+            f"{summary.calls} judge requests against about {summary.calls_full_estimate} for a full night"
+        )
+        night.notes.extend(f"adaptive: {d.text}" for d in summary.decisions)
+    return _Scored(results, judge_info, judged_samples, work_estimate, summary)
 
 
 def _merge_into(results: dict[str, RunResult], name: str, result: RunResult) -> None:
@@ -380,6 +407,7 @@ def _report(
         },
         timings_s=night.timings,
         work=_actual_work(scored.work_estimate, calls, scored.judge_info, night.timings),
+        adaptive=scored.adaptive,
     )
     return report, labels
 
@@ -391,7 +419,9 @@ def _gate(
     source: str,
     labels: HumanLabels | None,
     incomplete: list[Incomplete],
+    adaptive: AdaptiveSummary | None,
 ) -> GateResult:
+    anytime = {(d.run, d.metric): d for d in adaptive.decisions if d.kind == "gate"} if adaptive else None
     return check_regressions(
         report, baseline, baseline_source=source, thresholds=config.baseline.threshold,
         metrics=config.baseline.metrics, test=config.compare.test, correction=config.compare.correction,
@@ -399,7 +429,7 @@ def _gate(
         labels=labels, use_ppi=config.baseline.use_ppi, beyond_judge_noise=config.baseline.beyond_judge_noise,
         incomplete=[(i.run, i.metric, i.describe()) for i in incomplete],
         explicit=set(config.baseline.metrics or ()) | set(config.baseline.max_drop_per_metric),
-        on_change=config.baseline.on_change, below_floor=agreement_floor(config, report),
+        on_change=config.baseline.on_change, below_floor=agreement_floor(config, report), anytime=anytime,
     )  # fmt: skip
 
 
@@ -546,9 +576,13 @@ def score_judge(
     engine: Engine | None = None,
     answered: Mapping[str, AnsweredRun] | None = None,
     judged: dict[str, list[RagSample]] | None = None,
+    baseline: Report | None = None,
+    adaptive: list[AdaptiveSummary] | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info.
-    `judged`, when given, receives each run's samples exactly as the judge saw them.
+    `judged`, when given, receives each run's samples exactly as the judge saw them. With `judge.adaptive`
+    the questions are judged in batches until every decision is settled (`nightly.adaptive_night`; the gate's
+    decisions against `baseline`), and the night's summary is appended to `adaptive`.
 
     With `judge.repeats` = k > 1 every unit is judged k times with seeds seed, seed + 1, ... (each repeat
     cached under its own key); the results keep repeat 0's scores and carry the noise figures in `trust.noise`.
@@ -562,6 +596,18 @@ def score_judge(
         return {}, None
     assert config.judge is not None
     base = config.judge.settings()
+    if config.judge.adaptive is not None:
+        from ragmetrics.nightly.adaptive_night import judge_adaptively
+
+        session = (engine or LocalEngine()).judge_session(base)
+        try:
+            results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress)
+            adaptive_info = session.info()
+        finally:
+            session.close()
+        if adaptive is not None:
+            adaptive.append(summary)
+        return results, adaptive_info
     rounds: list[dict[str, RunResult]] = []
     info: JudgeInfo | None = None
     for repeat in range(base.repeats):

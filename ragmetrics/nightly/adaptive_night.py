@@ -1,0 +1,160 @@
+"""An adaptive night's judging (`judge: {adaptive: {...}}`, `ragmetrics run --adaptive`; docs/adaptive.md).
+
+Questions are judged in a seeded random order (each stratum of `strata` in turn, in proportion, when the
+dataset has such a column), in batches, every judged run on the same questions, so every comparison stays
+paired. After each batch the night's decisions are updated (`comparison.adaptive`): each pair of runs on each
+judge metric, each run's drop against the baseline report (when there is one), each run's mean to `precision`.
+Judging stops once every decision is settled, or at the budget (questions, judge requests, cost). The questions
+left are recorded as not applicable with the reason "not judged (settled early)" (or "(budget reached)"): never
+zeros, never in a mean. Retrieval metrics are computed on every question as in any night.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ragmetrics.comparison.adaptive import Decision, settle
+from ragmetrics.engines.base import JudgeSession
+from ragmetrics.judge.base import RagSample
+from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
+from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.options import lower_is_better
+from ragmetrics.schema import AdaptiveDecision, AdaptiveSummary, NotApplicableScore, Report, RunResult
+
+__all__ = ["judge_adaptively", "judging_order"]
+
+Plan = Mapping[str, tuple[list[RagSample], list[str]]]
+
+
+def judging_order(ids: Sequence[str], dataset: QADataset, settings: AdaptiveConfig) -> list[str]:
+    """The seeded order questions are judged in; with `strata`, the strata interleaved in proportion (each
+    stratum's own order seeded), so every prefix holds each stratum at about its share."""
+    rng = np.random.default_rng(settings.seed)
+    if settings.strata is None:
+        return [ids[i] for i in rng.permutation(len(ids)).tolist()]
+    groups: dict[str, list[str]] = {}
+    for qid in ids:
+        value = dataset.extras.get(qid, {}).get(settings.strata)
+        groups.setdefault(str(value), []).append(qid)
+    queues = {key: [members[i] for i in rng.permutation(len(members)).tolist()] for key, members in sorted(groups.items())}
+    taken = dict.fromkeys(queues, 0)
+    order: list[str] = []
+    while len(order) < len(ids):  # the stratum furthest behind its share goes next
+        key = min((k for k in queues if taken[k] < len(queues[k])),
+                  key=lambda k: ((taken[k] + 1) / len(queues[k]), k))  # fmt: skip
+        order.append(queues[key][taken[key]])
+        taken[key] += 1
+    return order
+
+
+def _decisions(
+    config: NightlyConfig, plan: Plan, settings: AdaptiveConfig, baseline: Report | None
+) -> list[Decision]:
+    runs = list(plan)
+    out: list[Decision] = []
+    judged = {m for _, metrics in plan.values() for m in metrics}
+    metrics = [m for m in (config.judge.metrics if config.judge is not None else []) if m in judged]
+    for metric in metrics:
+        having = [r for r in runs if metric in plan[r][1]]
+        for i, other in enumerate(having):
+            for run in having[i + 1 :]:
+                out.append(Decision("pair", metric, run, other=other, threshold=settings.margin,
+                                    lower_is_better=lower_is_better(metric)))  # fmt: skip
+        if baseline is not None:
+            checked = config.baseline.metrics
+            for run in having:
+                old = next((r for r in baseline.runs if r.name == run), None)
+                if old is not None and metric in old.metrics and (checked is None or metric in checked):
+                    out.append(Decision("gate", metric, run, other="baseline", threshold=config.baseline.threshold(metric),
+                                        lower_is_better=lower_is_better(metric)))  # fmt: skip
+        if settings.precision is not None:
+            out.extend(Decision("precision", metric, run, threshold=settings.precision) for run in having)
+    return out
+
+
+def _over_budget(settings: AdaptiveConfig, judged: int, session: JudgeSession) -> bool:
+    if settings.max_questions is not None and judged >= settings.max_questions:
+        return True
+    usage = session.info().usage
+    if settings.max_calls is not None and usage.calls >= settings.max_calls:
+        return True
+    return settings.max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= settings.max_cost
+
+
+def judge_adaptively(
+    config: NightlyConfig,
+    dataset: QADataset,
+    plan: Plan,
+    session: JudgeSession,
+    *,
+    baseline: Report | None,
+    progress: bool = False,
+) -> tuple[dict[str, RunResult], AdaptiveSummary]:
+    """Judge `plan` (run -> samples, metrics) batch by batch until every decision is settled (module doc)."""
+    assert config.judge is not None and config.judge.adaptive is not None
+    settings = config.judge.adaptive
+    ids = list(dict.fromkeys(s.id for samples, _ in plan.values() for s in samples))
+    order = judging_order(ids, dataset, settings)
+    decisions = _decisions(config, plan, settings, baseline)
+    baseline_values = {r.name: r.per_query for r in baseline.runs} if baseline is not None else None
+    by_id = {run: {s.id: s for s in samples} for run, (samples, _) in plan.items()}
+    pieces: dict[str, list[RunResult]] = {run: [] for run in plan}
+    values: dict[str, dict[str, dict[str, float | None]]] = {run: {} for run in plan}
+    judged: list[str] = []
+    stopped: Literal["settled", "budget", "all_judged"] = "all_judged"
+    for start in range(0, len(order), settings.batch_size):
+        batch = order[start : start + settings.batch_size]
+        for run, (_, metrics) in plan.items():
+            samples = [by_id[run][q] for q in batch if q in by_id[run]]
+            if samples:
+                result = session.score(samples, metrics, name=run, progress=progress)
+                pieces[run].append(result)
+                values[run].update(result.per_query)
+        judged.extend(batch)
+        settle(decisions, values, judged, population=len(order), alpha=settings.alpha, baseline=baseline_values)
+        if len(judged) < len(order):
+            if decisions and all(d.settled for d in decisions):
+                stopped = "settled"
+                break
+            if _over_budget(settings, len(judged), session):
+                stopped = "budget"
+                break
+    left = [q for q in order if q not in set(judged)]
+    reason = "not judged (settled early)" if stopped == "settled" else "not judged (budget reached)"
+    results = {run: _joined(run, parts, plan[run][1], [q for q in left if q in by_id[run]], reason)
+               for run, parts in pieces.items() if parts}  # fmt: skip
+    usage = session.info().usage
+    rate = usage.calls / len(judged) if judged else None
+    summary = AdaptiveSummary(
+        questions=len(order), judged=len(judged), stopped=stopped, alpha=settings.alpha,
+        batch_size=settings.batch_size, seed=settings.seed, calls=usage.calls,
+        calls_full_estimate=None if rate is None else round(rate * len(order)), cost_usd=usage.cost_usd,
+        not_judged=left,
+        decisions=[AdaptiveDecision(kind=d.kind, metric=d.metric, run=d.run, other=d.other, threshold=d.threshold,
+                                    verdict=d.verdict, settled_at=d.settled_at, n=d.n, estimate=d.estimate,
+                                    low=d.low, high=d.high, text=d.describe(len(order))) for d in decisions],
+    )  # fmt: skip
+    return results, summary
+
+
+def _joined(run: str, parts: list[RunResult], metrics: list[str], left: list[str], reason: str) -> RunResult:
+    """One run's batch results as one result, its unjudged questions not applicable with `reason`."""
+    per_query: dict[str, dict[str, float | None]] = {}
+    details: dict[str, Any] = {}
+    failures, not_applicable = [], []
+    for part in parts:
+        per_query.update(part.per_query)
+        details.update(part.details)
+        failures.extend(part.failures)
+        not_applicable.extend(part.not_applicable)
+    for qid in left:
+        per_query[qid] = dict.fromkeys(metrics)
+        not_applicable.extend(NotApplicableScore(query_id=qid, metric=m, reason=reason) for m in metrics)
+    joined = parts[0].model_copy(update={"per_query": per_query, "details": details, "failures": failures,
+                                         "not_applicable": not_applicable, "name": run})  # fmt: skip
+    joined.metadata = joined.metadata.model_copy(update={"num_queries": len(per_query)})
+    joined.recompute_aggregate()
+    return joined

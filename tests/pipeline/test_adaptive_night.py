@@ -1,0 +1,100 @@
+"""An adaptive night on the built-in collection: a retriever that finds the passages against one that returns
+random ones, judged in batches until the pair is settled; the questions left are named as not judged, never
+zeros; the gate against a full night's report reads the anytime-valid decision and agrees with the full night."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ragmetrics import collection
+from ragmetrics.cli.main import main
+
+
+def _random_run(path: Path) -> None:
+    rng = random.Random(0)
+    passages = [json.loads(line)["id"] for line in Path(collection.passages_path()).read_text(encoding="utf-8").splitlines()]
+    lines = []
+    for qid, _ in collection.load_questions():
+        for rank, doc in enumerate(rng.sample(passages, 10), start=1):
+            lines.append(f"{qid} Q0 {doc} {rank} {1.0 / rank:.4f} random")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _config(tmp_path: Path, out: str, **judge: Any) -> Path:
+    data = {
+        "name": "adaptive",
+        "dataset": {"builtin": "pydocs"},
+        "retrieval": {"metrics": ["ndcg@10"], "query_set": "qrels"},
+        "runs": [{"source": "file", "path": str(tmp_path / "random.txt"), "name": "random"},
+                 {"source": "retriever", "retriever": "bm25", "name": "bm25"}],
+        "judge": {"backend": "local", "metrics": ["context_precision"], "contexts_top_k": 3,
+                  "cache_path": str(tmp_path / "verdicts.sqlite"), **judge},
+        "baseline": {"max_drop": 0.05},
+        "output": {"dir": str(tmp_path / out), "formats": ["json"], "history": False},
+    }  # fmt: skip
+    path = tmp_path / f"{out}.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def _report(folder: Path) -> dict[str, Any]:
+    return dict(json.loads((folder / "latest" / "report.json").read_text(encoding="utf-8")))
+
+
+def test_an_adaptive_night_settles_early_and_gates_like_the_full_night(tmp_path: Path) -> None:
+    _random_run(tmp_path / "random.txt")
+    assert main(["run", str(_config(tmp_path, "full")), "--no-progress"]) == 0
+    full = _report(tmp_path / "full")
+    # without a baseline the night's one decision is the pair: settled long before the 64th question
+    assert main(["run", str(_config(tmp_path, "adaptive", adaptive={"batch_size": 8, "seed": 1})), "--no-progress"]) == 0
+    night = _report(tmp_path / "adaptive")
+    summary = night["metadata"]["nightly"]["adaptive"]
+    assert summary["stopped"] == "settled" and summary["judged"] < summary["questions"] == 64
+    (pair,) = summary["decisions"]
+    assert pair["run"] == "bm25" and pair["other"] == "random" and pair["verdict"] == "better"
+    assert pair["settled_at"] == summary["judged"] and pair["low"] > 0
+    assert any("settled after" in n for n in night["metadata"]["notes"])
+    bm25 = next(r for r in night["runs"] if r["name"] == "bm25")
+    left = set(summary["not_judged"])
+    assert len(left) == 64 - summary["judged"]
+    assert all(bm25["per_query"][q]["context_precision"] is None for q in left)  # never zeros
+    reasons = {(n["query_id"], n["metric"]): n["reason"] for n in bm25["not_applicable"]}
+    assert all(reasons[(q, "context_precision")] == "not judged (settled early)" for q in left)
+    assert all(bm25["per_query"][q]["ndcg@10"] is not None for q in left)  # retrieval: every question
+    full_bm25 = next(r for r in full["runs"] if r["name"] == "bm25")["aggregate"]["context_precision"]
+    assert abs(bm25["aggregate"]["context_precision"] - full_bm25) < 0.15  # not diluted by zeros
+
+    # with the full night as baseline, a drop of 0.05 cannot be ruled out on 64 questions: every question is
+    # judged, the gate's decisions stay unsettled, and the gate passes as the full night's own check would
+    baseline = tmp_path / "full" / "latest" / "report.json"
+    config = _config(tmp_path, "gated", adaptive={"batch_size": 8, "seed": 1})
+    assert main(["run", str(config), "--no-progress", "--baseline", str(baseline)]) == 0
+    gated = _report(tmp_path / "gated")
+    summary = gated["metadata"]["nightly"]["adaptive"]
+    assert summary["stopped"] == "all_judged" and summary["judged"] == 64
+    gates = [d for d in summary["decisions"] if d["kind"] == "gate"]
+    assert len(gates) == 2 and all(d["verdict"] == "unsettled" for d in gates)
+    gate = gated["metadata"]["nightly"]["regression"]
+    assert not any(c["regressed"] for c in gate["checks"])
+    assert any("decided by the adaptive night" in n for n in gate["notes"])
+
+
+def test_a_drop_is_settled_and_fails_the_gate(tmp_path: Path) -> None:
+    _random_run(tmp_path / "random.txt")
+    good = _config(tmp_path, "good")
+    assert main(["run", str(good), "--no-progress"]) == 0
+    # tonight "bm25" is the random run: a drop far beyond max_drop, settled early, fails the gate (exit 1)
+    data = yaml.safe_load(_config(tmp_path, "bad", adaptive={"batch_size": 8, "seed": 2}).read_text())
+    data["runs"] = [{"source": "file", "path": str(tmp_path / "random.txt"), "name": "bm25"}]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    code = main(["run", str(path), "--no-progress", "--baseline", str(tmp_path / "good" / "latest" / "report.json")])
+    assert code == 1
+    summary = _report(tmp_path / "bad")["metadata"]["nightly"]["adaptive"]
+    (gate,) = summary["decisions"]
+    assert gate["verdict"] == "dropped" and summary["stopped"] == "settled" and summary["judged"] < 64

@@ -98,3 +98,52 @@ def test_a_drop_is_settled_and_fails_the_gate(tmp_path: Path) -> None:
     summary = _report(tmp_path / "bad")["metadata"]["nightly"]["adaptive"]
     (gate,) = summary["decisions"]
     assert gate["verdict"] == "dropped" and summary["stopped"] == "settled" and summary["judged"] < 64
+
+
+def test_an_adaptive_night_through_the_openai_client_makes_fewer_calls(
+    tmp_path: Path, loopback: Any, monkeypatch: Any
+) -> None:
+    """A scripted OpenAI-compatible server judges a chunk useful when it holds [useful]: run `good` retrieves the
+    useful passage for every question, run `weak` for 30 % of them (a known difference of 0.7). The adaptive
+    night settles the pair after a few batches; the requests counted at the server are a fraction of the full
+    night's, which judges every question of both runs."""
+    monkeypatch.setenv("RAGMETRICS_ADAPTIVE_KEY", "sk-adaptive")
+    n = 120
+    rows = [{"id": f"q{i:03d}", "question": f"What does passage {i} say?", "reference": f"Passage {i} says it [attr]."}
+            for i in range(n)]  # fmt: skip
+    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    passages = [p for i in range(n) for p in ({"id": f"u{i}", "text": f"Passage {i} says it [useful]."},
+                                              {"id": f"o{i}", "text": f"Another passage, number {i}."})]  # fmt: skip
+    (tmp_path / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
+    (tmp_path / "good.trec").write_text("".join(f"q{i:03d} Q0 u{i} 1 1.0 good\n" for i in range(n)), encoding="utf-8")
+    (tmp_path / "weak.trec").write_text(
+        "".join(f"q{i:03d} Q0 {'u' if i % 10 < 3 else 'o'}{i} 1 1.0 weak\n" for i in range(n)), encoding="utf-8"
+    )
+
+    def night(out: str, **judge: Any) -> dict[str, Any]:
+        data = {
+            "dataset": {"path": str(tmp_path / "qa.jsonl"), "passages": str(tmp_path / "passages.jsonl")},
+            "retrieval": {"metrics": ["mrr"]},
+            "runs": [{"source": "file", "path": str(tmp_path / "weak.trec"), "name": "weak"},
+                     {"source": "file", "path": str(tmp_path / "good.trec"), "name": "good"}],
+            "judge": {"metrics": ["context_precision"], "base_url": loopback.url, "model": "test-model",
+                      "api_key_env": "RAGMETRICS_ADAPTIVE_KEY", "contexts_top_k": 1, "cache_path": None, **judge},
+            "output": {"dir": str(tmp_path / out), "formats": ["json"], "history": False},
+        }  # fmt: skip
+        path = tmp_path / f"{out}.yaml"
+        path.write_text(yaml.safe_dump(data), encoding="utf-8")
+        before = len(loopback.records)
+        assert main(["run", str(path), "--no-progress"]) == 0
+        report = _report(tmp_path / out)
+        report["calls"] = sum(1 for r in loopback.records[before:] if r.prompt == "context_precision")
+        return report
+
+    full = night("full")
+    adaptive = night("adaptive", adaptive={"batch_size": 10, "seed": 0})
+    summary = adaptive["metadata"]["nightly"]["adaptive"]
+    assert full["calls"] == 2 * n
+    assert summary["stopped"] == "settled" and adaptive["calls"] == 2 * summary["judged"] < full["calls"] // 2
+    (pair,) = summary["decisions"]
+    assert pair["run"] == "good" and pair["verdict"] == "better" and 0.4 < pair["estimate"] < 1.0
+    good = next(r for r in adaptive["runs"] if r["name"] == "good")
+    assert good["aggregate"]["context_precision"] == 1.0  # judged questions only: no zero for the rest

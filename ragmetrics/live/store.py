@@ -209,6 +209,12 @@ class LiveStore:
                 db.execute("UPDATE traces SET attempts = attempts + 1 WHERE trace_id = ?", (trace_id,))
         return before
 
+    def end_attempt(self, trace_ids: Iterable[str]) -> None:
+        """The attempt on these traces ended without their scores (the judge failed transiently): nothing of it is
+        in flight, so the next attempt is not a re-ask after a kill."""
+        with self.transaction() as db:
+            db.executemany("UPDATE traces SET attempts = 0 WHERE trace_id = ?", [(t,) for t in trace_ids])
+
     def charge_again(self, trace_id: str, budget_calls: int | None, budget_tokens: int | None) -> bool:
         """Charge a trace's judge calls and tokens to its window once more (its requests are asked again after a
         kill), if the window's budgets have room; False, charging nothing, when they do not."""

@@ -440,6 +440,7 @@ class Watcher:
         transient = [f for r in results for f in r.failures if f.cause in TRANSIENT]
         waiting = {f.query_id for f in transient}
         out.waiting = len(waiting)
+        self.store.end_attempt(waiting)  # they failed, answered: a later attempt is no re-ask after a kill
         if transient:
             self._failed_polls += 1
             delay = min(MAX_BACKOFF_S, self.config.source.poll_s * 2**self._failed_polls)

@@ -38,8 +38,9 @@ def rate_chart(rows: list[tuple[str, list[dict[str, Any] | None]]], runs: list[s
     """An inline SVG of rates with their intervals: a group per row, a bar per run (a whisker for the Wilson
     interval), 0-100 % across; self-contained, so the page stays one file."""
     bar, gap, left, width = 12, 10, 170, 420
+    legend = 16 + 8 * max((len(r) for r in runs), default=0)
     height = len(rows) * (len(runs) * bar + gap) + 40
-    out = [f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 150}' height='{height}' "
+    out = [f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{left + width + 20 + legend}' height='{height}' "
            f"role='img' aria-label='{esc(caption)}' style='font:12px system-ui,sans-serif'>"]  # fmt: skip
     for tick in (0, 25, 50, 75, 100):
         x = left + width * tick / 100
@@ -123,20 +124,19 @@ def _pairs_html(pairs: list[dict[str, Any]], verb: str) -> list[str]:
     return parts
 
 
-def attacks_html(summary: dict[str, Any], title: str) -> str:
+def _success_html(summary: dict[str, Any]) -> list[str]:
+    """Success per kind and style, drawn and tabled, and refusals by kind; a line instead when no run answered
+    (a night of retriever runs: exposure only)."""
     runs: list[str] = summary["runs"]
+    if not runs:
+        return ["<h2>Attack success by kind and style</h2><p>No run answered the attacks: success is measured on "
+                "pipeline runs (the team's system). Exposure, below, is measured on every run with contexts.</p>"]
     parts = [
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
-        f"<title>{esc(title)}: attacks</title><style>{_CSS}</style></head><body>",
-        f"<h1>{esc(title)}: attacks</h1>",
-        "<p class='muted'>Success is decided exactly (canary, secret, planted false value, refusal), without a "
-        f"judge. {esc(summary['method'])}. Lower is better everywhere on this page.</p>",
         "<h2>Attack success by kind and style</h2>",
         rate_chart([(g, [summary["rates"][r][g] for r in runs]) for g in summary["groups"] if "/" not in g], runs,
-                   "attack success by kind and run") if runs else "",
+                   "attack success by kind and run"),
         "<table><tr><th class='l'>group</th>",
-    ]
+    ]  # fmt: skip
     parts += [f"<th>{esc(run)}</th>" for run in runs] + ["<th>attacks</th></tr>"]
     for group in summary["groups"]:
         label = f"<span class='k'>{esc(group)}</span>" if "/" not in group else f"&nbsp;&nbsp;{esc(group)}"
@@ -161,6 +161,19 @@ def attacks_html(summary: dict[str, Any], title: str) -> str:
             cells.append(f"<td>{_pct(rate['refused'] / rate['n']) if rate['n'] else '&ndash;'}</td>")
         parts.append(f"<tr><td class='l'>{esc(group)}</td>{''.join(cells)}</tr>")
     parts.append("</table>")
+    return parts
+
+
+def attacks_html(summary: dict[str, Any], title: str) -> str:
+    parts = [
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width,initial-scale=1'>",
+        f"<title>{esc(title)}: attacks</title><style>{_CSS}</style></head><body>",
+        f"<h1>{esc(title)}: attacks</h1>",
+        "<p class='muted'>Success is decided exactly (canary, secret, planted false value, refusal), without a "
+        f"judge. {esc(summary['method'])}. Lower is better everywhere on this page.</p>",
+    ]
+    parts += _success_html(summary)
     failed = {run: n for run, n in summary["failures"].items() if n}
     if failed:
         parts.append(

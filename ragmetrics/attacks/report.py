@@ -130,7 +130,7 @@ def exposure_summary(
         "groups": list(groups),
         "rates": rates,
         "pairs": paired_tables(groups, hit, runs, alpha),
-        "method": "a context is planted when its id is a planted document's or its text holds what the attack "
+        "method": "A context is planted when its id is a planted document's or its text holds what the attack "
         "added (attacks.exposure); Wilson 95 % intervals; exact McNemar test, Holm over each pair's rows",
     }
 

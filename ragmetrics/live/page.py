@@ -45,8 +45,9 @@ def _window_stats(store: LiveStore, windows: list[str], metric: str) -> list[tup
     return out
 
 
-def _chart(metric: str, stats: list[tuple[str, float, float, float] | None]) -> str:
-    """An inline SVG of a metric's window means with their intervals, oldest window first."""
+def _chart(metric: str, stats: list[tuple[str, float, float, float] | None], alerted: set[str]) -> str:
+    """An inline SVG of a metric's window means with their intervals, oldest window first; a window that
+    started an alert on the metric is drawn red."""
     e = html.escape
     known = [s for s in stats if s is not None]
     if not known:
@@ -73,8 +74,9 @@ def _chart(metric: str, stats: list[tuple[str, float, float, float] | None]) -> 
         x = left + step * (i + 0.5)
         points.append(f"{x:.1f},{y(mean):.1f}")
         parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{y(lo):.1f}' y2='{y(hi):.1f}' stroke='#5b6673'/>"
-                     f"<circle cx='{x:.1f}' cy='{y(mean):.1f}' r='3.5' fill='#2f6db5'><title>{e(window)}: "
-                     f"{mean:.3f} [{lo:.3f}, {hi:.3f}]</title></circle>")  # fmt: skip
+                     f"<circle cx='{x:.1f}' cy='{y(mean):.1f}' r='3.5' fill='{'#a3261b' if window in alerted else '#2f6db5'}'>"
+                     f"<title>{e(window)}: {mean:.3f} [{lo:.3f}, {hi:.3f}]{' (alert)' if window in alerted else ''}"
+                     "</title></circle>")  # fmt: skip
     if len(points) > 1:
         parts.append(f"<polyline points='{' '.join(points)}' fill='none' stroke='#2f6db5' stroke-width='1.2'/>")
     first, last = known[0][0], known[-1][0]
@@ -113,7 +115,9 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         )
     head = "".join(f"<th>{e(m)}</th>" for m in metrics)
     ordered = [w for w, _ in store.windows()]
-    charts = "".join(_chart(m, _window_stats(store, ordered, m)) for m in metrics)
+    charts = "".join(
+        _chart(m, _window_stats(store, ordered, m), {w for (w, metric) in alerts if metric == m}) for m in metrics
+    )
     style = (
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}.alert{color:#a00;font-weight:600}"
@@ -125,7 +129,8 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         f'<meta http-equiv="refresh" content="{REFRESH_S}">'
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         f"<title>{e(name)}: live windows</title><style>{style}</style></head><body>"
-        f"<h1>{e(name)}: live windows</h1><p>Refreshed every {REFRESH_S} s. Charts and trend tests: "
+        f"<h1>{e(name)}: live windows</h1><p>Refreshed every {REFRESH_S} s. A window that started an alert is red. "
+        "Trend tests: "
         '<a href="history.html">history.html</a>.</p>'
         f"<div class='charts'>{charts}</div>"
         f"<table><thead><tr><th>window (UTC)</th><th>state</th><th>judged / traces</th><th>judge calls</th>{head}"

@@ -167,10 +167,14 @@ class BettingSequence:
             self.n = t
             self._sum += value
             self._squares += (value - (0.5 + self._sum) / (t + 1)) ** 2
-        step = x[:, None] - self.grid[None, :]
-        cap_plus, cap_minus = MAX_HEDGED_BET / self.grid[None, :], MAX_HEDGED_BET / (1.0 - self.grid[None, :])
-        self._log_plus += np.log1p(np.minimum(lams[:, None], cap_plus) * step).sum(axis=0)
-        self._log_minus += np.log1p(-np.minimum(lams[:, None], cap_minus) * step).sum(axis=0)
+        # Only candidates still in the set are bet on: one rejected stays rejected (the running intersection),
+        # so its capital no longer matters, and the work shrinks with the set.
+        live = np.flatnonzero(self._alive)
+        grid = self.grid[live][None, :]
+        step = x[:, None] - grid
+        cap_plus, cap_minus = MAX_HEDGED_BET / grid, MAX_HEDGED_BET / (1.0 - grid)
+        self._log_plus[live] += np.log1p(np.minimum(lams[:, None], cap_plus) * step).sum(axis=0)
+        self._log_minus[live] += np.log1p(-np.minimum(lams[:, None], cap_minus) * step).sum(axis=0)
         log_capital = np.maximum(math.log(self.theta) + self._log_plus, math.log(1 - self.theta) + self._log_minus)
         self._alive &= log_capital < math.log(1.0 / self.alpha)  # in logs: a large capital overflows exp
         inside = np.flatnonzero(self._alive)

@@ -793,6 +793,8 @@ class AdaptiveSummary(_Model):
     batch_size: int
     seed: int
     decisions: list[AdaptiveDecision] = Field(default_factory=list)
+    units: int = Field(default=0, description="(question, run, metric) scores judged")
+    units_full: int = Field(default=0, description="(question, run, metric) scores a full night would judge")
     calls: int = 0
     calls_full_estimate: int | None = Field(
         default=None, description="judge requests a full night would make, at tonight's rate per question"

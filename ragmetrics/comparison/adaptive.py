@@ -71,7 +71,13 @@ class Decision:
         }[self.kind]
         if self.settled:
             return f"{what}: {self.verdict}, settled after {self.settled_at} of {population} questions, {interval}"
-        width = "" if self.low is None else f" (interval [{self.low:+.3f}, {self.high:+.3f}])"
+        width = "" if self.low is None or self.high is None else f" (interval [{self.low:+.3f}, {self.high:+.3f}]"
+        if width and self.kind == "pair":
+            width += f": it holds 0 and differences beyond +-{self.threshold:g})"
+        elif width and self.kind == "gate":
+            width += f": it holds drops both within and beyond {self.threshold:g})"
+        elif width:
+            width += f": wider than +-{self.threshold:g})"
         return f"{what}: unsettled after {self.n} of {population} questions{width}"
 
 

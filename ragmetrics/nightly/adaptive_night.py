@@ -128,9 +128,11 @@ def judge_adaptively(
                for run, parts in pieces.items() if parts}  # fmt: skip
     usage = session.info().usage
     rate = usage.calls / len(judged) if judged else None
+    per_question = sum(len(metrics) for _, metrics in plan.values())
     summary = AdaptiveSummary(
         questions=len(order), judged=len(judged), stopped=stopped, alpha=settings.alpha,
         batch_size=settings.batch_size, seed=settings.seed, calls=usage.calls,
+        units=per_question * len(judged), units_full=per_question * len(order),
         calls_full_estimate=None if rate is None else round(rate * len(order)), cost_usd=usage.cost_usd,
         not_judged=left,
         decisions=[AdaptiveDecision(kind=d.kind, metric=d.metric, run=d.run, other=d.other, threshold=d.threshold,

@@ -333,9 +333,11 @@ def _score(
         _merge_into(results, name, operational_result(run_answers))
     summary = adaptive[0] if adaptive else None
     if summary is not None:
+        requests = (f"; {summary.calls} judge requests against about {summary.calls_full_estimate} for a full night"
+                    if summary.calls else "")  # fmt: skip
         night.notes.append(
-            f"adaptive night: {summary.judged} of {summary.questions} questions judged ({summary.stopped}); "
-            f"{summary.calls} judge requests against about {summary.calls_full_estimate} for a full night"
+            f"adaptive night: {summary.judged} of {summary.questions} questions judged ({summary.stopped}): "
+            f"{summary.units} of {summary.units_full} judge scores{requests}"
         )
         night.notes.extend(f"adaptive: {d.text}" for d in summary.decisions)
     return _Scored(results, judge_info, judged_samples, work_estimate, summary)

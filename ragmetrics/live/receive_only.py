@@ -38,6 +38,7 @@ class ReceiveOnly:
             config.source.listen, self.spool, max_spool_bytes=int(config.source.max_spool_mb * (1 << 20))
         )
         self.store_path = config.output / "live.sqlite"
+        self._said: str | None = None
 
     def _cursor(self) -> FileCursor | None:
         """The reader's cursor in the spool, read from the store (None: nothing read yet, or no store)."""
@@ -46,8 +47,13 @@ class ReceiveOnly:
         try:
             with sqlite3.connect(f"file:{self.store_path}?mode=ro", uri=True, timeout=10.0) as db:
                 row = db.execute("SELECT value FROM cursor WHERE source = ?", (self.key,)).fetchone()
-        except sqlite3.Error:
+        except sqlite3.Error as exc:  # busy, or not written yet: the spool waits for the next look
+            message = f"ragmetrics watch: cannot read the watcher's cursor in {self.store_path} ({exc}); the spool is kept whole"
+            if message != self._said:
+                self.say(message)
+                self._said = message
             return None
+        self._said = None
         return FileCursor.loads(row[0]) if row else None
 
     def tidy(self) -> None:

@@ -19,18 +19,22 @@ import numpy as np
 
 from ragmetrics.attacks.build import Target
 from ragmetrics.testset.corpus import Chunk
-from ragmetrics.testset.terms import chunk_language, content_terms
+from ragmetrics.testset.terms import chunk_language, content_terms, term_stem
 
 __all__ = ["reworded_out_of_scope"]
 
 
-def _index(corpus: Mapping[str, Chunk]) -> dict[str, set[str]]:
+def _index(corpus: Mapping[str, Chunk]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The chunks each term occurs in, and each term stem (`testset.terms.term_stem`: the builder's rule counts
+    another form of a term as the term)."""
     postings: dict[str, set[str]] = defaultdict(set)
+    stems: dict[str, set[str]] = defaultdict(set)
     for chunk in corpus.values():
         text = f"{chunk.title or ''} {chunk.text}"
         for term in set(content_terms(text, chunk_language(text))):
             postings[term].add(chunk.id)
-    return postings
+            stems[term_stem(term)].add(chunk.id)
+    return postings, stems
 
 
 def reworded_out_of_scope(
@@ -40,7 +44,7 @@ def reworded_out_of_scope(
     docstring); fewer when the targets' questions have too few terms to swap."""
     if count <= 0 or not targets:
         return []
-    postings = _index(corpus)
+    postings, stems = _index(corpus)
     by_frequency = sorted((len(ids), term) for term, ids in postings.items() if len(term) >= 4)
     out: list[Target] = []
     for index in rng.permutation(len(targets)).tolist():
@@ -57,12 +61,13 @@ def reworded_out_of_scope(
         if match is None:
             continue
         frequency = len(postings[swapped])
+        asked = {term_stem(t) for t in terms}
         candidates = [
             term
             for df, term in by_frequency
             if frequency / 4 <= df <= frequency * 4
-            and term not in terms
-            and not (postings[term] & postings[kept])
+            and term_stem(term) not in asked  # another form of a term the question already has is no swap
+            and not (stems[term_stem(term)] & stems[term_stem(kept)])
             and term.isalpha()
         ]
         if not candidates:

@@ -54,7 +54,6 @@ class Decision:
     low: float | None = None
     high: float | None = None
     n: int = 0
-    history: list[tuple[int, float, float]] = field(default_factory=list)
     _sequence: BettingSequence | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -112,7 +111,6 @@ def settle(
             estimate, low, high = 2 * sequence.estimate - 1, 2 * sequence.low - 1, 2 * sequence.high - 1
         decision.n = len(series)
         decision.estimate, decision.low, decision.high = estimate, low, high
-        decision.history.append((decision.n, low, high))
         verdict = verdict_of(decision.kind, decision.threshold, low, high)
         if verdict != "unsettled":
             decision.verdict, decision.settled_at = verdict, decision.n

@@ -178,8 +178,8 @@ class BettingSequence:
         log_capital = np.maximum(math.log(self.theta) + self._log_plus, math.log(1 - self.theta) + self._log_minus)
         self._alive &= log_capital < math.log(1.0 / self.alpha)  # in logs: a large capital overflows exp
         inside = np.flatnonzero(self._alive)
+        # Every grid point rejected can only mean a mean between two points: the bounds then stay as they were
+        # (wider than the truth needs, never narrower).
         if inside.size:
             self.low = max(self.low, float(self.grid[inside[0]] - self.grid[0]))
             self.high = min(self.high, float(self.grid[inside[-1]] + self.grid[0]))
-        else:  # every grid point rejected (a mean between two points): keep the estimate's neighbourhood
-            self.low = self.high = float(np.clip(self.estimate, self.low, self.high))

@@ -51,7 +51,7 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
             )
         if cache is None and settings.cache_path:
             cache = VerdictCache(settings.cache_path, enabled=settings.use_cache)
-        return _aligned(LocalJudge(cache=cache, model=settings.local_model), settings)
+        return _aligned(LocalJudge(cache=cache, model=settings.local_model), settings, _aligned_set(settings))
     from ragmetrics.judge.backends.llm import LLMJudge
 
     prompts = None
@@ -67,7 +67,7 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
             for prompt in _prompt_names(name)
         }
         prompts = EditedLibrary(default_library(), edits)
-    return _aligned(LLMJudge(settings, cache=cache, prompts=prompts), settings)
+    return _aligned(LLMJudge(settings, cache=cache, prompts=prompts), settings, aligned)
 
 
 def _aligned_set(settings: JudgeSettings) -> AlignedSet | None:
@@ -96,8 +96,8 @@ def _prompt_names(metric: str) -> tuple[str, ...]:
     return spec(metric).prompts
 
 
-def _aligned(judge: Judge, settings: JudgeSettings) -> Judge:
-    aligned = _aligned_set(settings)
+def _aligned(judge: Judge, settings: JudgeSettings, aligned: AlignedSet | None) -> Judge:
+    """The judge wrapped in the aligned metrics (read once by the caller), or as it is without them."""
     if aligned is None:
         return judge
     from ragmetrics.judge.aligned.judge import AlignedJudge

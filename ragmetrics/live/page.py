@@ -29,23 +29,32 @@ def _cell(entry: dict[str, Any] | None) -> str:
     return f"{entry['mean']:.3f} <small>(n {entry['n']})</small>"
 
 
-def _window_stats(store: LiveStore, windows: list[str], metric: str) -> list[tuple[str, float, float, float] | None]:
-    """Per window: (window, mean, low, high) of the metric's judged values, or None without any."""
-    out: list[tuple[str, float, float, float] | None] = []
+Stat = tuple[str, float, float, float]
+
+
+def _window_stats(store: LiveStore, windows: list[str], metrics: list[str]) -> dict[str, list[Stat | None]]:
+    """Per metric, per window: (window, mean, low, high) of its judged values, or None without any; each
+    window's scores read once for every metric."""
+    out: dict[str, list[Stat | None]] = {m: [] for m in metrics}
     for window in windows:
-        values = [s.value for s, _ in store.scores_in(window) if s.metric == metric and s.value is not None]
-        if not values:
-            out.append(None)
-            continue
-        n = len(values)
-        mean = sum(values) / n
-        sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-        half = 1.96 * sd / math.sqrt(n)
-        out.append((window, mean, mean - half, mean + half))
+        values: dict[str, list[float]] = {m: [] for m in metrics}
+        for score, _ in store.scores_in(window):
+            if score.metric in values and score.value is not None:
+                values[score.metric].append(score.value)
+        for metric, found in values.items():
+            out[metric].append(_mean_interval(window, found) if found else None)
     return out
 
 
-def _chart(metric: str, stats: list[tuple[str, float, float, float] | None], alerted: set[str]) -> str:
+def _mean_interval(window: str, values: list[float]) -> Stat:
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    half = 1.96 * sd / math.sqrt(n)
+    return window, mean, mean - half, mean + half
+
+
+def _chart(metric: str, stats: list[Stat | None], alerted: set[str]) -> str:
     """An inline SVG of a metric's window means with their intervals, oldest window first; a window that
     started an alert on the metric is drawn red."""
     e = html.escape
@@ -115,8 +124,9 @@ def render(name: str, store: LiveStore, metrics: list[str]) -> str:
         )
     head = "".join(f"<th>{e(m)}</th>" for m in metrics)
     ordered = [w for w, _ in store.windows()]
+    stats = _window_stats(store, ordered, metrics)
     charts = "".join(
-        _chart(m, _window_stats(store, ordered, m), {w for (w, metric) in alerts if metric == m}) for m in metrics
+        _chart(m, stats[m], {w for (w, metric) in alerts if metric == m}) for m in metrics
     )
     style = (
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"

@@ -18,6 +18,7 @@ import numpy as np
 
 from ragmetrics.comparison.adaptive import Decision, settle
 from ragmetrics.engines.base import JudgeSession
+from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
@@ -35,10 +36,20 @@ def judging_order(ids: Sequence[str], dataset: QADataset, settings: AdaptiveConf
     rng = np.random.default_rng(settings.seed)
     if settings.strata is None:
         return [ids[i] for i in rng.permutation(len(ids)).tolist()]
+    strata = settings.strata
+    samples = {s.id: s for s in dataset.samples}
+
+    def value_of(qid: str) -> Any:
+        """The question's stratum: a column of the dataset's own, or a field of the sample (language, ...)."""
+        extras = dataset.extras.get(qid, {})
+        return extras[strata] if strata in extras else getattr(samples.get(qid), strata, None)
+
+    values = {qid: value_of(qid) for qid in ids}
+    if all(v is None for v in values.values()):
+        raise ConfigError(f"judge.adaptive.strata: no question has a value in column {strata!r} to stratify by")
     groups: dict[str, list[str]] = {}
-    for qid in ids:
-        value = dataset.extras.get(qid, {}).get(settings.strata)
-        groups.setdefault(str(value), []).append(qid)
+    for qid in ids:  # a question without a value is a stratum of its own ("None"), not dropped
+        groups.setdefault(str(values[qid]), []).append(qid)
     queues = {key: [members[i] for i in rng.permutation(len(members)).tolist()] for key, members in sorted(groups.items())}
     taken = dict.fromkeys(queues, 0)
     order: list[str] = []

@@ -171,13 +171,8 @@ def exposure_results(
             continue
         contexts = {s.id: (s.contexts, s.context_ids) for s in samples if s.contexts is not None}
         failed = answered[name].failed if name in answered else {}
-        results[name], _ = exposure_result(name, contexts, checks, clean, failed)
-        values = results[name].per_query
-        exposed[name] = {
-            qid: (bool(values[qid]["attack_exposure"]), float(values[qid]["planted_rr"] or 0.0))
-            for qid in checks
-            if values.get(qid, {}).get("attack_exposure") is not None
-        }
+        results[name], found = exposure_result(name, contexts, checks, clean, failed)
+        exposed[name] = {qid: (e.exposed, e.reciprocal_rank) for qid, e in found.items()}
     return results, exposed
 
 

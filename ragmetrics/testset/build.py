@@ -36,7 +36,7 @@ from ragmetrics.testset.filters import NearDuplicates, copies_chunk
 from ragmetrics.testset.offline import Draft, OfflineGenerator
 from ragmetrics.testset.select import CorpusProfile, Selection, allocate, profile_corpus, select_chunks
 from ragmetrics.testset.settings import KINDS, Grade, TestItem, TestsetSettings
-from ragmetrics.testset.terms import content_terms, is_unspaced
+from ragmetrics.testset.terms import content_terms, is_unspaced, term_stem
 
 __all__ = ["FilterRecord", "TestSet", "build_testset"]
 
@@ -256,19 +256,13 @@ def _partners(
     return out
 
 
-def _stem(term: str) -> str:
-    """A crude stem that makes "metaclasses" and "metaclass" one word (the first six letters), so a chunk
-    holding another form of both terms still counts as answering the pair."""
-    return term[:6]
-
-
 def _cooccurring(
     corpus: Corpus, pairs: Mapping[tuple[int, int], tuple[str, str]], language: str | None
 ) -> set[tuple[int, int]]:
     """The candidate pairs (by key) whose two terms occur together in some chunk: not unanswerable."""
     found: set[tuple[int, int]] = set()
     spaced = {
-        k: (_stem(a), _stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))
+        k: (term_stem(a), term_stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))
     }
     unspaced = {k: pair for k, pair in pairs.items() if k not in spaced}
     by_stem: dict[str, list[tuple[int, int]]] = {}
@@ -280,7 +274,7 @@ def _cooccurring(
         if spaced:
             # Only the stems some pair needs are looked up, so a chunk costs one tokenisation whatever the
             # number of pairs.
-            present = {s for s in (_stem(t) for t in content_terms(text, language or "en")) if s in needed}
+            present = {s for s in (term_stem(t) for t in content_terms(text, language or "en")) if s in needed}
             if len(present) >= 2:
                 for stem in present:
                     for key in by_stem.get(stem, ()):

@@ -20,7 +20,7 @@ from functools import cache
 
 from ragmetrics.judge.text.language import detect_language
 
-__all__ = ["FUNCTION_WORDS", "chunk_language", "content_terms", "is_unspaced"]
+__all__ = ["FUNCTION_WORDS", "chunk_language", "content_terms", "is_unspaced", "term_stem"]
 
 _WORD = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
 _UNSPACED = re.compile(
@@ -133,3 +133,9 @@ def chunk_language(text: str, found: list[str] | None = None) -> str:
     best, hits = counts.most_common(1)[0]
     # English wins ties and near-ties: short technical texts borrow English function words.
     return best if best == "en" or hits > counts.get("en", 0) * 1.2 else "en"
+
+
+def term_stem(term: str) -> str:
+    """A crude stem that makes "metaclasses" and "metaclass" one word (the first six letters), so a chunk
+    holding another form of two terms still counts as holding them together (the unanswerable rule)."""
+    return term[:6]

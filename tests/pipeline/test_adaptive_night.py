@@ -147,3 +147,24 @@ def test_an_adaptive_night_through_the_openai_client_makes_fewer_calls(
     assert pair["run"] == "good" and pair["verdict"] == "better" and 0.4 < pair["estimate"] < 1.0
     good = next(r for r in adaptive["runs"] if r["name"] == "good")
     assert good["aggregate"]["context_precision"] == 1.0  # judged questions only: no zero for the rest
+
+
+def test_a_stratified_order_holds_each_stratum_at_its_share() -> None:
+    import pytest
+
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.judge.base import RagSample
+    from ragmetrics.nightly.adaptive_night import judging_order
+    from ragmetrics.nightly.config import AdaptiveConfig
+    from ragmetrics.nightly.dataset import QADataset
+
+    ids = [f"q{i}" for i in range(40)]
+    dataset = QADataset(source="t", samples=[RagSample(id=q, question="?") for q in ids], relevance={}, retrieved={},
+                        fingerprint="", extras={q: {"domain": "a" if i < 30 else "b"} for i, q in enumerate(ids)})  # fmt: skip
+    order = judging_order(ids, dataset, AdaptiveConfig(strata="domain", seed=3))
+    assert sorted(order) == sorted(ids)
+    for prefix in (4, 8, 20):  # every prefix holds the strata at about 3:1
+        assert abs(sum(1 for q in order[:prefix] if int(q[1:]) >= 30) - prefix / 4) <= 1
+    assert order == judging_order(ids, dataset, AdaptiveConfig(strata="domain", seed=3))  # seeded
+    with pytest.raises(ConfigError, match="topic"):
+        judging_order(ids, dataset, AdaptiveConfig(strata="topic"))

@@ -160,7 +160,7 @@ def answer_declines(statements: Sequence[str]) -> bool:
     """Whether an answer, given as its statements, declines: it has none, or its first statement that is not a
     bare courtesy ("I'm sorry.") is a refusal. An answer of courtesies only says nothing: it declines."""
     for statement in statements:
-        if _COURTESY.match(statement.translate(_APOSTROPHES).strip()) or not _normalised(statement):
-            continue
-        return is_refusal(statement)
+        text = _normalised(statement)
+        if text and not _COURTESY.match(statement.translate(_APOSTROPHES).strip()):
+            return bool(_REFUSAL.search(text))
     return True

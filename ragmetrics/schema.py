@@ -780,6 +780,10 @@ class AdaptiveDecision(_Model):
     estimate: float | None = None
     low: float | None = None
     high: float | None = None
+    signal_weight: float | None = Field(default=None, description="the free signal's weight (lambda) at the end")
+    signal_correlation: float | None = Field(
+        default=None, description="correlation of the judged values with the free signal's"
+    )
     text: str = ""
 
 
@@ -801,6 +805,10 @@ class AdaptiveSummary(_Model):
     )
     cost_usd: float | None = None
     not_judged: list[str] = Field(default_factory=list, description="question ids left unjudged")
+    signal: str | None = Field(default=None, description="the free signal used as a control variate")
+    target: Literal["population", "questions"] = Field(
+        default="population", description="what pair and gate decisions are about"
+    )
 
 
 class NightlyRun(_Model):

@@ -22,13 +22,14 @@ flips back. Judging stops when every decision is settled, or at the budget.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from ragmetrics.comparison.confseq import BettingSequence, mean_confseq
+from ragmetrics.comparison.ppi_sequence import PredictionPoweredSequence, Target
 
 __all__ = ["Decision", "DecisionKind", "settle", "verdict_of"]
 
@@ -54,7 +55,11 @@ class Decision:
     low: float | None = None
     high: float | None = None
     n: int = 0
-    _sequence: BettingSequence | None = field(default=None, repr=False, compare=False)
+    signal_weight: float | None = None
+    """The free signal's weight (lambda) after the last look; None without a signal."""
+    signal_correlation: float | None = None
+    """The judged questions' correlation of the decision's values with the signal's."""
+    _sequence: BettingSequence | PredictionPoweredSequence | None = field(default=None, repr=False, compare=False)
 
     @property
     def settled(self) -> bool:
@@ -68,6 +73,9 @@ class Decision:
             "gate": f"{self.run} / {self.metric} against the baseline (max drop {self.threshold:g})",
             "precision": f"{self.run} / {self.metric} mean to +-{self.threshold:g}",
         }[self.kind]
+        if self.signal_weight is not None:
+            correlation = "" if self.signal_correlation is None else f", correlation {self.signal_correlation:.2f}"
+            what += f" (free signal weight {self.signal_weight:.2f}{correlation})"
         if self.settled:
             return f"{what}: {self.verdict}, settled after {self.settled_at} of {population} questions, {interval}"
         width = "" if self.low is None or self.high is None else f" (interval [{self.low:+.3f}, {self.high:+.3f}]"
@@ -80,77 +88,128 @@ class Decision:
         return f"{what}: unsettled after {self.n} of {population} questions{width}"
 
 
+Values = Mapping[str, Mapping[str, Mapping[str, float | None]]]
+
+
 def settle(
     decisions: Sequence[Decision],
-    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+    values: Values,
     order: Sequence[str],
     *,
     population: int,
     alpha: float,
-    baseline: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None = None,
+    baseline: Values | None = None,
+    signals: Values | None = None,
+    questions: Sequence[str] | None = None,
+    target: Target = "population",
 ) -> None:
     """Update every unsettled decision from the scores judged so far: `values[run][qid][metric]`, `order` the
     questions judged, in the order judged; `baseline[run][qid][metric]` the baseline report's scores (gate
-    decisions). Questions a decision has no value for on either side are left out of it (a failed score)."""
+    decisions). Questions a decision has no value for on either side are left out of it (a failed score).
+
+    `signals[run][qid][metric]`: a free signal on every one of `questions` (all N, judged or not), used as a
+    control variate for pair and gate decisions (`comparison.ppi_sequence`); `target` "questions" makes pair and
+    gate decisions about the dataset's own questions (without replacement) rather than questions like them."""
     level = alpha / max(1, len(decisions))
     for decision in decisions:
         if decision.settled:
             continue
-        series = _series(decision, values, order, baseline)
-        if not series:
+        judged = _series(decision, values, order, baseline)
+        if not judged:
             continue
+        series = [value for _, value in judged]
         if decision.kind == "precision":
             cs = mean_confseq(np.clip(series, 0.0, 1.0), alpha=level, population=population)
             estimate, low, high = cs.at(cs.n)
-        else:
+        elif signals is None and target == "population":
             if decision._sequence is None:
                 decision._sequence = BettingSequence(alpha=level)
             sequence = decision._sequence
+            assert isinstance(sequence, BettingSequence)
             fresh = np.clip(np.asarray(series[sequence.n :]), -1.0, 1.0)
             sequence.update((fresh + 1.0) / 2.0)  # the values judged since the last look, in judged order
             estimate, low, high = 2 * sequence.estimate - 1, 2 * sequence.low - 1, 2 * sequence.high - 1
+        else:
+            signal = _signal_of(decision, signals, baseline)
+            if decision._sequence is None:
+                every = [signal(q) for q in (questions or order)]
+                decision._sequence = PredictionPoweredSequence(
+                    alpha=level, population=population, target=target,
+                    signal_total=float(np.sum(every)) if signals is not None else None,
+                    signal_sd=float(np.std(every)) if signals is not None else None,
+                )  # fmt: skip
+            powered = decision._sequence
+            assert isinstance(powered, PredictionPoweredSequence)
+            fresh_pairs = judged[powered.n :]
+            powered.update([v for _, v in fresh_pairs], [signal(q) for q, _ in fresh_pairs])
+            estimate, low, high = powered.estimate, powered.low, powered.high
+            if signals is not None:
+                decision.signal_weight = round(powered.weight, 4)
+                correlation = powered.correlation
+                decision.signal_correlation = None if correlation is None else round(correlation, 4)
         decision.n = len(series)
         decision.estimate, decision.low, decision.high = estimate, low, high
-        verdict = verdict_of(decision.kind, decision.threshold, low, high)
+        verdict = verdict_of(decision.kind, decision.threshold, low, high, level_first=target == "questions")
         if verdict != "unsettled":
             decision.verdict, decision.settled_at = verdict, decision.n
 
 
+def _signal_of(decision: Decision, signals: Values | None, baseline: Values | None) -> Callable[[str], float]:
+    """The decision's free signal on a question, signed as its values are: pair, the signal of run minus that of
+    other; gate, tonight's signal minus the baseline's judged score. A question without one counts 0 (any fixed
+    value keeps the sequence valid; it only predicts less)."""
+    sign = -1.0 if decision.lower_is_better else 1.0
+
+    def value(source: Values | None, run: str | None, qid: str) -> float | None:
+        return None if source is None or run is None else source.get(run, {}).get(qid, {}).get(decision.metric)
+
+    def signal(qid: str) -> float:
+        mine = value(signals, decision.run, qid)
+        other = (value(signals, decision.other, qid) if decision.kind == "pair"
+                 else value(baseline, decision.run, qid))  # fmt: skip
+        return 0.0 if mine is None or other is None else sign * (mine - other)
+
+    return signal
+
+
 def _series(
-    decision: Decision,
-    values: Mapping[str, Mapping[str, Mapping[str, float | None]]],
-    order: Sequence[str],
-    baseline: Mapping[str, Mapping[str, Mapping[str, float | None]]] | None,
-) -> list[float]:
-    """The decision's per-question values in judged order: a score (precision) or a signed difference where
+    decision: Decision, values: Values, order: Sequence[str], baseline: Values | None
+) -> list[tuple[str, float]]:
+    """The decision's (question, value) in judged order: a score (precision) or a signed difference where
     positive is better (pair: run minus other; gate: tonight minus the baseline)."""
     mine = values.get(decision.run, {})
     sign = -1.0 if decision.lower_is_better else 1.0
-    out: list[float] = []
+    out: list[tuple[str, float]] = []
     for qid in order:
         value = mine.get(qid, {}).get(decision.metric)
         if value is None:
             continue
         if decision.kind == "precision":
-            out.append(value)
+            out.append((qid, value))
             continue
         source = values if decision.kind == "pair" else (baseline or {})
         key = decision.other if decision.kind == "pair" else decision.run
         other = source.get(key or "", {}).get(qid, {}).get(decision.metric)
         if other is not None:
-            out.append(sign * (value - other))
+            out.append((qid, sign * (value - other)))
     return out
 
 
-def verdict_of(kind: DecisionKind, threshold: float, low: float, high: float) -> Verdict:
+def verdict_of(
+    kind: DecisionKind, threshold: float, low: float, high: float, *, level_first: bool = False
+) -> Verdict:
     """What an interval settles (module docstring): a difference's sign or its being within +-threshold (pair),
-    a drop beyond threshold or not (gate), a half-width of at most threshold (precision)."""
+    a drop beyond threshold or not (gate), a half-width of at most threshold (precision). `level_first`: a pair
+    within +-threshold is level even where the interval excludes 0 (the dataset's own mean: once known to be
+    within the margin, which side of 0 it falls is not a verdict)."""
     if kind == "precision":
         return "precise" if (high - low) / 2 <= threshold else "unsettled"
     if kind == "gate":
         if high < -threshold:
             return "dropped"
         return "held" if low > -threshold else "unsettled"
+    if level_first and -threshold < low and high < threshold:
+        return "level"
     if low > 0:
         return "better"
     if high < 0:

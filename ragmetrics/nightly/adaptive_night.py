@@ -4,7 +4,10 @@ Questions are judged in a seeded random order (each stratum of `strata` in turn,
 dataset has such a column), in batches, every judged run on the same questions, so every comparison stays
 paired. After each batch the night's decisions are updated (`comparison.adaptive`): each pair of runs on each
 judge metric, each run's drop against the baseline report (when there is one), each run's mean to `precision`.
-Judging stops once every decision is settled, or at the budget (questions, judge requests, cost). The questions
+Judging stops once every decision is settled, or at the budget (questions, judge requests, cost). With
+`signal` a free score on every question (the local judge's, or a retrieval metric) is a control variate of
+every pair and gate decision (`comparison.ppi_sequence`): the same interval from fewer judged questions when it
+predicts the judge, and about the same number when it does not. The questions
 left are recorded as not applicable with the reason "not judged (settled early)" (or "(budget reached)"): never
 zeros, never in a mean. Retrieval metrics are computed on every question as in any night.
 """
@@ -95,6 +98,39 @@ def _over_budget(settings: AdaptiveConfig, judged: int, session: JudgeSession) -
     return settings.max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= settings.max_cost
 
 
+def free_signals(
+    config: NightlyConfig, plan: Plan, retrieval: Mapping[str, RunResult] | None, *, progress: bool = False
+) -> dict[str, dict[str, dict[str, float | None]]] | None:
+    """`judge.adaptive.signal` on every question of every judged run, per judge metric: the local judge's
+    score of that metric ('local'), or the run's retrieval metric of that name (the same for every judge
+    metric). None without a signal."""
+    assert config.judge is not None and config.judge.adaptive is not None
+    name = config.judge.adaptive.signal
+    if name is None:
+        return None
+    if name == "local":
+        from ragmetrics.engines import LocalEngine
+
+        session = LocalEngine().judge_session(config.judge.settings().model_copy(update={"backend": "local"}))
+        try:
+            return {run: {qid: dict(scores) for qid, scores in
+                          session.score(samples, metrics, name=f"{run} (signal)", progress=progress).per_query.items()}
+                    for run, (samples, metrics) in plan.items()}  # fmt: skip
+        finally:
+            session.close()
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for run, (samples, metrics) in plan.items():
+        scored = (retrieval or {}).get(run)
+        if scored is None or name not in scored.metadata.metrics:
+            have = sorted(scored.metadata.metrics) if scored is not None else []
+            raise ConfigError(
+                f"judge.adaptive.signal: {name!r} is neither 'local' nor a retrieval metric of run {run!r} "
+                f"tonight (it has: {', '.join(have) or 'no retrieval metrics'})"
+            )
+        out[run] = {s.id: dict.fromkeys(metrics, scored.per_query.get(s.id, {}).get(name)) for s in samples}
+    return out
+
+
 def judge_adaptively(
     config: NightlyConfig,
     dataset: QADataset,
@@ -103,13 +139,16 @@ def judge_adaptively(
     *,
     baseline: Report | None,
     progress: bool = False,
+    retrieval: Mapping[str, RunResult] | None = None,
 ) -> tuple[dict[str, RunResult], AdaptiveSummary]:
-    """Judge `plan` (run -> samples, metrics) batch by batch until every decision is settled (module doc)."""
+    """Judge `plan` (run -> samples, metrics) batch by batch until every decision is settled (module doc);
+    `retrieval`: the night's retrieval results (a retrieval metric as the free signal)."""
     assert config.judge is not None and config.judge.adaptive is not None
     settings = config.judge.adaptive
     ids = list(dict.fromkeys(s.id for samples, _ in plan.values() for s in samples))
     order = judging_order(ids, dataset, settings)
     decisions = _decisions(config, plan, settings, baseline)
+    signals = free_signals(config, plan, retrieval, progress=progress)
     baseline_values = {r.name: r.per_query for r in baseline.runs} if baseline is not None else None
     by_id = {run: {s.id: s for s in samples} for run, (samples, _) in plan.items()}
     pieces: dict[str, list[RunResult]] = {run: [] for run in plan}
@@ -125,7 +164,8 @@ def judge_adaptively(
                 pieces[run].append(result)
                 values[run].update(result.per_query)
         judged.extend(batch)
-        settle(decisions, values, judged, population=len(order), alpha=settings.alpha, baseline=baseline_values)
+        settle(decisions, values, judged, population=len(order), alpha=settings.alpha, baseline=baseline_values,
+               signals=signals, questions=order, target=settings.target)  # fmt: skip
         if len(judged) < len(order):
             if decisions and all(d.settled for d in decisions):
                 stopped = "settled"
@@ -145,10 +185,12 @@ def judge_adaptively(
         batch_size=settings.batch_size, seed=settings.seed, calls=usage.calls,
         units=per_question * len(judged), units_full=per_question * len(order),
         calls_full_estimate=None if rate is None else round(rate * len(order)), cost_usd=usage.cost_usd,
-        not_judged=left,
+        not_judged=left, signal=settings.signal, target=settings.target,
         decisions=[AdaptiveDecision(kind=d.kind, metric=d.metric, run=d.run, other=d.other, threshold=d.threshold,
                                     verdict=d.verdict, settled_at=d.settled_at, n=d.n, estimate=d.estimate,
-                                    low=d.low, high=d.high, text=d.describe(len(order))) for d in decisions],
+                                    low=d.low, high=d.high, signal_weight=d.signal_weight,
+                                    signal_correlation=d.signal_correlation,
+                                    text=d.describe(len(order))) for d in decisions],
     )  # fmt: skip
     return results, summary
 

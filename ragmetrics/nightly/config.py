@@ -408,6 +408,17 @@ class AdaptiveConfig(_Section):
     strata: str | None = Field(
         default=None, description="a dataset column: the order takes each stratum in turn, in proportion"
     )
+    signal: str | None = Field(
+        default=None,
+        description="a free score on every question that predicts the judge's, used as a control variate: "
+        "'local' (the built-in local judge's score of the same metric) or a retrieval metric of the night "
+        "(e.g. 'ndcg@10')",
+    )
+    target: Literal["population", "questions"] = Field(
+        default="population",
+        description="pair and gate decisions about questions like these ('population', as the full night's "
+        "paired tests) or about this dataset's own questions ('questions': a fixed regression set)",
+    )
 
 
 class JudgeConfig(JudgeSettings):
@@ -417,7 +428,8 @@ class JudgeConfig(JudgeSettings):
     adaptive: AdaptiveConfig | None = Field(
         default=None,
         description="judge until every decision is settled (anytime-valid), not every question: "
-        "{batch_size, alpha, margin, precision, max_questions, max_calls, max_cost, seed, strata}",
+        "{batch_size, alpha, margin, precision, max_questions, max_calls, max_cost, seed, strata, signal, "
+        "target}",
     )
     metric_files: list[Path] = Field(
         default_factory=list,

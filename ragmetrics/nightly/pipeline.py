@@ -321,7 +321,7 @@ def _score(
         with _timed(night.timings, "judge"):
             judged, judge_info = score_judge(config, dataset, runs, night.notes, progress=night.show, engine=worker,
                                              answered=answered, judged=judged_samples, baseline=baseline,
-                                             adaptive=adaptive)  # fmt: skip
+                                             adaptive=adaptive, retrieval=results)  # fmt: skip
     finally:
         if worker is not None:
             worker.close()
@@ -580,6 +580,7 @@ def score_judge(
     judged: dict[str, list[RagSample]] | None = None,
     baseline: Report | None = None,
     adaptive: list[AdaptiveSummary] | None = None,
+    retrieval: Mapping[str, RunResult] | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Judge metrics per run through one judge (one cache, one usage count); returns the judge's final info.
     `judged`, when given, receives each run's samples exactly as the judge saw them. With `judge.adaptive`
@@ -603,7 +604,8 @@ def score_judge(
 
         session = (engine or LocalEngine()).judge_session(base)
         try:
-            results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress)
+            results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,
+                                                retrieval=retrieval)  # fmt: skip
             adaptive_info = session.info()
         finally:
             session.close()

@@ -168,3 +168,30 @@ def test_a_stratified_order_holds_each_stratum_at_its_share() -> None:
     assert order == judging_order(ids, dataset, AdaptiveConfig(strata="domain", seed=3))  # seeded
     with pytest.raises(ConfigError, match="topic"):
         judging_order(ids, dataset, AdaptiveConfig(strata="topic"))
+
+
+def test_a_free_signal_is_a_control_variate_of_the_night(tmp_path: Path) -> None:
+    """With `signal` (a retrieval metric of the night here, the local judge below) every pair decision is
+    prediction-powered: its weight and correlation are reported, its interval holds the full night's mean."""
+    _random_run(tmp_path / "random.txt")
+    assert main(["run", str(_config(tmp_path, "full")), "--no-progress"]) == 0
+    full = {r["name"]: r["aggregate"]["context_precision"] for r in _report(tmp_path / "full")["runs"]}
+    for signal, target in (("ndcg@10", "population"), ("local", "questions")):
+        out = f"signal-{signal}-{target}".replace("@", "")
+        config = _config(tmp_path, out, adaptive={"batch_size": 16, "seed": 2, "signal": signal, "target": target})
+        assert main(["run", str(config), "--no-progress"]) == 0
+        summary = _report(tmp_path / out)["metadata"]["nightly"]["adaptive"]
+        assert summary["signal"] == signal and summary["target"] == target
+        (pair,) = summary["decisions"]
+        assert pair["signal_weight"] is not None and 0.0 <= pair["signal_weight"] <= 1.0
+        assert pair["signal_correlation"] is not None and "free signal weight" in pair["text"]
+        assert pair["verdict"] == "better" and pair["low"] > 0
+        assert pair["low"] <= full["bm25"] - full["random"] <= pair["high"]
+
+
+def test_an_unknown_signal_is_a_config_error_naming_the_field(tmp_path: Path, capsys: Any) -> None:
+    _random_run(tmp_path / "random.txt")
+    config = _config(tmp_path, "bad", adaptive={"signal": "map@1000"})
+    assert main(["run", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "judge.adaptive.signal" in err and "'map@1000'" in err and "ndcg@10" in err

@@ -23,6 +23,10 @@ FailureCause = Literal[
     "invalid_value",  # a score outside its metric's range (judge metrics: [0, 1]) or not finite
     "metric_error",  # a team's own metric function raised: recorded with the exception's type and message
     "internal_error",  # a bug: recorded with its exception type, never passed off as the endpoint's fault
+    "batch_expired",  # judge.batch: the batch expired (its window passed) before answering the request
+    "batch_cancelled",  # judge.batch: the batch was cancelled before answering the request
+    "batch_failed",  # judge.batch: the server failed the whole batch (its errors say why)
+    "batch_unfinished",  # judge.batch: the batch was still running when batch.wait_s passed (a rerun waits on)
 ]
 """Why a judge score could not be had: the closed set `SampleFailure.cause` takes, documented here once."""
 FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)

@@ -60,6 +60,8 @@ class TokenUsage(_Model):
     embedding_tokens: int = 0
     retries: int = 0
     repairs: int = 0
+    batch_prompt_tokens: int = Field(default=0, description="of prompt_tokens, those billed at batch prices")
+    batch_completion_tokens: int = Field(default=0, description="of completion_tokens, those billed at batch prices")
     cost_usd: float | None = None
 
 
@@ -747,6 +749,9 @@ class WorkFigures(_Model):
     completion_tokens: int = 0
     embedding_tokens: int = 0
     cost_usd: float | None = Field(default=None, description="None: no price table in the config")
+    cost_usd_batch: float | None = Field(
+        default=None, description="the judge's chat requests at batch prices instead (judge.batch)"
+    )
     judge_units: int = Field(default=0, description="(sample, metric) pairs judged")
     cached_verdicts: int = 0
     seconds: dict[str, float] = Field(

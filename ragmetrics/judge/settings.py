@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -57,6 +57,24 @@ class EmbeddingSettings(BaseModel):
         default="refuse",
         description="a server answering one vector per token (llama.cpp with --pooling none): 'mean', 'first' "
         "or 'last' pools them; 'refuse' fails with how to start the server",
+    )
+
+
+class BatchSettings(BaseModel):
+    """judge.batch: chat verdicts through the OpenAI Batch API (ragmetrics.judge.openai.batch)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    price_factor: float = Field(
+        default=0.5, gt=0, le=1, description="batch price as a share of the synchronous one (OpenAI: half)"
+    )
+    gather_s: float = Field(
+        default=0.5, ge=0, description="requests go out as one batch once none has arrived for this long"
+    )
+    poll_s: float = Field(default=5.0, gt=0, description="first wait between two looks at a running batch")
+    poll_max_s: float = Field(default=60.0, gt=0, description="longest wait between two looks (backoff x1.5)")
+    wait_s: float = Field(
+        default=86_400.0, gt=0, description="stop waiting after this long (a rerun waits on, never resubmits)"
     )
 
 
@@ -145,6 +163,18 @@ class JudgeSettings(BaseModel):
         default=None,
         description="optional {'prompt': USD, 'completion': USD, 'embedding': USD} per 1M tokens",
     )
+    batch: BatchSettings | None = Field(
+        default=None,
+        description="true (or {price_factor, gather_s, poll_s, poll_max_s, wait_s}): chat "
+        "verdicts go through the OpenAI Batch API at batch prices; resumable, never submitted twice",
+    )
+
+    @field_validator("batch", mode="before")
+    @classmethod
+    def _batch_switch(cls, value: Any) -> Any:
+        if value is True:
+            return {}
+        return None if value is False else value
 
     @field_validator("retry_failed")
     @classmethod

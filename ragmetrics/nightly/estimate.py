@@ -95,6 +95,12 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
         embedding_tokens=figures.embedding_tokens,
     )
     figures.cost_usd = token_usage(usage, prices).cost_usd
+    if prices is not None:  # the chat requests through the Batch API instead (priced both ways for --dry-run)
+        factor = settings.batch.price_factor if settings.batch is not None else 0.5
+        batched = CallUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                            embedding_tokens=usage.embedding_tokens, batch_prompt_tokens=usage.prompt_tokens,
+                            batch_completion_tokens=usage.completion_tokens)  # fmt: skip
+        figures.cost_usd_batch = token_usage(batched, prices, batch_factor=factor).cost_usd
     assumptions.append(
         f"judge requests are exact for this cache (retries and repairs not included); prompt tokens are the "
         f"rendered messages at {CHARS_PER_TOKEN:g} characters a token, completion tokens the cache's mean per "

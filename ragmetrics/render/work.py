@@ -35,7 +35,9 @@ def estimate_lines(work: NightWork, name: str) -> list[str]:
         f"{e.judge_units:,} scores, {e.cached_verdicts:,} verdicts already cached)",
         f"  tokens             ~{e.prompt_tokens:,} prompt, ~{e.completion_tokens:,} completion, "
         f"~{e.embedding_tokens:,} embedding",
-        f"  cost               {_cost(e.cost_usd):>10}",
+        f"  cost               {_cost(e.cost_usd):>10}"
+        + (f"  (chat requests asked directly; {_cost(e.cost_usd_batch)} through the Batch API)"
+           if e.cost_usd_batch is not None else ""),
     ]
     if e.seconds:
         stages = ", ".join(f"{stage} {_duration(s)}" for stage, s in e.seconds.items())

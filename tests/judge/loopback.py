@@ -116,6 +116,15 @@ class State:
     slots: threading.Semaphore | None = None
     redirect_to: str = ""
     refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
+    # The Batch API (files and batches): what was uploaded and created, and how batches behave.
+    files: dict[str, bytes] = field(default_factory=dict)
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    batch_lines: list[str] = field(default_factory=list)  # custom_ids of every batch created, in order
+    batch_polls: int = 1  # looks a batch answers "in_progress" to before it ends
+    batch_end: str = "completed"  # how batches end: completed, expired, cancelled or failed
+    batch_answered_share: float = 0.5  # expired / cancelled: the share of requests answered before the end
+    batch_fail_lines: int = 0  # completed: the first k requests fail (HTTP 500 in the error file)
+    batch_hold: threading.Event = field(default_factory=threading.Event)  # set: batches stay in progress
     stopping: threading.Event = field(default_factory=threading.Event)
 
 
@@ -367,6 +376,26 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
     raise ValueError(f"unknown prompt {prompt!r}")
 
 
+def scripted_completion(body: dict[str, Any]) -> dict[str, Any]:
+    """The chat completion a batch line gets: the scripted verdict of its prompt (no faults), as JSON."""
+    messages = body.get("messages", [])
+    system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
+    first = system.splitlines()[0] if system else ""
+    prompt = first[2:].strip() if first.startswith("# ") else ""
+    users = [re.sub(r"<(/?)([A-Za-z_][A-Za-z0-9_]*)-[0-9a-f]{8}(?=[\s>])", r"<\1\2", m["content"])
+             for m in messages if m["role"] == "user"]  # fmt: skip
+    inputs = [u for u in users if not u.startswith(REPAIR_PREFIX)]
+    content = json.dumps(scripted_verdict(prompt, inputs[-1] if inputs else "", body.get("seed"), system))
+    prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
+    completion_tokens = max(1, len(content) // 4)
+    return {"id": "chatcmpl-batch", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "test-model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop",
+                         "logprobs": None}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}}  # fmt: skip
+
+
 def _break(verdict: dict[str, Any], kind: str) -> Any:
     if kind == "schema_violation":
         return {"unexpected": "shape", "useful": "maybe"}
@@ -416,7 +445,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         state = self.server.state
         length = int(self.headers.get("Content-Length", "0"))
-        body = json.loads(self.rfile.read(length) or b"{}")
+        raw = self.rfile.read(length)
+        route = self.path.split("?", 1)[0]
+        if "/files" in route or "/batches" in route:
+            self._batch_api(state, route, raw)
+            return
+        body = json.loads(raw or b"{}")
         with state.lock:
             state.received += 1
             state.in_flight += 1
@@ -438,6 +472,135 @@ class _Handler(BaseHTTPRequestHandler):
                 state.slots.release()
             with state.lock:
                 state.in_flight -= 1
+
+    def do_GET(self) -> None:
+        self._batch_api(self.server.state, self.path.split("?", 1)[0], b"")
+
+    # -- the Batch API ---------------------------------------------------------------------------------------
+
+    def _batch_api(self, state: State, route: str, raw: bytes) -> None:
+        parts = route.rstrip("/").split("/")
+        if self.command == "POST" and route.endswith("/files"):
+            self._upload(state, raw)
+        elif self.command == "GET" and len(parts) >= 2 and parts[-1] == "content" and parts[-3] == "files":
+            data = state.files.get(parts[-2])
+            if data is None:
+                self._error(404, f"no file {parts[-2]}")
+                return
+            self._raw(200, {"Content-Type": "application/octet-stream", "Content-Length": str(len(data))}, data)
+        elif self.command == "POST" and route.endswith("/batches"):
+            self._create_batch(state, json.loads(raw or b"{}"))
+        elif self.command == "GET" and route.endswith("/batches"):
+            with state.lock:
+                listed = [self._batch_view(b) for b in reversed(state.batches.values())]
+            self._send(200, {"object": "list", "data": listed, "has_more": False,
+                             "first_id": listed[0]["id"] if listed else None,
+                             "last_id": listed[-1]["id"] if listed else None})  # fmt: skip
+        elif self.command == "GET" and parts[-2] == "batches":
+            self._retrieve_batch(state, parts[-1])
+        elif self.command == "POST" and parts[-1] == "cancel":
+            with state.lock:
+                batch = state.batches.get(parts[-2])
+                if batch is not None:
+                    batch["forced_end"] = "cancelled"
+            self._send(200, self._batch_view(batch) if batch else {}) if batch else self._error(404, "no batch")
+        else:
+            self._error(404, f"no route {self.command} {self.path}")
+
+    def _upload(self, state: State, raw: bytes) -> None:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        head = f"Content-Type: {self.headers.get('Content-Type', '')}\r\n\r\n".encode()
+        message = BytesParser(policy=HTTP).parsebytes(head + raw)
+        fields: dict[str, bytes] = {}
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[str(name)] = part.get_payload(decode=True) or b""
+        if fields.get("purpose") != b"batch" or "file" not in fields:
+            self._error(400, "a batch input file needs purpose=batch and a file")
+            return
+        for number, line in enumerate(fields["file"].decode().splitlines(), start=1):
+            try:
+                item = json.loads(line)
+                assert item["method"] == "POST" and item["url"] == "/v1/chat/completions" and item["custom_id"]
+                assert isinstance(item["body"], dict)
+            except (ValueError, KeyError, AssertionError):
+                self._error(400, f"line {number} of the input file is not a batch request")
+                return
+        with state.lock:
+            file_id = f"file-{len(state.files) + 1:04d}"
+            state.files[file_id] = fields["file"]
+        self._record(state, path="/v1/files", prompt=None, status=200, fault=None, repair=False, mode=None,
+                     digest=file_id, user="")  # fmt: skip
+        self._send(200, {"id": file_id, "object": "file", "bytes": len(fields["file"]), "created_at": int(time.time()),
+                         "filename": "batch.jsonl", "purpose": "batch", "status": "processed"})  # fmt: skip
+
+    def _create_batch(self, state: State, body: dict[str, Any]) -> None:
+        with state.lock:
+            data = state.files.get(str(body.get("input_file_id")))
+            if data is None or body.get("endpoint") != "/v1/chat/completions":
+                self._error(400, "unknown input file or endpoint")
+                return
+            requests = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+            batch_id = f"batch_{len(state.batches) + 1:04d}"
+            state.batches[batch_id] = {"id": batch_id, "input_file_id": body["input_file_id"], "status": "validating",
+                                       "requests": requests, "polls": 0, "created_at": int(time.time()),
+                                       "output_file_id": None, "error_file_id": None}  # fmt: skip
+            state.batch_lines.extend(r["custom_id"] for r in requests)
+            view = self._batch_view(state.batches[batch_id])
+        self._record(state, path="/v1/batches", prompt=None, status=200, fault=None, repair=False, mode=None,
+                     digest=batch_id, user="")  # fmt: skip
+        self._send(200, view)
+
+    def _retrieve_batch(self, state: State, batch_id: str) -> None:
+        with state.lock:
+            batch = state.batches.get(batch_id)
+            if batch is None:
+                self._error(404, f"no batch {batch_id}")
+                return
+            if batch["status"] in ("validating", "in_progress"):
+                batch["polls"] += 1
+                end = batch.get("forced_end") or state.batch_end
+                if batch["status"] == "validating":
+                    batch["status"] = "in_progress"
+                elif (batch["polls"] > state.batch_polls and not state.batch_hold.is_set()) or "forced_end" in batch:
+                    self._end_batch(state, batch, end)
+            view = self._batch_view(batch)
+        self._send(200, view)
+
+    def _end_batch(self, state: State, batch: dict[str, Any], end: str) -> None:
+        requests = batch["requests"]
+        answered = requests if end == "completed" else requests[: int(len(requests) * state.batch_answered_share)]
+        if end == "failed":
+            answered = []
+        output, errors = [], []
+        for i, item in enumerate(answered):
+            if end == "completed" and i < state.batch_fail_lines:
+                errors.append({"id": f"r{i}", "custom_id": item["custom_id"], "error": None,
+                               "response": {"status_code": 500, "request_id": f"req{i}",
+                                            "body": {"error": {"message": "the model crashed (test fault)"}}}})  # fmt: skip
+                continue
+            output.append({"id": f"r{i}", "custom_id": item["custom_id"], "error": None,
+                           "response": {"status_code": 200, "request_id": f"req{i}",
+                                        "body": scripted_completion(item["body"])}})  # fmt: skip
+        for name, lines in (("output_file_id", output), ("error_file_id", errors)):
+            if lines:
+                file_id = f"file-{len(state.files) + 1:04d}"
+                state.files[file_id] = ("\n".join(json.dumps(x) for x in lines) + "\n").encode()
+                batch[name] = file_id
+        batch["status"] = end
+        if end == "failed":
+            batch["errors"] = {"object": "list", "data": [{"code": "invalid_file", "message": "failed (test)"}]}
+
+    @staticmethod
+    def _batch_view(batch: dict[str, Any]) -> dict[str, Any]:
+        total = len(batch["requests"])
+        return {"id": batch["id"], "object": "batch", "endpoint": "/v1/chat/completions",
+                "input_file_id": batch["input_file_id"], "completion_window": "24h", "status": batch["status"],
+                "created_at": batch["created_at"], "output_file_id": batch["output_file_id"],
+                "error_file_id": batch["error_file_id"], "errors": batch.get("errors"),
+                "request_counts": {"total": total, "completed": 0, "failed": 0}}  # fmt: skip
 
     def _take_fault(
         self, state: State, path: str, prompt: str | None, text: str, mode: str | None

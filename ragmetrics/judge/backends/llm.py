@@ -62,6 +62,7 @@ from ragmetrics.judge.verdicts import (
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
 BACKEND = "openai"
+BATCH_UNITS_IN_FLIGHT = 100_000
 RECORDED_CAUSES: frozenset[FailureCause] = frozenset({"invalid_output", "bad_request", "timeout"})
 """Failure causes recorded in the cache for `retry_failed`: those a second identical request would likely
 repeat. Rate limits, connection errors, auth and server faults are about the endpoint, not the unit, and
@@ -134,8 +135,9 @@ class LLMJudge(PlanDispatch):
 
     @property
     def preferred_units_in_flight(self) -> int:
-        """Enough units to keep every HTTP slot busy while others parse and validate, and no more."""
-        return 2 * self.settings.max_concurrency
+        """Enough units to keep every HTTP slot busy while others parse and validate, and no more; with
+        judge.batch, every unit at once (each waits on its batch, not on a connection)."""
+        return BATCH_UNITS_IN_FLIGHT if self.settings.batch is not None else 2 * self.settings.max_concurrency
 
     def supported_metrics(self) -> tuple[str, ...]:
         return judge_metric_names()

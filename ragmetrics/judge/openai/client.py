@@ -32,6 +32,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from ragmetrics.errors import ConfigError, JudgeError
+from ragmetrics.judge.openai.batch import BatchLedger, BatchQueue
 from ragmetrics.judge.openai.logprobs import TokenChoice, token_choices, value_distribution
 from ragmetrics.judge.openai.output import (
     MODES,
@@ -111,6 +112,18 @@ class Probe(Protocol):
 TOP_LOGPROBS = 10
 
 
+def _batch_queue(settings: JudgeSettings, transport: Transport) -> BatchQueue | None:
+    """judge.batch's queue, its ledger beside the verdict cache (None without judge.batch)."""
+    if settings.batch is None:
+        return None
+    if settings.cache_path is None:
+        raise ConfigError("judge.batch keeps its ledger of submitted batches beside the verdict cache: set cache_path")
+    ledger = BatchLedger(settings.cache_path.with_name(settings.cache_path.stem + ".batches.json"))
+    options = settings.batch
+    return BatchQueue(transport.batch_api, ledger, usage=transport.usage, gather_s=options.gather_s,
+                      poll_s=options.poll_s, max_poll_s=options.poll_max_s, wait_s=options.wait_s)  # fmt: skip
+
+
 class JudgeClient:
     """Chat verdicts and embeddings over one OpenAI-compatible endpoint, with retries, repairs and accounting."""
 
@@ -137,6 +150,7 @@ class JudgeClient:
             api_key=None if key == _NO_KEY_PLACEHOLDER else key, base_url=settings.base_url
         )
         self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed)
+        self.batch = _batch_queue(settings, self.transport)
         self.modes = ModeNegotiator(mode_memory)
         self._token_field = "max_tokens"
         self._logprobs_refused = False
@@ -158,11 +172,14 @@ class JudgeClient:
         return self.modes.report()
 
     async def aclose(self) -> None:
+        if self.batch is not None:
+            await self.batch.aclose()
         await self.transport.aclose()
 
     def token_usage(self) -> TokenUsage:
         """Totals so far, with cost when the settings carry a price table (USD per million tokens)."""
-        return token_usage(self.usage, self.settings.price_per_million_tokens)
+        factor = self.settings.batch.price_factor if self.settings.batch is not None else 1.0
+        return token_usage(self.usage, self.settings.price_per_million_tokens, batch_factor=factor)
 
     # -- chat verdicts ---------------------------------------------------------------------------------------
 
@@ -212,13 +229,16 @@ class JudgeClient:
                 return await api.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
             try:
-                response = await self.transport.send(
-                    call,
-                    f"{prompt.name} ({self.settings.model})",
-                    op,
-                    refusal=functools.partial(self._is_refusal, mode),
-                    on_refusal=FormatRefused,
-                )
+                if self.batch is not None:
+                    response = await self.batch.ask(call, payload)
+                else:
+                    response = await self.transport.send(
+                        call,
+                        f"{prompt.name} ({self.settings.model})",
+                        op,
+                        refusal=functools.partial(self._is_refusal, mode),
+                        on_refusal=FormatRefused,
+                    )
             except FormatRefused as refusal:
                 logger.info("%s: the server refused response_format=%s (%s)", prompt.name, mode, refusal)
                 index += 1

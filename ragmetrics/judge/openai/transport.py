@@ -164,6 +164,8 @@ class Transport:
         self._rng = random.Random(rng_seed)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._openai: openai.AsyncOpenAI | None = None
+        self._batch_openai: openai.AsyncOpenAI | None = None
+        self._batch_loop: asyncio.AbstractEventLoop | None = None
         self._limit: AdaptiveLimit | None = None
         self._lowest_limit = settings.max_concurrency
         self.usage = CallUsage()
@@ -200,11 +202,27 @@ class Transport:
             self._loop = loop
         return self._openai, self._limit
 
+    def batch_api(self) -> openai.AsyncOpenAI:
+        """A client for the Batch API's files and batches: the same endpoint and key, the SDK's own retries
+        (five), no cap on the body (a batch's output file holds every answer), redirects never followed."""
+        loop = asyncio.get_running_loop()
+        if self._batch_openai is None or self._batch_loop is not loop:
+            self._batch_openai = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self._base_url, default_query=self._query or None, max_retries=5,
+                timeout=max(self.settings.timeout_s, 120.0),
+                http_client=openai.DefaultAsyncHttpxClient(follow_redirects=False,
+                                                           timeout=max(self.settings.timeout_s, 120.0)),
+            )  # fmt: skip
+            self._batch_loop = loop
+        return self._batch_openai
+
     async def aclose(self) -> None:
         if self._openai is not None and self._loop is asyncio.get_running_loop():
             await self._openai.close()
-        self._openai = None
-        self._loop = None
+        if self._batch_openai is not None and self._batch_loop is asyncio.get_running_loop():
+            await self._batch_openai.close()
+        self._openai = self._batch_openai = None
+        self._loop = self._batch_loop = None
 
     async def send(
         self,

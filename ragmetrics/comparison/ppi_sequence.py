@@ -11,7 +11,8 @@ where c_i is a centre the signal's mean is known about: x_i has the same mean as
 unknown, below) and, when f predicts d, a smaller spread: var(d - lambda f) = var(d) (1 - rho^2) at the best
 lambda = cov(d, f) / var(f). That is the control-variate (prediction-powered, PPI++) estimator; its weight is
 tuned from the questions judged *before* each batch (predictable, as a sequence requires), clipped to [0, 1],
-so a signal that predicts nothing gets a weight near 0 and the sequence is that of d alone.
+so a signal that predicts nothing gets a weight near 0 and the sequence is that of d alone (for the population
+target, the weight that makes the interval narrowest once the signal's own slack, below, is counted).
 
 Two targets (`target`):
 
@@ -188,15 +189,21 @@ class PredictionPoweredSequence:
         return max(var_d - 2 * self._weights_sum / n * cov + self._weight_squares / n * var_f, 1e-24)
 
     def _fitted_weight(self) -> float:
-        """The PPI++ power-tuning weight cov(d, f) / var(f), shrunk by 1 + n/N for the population target (the
-        signal's mean over N questions is itself noisy there), clipped to [0, 1]."""
+        """The weight for the next batch. Questions target: the PPI++ power-tuning weight cov(d, f) / var(f),
+        clipped to [0, 1]. Population target: the weight in [0, 1] whose interval would be narrowest now, the
+        mixture margin of var(d - lambda f) plus lambda times the signal's own slack, so a signal whose help
+        is smaller than its slack gets weight 0 (the sequence of d alone)."""
         if self.n < MIN_FOR_WEIGHT:
             return 0.0
-        var_f, cov, _ = self._moments()
+        var_f, cov, var_d = self._moments()
         if var_f <= 1e-12:
             return 0.0
-        shrink = 1.0 + self.n / self.population if self.target == "population" else 1.0
-        return float(np.clip(cov / (var_f * shrink), 0.0, 1.0))
+        if self.target == "questions":
+            return float(np.clip(cov / var_f, 0.0, 1.0))
+        grid = np.linspace(0.0, 1.0, 41)
+        spread = np.sqrt(np.maximum(var_d - 2 * grid * cov + grid * grid * var_f, 1e-24))
+        unit = mixture_margin(self.n, 1.0, self.alpha, self.t_opt) / self.n
+        return float(grid[int(np.argmin(unit * spread + grid * self._signal_slack))])
 
     @property
     def correlation(self) -> float | None:

@@ -47,7 +47,7 @@ from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["PredictionPoweredSequence", "Target", "mixture_margin"]
 
@@ -56,6 +56,8 @@ Target = Literal["population", "questions"]
 SIGNAL_ALPHA_SHARE = 0.1
 """The part of a decision's alpha spent on the signal's own mean (population target): 10 % of it, so a signal
 that predicts nothing costs a sequence at 0.9 alpha instead of alpha (a few per cent more questions)."""
+WEIGHT_GRID = np.linspace(0.0, 1.0, 41)
+"""The weights the population target chooses among."""
 MIN_FOR_WEIGHT = 20
 """Questions judged before the signal's weight is fitted; until then the weight is 0."""
 
@@ -102,7 +104,7 @@ class PredictionPoweredSequence:
         )
         self.t_opt = t_opt if t_opt is not None else max(population / 4.0, 50.0)
         self.weight = 0.0
-        """lambda for the next batch (fitted on the questions judged so far)."""
+        """lambda the next question would get (fitted on the questions judged so far)."""
         self.n = 0
         self._judged_sum = 0.0  # D: the judged values' sum
         self._signal_judged = 0.0  # their signals' sum
@@ -125,7 +127,7 @@ class PredictionPoweredSequence:
             raise ValueError(f"more than {self.population} questions judged from a population of {self.population}")
         if not values.size:
             return
-        weight = self.weight if self.has_signal else 0.0
+        weight = self._item_weights(values, signal) if self.has_signal else np.zeros_like(values)
         i = self.n + 1 + np.arange(values.size, dtype=np.float64)  # 1-based draw numbers
         remaining = self.population - i + 1.0
         judged_before = self._judged_sum + np.concatenate(([0.0], np.cumsum(values)[:-1]))
@@ -138,8 +140,8 @@ class PredictionPoweredSequence:
             x = values - weight * (signal - self.signal_total / self.population)
             self._centre_sum += float(np.sum(x))
             self._scale += float(values.size)
-        self._weights_sum += weight * values.size
-        self._weight_squares += weight * weight * values.size
+        self._weights_sum += float(np.sum(weight))
+        self._weight_squares += float(np.sum(weight * weight))
         self._judged_sum += float(np.sum(values))
         self._signal_judged += float(np.sum(signal))
         self._sums += np.array([np.sum(signal * signal), np.sum(values * signal), np.sum(values * values)])
@@ -188,22 +190,49 @@ class PredictionPoweredSequence:
         n = self.n
         return max(var_d - 2 * self._weights_sum / n * cov + self._weight_squares / n * var_f, 1e-24)
 
+    def _item_weights(self, values: NDArray[np.float64], signal: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each question's weight from the questions judged before it (within the batch too: still predictable,
+        as a weight depends only on earlier questions), so the first batch is not judged at weight 0 throughout."""
+        before = self.n + np.arange(values.size, dtype=np.float64)  # questions judged before each one
+        def cumulative(x: NDArray[np.float64], start: float) -> NDArray[np.float64]:
+            return start + np.concatenate(([0.0], np.cumsum(x)[:-1]))
+        sum_d, sum_f = cumulative(values, self._judged_sum), cumulative(signal, self._signal_judged)
+        ff = cumulative(signal * signal, float(self._sums[0]))
+        df = cumulative(values * signal, float(self._sums[1]))
+        dd = cumulative(values * values, float(self._sums[2]))
+        safe = np.maximum(before, 2.0)
+        var_f = (ff - sum_f**2 / safe) / (safe - 1)
+        cov = (df - sum_d * sum_f / safe) / (safe - 1)
+        var_d = (dd - sum_d**2 / safe) / (safe - 1)
+        return self._weights(before, var_f, cov, var_d)
+
+    def _weights(
+        self,
+        n: NDArray[np.float64],
+        var_f: NDArray[np.float64],
+        cov: NDArray[np.float64],
+        var_d: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        """The weight after n judged questions with these moments (arrays, one per question). Questions target:
+        the PPI++ power-tuning weight cov(d, f) / var(f), clipped to [0, 1]. Population target: the weight in
+        [0, 1] whose interval would be narrowest now, the mixture margin of var(d - lambda f) plus lambda times
+        the signal's own slack, so a signal whose help is smaller than its slack gets weight 0 (the sequence of
+        d alone)."""
+        usable = (n >= MIN_FOR_WEIGHT) & (var_f > 1e-12)
+        if self.target == "questions":
+            return np.where(usable, np.clip(cov / np.where(usable, var_f, 1.0), 0.0, 1.0), 0.0)
+        grid = WEIGHT_GRID[None, :]
+        spread = np.sqrt(np.maximum(var_d[:, None] - 2 * grid * cov[:, None] + grid**2 * var_f[:, None], 1e-24))
+        unit = np.array([mixture_margin(int(k), 1.0, self.alpha, self.t_opt) / k for k in np.maximum(n, 1)])
+        best = WEIGHT_GRID[np.argmin(unit[:, None] * spread + grid * self._signal_slack, axis=1)]
+        return np.where(usable, best, 0.0)
+
     def _fitted_weight(self) -> float:
-        """The weight for the next batch. Questions target: the PPI++ power-tuning weight cov(d, f) / var(f),
-        clipped to [0, 1]. Population target: the weight in [0, 1] whose interval would be narrowest now, the
-        mixture margin of var(d - lambda f) plus lambda times the signal's own slack, so a signal whose help
-        is smaller than its slack gets weight 0 (the sequence of d alone)."""
-        if self.n < MIN_FOR_WEIGHT:
+        """The weight the next question would get (reported)."""
+        if self.n < 2:
             return 0.0
         var_f, cov, var_d = self._moments()
-        if var_f <= 1e-12:
-            return 0.0
-        if self.target == "questions":
-            return float(np.clip(cov / var_f, 0.0, 1.0))
-        grid = np.linspace(0.0, 1.0, 41)
-        spread = np.sqrt(np.maximum(var_d - 2 * grid * cov + grid * grid * var_f, 1e-24))
-        unit = mixture_margin(self.n, 1.0, self.alpha, self.t_opt) / self.n
-        return float(grid[int(np.argmin(unit * spread + grid * self._signal_slack))])
+        return float(self._weights(np.array([float(self.n)]), np.array([var_f]), np.array([cov]), np.array([var_d]))[0])
 
     @property
     def correlation(self) -> float | None:

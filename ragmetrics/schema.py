@@ -186,6 +186,25 @@ class CalibrationBin(_Model):
     human_mean: float
 
 
+class PeopleCeiling(_Model):
+    """Agreement between people on a metric and the judge beside it, on the items two or more people labelled
+    (`ragmetrics.trust.people`)."""
+
+    labellers: list[str]
+    items: int = Field(description="samples two or more people labelled")
+    level: Literal["nominal", "ordinal", "interval"]
+    percent: Interval | None = Field(default=None, description="share of agreeing pairs of labels per item")
+    cohen_kappa: Interval | None = Field(default=None, description="exactly two labellers")
+    fleiss_kappa: Interval | None = None
+    alpha: Interval | None = Field(default=None, description="Krippendorff's alpha at `level`")
+    people_alpha: Interval | None = Field(default=None, description="mean pairwise alpha between people")
+    judge_alpha: Interval | None = Field(default=None, description="mean pairwise alpha of the judge with each person")
+    difference: Interval | None = Field(default=None, description="judge_alpha - people_alpha, same resamples")
+    standing: Literal["within", "above", "below", "unknown"] = "unknown"
+    text: str = ""
+    disagreements: list[str] = Field(default_factory=list, description="sample ids people disagree on")
+
+
 class MetricAgreement(_Model):
     """How a judge metric agrees with human labels on the samples both scored (`ragmetrics.trust.agreement`)."""
 
@@ -200,6 +219,10 @@ class MetricAgreement(_Model):
     kendall: Interval | None = Field(default=None, description="Kendall's tau-b (graded or score labels)")
     bias: Interval = Field(description="mean(judge - human) on the labelled samples, t interval")
     calibration: list[CalibrationBin] = Field(default_factory=list)
+    people: PeopleCeiling | None = Field(
+        default=None, description="the people's agreement with each other, the judge's ceiling (two or more labellers)"
+    )
+
 
 
 class PPIEstimate(_Model):

@@ -600,7 +600,8 @@ class HumanLabelsConfig(_Section):
     """Human labels of judge metrics (docs/trust.md): agreement, PPI-corrected means, the PPI gate."""
 
     path: Path | None = Field(
-        default=None, description="CSV, TSV, JSONL or Parquet: sample_id, metric, label (and optionally run)"
+        default=None,
+        description="CSV, TSV, JSONL or Parquet: sample_id, metric, label (and optionally run, labeller)",
     )
     columns: dict[str, str] | None = Field(
         default=None,
@@ -614,6 +615,11 @@ class HumanLabelsConfig(_Section):
     )
     threshold: float = Field(default=0.5, ge=0, le=1, description="positive at or above it (accuracy, kappa)")
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence of every interval")
+    adjudication: str = Field(
+        default="majority",
+        description="several people's labels of one sample become one: 'majority' (a tie: the mean of the tied), "
+        "'mean', or a labeller's name (theirs where they gave one, else the majority)",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> HumanLabelsConfig:

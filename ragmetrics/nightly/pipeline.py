@@ -667,7 +667,7 @@ def attach_human_labels(
         labels = labels_from_columns(dataset.kept, spec.columns, source=dataset.source, scale=spec.scale)
     else:
         assert spec.path is not None  # the config allows exactly one of them
-        labels = load_labels(spec.path, scale=spec.scale)
+        labels = load_labels(spec.path, scale=spec.scale, adjudication=spec.adjudication)
     judged = [
         r for r in results.values() if r.metadata.judge is not None or r.metadata.kind in ("judge", "mixed")
     ]

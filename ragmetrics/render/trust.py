@@ -32,6 +32,8 @@ def trust_lines(report: Report) -> list[str]:
                 + (f"kappa {_ci(agree.kappa)}, " if agree.kappa is not None else "")
                 + f"Spearman {_ci(agree.spearman)}, bias (judge - people) {_ci(agree.bias)}"
             )
+            if agree.people is not None:
+                lines.append(f"{run.name} / {agree.metric}: {agree.people.text}")
         for est in trust.ppi:
             lines.append(
                 f"{run.name} / {est.metric}: mean ({est.confidence:.0%} CI): judge only {_ci(est.judge_only)}; "
@@ -59,7 +61,7 @@ def _e(value: object) -> str:
 
 def trust_html(report: Report) -> str:
     """The report's 'How far to trust the judge' section (empty string when there is nothing to show)."""
-    rows_agree, rows_ppi, rows_noise, spreads = [], [], [], []
+    rows_agree, rows_ppi, rows_noise, spreads, rows_people = [], [], [], [], []
     for run in report.runs:
         trust = run.trust
         if trust is None:
@@ -69,6 +71,18 @@ def trust_html(report: Report) -> str:
                 f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(a.metric)}</td><td>{a.n_labeled}</td>"
                 f"<td>{_e(_ci(a.accuracy))}</td><td>{_e(_ci(a.balanced_accuracy))}</td><td>{_e(_ci(a.kappa))}</td>"
                 f"<td>{_e(_ci(a.spearman))}</td><td>{_e(_ci(a.kendall))}</td><td>{_e(_ci(a.bias))}</td></tr>"
+            )
+        for a in trust.agreement:
+            c = a.people
+            if c is None:
+                continue
+            shown = ", ".join(c.disagreements[:10]) + (" ..." if len(c.disagreements) > 10 else "")
+            rows_people.append(
+                f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(a.metric)}</td><td>{c.items}</td>"
+                f"<td class='l'>{_e(', '.join(c.labellers))}</td><td>{_e(c.level)}</td>"
+                f"<td>{_e(_ci(c.percent))}</td><td>{_e(_ci(c.cohen_kappa))}</td><td>{_e(_ci(c.fleiss_kappa))}</td>"
+                f"<td>{_e(_ci(c.alpha))}</td><td>{_e(_ci(c.people_alpha))}</td><td>{_e(_ci(c.judge_alpha))}</td>"
+                f"<td class='l'>{_e(c.standing)}</td><td class='l'>{len(c.disagreements)}: {_e(shown)}</td></tr>"
             )
         for p in trust.ppi:
             rows_ppi.append(
@@ -102,6 +116,16 @@ def trust_html(report: Report) -> str:
             "<h3>Agreement with human labels</h3><div class='scroll'><table><tr><th class='l'>run</th>"
             "<th class='l'>metric</th><th>n</th><th>accuracy</th><th>balanced acc.</th><th>kappa</th>"
             "<th>Spearman</th><th>Kendall</th><th>bias</th></tr>" + "".join(rows_agree) + "</table></div>"
+        )
+    if rows_people:
+        parts.append(
+            "<h3>People with each other: the judge's ceiling</h3><p>On the samples two or more people labelled: "
+            "their agreement with each other, and the judge's with them (mean pairwise Krippendorff alpha, "
+            "same bootstrap resamples). A judge within the people's own disagreement is as good as people get."
+            "</p><div class='scroll'><table><tr><th class='l'>run</th><th class='l'>metric</th><th>items</th>"
+            "<th class='l'>labellers</th><th>level</th><th>% agree</th><th>Cohen</th><th>Fleiss</th>"
+            "<th>alpha</th><th>people vs each other</th><th>judge vs people</th><th class='l'>judge stands</th>"
+            "<th class='l'>disagreements</th></tr>" + "".join(rows_people) + "</table></div>"
         )
     if rows_ppi:
         parts.append(

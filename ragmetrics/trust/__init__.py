@@ -4,6 +4,7 @@
   accuracy, kappa, Spearman, Kendall, calibration, bias, each with a CI) and the prediction-powered estimate
   of the people's mean (PPI, PPI++, next to the classical and judge-only intervals), as a typed `RunTrust`;
 - `ppi_difference(baseline, candidate, labels, metric)`: the same for the paired difference of two runs;
+- with two or more labellers, the people's agreement with each other (`trust.people`) beside the judge's;
 - `judge_noise_stats(repeats, metric)`: spread, flip rate, ICC and the noise-widened CI over repeated judging.
 
 docs/trust.md says when to label, how many labels buy how much, and how to read each figure.
@@ -12,7 +13,7 @@ docs/trust.md says when to label, how many labels buy how much, and how to read 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +24,14 @@ from ragmetrics.schema import (
     JudgeNoiseStats,
     MetricAgreement,
     PairPPI,
+    PeopleCeiling,
     PPIEstimate,
     RunResult,
     RunTrust,
 )
 from ragmetrics.trust.agreement import Agreement, Estimate, agreement, label_kind
 from ragmetrics.trust.labels import HumanLabels, load_labels
+from ragmetrics.trust.people import Level
 from ragmetrics.trust.ppi import MeanEstimates, NormalInterval, estimate_mean
 from ragmetrics.trust.variance import judge_noise, verdict_flip_rate
 
@@ -108,12 +111,51 @@ def judge_agreement(
         raw = [lab.raw for _, lab in labelled]
         kind = "graded" if human.scale is not None and label_kind(raw) != "score" else label_kind(raw)
         stats = agreement(judge, people, kind=kind, threshold=threshold, confidence=confidence, seed=seed)
-        trust.agreement.append(agreement_model(metric, stats))
+        model = agreement_model(metric, stats)
+        ratings = human.ratings(metric, result.name)
+        if len(ratings) >= 2:
+            model.people = people_ceiling(ratings, scores, kind=kind, scale=human.scale, threshold=threshold,
+                                          confidence=confidence, seed=seed)  # fmt: skip
+        trust.agreement.append(model)
         estimates = estimate_mean(
             judge, people, np.array(unlabelled, dtype=np.float64), confidence=confidence
         )
         trust.ppi.append(_ppi_model(metric, estimates, confidence))
     return trust
+
+
+def people_ceiling(
+    ratings: Mapping[str, Mapping[str, float]],
+    scores: Mapping[str, float | None],
+    *,
+    kind: str,
+    scale: float | None,
+    threshold: float,
+    confidence: float,
+    seed: int,
+) -> PeopleCeiling:
+    """The people's agreement with each other and the judge beside it (`trust.people`), the judge's scores put
+    on the labels' own scale: yes/no at `threshold` (binary labels, nominal), the nearest grade (graded,
+    ordinal), the score itself (scores, interval)."""
+    from ragmetrics.trust.people import judge_vs_people, people_agreement
+
+    level: Level = "nominal" if kind == "binary" else "ordinal" if kind == "graded" else "interval"
+
+    def on_scale(score: float) -> float:
+        if level == "nominal":
+            return 1.0 if score >= threshold else 0.0
+        return float(round(score * scale)) if level == "ordinal" and scale is not None else score
+
+    judged = {q: on_scale(v) for q, v in scores.items() if v is not None}
+    people = people_agreement(ratings, level=level, confidence=confidence, seed=seed)
+    beside = judge_vs_people(ratings, judged, level=level, confidence=confidence, seed=seed)
+    return PeopleCeiling(
+        labellers=list(people.labellers), items=people.items, level=level, percent=_interval(people.percent),
+        cohen_kappa=_interval(people.cohen), fleiss_kappa=_interval(people.fleiss), alpha=_interval(people.alpha),
+        people_alpha=_interval(beside.people), judge_alpha=_interval(beside.judge),
+        difference=_interval(beside.difference), standing=beside.standing, text=beside.sentence(),
+        disagreements=[item for item, _ in people.disagreements],
+    )  # fmt: skip
 
 
 def agreement_model(metric: str, stats: Agreement) -> MetricAgreement:

@@ -1,8 +1,15 @@
 """Human labels: a file (CSV, JSONL or Parquet) of (sample id, metric, label), read strictly.
 
 Columns: ``sample_id`` (or ``id`` / ``query_id``), ``metric`` (a judge metric such as context_relevancy),
-``label``, and optionally ``run`` (labels of one run's outputs; without it a label applies to every run). A
-label is 0/1, a score in [0, 1], or a whole-number grade when the file's `scale` is given (grade / scale).
+``label``, and optionally ``run`` (labels of one run's outputs; without it a label applies to every run) and
+``labeller`` (who gave it: several people may label one sample, once each). A label is 0/1, a score in [0, 1],
+or a whole-number grade when the file's `scale` is given (grade / scale).
+
+Where several people labelled a sample, what agreement, PPI and alignment read is the adjudicated label
+(`adjudication`): ``majority`` (the most common label; a tie is the mean of the tied labels, so two people
+split on yes/no give 0.5), ``mean``, or a labeller's name (a senior person, or the third person who decided
+the disagreements: theirs where they gave one, else the majority). `HumanLabels.ratings` keeps every person's
+label for the agreement between people (`trust.people`).
 Every problem is an InputError naming the file, the 1-based line (data rows: line 2 is the first row of a
 CSV, line 1 of a JSONL) and the field: a missing column, a label that is not a number or out of range, the
 same (run, sample, metric) twice, and (when checked against results) a sample id no run has.
@@ -13,9 +20,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ragmetrics._textfile import read_bytes, read_utf8
 from ragmetrics.errors import InputError, json_problem
@@ -33,6 +42,10 @@ class HumanLabel:
     raw: float
     run: str | None
     line: int
+    labeller: str | None = None
+
+
+ADJUDICATION_RULES = ("majority", "mean")
 
 
 @dataclass(frozen=True)
@@ -40,19 +53,43 @@ class HumanLabels:
     source: str
     labels: tuple[HumanLabel, ...]
     scale: float | None = None
+    adjudication: str = "majority"
+    """How several people's labels of one sample become one (module docstring)."""
 
     def metrics(self) -> list[str]:
         return sorted({label.metric for label in self.labels})
 
-    def for_metric(self, metric: str, run: str | None = None) -> dict[str, HumanLabel]:
-        """Sample id -> label of `metric` that applies to `run` (a run-specific label wins over a general one)."""
-        found: dict[str, HumanLabel] = {}
+    def labellers(self, metric: str | None = None) -> list[str]:
+        """The named labellers (of `metric`)."""
+        return sorted({lab.labeller for lab in self.labels
+                       if lab.labeller is not None and metric in (None, lab.metric)})  # fmt: skip
+
+    def _applying(self, metric: str, run: str | None) -> dict[str, list[HumanLabel]]:
+        """Sample id -> every label of `metric` that applies to `run`: a person's run-specific label wins over
+        their general one."""
+        found: dict[str, dict[str | None, HumanLabel]] = {}
         for label in self.labels:
             if label.metric != metric or label.run not in (None, run):
                 continue
-            if label.sample_id not in found or label.run is not None:
-                found[label.sample_id] = label
-        return found
+            mine = found.setdefault(label.sample_id, {})
+            if label.labeller not in mine or label.run is not None:
+                mine[label.labeller] = label
+        return {sample: list(by_person.values()) for sample, by_person in found.items()}
+
+    def ratings(self, metric: str, run: str | None = None) -> dict[str, dict[str, float]]:
+        """Labeller -> sample id -> raw label of `metric` applying to `run` (named labellers only)."""
+        out: dict[str, dict[str, float]] = {}
+        for sample, labels in self._applying(metric, run).items():
+            for label in labels:
+                if label.labeller is not None:
+                    out.setdefault(label.labeller, {})[sample] = label.raw
+        return out
+
+    def for_metric(self, metric: str, run: str | None = None) -> dict[str, HumanLabel]:
+        """Sample id -> the label of `metric` that applies to `run` (a run-specific label wins over a general
+        one); a sample several people labelled gets the adjudicated label (module docstring)."""
+        return {sample: labels[0] if len(labels) == 1 else _adjudicated(labels, self.adjudication)
+                for sample, labels in self._applying(metric, run).items()}  # fmt: skip
 
     def check_ids(self, known: Iterable[str]) -> None:
         """An InputError for the first label whose sample id is not among `known`."""
@@ -76,6 +113,25 @@ class HumanLabels:
                     line=label.line,
                     field="metric",
                 )
+
+
+def _adjudicated(labels: Sequence[HumanLabel], rule: str) -> HumanLabel:
+    """One label from several people's (module docstring); it keeps the first label's line and run."""
+    first = labels[0]
+    if rule not in ADJUDICATION_RULES:
+        senior = next((lab for lab in labels if lab.labeller == rule), None)
+        if senior is not None:
+            return senior
+        rule = "majority"
+    raws = [lab.raw for lab in labels]
+    if rule == "mean":
+        raw = float(np.mean(raws))
+    else:
+        values, counts = np.unique(raws, return_counts=True)
+        raw = float(np.mean(values[counts == counts.max()]))
+    # value = raw / scale (or raw itself): the labels' own ratio, 1 when every raw label is 0
+    ratio = next((lab.value / lab.raw for lab in labels if lab.raw), 1.0)
+    return HumanLabel(first.sample_id, first.metric, raw * ratio, raw, first.run, first.line, None)
 
 
 def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
@@ -128,8 +184,9 @@ def _number(value: Any, source: str, line: int, field: str = "label") -> float:
     return number
 
 
-def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
-    """Read and check a labels file (module doc); `scale` turns whole-number grades 0..scale into [0, 1]."""
+def load_labels(path: str | Path, *, scale: float | None = None, adjudication: str = "majority") -> HumanLabels:
+    """Read and check a labels file (module doc); `scale` turns whole-number grades 0..scale into [0, 1];
+    `adjudication`: majority, mean or a labeller's name."""
     path = Path(path)
     source = str(path)
     if scale is not None and not scale > 0:
@@ -137,7 +194,13 @@ def load_labels(path: str | Path, *, scale: float | None = None) -> HumanLabels:
     rows = _rows(path)
     if not rows:
         raise InputError("no labels in the file", source=source)
-    return labels_from_rows(rows, source=source, scale=scale)
+    labels = labels_from_rows(rows, source=source, scale=scale)
+    if adjudication not in ADJUDICATION_RULES and adjudication not in labels.labellers():
+        raise InputError(
+            f"adjudication {adjudication!r} is neither {' nor '.join(ADJUDICATION_RULES)} nor a labeller of the "
+            f"file ({', '.join(labels.labellers()) or 'it names none'})", source=source, field="adjudication",
+        )  # fmt: skip
+    return replace(labels, adjudication=adjudication)
 
 
 def labels_from_columns(
@@ -172,7 +235,7 @@ def labels_from_rows(
 ) -> HumanLabels:
     """Check label rows (line number, {sample_id, metric, label, run?}) into `HumanLabels`."""
     labels: list[HumanLabel] = []
-    seen: dict[tuple[str | None, str, str], int] = {}
+    seen: dict[tuple[str | None, str, str, str | None], int] = {}
     for line, row in rows:
         id_column = next((c for c in _ID_COLUMNS if c in row), None)
         if id_column is None:
@@ -208,16 +271,19 @@ def labels_from_rows(
         run = row.get("run")
         run = str(run).strip() or None if run not in (None, "") else None
         metric = str(row["metric"]).strip()
-        key = (run, sample_id, metric)
+        labeller = row.get("labeller")
+        labeller = str(labeller).strip() or None if labeller not in (None, "") else None
+        key = (run, sample_id, metric, labeller)
         if key in seen:
             raise InputError(
                 f"duplicate label for sample {sample_id!r}, metric {metric!r}"
                 + (f", run {run!r}" if run else "")
+                + (f", labeller {labeller!r}" if labeller else "")
                 + f" (first on line {seen[key]})",
                 source=source,
                 line=line,
                 field="sample_id",
             )
         seen[key] = line
-        labels.append(HumanLabel(sample_id, metric, value, raw, run, line))
+        labels.append(HumanLabel(sample_id, metric, value, raw, run, line, labeller))
     return HumanLabels(source=source, labels=tuple(labels), scale=scale)

@@ -6,9 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
+
+if TYPE_CHECKING:
+    from ragmetrics.labeling.server import LabelServer
+    from ragmetrics.labeling.team import TeamQueue
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +50,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--target", type=int, help="labels this session aims at (default: 30, or all samples)"
     )
+    parser.add_argument(
+        "--labellers",
+        help="several people at once: their names, comma-separated; each gets a link of their own (a team "
+        "queue: every item goes to as many of them as --overlap asks)",
+    )
+    parser.add_argument(
+        "--overlap", default="1", help="team queue: K or K:SHARE, e.g. 2:0.2 = two people for 20%% of the items"
+    )
+    parser.add_argument(
+        "--lease", type=float, default=600.0, help="team queue: seconds an item stays with someone before it is "
+        "handed on (default 600)",
+    )
+    parser.add_argument(
+        "--adjudicator", help="team queue: a labeller who also decides the items the others disagree on"
+    )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the labelling order")
     parser.set_defaults(handler=run_command)
@@ -71,12 +91,22 @@ def run_command(args: argparse.Namespace) -> int:
         session = LabelSession(
             args.report, args.metric, labels, run=args.run, target=args.target, seed=args.seed
         )
+    team = None
+    if args.labellers is not None:
+        from ragmetrics.labeling.team import TeamQueue, parse_overlap
+
+        if testset:
+            raise InputError("a team queue labels a report's samples, not a test set", field="--labellers")
+        team = TeamQueue(session, args.labellers.split(","), overlap=parse_overlap(args.overlap), lease_s=args.lease,
+                         seed=args.seed, adjudicator=args.adjudicator, items=args.target)  # fmt: skip
     try:
-        server = LabelServer(session, port=args.port).start()
+        server = LabelServer(session, port=args.port, team=team).start()
     except OSError as exc:  # the port is taken, or reserved for root
         raise InputError(
             f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port"
         ) from None
+    if team is not None:
+        return _serve_team(server, team)
     status = session.status()
     print(
         f"ragmetrics label: {status['metric']} of run {status['run']!r}, {status['labelled']} of "
@@ -103,6 +133,29 @@ def run_command(args: argparse.Namespace) -> int:
         f"  labels in {session.store.path}; add to the config:\n    human_labels:\n      path: {session.store.path}",
         file=sys.stderr,
     )
+    return int(ExitCode.OK)
+
+
+def _serve_team(server: LabelServer, team: TeamQueue) -> int:
+    """Serve a team queue until every item has its labels (or Ctrl-C); one link per labeller."""
+    import time
+
+    queue = team.status(team.labellers[0])["queue"]
+    print(f"ragmetrics label: a team queue of {len(team.order)} items, {queue['labels_needed']} labels "
+          f"({queue['labels_given']} given); one link per person (keep them private):", file=sys.stderr)  # fmt: skip
+    for name in team.labellers:
+        print(f"  {name}: {team.link(server.url, name)}", file=sys.stderr)
+    try:
+        while not team.complete():
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    queue = team.status(team.labellers[0])["queue"]
+    per = ", ".join(f"{name} {count}" for name, count in queue["per_labeller"].items())
+    print(f"ragmetrics label: {queue['labels_given']} of {queue['labels_needed']} labels given ({per}); "
+          f"labels in {team.session.store.path}", file=sys.stderr)  # fmt: skip
     return int(ExitCode.OK)
 
 

@@ -7,7 +7,8 @@ address the server listens on (a page elsewhere cannot reach it through DNS rebi
 from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
 /api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
 from here. A malformed request (a bad Content-Length, a body nested past MAX_DEPTH, an unknown route) gets a
-4xx JSON answer and nothing on the terminal; an error of the server itself a 500 with its type. The page
+4xx JSON answer and nothing on the terminal; an error of the server itself a 500 with its type. Serving a
+team queue (labeling.team), every /api call, reads too, needs a labeller's own token, and is answered as them. The page
 writes every text with textContent: a sample's text is shown, never run.
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ragmetrics.labeling.session import LabelSession
+from ragmetrics.labeling.team import Reassigned, TeamQueue
 
 __all__ = ["LabelServer"]
 
@@ -49,8 +51,9 @@ def _asset(name: str) -> bytes:
 class LabelServer:
     """A running labelling page for one session; `port=0` takes a free port."""
 
-    def __init__(self, session: LabelSession, port: int = 0) -> None:
+    def __init__(self, session: LabelSession, port: int = 0, *, team: TeamQueue | None = None) -> None:
         self.session = session
+        self.team = team
         self.finished = threading.Event()
         self._lock = threading.Lock()  # one label at a time: the store rewrites its file on each
         self.token = secrets.token_urlsafe(24)  # required on every write; served only to this origin
@@ -86,6 +89,33 @@ class LabelServer:
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the page's Finish (or `timeout` seconds); True if finished."""
         return self.finished.wait(timeout)
+
+    def team_api(
+        self, who: str, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any] | None
+    ) -> tuple[int, Any]:
+        """The API as labeller `who` of a team queue (labeling.team): their items, labels and progress only."""
+        team = self.team
+        assert team is not None
+        if method == "GET" and path == "/api/status":
+            return 200, team.status(who)
+        if method == "GET" and path == "/api/next":
+            position = team.next_for(who)
+            return 200, {"position": position, "waiting": position is None and team.waiting_for(who)}
+        if method == "GET" and path.startswith("/api/item/"):
+            return 200, team.item(who, int(path.rsplit("/", 1)[1]))
+        if method == "POST" and path == "/api/label":
+            assert body is not None
+            at, value = body.get("position"), body.get("value")
+            if not isinstance(at, int) or isinstance(at, bool) or isinstance(value, bool) or not isinstance(value, int | float):
+                return 400, {"error": "expected {position: int, value: number}"}
+            try:
+                verdict = team.label(who, at, float(value))
+            except Reassigned as exc:
+                return 409, {"error": str(exc)}
+            return 200, {"score": verdict.score, "reason": verdict.reason, "status": team.status(who)}
+        if method == "POST" and path == "/api/finish":
+            return 200, team.status(who)
+        return 404, {"error": f"no such endpoint: {method} {path}"}
 
     def api(
         self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any] | None
@@ -176,6 +206,13 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 self._send(200, _asset(name), content_type)
                 return
             body = None
+            who: str | None = None
+            if server.team is not None and parts.path.startswith("/api/"):
+                # A team queue: every call, reads included, is made as the labeller its token names.
+                who = server.team.labeller_of(self.headers.get(TOKEN_HEADER, ""))
+                if who is None:
+                    self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or unknown {TOKEN_HEADER}: open your own link"})
+                    return
             if method == "POST":
                 origin = self.headers.get("Origin")
                 if origin is not None and origin not in (
@@ -187,7 +224,7 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 if not self.headers.get("Content-Type", "").startswith("application/json"):
                     self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
                     return
-                if not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), server.token):
+                if who is None and not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), server.token):
                     self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or wrong {TOKEN_HEADER}"})
                     return
                 declared = (self.headers.get("Content-Length") or "").strip()
@@ -208,7 +245,10 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                     self._json(HTTPStatus.BAD_REQUEST, {"error": "expected a JSON object"})
                     return
             try:
-                status, payload = server.api(method, parts.path, parse_qs(parts.query), body)
+                if who is not None:
+                    status, payload = server.team_api(who, method, parts.path, parse_qs(parts.query), body)
+                else:
+                    status, payload = server.api(method, parts.path, parse_qs(parts.query), body)
             except (ValueError, IndexError, KeyError, TypeError) as exc:
                 status, payload = 400, {"error": str(exc) or type(exc).__name__}
             except Exception as exc:  # the server's own fault: an answer, never a traceback on the terminal

@@ -144,7 +144,7 @@ class LabelSession:
             "label": self.labels().get(sample.id),
         }
 
-    def label(self, position: int, value: float) -> Verdict:
+    def label(self, position: int, value: float, *, labeller: str | None = None) -> Verdict:
         """Record the person's label at `position`; returns the judge's verdict, now that it cannot anchor."""
         if not 0 <= position < len(self.order):  # a negative index would silently label from the end
             raise IndexError(f"no sample at position {position}")
@@ -152,7 +152,7 @@ class LabelSession:
         if not any(abs(value - a) < 1e-9 for a in allowed):
             raise ValueError(f"label {value} is not one of the offered answers")
         sample_id = self.order[position]
-        self.store.set(self.run, self.metric, sample_id, value)
+        self.store.set(self.run, self.metric, sample_id, value, labeller)
         return self._verdicts[sample_id]
 
     def status(self) -> dict[str, Any]:

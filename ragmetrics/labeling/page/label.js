@@ -1,11 +1,18 @@
 // The labelling page. Every text from the server is set with textContent: a sample's text is data, not markup.
 "use strict";
 
-const state = { status: null, position: null, answered: false, history: [], token: null };
+const state = { status: null, position: null, answered: false, history: [], token: null, team: false };
+// A team queue's link carries the labeller's own token in its fragment (never sent in a URL or Referer):
+// every call, reads included, then goes with it (labeling/team.py).
+{
+  const fromLink = new URLSearchParams(window.location.hash.slice(1)).get("token");
+  if (fromLink) { state.token = fromLink; state.team = true; }
+}
 const $ = (id) => document.getElementById(id);
 
 async function api(method, path, body) {
   const init = { method, headers: {} };
+  if (state.team) init.headers["X-Ragmetrics-Token"] = state.token;
   if (body !== undefined) {
     if (state.token === null) state.token = (await api("GET", "/api/status")).token;
     init.headers["Content-Type"] = "application/json";
@@ -14,7 +21,11 @@ async function api(method, path, body) {
   }
   const response = await fetch(path, init);
   const payload = await response.json();
-  if (!response.ok) throw new Error(payload.error || response.statusText);
+  if (!response.ok) {
+    const error = new Error(payload.error || response.statusText);
+    error.status = response.status;
+    throw error;
+  }
   if (payload && typeof payload.token === "string") state.token = payload.token;
   return payload;
 }
@@ -32,6 +43,7 @@ function renderStatus(status) {
   $("progress").textContent =
     `${status.labelled} labelled of ${status.total} samples; this session aims at ${status.target}.`;
   $("plan").textContent = status.plan;
+  if (status.labeller) $("run").textContent = `${status.run} (labelling as ${status.labeller})`;
   $("labels-file").textContent = status.labels_file;
   $("snippet").textContent = `human_labels:\n  path: ${status.labels_file}`;
 }
@@ -111,14 +123,27 @@ async function answer(choice) {
     $("reveal").hidden = false;
     $("next").focus();
     document.body.dataset.labelled = String(result.status.labelled);
-  } catch (error) { showError(error); }
+  } catch (error) {
+    showError(error);
+    if (error.status === 409) { state.answered = true; next(); }  // handed on to someone else: move on
+  }
 }
 
 async function next() {
   try {
-    if (state.status.labelled >= state.status.target && !state.keepGoing) return finishView();
+    if (!state.team && state.status.labelled >= state.status.target && !state.keepGoing) return finishView();
     state.history.push(state.position);
     const found = await api("GET", `/api/next?after=${state.position ?? -1}`);
+    if (found.position === null && found.waiting) {  // items others hold may come back: ask again shortly
+      $("sample").hidden = true;
+      $("ask-box").hidden = true;
+      $("reveal").hidden = true;
+      $("plan").textContent = "Waiting: the items left are held by others; they come to you if their holds run out.";
+      document.body.dataset.waiting = "true";
+      setTimeout(next, 1000);
+      return;
+    }
+    document.body.dataset.waiting = "false";
     const position = found.position ?? (await api("GET", "/api/next?after=-1")).position;
     await show(position);
   } catch (error) { showError(error); }
@@ -167,7 +192,8 @@ window.addEventListener("DOMContentLoaded", async () => {
   try {
     renderStatus(await api("GET", "/api/status"));
     const start = await api("GET", "/api/next?after=-1");
-    if (state.status.labelled >= state.status.target || start.position === null) finishView();
+    if (state.team && start.position === null && start.waiting) { state.position = null; next(); }
+    else if ((!state.team && state.status.labelled >= state.status.target) || start.position === null) finishView();
     else await show(start.position);
     document.body.dataset.ready = "true";
   } catch (error) { showError(error); }

@@ -476,6 +476,36 @@ class SeedPairComparison(_Model):
     ci_high: float
 
 
+class PairwiseSummary(_Model):
+    """Run b against run a from side-by-side preferences, of people or of the LLM pairwise judge
+    (`ragmetrics.comparison.preference`), with the metric-based comparison of the same pair beside it."""
+
+    source: Literal["people", "judge"]
+    a: str
+    b: str
+    questions: int
+    wins_a: int
+    wins_b: int
+    ties: int
+    share_b: Interval | None = Field(default=None, description="b's share of the untied questions, exact interval")
+    p_value: float | None = Field(default=None, description="exact two-sided sign test")
+    log_odds_b: Interval | None = Field(default=None, description="Bradley-Terry log(p_b / p_a), bootstrap interval")
+    position_left: Interval | None = Field(
+        default=None, description="share of untied judgements won by the side shown left (first)"
+    )
+    position_p: float | None = None
+    position_biased: bool = Field(default=False, description="left wins differ from one half at p < 0.05")
+    verdict: str = ""
+    judgements: int = 0
+    metric: str | None = Field(default=None, description="the metric whose paired comparison is shown beside")
+    metric_diff: float | None = None
+    metric_p: float | None = None
+    agreement_with_people: Interval | None = Field(
+        default=None, description="judge only: share of questions where its net preference equals the people's"
+    )
+    failures: list[str] = Field(default_factory=list, description="judge only: questions it could not judge")
+
+
 class ComparisonSettings(_Model):
     """How runs were compared; every field a renderer or the gate needs to read the numbers right."""
 
@@ -889,6 +919,9 @@ class ReportMetadata(_Model):
     power: list[PairPowerFigures] = Field(
         default_factory=list,
         description="per compared pair: what its questions can detect (`ragmetrics power`)",
+    )
+    pairwise: list[PairwiseSummary] = Field(
+        default_factory=list, description="side-by-side preferences of people and of the pairwise judge"
     )
     ppi_pairs: list[PairPPI] = Field(
         default_factory=list,

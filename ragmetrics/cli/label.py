@@ -51,6 +51,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--target", type=int, help="labels this session aims at (default: 30, or all samples)"
     )
     parser.add_argument(
+        "--pairwise",
+        metavar="A,B",
+        help="side by side: each question with runs A's and B's answers (sides drawn per question, run names "
+        "hidden until you answer): which is better? Written to --labels (default preferences.jsonl), which "
+        "`pairwise: {preferences: ...}` reads",
+    )
+    parser.add_argument(
         "--labellers",
         help="several people at once: their names, comma-separated; each gets a link of their own (a team "
         "queue: every item goes to as many of them as --overlap asks)",
@@ -80,6 +87,8 @@ def run_command(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise InputError(f"a TCP port is 0-65535 (0: any free port), not {args.port}", field="--port")
     testset = is_testset_dir(args.report)
+    if args.pairwise is not None:
+        return _serve_pairwise(args)
     session: LabelSession
     if testset:
         from ragmetrics.labeling.testset_session import TestsetLabelSession, default_labels_path
@@ -133,6 +142,33 @@ def run_command(args: argparse.Namespace) -> int:
         f"  labels in {session.store.path}; add to the config:\n    human_labels:\n      path: {session.store.path}",
         file=sys.stderr,
     )
+    return int(ExitCode.OK)
+
+
+def _serve_pairwise(args: argparse.Namespace) -> int:
+    """`--pairwise A,B`: the side-by-side page for one person."""
+    from ragmetrics.labeling.pairwise_session import PairwiseSession
+    from ragmetrics.labeling.server import LabelServer
+
+    runs = [r.strip() for r in args.pairwise.split(",")]
+    if len(runs) != 2 or not all(runs):
+        raise InputError(f"expected two runs A,B, got {args.pairwise!r}", field="--pairwise")
+    session = PairwiseSession(args.report, (runs[0], runs[1]), args.labels or Path("preferences.jsonl"),
+                              target=args.target, seed=args.seed)  # fmt: skip
+    try:
+        server = LabelServer(session, port=args.port).start()
+    except OSError as exc:
+        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port") from None
+    print(f"ragmetrics label: {session.run}, {session.plan().describe()}; open {server.url}  (Ctrl-C or the "
+          "page's Finish to stop)", file=sys.stderr)  # fmt: skip
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    print(f"ragmetrics label: {session.plan().describe()}; preferences in {session.store.path}; add to the "
+          f"config:\n    pairwise:\n      preferences: {session.store.path}", file=sys.stderr)  # fmt: skip
     return int(ExitCode.OK)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
@@ -344,6 +344,14 @@ class InstructionEdits(Verdict):
         return self
 
 
+class PairwisePreference(Verdict):
+    """Which of two answers to one question is better (comparison.preference): the one shown first, second, or
+    neither (a tie)."""
+
+    reason: str
+    preferred: Literal["first", "second", "tie"]
+
+
 VERDICT_MODELS: dict[str, type[Verdict]] = {
     m.__name__: m
     for m in (
@@ -359,6 +367,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         GradedRelevance,
         ChecklistVerdicts,
         InstructionEdits,
+        PairwisePreference,
     )
 }
 

@@ -20,10 +20,10 @@ import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from ragmetrics.labeling.session import LabelSession
+from ragmetrics.labeling.session import Verdict
 from ragmetrics.labeling.team import Reassigned, TeamQueue
 
 __all__ = ["LabelServer"]
@@ -48,10 +48,19 @@ def _asset(name: str) -> bytes:
     return resources.files("ragmetrics.labeling").joinpath("page", name).read_bytes()
 
 
+class Session(Protocol):
+    """What the page asks of a session: a labelling one (`LabelSession`) or a side-by-side one."""
+
+    def status(self) -> dict[str, Any]: ...
+    def next_position(self, after: int = -1) -> int | None: ...
+    def item(self, position: int) -> dict[str, Any]: ...
+    def label(self, position: int, value: float, *, labeller: str | None = None) -> Verdict: ...
+
+
 class LabelServer:
     """A running labelling page for one session; `port=0` takes a free port."""
 
-    def __init__(self, session: LabelSession, port: int = 0, *, team: TeamQueue | None = None) -> None:
+    def __init__(self, session: Session, port: int = 0, *, team: TeamQueue | None = None) -> None:
         self.session = session
         self.team = team
         self.finished = threading.Event()

@@ -20,13 +20,13 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from ragmetrics.errors import InputError
 from ragmetrics.trust.labels import load_labels
 
-__all__ = ["LabelStore"]
+__all__ = ["LabelStore", "locked", "write_atomic"]
 
 Key = tuple[str | None, str, str, str | None]  # run, metric, sample id, labeller
 WRITABLE = (".jsonl", ".csv")
@@ -51,16 +51,8 @@ class LabelStore:
             for label in load_labels(self.path).labels:
                 self._labels[(label.run, label.metric, label.sample_id, label.labeller)] = label.raw
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        """An exclusive lock on `<file>.lock` beside the labels, held while one change is read, made, written."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(f".{self.path.name}.lock"), "a+b") as lock:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+    def _locked(self) -> AbstractContextManager[None]:
+        return locked(self.path)
 
     def get(self, run: str | None, metric: str, sample_id: str, labeller: str | None = None) -> float | None:
         return self._labels.get((run, metric, sample_id, labeller))
@@ -116,15 +108,32 @@ class LabelStore:
         if not self._labels:  # an empty labels file is an error to the reader: leave none instead
             self.path.unlink(missing_ok=True)
             return
-        folder = self.path.parent
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+        write_atomic(self.path, self._text())
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `.<file>.lock` beside `path`, held while one change is read, made and written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-                out.write(self._text())
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """`text` to `path` through a temporary file, fsync and an atomic rename: a kill leaves the old file whole."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -636,6 +636,28 @@ class HumanLabelsConfig(_Section):
         return self
 
 
+class PairwiseConfig(_Section):
+    """Side-by-side preferences (docs/trust.md, 'Pairwise'): people's, from a file `ragmetrics label --pairwise`
+    writes, and the LLM pairwise judge's (both orders asked); each a sign test and Bradley-Terry per pair."""
+
+    preferences: Path | None = Field(
+        default=None, description="people's preferences: sample_id, left, right, choice (labeller optional)"
+    )
+    judge: bool = Field(default=False, description="also ask the LLM judge which answer is better, in both orders")
+    pairs: list[tuple[str, str]] | None = Field(
+        default=None, description="[a, b] run pairs (default: every pair of judged runs, b after a)"
+    )
+    metric: str | None = Field(
+        default=None, description="the metric whose paired comparison is shown beside (default: the first judged)"
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> PairwiseConfig:
+        if self.preferences is None and not self.judge:
+            raise ValueError("give preferences (a file of people's) and/or judge: true")
+        return self
+
+
 class AgreementFloor(_Section):
     """How well tonight's judge must agree with the human labels before the gate reads its scores."""
 
@@ -709,6 +731,7 @@ class NightlyConfig(_Section):
     output: OutputConfig = Field(default_factory=OutputConfig)
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     human_labels: HumanLabelsConfig | None = None
+    pairwise: PairwiseConfig | None = None
     trust: TrustConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     generator: GeneratorConfig | None = None
@@ -870,6 +893,8 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     config.baseline.path = _resolve(config.baseline.path, base)
     if config.human_labels is not None:
         config.human_labels.path = _resolve(config.human_labels.path, base)
+    if config.pairwise is not None:
+        config.pairwise.preferences = _resolve(config.pairwise.preferences, base)
     return config
 
 

@@ -235,6 +235,11 @@ def _run_pipeline(
     for line in failure_summary(ordered, incomplete, config.max_failure_rate):
         night.say(line)
     report, labels = _report(night, dataset, ordered, scored, calls)
+    if config.pairwise is not None:
+        from ragmetrics.nightly.pairwise_night import pairwise_summaries
+
+        with _timed(night.timings, "pairwise"):
+            report.metadata.pairwise = pairwise_summaries(config, report, scored.judged_samples, night.notes)
     gate = None
     if base.report is not None:
         assert base.path is not None

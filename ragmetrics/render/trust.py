@@ -7,7 +7,7 @@ import html
 
 from ragmetrics.schema import Interval, Report
 
-__all__ = ["trust_html", "trust_lines"]
+__all__ = ["pairwise_lines", "trust_html", "trust_lines"]
 
 
 def _ci(interval: Interval | None, digits: int = 3) -> str:
@@ -47,12 +47,39 @@ def trust_lines(report: Report) -> list[str]:
                 f"{noise.flip_rate:.1%}, mean spread {noise.mean_spread:.3f}, ICC {icc}; mean CI "
                 f"{_ci(noise.ci_samples)} over samples, {_ci(noise.ci_with_noise)} with judge noise"
             )
+    lines.extend(pairwise_lines(report))
     for pair in report.metadata.ppi_pairs:
         lines.append(
             f"{pair.candidate} - {pair.baseline} / {pair.metric}: PPI++ difference {_ci(pair.estimate.ppi_plus)} "
             f"(judge only {_ci(pair.estimate.judge_only)})"
         )
     return lines
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def pairwise_lines(report: Report) -> list[str]:
+    """One line per pair and source of side-by-side preferences, the metric's paired difference beside it."""
+    out = []
+    for s in report.metadata.pairwise:
+        who = "people" if s.source == "people" else "pairwise judge (both orders)"
+        beside = ("" if s.metric is None or s.metric_diff is None
+                  else f"; {s.metric} {s.b} - {s.a} {s.metric_diff:+.3f} (p {_p(s.metric_p)})")  # fmt: skip
+        bias = ""
+        if s.position_left is not None:
+            bias = (f"; left side won {s.position_left.estimate:.0%} of untied judgements"
+                    + (" (position-biased)" if s.position_biased else ""))  # fmt: skip
+        agree = ""
+        if s.agreement_with_people is not None:
+            agree = f"; agrees with people on {_ci(s.agreement_with_people, 2)} of questions"
+        out.append(
+            f"{s.b} vs {s.a}, {who}: {s.wins_b} wins, {s.wins_a} losses, {s.ties} ties on {s.questions} questions "
+            f"(sign test p {_p(s.p_value)}; Bradley-Terry log-odds {_ci(s.log_odds_b, 2)}): {s.verdict}"
+            + beside + bias + agree
+        )
+    return out
 
 
 def _e(value: object) -> str:
@@ -108,7 +135,16 @@ def trust_html(report: Report) -> str:
                 f"{len(n.spread)})</summary><table><tr><th class='l'>sample</th><th>std over repeats</th></tr>"
                 f"{bars}</table></details>"
             )
-    if not (rows_agree or rows_ppi or rows_noise):
+    rows_pairwise = [
+        f"<tr><td class='l'>{_e(s.b)} vs {_e(s.a)}</td><td class='l'>{_e(s.source)}</td><td>{s.questions}</td>"
+        f"<td>{s.wins_b}/{s.ties}/{s.wins_a}</td><td>{_e(_ci(s.share_b))}</td><td>{_e(_p(s.p_value))}</td>"
+        f"<td>{_e(_ci(s.log_odds_b))}</td><td>{_e(_ci(s.position_left))}{' (biased)' if s.position_biased else ''}</td>"
+        f"<td>{_e(_ci(s.agreement_with_people))}</td>"
+        f"<td>{'-' if s.metric_diff is None else _e(f'{s.metric} {s.metric_diff:+.3f} (p {_p(s.metric_p)})')}</td>"
+        f"<td class='l'>{_e(s.verdict)}</td></tr>"
+        for s in report.metadata.pairwise
+    ]
+    if not (rows_agree or rows_ppi or rows_noise or rows_pairwise):
         return ""
     parts = ["<h2>How far to trust the judge</h2>"]
     if rows_agree:
@@ -116,6 +152,16 @@ def trust_html(report: Report) -> str:
             "<h3>Agreement with human labels</h3><div class='scroll'><table><tr><th class='l'>run</th>"
             "<th class='l'>metric</th><th>n</th><th>accuracy</th><th>balanced acc.</th><th>kappa</th>"
             "<th>Spearman</th><th>Kendall</th><th>bias</th></tr>" + "".join(rows_agree) + "</table></div>"
+        )
+    if rows_pairwise:
+        parts.append(
+            "<h3>Side by side: which answer is better</h3><p>Each question shown with both runs' answers, the "
+            "order randomised (people) or asked both ways (the judge: an answer preferred only when shown first "
+            "counts as a tie). Sign test over the untied questions; Bradley-Terry log-odds of b beating a with "
+            "a bootstrap interval; left wins: position bias.</p><div class='scroll'><table><tr>"
+            "<th class='l'>pair</th><th class='l'>who</th><th>questions</th><th>b wins/ties/a wins</th>"
+            "<th>b's share</th><th>p</th><th>log-odds b</th><th>left wins</th><th>agrees with people</th>"
+            "<th>the metric</th><th class='l'>verdict</th></tr>" + "".join(rows_pairwise) + "</table></div>"
         )
     if rows_people:
         parts.append(

@@ -15,6 +15,8 @@ and answers deterministically from markers in the test data:
   containment (`_claim_verdict`);
 - a test-set question (``testset_question``): built from the passages' first words, its reference marked
   ``[sup]`` unless the first passage holds ``[nosup]`` (`_testset_item`);
+- pairwise preference: the answer marked ``[better]``; a question holding ``[bias:first]`` always gets the
+  first answer shown (a position-biased judge);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
 
@@ -281,6 +283,14 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
         return _rubric_verdict(system, user)
     if prompt == "align_refine":
         return _guidance_candidates(user)
+    if prompt == "pairwise_preference":
+        # ``[bias:first]`` in the question: a judge that prefers whichever answer it reads first; else the
+        # answer marked ``[better]`` (a tie when both or neither are)
+        if "[bias:first]" in _section(user, "question"):
+            return {"reason": "scripted: the first answer, always", "preferred": "first"}
+        first, second = ("[better]" in _section(user, tag) for tag in ("first_answer", "second_answer"))
+        preferred = "tie" if first == second else "first" if first else "second"
+        return {"reason": f"scripted: {preferred}", "preferred": preferred}
     if prompt in ("context_precision", "context_utilization"):
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
         return {

@@ -8,6 +8,7 @@ Both are plain pydantic models, so `model_dump_json()` / `model_validate_json()`
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -474,6 +475,25 @@ class SeedPairComparison(_Model):
         description="hierarchical bootstrap: queries resampled (paired), then each system's seeds"
     )
     ci_high: float
+
+
+Choice = Literal["left", "right", "tie"]
+
+
+@dataclass(frozen=True)
+class Preference:
+    """One side-by-side judgement (`comparison.preference`): on question `sample_id`, run `left` was shown left
+    (first) and `right` right; `choice` is preferred. `judge`: a labeller's name, or "llm"."""
+
+    sample_id: str
+    left: str
+    right: str
+    choice: Choice
+    judge: str | None = None
+
+    @property
+    def winner(self) -> str | None:
+        return None if self.choice == "tie" else self.left if self.choice == "left" else self.right
 
 
 class PairwiseSummary(_Model):

@@ -22,10 +22,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from scipy import stats
+
+from ragmetrics.schema import Choice, Preference
 
 __all__ = [
     "Choice",
@@ -39,23 +40,6 @@ __all__ = [
     "position_bias",
 ]
 
-Choice = Literal["left", "right", "tie"]
-
-
-@dataclass(frozen=True)
-class Preference:
-    """One judgement: on question `sample_id`, `left` was shown left and `right` right; `choice` is preferred."""
-
-    sample_id: str
-    left: str
-    right: str
-    choice: Choice
-    judge: str | None = None
-    """Who judged: a labeller's name, or the LLM judge."""
-
-    @property
-    def winner(self) -> str | None:
-        return None if self.choice == "tie" else self.left if self.choice == "left" else self.right
 
 
 @dataclass(frozen=True)

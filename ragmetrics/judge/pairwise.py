@@ -14,10 +14,10 @@ import asyncio
 from collections.abc import Sequence
 
 from ragmetrics._async import run_sync
-from ragmetrics.comparison.preference import Choice, Preference
 from ragmetrics.errors import JudgeError
 from ragmetrics.judge.base import Judge, RagSample
 from ragmetrics.judge.verdicts import PairwisePreference
+from ragmetrics.schema import Choice, Preference
 
 __all__ = ["PROMPT", "judge_pairwise"]
 

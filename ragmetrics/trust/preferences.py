@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import read_utf8
-from ragmetrics.comparison.preference import Choice, Preference
 from ragmetrics.errors import InputError, json_problem
+from ragmetrics.schema import Choice, Preference
 
 __all__ = ["load_preferences", "preference_rows"]
 

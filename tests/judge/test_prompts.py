@@ -26,6 +26,7 @@ def test_every_metric_has_its_prompts_with_hash_versions() -> None:
     expected = {p for s in JUDGE_METRIC_SPECS for p in s.prompts} | {"_shared"}
     expected |= {"testset_question"}  # not a metric's: the test-set generator's (ragmetrics.testset.llm)
     expected |= {"align_refine"}  # not a metric's: guidance proposals of `ragmetrics align`
+    expected |= {"pairwise_preference"}  # not a metric's: the pairwise judge (ragmetrics.judge.pairwise)
     deterministic = {s.name for s in JUDGE_METRIC_SPECS if s.plan == "deterministic"}
     assert deterministic and all(not s.prompts for s in JUDGE_METRIC_SPECS if s.name in deterministic)
     # The claim diagnostics share one prompt (one verdict per sample feeds all of them).

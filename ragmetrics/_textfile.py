@@ -27,6 +27,7 @@ __all__ = [
     "open_regular",
     "read_bytes",
     "read_utf8",
+    "write_atomic",
 ]
 
 MAX_FILE_BYTES = 2048 * 1024 * 1024
@@ -145,3 +146,21 @@ def read_utf8(
     if not allow_empty and not text.strip():
         raise InputError("empty file: nothing to read", source=source)
     return text
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """`text` to `path` through a temporary file, fsync and an atomic rename: a kill leaves the old file whole."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    import tempfile
+
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -32,6 +32,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", type=Path, help="where to write the page (default DIR/history.html)")
     parser.add_argument("--no-page", action="store_true", help="print only; do not write history.html")
     parser.add_argument("--fail-on-drift", action="store_true", help="exit 1 when a series drifts")
+    parser.add_argument(
+        "--to-mlflow",
+        metavar="TRACKING_URI",
+        help="also log every night under DIR to this MLflow tracking server (idempotent: nights already there "
+        "are not duplicated; the backlog of nights a tracker missed is cleared); docs/mlflow.md",
+    )
+    parser.add_argument("--experiment", help="with --to-mlflow: the experiment (default: each night's name)")
     parser.set_defaults(handler=run_command)
 
 
@@ -49,6 +56,8 @@ def run_command(args: argparse.Namespace) -> int:
         raise InputError(f"--nights must be at least {MIN_NIGHTS}, got {args.nights}")
     if not 0 < args.alpha < 1:
         raise InputError(f"--alpha must be in (0, 1), got {args.alpha}")
+    if args.to_mlflow is not None:
+        _to_mlflow(args)
     history = load_history(args.dir)
     for problem in history.problems:
         print(f"warning: {visible_controls(problem)}")
@@ -112,3 +121,28 @@ def run_command(args: argparse.Namespace) -> int:
     if args.fail_on_drift and any(d.flagged for d in drifts):
         return int(ExitCode.REGRESSION)
     return int(ExitCode.OK)
+
+
+def _to_mlflow(args: argparse.Namespace) -> None:
+    """Every dated folder with a report.json under DIR, to MLflow; the backlog cleared of what was logged."""
+    import importlib.util
+
+    if importlib.util.find_spec("mlflow") is None:
+        raise InputError("the mlflow package is not installed: pip install 'ragmetrics[mlflow]'", field="--to-mlflow")
+    from ragmetrics.mlflow.nights import MlflowTarget, log_night, read_backlog, write_backlog
+    from ragmetrics.nightly.gate import load_baseline
+
+    folders = sorted(p.parent for p in args.dir.glob("*/report.json") if not p.parent.is_symlink())
+    logged, failed = 0, []
+    for folder in folders:
+        report = load_baseline(folder / "report.json")
+        name = report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
+        try:
+            log_night(folder, MlflowTarget(args.to_mlflow, args.experiment or name))
+            logged += 1
+        except Exception as exc:  # TrackerDown: said per night; the rest are still tried
+            failed.append(folder.name)
+            print(f"mlflow: {folder.name}: {exc}")
+    write_backlog(args.dir, [n for n in read_backlog(args.dir) if n in failed] + failed)
+    print(f"mlflow: {logged} of {len(folders)} nights logged to {args.to_mlflow}"
+          + (f"; {len(failed)} queued" if failed else ""))  # fmt: skip

@@ -31,6 +31,7 @@ _COMMANDS = (
     "align",
     "watch",
     "attack",
+    "summary",
 )
 
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmetrics._textfile import write_atomic
 from ragmetrics.errors import InputError
 from ragmetrics.labeling.session import Verdict, report_json
-from ragmetrics.labeling.store import locked, write_atomic
+from ragmetrics.labeling.store import locked
 from ragmetrics.nightly.gate import load_baseline
 from ragmetrics.nightly.judged_samples import FILENAME, read_judged_samples
 from ragmetrics.trust.preferences import load_preferences

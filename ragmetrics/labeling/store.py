@@ -17,12 +17,11 @@ import csv
 import fcntl
 import io
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+from ragmetrics._textfile import write_atomic
 from ragmetrics.errors import InputError
 from ragmetrics.trust.labels import load_labels
 
@@ -121,19 +120,3 @@ def locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """`text` to `path` through a temporary file, fsync and an atomic rename: a kill leaves the old file whole."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

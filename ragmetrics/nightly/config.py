@@ -540,6 +540,14 @@ class CompareConfig(_Section):
         return v
 
 
+class MlflowOutput(_Section):
+    """Log every night to an MLflow tracking server (docs/mlflow.md; pip install 'ragmetrics[mlflow]')."""
+
+    tracking_uri: str = Field(description="the tracking server, e.g. http://127.0.0.1:5000 (or sqlite:///mlflow.db)")
+    experiment: str | None = Field(default=None, description="the MLflow experiment (default: the config's name)")
+    timeout_s: float = Field(default=10.0, gt=0, description="a request gives up after this long (the night goes on)")
+
+
 class OutputConfig(_Section):
     dir: Path = Field(default=Path("ragmetrics-out"), description="each run writes a dated folder here")
     formats: list[OutputFormat] = Field(
@@ -562,6 +570,11 @@ class OutputConfig(_Section):
         ge=5,
         le=365,
         description="the trend test looks at the last N comparable nights of each series (at least 5)",
+    )
+    mlflow: MlflowOutput | None = Field(
+        default=None,
+        description="{tracking_uri, experiment, timeout_s}: each night logged to MLflow (a tracker that is down "
+        "never fails the night: the night is queued and logged next time)",
     )
 
     @field_validator("formats")

@@ -468,6 +468,24 @@ def _write(
         outcome.history_page = _update_history(
             config, folder, outcome.report, night.notes, base.night.name if base.night is not None else None
         )
+    if config.output.mlflow is not None:
+        _log_to_mlflow(night, folder)
+
+
+def _log_to_mlflow(night: _Night, folder: Path) -> None:
+    """The night (after any queued before it) to MLflow; a tracker that is down is said, never a failure."""
+    settings = night.config.output.mlflow
+    assert settings is not None
+    import importlib.util
+
+    if importlib.util.find_spec("mlflow") is None:  # the extra is not installed: said, the night stands
+        night.say("ragmetrics: output.mlflow: the mlflow package is not installed; pip install 'ragmetrics[mlflow]'")
+        return
+    from ragmetrics.mlflow.nights import MlflowTarget, log_backlog
+
+    target = MlflowTarget(settings.tracking_uri, settings.experiment or night.config.name, settings.timeout_s)
+    for line in log_backlog(folder.parent, folder, target):
+        night.say(f"ragmetrics: {line}")
 
 
 def _unaligned_note(config: NightlyConfig) -> str | None:

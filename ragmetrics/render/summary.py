@@ -1,0 +1,145 @@
+"""A night in a few hundred words for a pull request comment or a CI job summary (`ragmetrics summary`).
+
+Self-contained Markdown: a headline with the gate's verdict, the report's verdict lines, what dropped (each
+regression with its means, drop and corrected p, and its worst questions), the compared means with their 95 %
+t intervals, an adaptive night's decisions, and links to the artifacts. It starts with a marker comment
+(`<!-- ragmetrics-summary -->`) so a workflow can find and update its one comment instead of adding one per
+push, and it fits the size asked for (GitHub's comment limit is 65,536 characters): the long parts shrink first
+(fewer worst questions, then fewer rows, each cut said), the verdict never.
+
+Formats differ only in markup GitHub and GitLab render differently: `github` uses GitHub's alert blocks for a
+failed or incomplete gate, `gitlab` and `markdown` a plain quote.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ragmetrics.comparison.means import mean_interval
+from ragmetrics.render.verdict import verdict_lines
+from ragmetrics.schema import GateResult, Report
+
+__all__ = ["MARKER", "SummaryFormat", "summary_markdown"]
+
+MARKER = "<!-- ragmetrics-summary -->"
+SummaryFormat = Literal["github", "gitlab", "markdown"]
+ARTIFACTS = ("report.html", "report.md", "report.json")
+NOTICES = {
+    "regression": "The regression gate failed: a significant drop beyond its threshold against the baseline.",
+    "incomplete": "Too many scores failed for some pairs to be checked: the night is incomplete, not passed.",
+    "untrusted": "The judge agreed with your labels less than the floor: some pairs were neither passed nor failed.",
+    "not_comparable": "The data or the judge changed since the baseline: some pairs were not checked.",
+}
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _headline(report: Report, gate: GateResult | None) -> tuple[str, str | None]:
+    name = report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
+    if gate is None:
+        return f"ragmetrics: {name} (no baseline: no gate)", None
+    status = gate.status
+    if status == "regression":
+        worst = ", ".join(f"{c.run} / {c.metric}" for c in gate.regressions[:5])
+        return f"ragmetrics: {name}: gate FAILED ({len(gate.regressions)} regression(s): {worst})", "CAUTION"
+    if status == "ok":
+        return f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {gate.baseline})", None
+    return f"ragmetrics: {name}: gate {status.replace('_', ' ')}", "WARNING"
+
+
+def _notice(kind: str | None, text: str, fmt: SummaryFormat) -> list[str]:
+    if kind is None:
+        return []
+    if fmt == "github":
+        return [f"> [!{kind}]", f"> {text}", ""]
+    return [f"> **{kind.title()}**: {text}", ""]
+
+
+def _drops(gate: GateResult, worst: int, questions: dict[str, str]) -> list[str]:
+    if not gate.regressions:
+        return []
+    lines = ["### What dropped", "", "| run | metric | baseline | tonight | drop | threshold | p (corrected) |",
+             "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for c in gate.regressions:
+        lines.append(f"| {_cell(c.run)} | {_cell(c.metric)} | {c.mean_baseline:.3f} | {c.mean_current:.3f} | "
+                     f"{c.drop:+.3f} | {c.threshold:g} | {c.p_corrected:.2g} |")  # fmt: skip
+    if worst:
+        lines.append("")
+        for c in gate.regressions:
+            for q in c.worst_queries[:worst]:
+                text = questions.get(q.query_id, "")
+                text = f": {_cell(text[:100])}{'...' if len(text) > 100 else ''}" if text else ""
+                lines.append(f"- {_cell(c.run)} / {_cell(c.metric)}, `{_cell(q.query_id)}` {q.baseline:.2f} -> "
+                             f"{q.current:.2f}{text}")  # fmt: skip
+    return [*lines, ""]
+
+
+def _means(report: Report, rows: int) -> list[str]:
+    runs = [r.name for r in report.runs]
+    metrics = list(dict.fromkeys(m for r in runs for m in report.descriptive.get(r, {})))
+    if not metrics:
+        return []
+    lines = ["### Means (95 % CI)", "", "| run | " + " | ".join(_cell(m) for m in metrics) + " |",
+             "|---|" + "---:|" * len(metrics)]  # fmt: skip
+    for run in runs[:rows]:
+        cells = []
+        for m in metrics:
+            stats = report.descriptive.get(run, {}).get(m)
+            if stats is None:
+                cells.append("-")
+                continue
+            interval = mean_interval(stats)
+            span = f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval is not None else ""
+            cells.append(f"{stats.mean:.3f}{span} n={stats.count}")
+        lines.append(f"| {_cell(run)} | " + " | ".join(cells) + " |")
+    if len(runs) > rows:
+        lines.append(f"| ... {len(runs) - rows} more runs in report.html | " + " | ".join("" for _ in metrics) + " |")
+    return [*lines, ""]
+
+
+def _adaptive(report: Report) -> list[str]:
+    nightly = report.metadata.nightly
+    if nightly is None or nightly.adaptive is None:
+        return []
+    a = nightly.adaptive
+    return ["### Adaptive night", "", f"{a.judged} of {a.questions} questions judged ({a.stopped}); "
+            f"{a.units} of {a.units_full} judge scores.", "", *(f"- {_cell(d.text)}" for d in a.decisions), ""]  # fmt: skip
+
+
+def summary_markdown(
+    report: Report, *, fmt: SummaryFormat = "markdown", artifacts_url: str | None = None, max_chars: int = 60_000
+) -> str:
+    """The night's summary (module docstring), at most `max_chars` characters."""
+    gate = report.metadata.nightly.regression if report.metadata.nightly is not None else None
+    headline, notice = _headline(report, gate)
+    questions = {q: s.question for q, s in (report.metadata.nightly.samples if report.metadata.nightly else {}).items()}
+    links = []
+    if artifacts_url:
+        base = artifacts_url.rstrip("/")
+        links = ["Artifacts: " + ", ".join(f"[{name}]({base}/{name})" for name in ARTIFACTS), ""]
+
+    def render(worst: int, rows: int, verdicts: int) -> str:
+        lines = [MARKER, f"## {headline}", ""]
+        lines += _notice(notice, NOTICES.get(gate.status if gate is not None else "", ""), fmt)
+        shown = verdict_lines(report)
+        lines += [f"- {_cell(v)}" for v in shown[:verdicts]]
+        if len(shown) > verdicts:
+            lines.append(f"- ... {len(shown) - verdicts} more in report.html")
+        lines.append("")
+        if gate is not None:
+            lines += _drops(gate, worst, questions)
+        lines += _means(report, rows)
+        lines += _adaptive(report)
+        lines += links
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    text = render(3, 50, 20)
+    for worst, rows, verdicts in ((1, 50, 20), (0, 20, 10), (0, 5, 5), (0, 0, 3), (0, 0, 1)):
+        if len(text) <= max_chars:
+            break
+        text = render(worst, rows, verdicts)
+    if len(text) > max_chars:  # still too long (a huge verdict line): cut, and say so
+        text = text[: max(0, max_chars - 60)].rstrip() + "\n\n... (cut to fit; see report.html)\n"
+    return text

@@ -12,7 +12,7 @@ from ragmetrics.errors import InputError
 from ragmetrics.options import ExitCode
 
 if TYPE_CHECKING:
-    from ragmetrics.labeling.server import LabelServer
+    from ragmetrics.labeling.server import LabelServer, Session
     from ragmetrics.labeling.team import TeamQueue
 
 
@@ -78,7 +78,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_command(args: argparse.Namespace) -> int:
-    from ragmetrics.labeling.server import LabelServer
     from ragmetrics.labeling.session import LabelSession
     from ragmetrics.testset.output import is_testset_dir
 
@@ -108,12 +107,7 @@ def run_command(args: argparse.Namespace) -> int:
             raise InputError("a team queue labels a report's samples, not a test set", field="--labellers")
         team = TeamQueue(session, args.labellers.split(","), overlap=parse_overlap(args.overlap), lease_s=args.lease,
                          seed=args.seed, adjudicator=args.adjudicator, items=args.target)  # fmt: skip
-    try:
-        server = LabelServer(session, port=args.port, team=team).start()
-    except OSError as exc:  # the port is taken, or reserved for root
-        raise InputError(
-            f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port"
-        ) from None
+    server = _listen(session, args.port, team)
     if team is not None:
         return _serve_team(server, team)
     status = session.status()
@@ -145,20 +139,26 @@ def run_command(args: argparse.Namespace) -> int:
     return int(ExitCode.OK)
 
 
+def _listen(session: Session, port: int, team: TeamQueue | None = None) -> LabelServer:
+    """The page's server, started; a port that is taken (or reserved for root) is an InputError."""
+    from ragmetrics.labeling.server import LabelServer
+
+    try:
+        return LabelServer(session, port=port, team=team).start()
+    except OSError as exc:
+        raise InputError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port") from None
+
+
 def _serve_pairwise(args: argparse.Namespace) -> int:
     """`--pairwise A,B`: the side-by-side page for one person."""
     from ragmetrics.labeling.pairwise_session import PairwiseSession
-    from ragmetrics.labeling.server import LabelServer
 
     runs = [r.strip() for r in args.pairwise.split(",")]
     if len(runs) != 2 or not all(runs):
         raise InputError(f"expected two runs A,B, got {args.pairwise!r}", field="--pairwise")
     session = PairwiseSession(args.report, (runs[0], runs[1]), args.labels or Path("preferences.jsonl"),
                               target=args.target, seed=args.seed)  # fmt: skip
-    try:
-        server = LabelServer(session, port=args.port).start()
-    except OSError as exc:
-        raise InputError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}", field="--port") from None
+    server = _listen(session, args.port)
     print(f"ragmetrics label: {session.run}, {session.plan().describe()}; open {server.url}  (Ctrl-C or the "
           "page's Finish to stop)", file=sys.stderr)  # fmt: skip
     try:

@@ -29,7 +29,7 @@ import numpy as np
 from ragmetrics._textfile import read_bytes, read_utf8
 from ragmetrics.errors import InputError, json_problem
 
-__all__ = ["HumanLabel", "HumanLabels", "labels_from_columns", "labels_from_rows", "load_labels"]
+__all__ = ["HumanLabel", "HumanLabels", "labels_from_columns", "labels_from_rows", "load_labels", "table_rows"]
 
 _ID_COLUMNS = ("sample_id", "id", "query_id")
 
@@ -134,7 +134,9 @@ def _adjudicated(labels: Sequence[HumanLabel], rule: str) -> HumanLabel:
     return HumanLabel(first.sample_id, first.metric, raw * ratio, raw, first.run, first.line, None)
 
 
-def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
+def table_rows(path: Path, what: str = "labels") -> list[tuple[int, Mapping[str, Any]]]:
+    """The rows of a CSV, TSV, JSONL or Parquet file with their 1-based line numbers (a CSV's data starts on
+    line 2), every problem an InputError naming the file and line."""
     source = str(path)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
@@ -169,7 +171,7 @@ def _rows(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
             return [(number, row) for number, row in enumerate(reader, start=2)]
         except csv.Error as exc:  # a stray carriage return or NUL: named, not a traceback
             raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
-    raise InputError(f"unknown labels format {suffix!r}: use .csv, .tsv, .jsonl or .parquet", source=source)
+    raise InputError(f"unknown {what} format {suffix!r}: use .csv, .tsv, .jsonl or .parquet", source=source)
 
 
 def _number(value: Any, source: str, line: int, field: str = "label") -> float:
@@ -191,7 +193,7 @@ def load_labels(path: str | Path, *, scale: float | None = None, adjudication: s
     source = str(path)
     if scale is not None and not scale > 0:
         raise InputError(f"scale must be positive, got {scale}", source=source, field="scale")
-    rows = _rows(path)
+    rows = table_rows(path)
     if not rows:
         raise InputError("no labels in the file", source=source)
     labels = labels_from_rows(rows, source=source, scale=scale)

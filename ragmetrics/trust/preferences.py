@@ -1,6 +1,6 @@
 """People's pairwise preferences: a file (CSV or JSONL) of which of two runs' answers was better, read strictly.
 
-Columns: ``sample_id`` (or ``id`` / ``query_id``), ``left`` and ``right`` (the runs whose answers were shown
+A CSV, TSV, JSONL or Parquet file. Columns: ``sample_id`` (or ``id`` / ``query_id``), ``left`` and ``right`` (the runs whose answers were shown
 on each side, in that order), ``choice`` (``left``, ``right``, ``tie``, or the preferred run's name), and
 optionally ``labeller``. `ragmetrics label --pairwise A,B` writes this file. Every problem is an InputError
 naming the file, the line and the field; one person judging one question twice is an error.
@@ -8,49 +8,21 @@ naming the file, the line and the field; one person judging one question twice i
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._textfile import read_utf8
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError
 from ragmetrics.schema import Choice, Preference
+from ragmetrics.trust.labels import table_rows
 
 __all__ = ["load_preferences", "preference_rows"]
 
 _ID_COLUMNS = ("sample_id", "id", "query_id")
 
 
-def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    source = str(path)
-    text = read_utf8(path)
-    if path.suffix.lower() in (".jsonl", ".ndjson"):
-        out = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(json_problem(exc), source=source, line=number) from None
-            if not isinstance(row, dict):
-                raise InputError("expected a JSON object per line", source=source, line=number)
-            out.append((number, row))
-        return out
-    if path.suffix.lower() == ".csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        try:
-            return [(number, dict(row)) for number, row in enumerate(reader, start=2)]
-        except csv.Error as exc:
-            raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
-    raise InputError(f"unknown preferences format {path.suffix!r}: use .jsonl or .csv", source=source)
-
-
 def load_preferences(path: str | Path) -> list[Preference]:
     path = Path(path)
-    rows = _rows(path)
+    rows = [(line, dict(row)) for line, row in table_rows(path, "preferences")]
     if not rows:
         raise InputError("no preferences in the file", source=str(path))
     return preference_rows(rows, source=str(path))

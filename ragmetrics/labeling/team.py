@@ -139,8 +139,9 @@ class TeamQueue:
         given = len(labels) + len(live)
         if self.adjudicator is not None and k >= 2 and len(labels) >= k and len(set(labels.values())) > 1:
             return labeller == self.adjudicator and self.adjudicator not in labels and not live
-        if labeller == self.adjudicator and self.adjudicator is not None and k >= 2 and given >= k - 1:
-            return False  # keep the adjudicator free of items it may have to decide
+        enough_others = len(self.labellers) - 1 >= k
+        if labeller == self.adjudicator and k >= 2 and given >= k - 1 and enough_others:
+            return False  # keep the adjudicator free of items it may have to decide (when others can fill them)
         return given < k
 
     def waiting_for(self, labeller: str) -> bool:

@@ -127,3 +127,10 @@ def test_tokens_keep_each_labeller_to_their_own_labels(tmp_path: Path) -> None:
         assert _call(server.url + f"api/item/{position}", ann)[1]["label"] == 1.0
     finally:
         server.stop()
+
+
+def test_two_labellers_one_of_them_the_adjudicator_still_complete(tmp_path: Path) -> None:
+    queue = _queue(tmp_path, ["ann", "cyd"], Overlap(2, 1.0), adjudicator="cyd")
+    assert _label_all(queue, "ann", 1.0) == 20
+    assert _label_all(queue, "cyd", 0.0) == 20  # the second label of every item: cyd's, which also decides
+    assert queue.complete()

@@ -129,18 +129,16 @@ def _to_mlflow(args: argparse.Namespace) -> None:
 
     if importlib.util.find_spec("mlflow") is None:
         raise InputError("the mlflow package is not installed: pip install 'ragmetrics[mlflow]'", field="--to-mlflow")
-    from ragmetrics.mlflow.nights import MlflowTarget, log_night, read_backlog, write_backlog
-    from ragmetrics.nightly.gate import load_baseline
+    from ragmetrics.mlflow.nights import MlflowTarget, TrackerDown, log_night, read_backlog, write_backlog
 
     folders = sorted(p.parent for p in args.dir.glob("*/report.json") if not p.parent.is_symlink())
+    target = MlflowTarget(args.to_mlflow, args.experiment)  # no experiment: each night's own name
     logged, failed = 0, []
     for folder in folders:
-        report = load_baseline(folder / "report.json")
-        name = report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
         try:
-            log_night(folder, MlflowTarget(args.to_mlflow, args.experiment or name))
+            log_night(folder, target)
             logged += 1
-        except Exception as exc:  # TrackerDown: said per night; the rest are still tried
+        except (TrackerDown, InputError) as exc:  # said per night; the rest are still tried
             failed.append(folder.name)
             print(f"mlflow: {folder.name}: {exc}")
     write_backlog(args.dir, [n for n in read_backlog(args.dir) if n in failed] + failed)

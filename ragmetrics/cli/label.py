@@ -117,12 +117,7 @@ def run_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     print(f"  {status['plan']}", file=sys.stderr)
-    try:
-        server.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    _serve_until_finished(server)
     plan = session.plan()
     print(f"ragmetrics label: {plan.describe()}", file=sys.stderr)
     if testset:
@@ -137,6 +132,16 @@ def run_command(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return int(ExitCode.OK)
+
+
+def _serve_until_finished(server: LabelServer) -> None:
+    """Until the page's Finish or Ctrl-C; the server is stopped either way."""
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
 
 
 def _listen(session: Session, port: int, team: TeamQueue | None = None) -> LabelServer:
@@ -161,12 +166,7 @@ def _serve_pairwise(args: argparse.Namespace) -> int:
     server = _listen(session, args.port)
     print(f"ragmetrics label: {session.run}, {session.plan().describe()}; open {server.url}  (Ctrl-C or the "
           "page's Finish to stop)", file=sys.stderr)  # fmt: skip
-    try:
-        server.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    _serve_until_finished(server)
     print(f"ragmetrics label: {session.plan().describe()}; preferences in {session.store.path}; add to the "
           f"config:\n    pairwise:\n      preferences: {session.store.path}", file=sys.stderr)  # fmt: skip
     return int(ExitCode.OK)

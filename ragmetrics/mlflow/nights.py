@@ -58,7 +58,8 @@ class TrackerDown(RagmetricsError):
 @dataclass(frozen=True)
 class MlflowTarget:
     tracking_uri: str
-    experiment: str
+    experiment: str | None = None
+    """None: each night's own name."""
     timeout_s: float = 10.0
 
 
@@ -184,13 +185,13 @@ def _load(folder: Path) -> Report:
 class _Logger:
     """Find-or-create runs by their tags and log only what is missing (module docstring)."""
 
-    def __init__(self, target: MlflowTarget) -> None:
+    def __init__(self, tracking_uri: str, experiment_name: str) -> None:
         from mlflow.tracking import MlflowClient
 
-        self.client = MlflowClient(tracking_uri=target.tracking_uri)
-        experiment = self.client.get_experiment_by_name(target.experiment)
+        self.client = MlflowClient(tracking_uri=tracking_uri)
+        experiment = self.client.get_experiment_by_name(experiment_name)
         self.experiment_id = (experiment.experiment_id if experiment is not None
-                              else self.client.create_experiment(target.experiment))  # fmt: skip
+                              else self.client.create_experiment(experiment_name))  # fmt: skip
 
     def find(self, tags: dict[str, str]) -> Any | None:
         clause = " and ".join(f"tags.`{k}` = '{v.replace(chr(39), '')}'" for k, v in tags.items())
@@ -246,7 +247,7 @@ def log_night(folder: Path, target: MlflowTarget) -> str:
     ms, step = int(when.timestamp() * 1000), int(when.timestamp())
     try:
         with _quick(target.timeout_s):
-            log = _Logger(target)
+            log = _Logger(target.tracking_uri, target.experiment or name)
             parent = log.run({KEY_TAG: key, ROLE_TAG: "night"}, f"{name} {folder.name}", ms, _tags(report, folder, key))
             log.params(parent, night_params(report))
             log.metrics(parent, night_metrics(report), ms)

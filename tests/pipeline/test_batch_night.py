@@ -191,3 +191,20 @@ def test_batch_settings_are_validated(tmp_path: Path, loopback: Any, key: None, 
     _data(tmp_path)
     assert main(["run", str(_config(tmp_path, loopback, "n", "c", batch={"price_factor": 2})), "--no-progress"]) == 2
     assert "price_factor" in capsys.readouterr().err
+
+
+def test_a_failed_batch_call_is_recorded_by_its_kind_and_scrubbed() -> None:
+    import httpx
+    import openai
+
+    from ragmetrics.judge.openai.batch import _as_judge_error
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/files")
+    hide = lambda text: text.replace("sk-batch-test", "***")  # noqa: E731
+    refused = openai.APIConnectionError(request=request)
+    assert _as_judge_error(refused, hide).cause == "connection"
+    response = httpx.Response(401, request=request, json={"error": {"message": "bad key sk-batch-test"}})
+    denied = _as_judge_error(openai.AuthenticationError("bad key sk-batch-test", response=response, body=None), hide)
+    assert denied.cause == "auth" and "sk-batch-test" not in str(denied)
+    assert _as_judge_error(ValueError("sk-batch-test broke"), hide).cause == "internal_error"
+    assert "sk-batch-test" not in str(_as_judge_error(ValueError("sk-batch-test broke"), hide))

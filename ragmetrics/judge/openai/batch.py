@@ -90,16 +90,6 @@ class _Waiting:
     futures: list[asyncio.Future[ChatCompletion]] = field(default_factory=list)
 
 
-@dataclass
-class BatchFigures:
-    """What the queue did: batches created, resumed, requests sent in them, and their ends."""
-
-    created: int = 0
-    resumed: int = 0
-    requests: int = 0
-    ended: dict[str, int] = field(default_factory=dict)
-
-
 class BatchQueue:
     """Gathers chat request bodies into Batch API jobs and hands each its answer (module docstring)."""
 
@@ -109,6 +99,7 @@ class BatchQueue:
         ledger: BatchLedger,
         *,
         usage: CallUsage,
+        scrub: Callable[[str], str] = str,
         gather_s: float = 0.5,
         poll_s: float = 5.0,
         max_poll_s: float = 60.0,
@@ -117,11 +108,12 @@ class BatchQueue:
         self._api = api
         self.ledger = ledger
         self.usage = usage
+        self.scrub = scrub
+        """Takes the API key out of a server's message before it reaches a failure record."""
         self.gather_s = gather_s
         self.poll_s = poll_s
         self.max_poll_s = max_poll_s
         self.wait_s = wait_s
-        self.figures = BatchFigures()
         self._waiting: dict[str, _Waiting] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Task[None]] = set()
@@ -166,14 +158,12 @@ class BatchQueue:
             for entry in self.ledger.running_for(left):
                 carried = left & set(entry["custom_ids"])
                 left -= carried
-                self.figures.resumed += 1
                 jobs.append(self._finish(entry, {k: waiting[k] for k in carried}))
             if left:
                 jobs.append(self._submit({k: waiting[k] for k in sorted(left)}))
             await asyncio.gather(*jobs)
         except BaseException as exc:  # every waiting unit learns why, none waits forever
-            failure = exc if isinstance(exc, JudgeError) else JudgeError(
-                f"batch: {type(exc).__name__}: {exc}", cause="internal_error")  # fmt: skip
+            failure = _as_judge_error(exc, self.scrub)
             for item in waiting.values():
                 for future in item.futures:
                     if not future.done():
@@ -195,8 +185,6 @@ class BatchQueue:
                                          completion_window=COMPLETION_WINDOW)  # fmt: skip
         entry.update(batch_id=batch.id, status=batch.status)
         self.ledger.save()
-        self.figures.created += 1
-        self.figures.requests += len(waiting)
         logger.info("batch %s: %d requests submitted", batch.id, len(waiting))
         await self._finish(entry, waiting)
 
@@ -216,7 +204,6 @@ class BatchQueue:
                 batch = await api.batches.create(input_file_id=entry["input_file_id"], endpoint=ENDPOINT,
                                                  completion_window=COMPLETION_WINDOW)  # fmt: skip
                 found = batch.id
-                self.figures.created += 1
             entry["batch_id"] = found
             self.ledger.save()
         batch_id = str(entry["batch_id"])
@@ -233,12 +220,11 @@ class BatchQueue:
             delay = min(self.max_poll_s, delay * 1.5)
         entry["status"] = batch.status
         self.ledger.save()
-        self.figures.ended[batch.status] = self.figures.ended.get(batch.status, 0) + 1
         answered: dict[str, ChatCompletion | JudgeError] = {}
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id:
                 content = await api.files.content(file_id)
-                answered.update(_read_lines(content.text, batch_id))
+                answered.update(_read_lines(content.text, batch_id, self.scrub))
         missing = _missing_cause(batch.status, batch_id, getattr(batch, "errors", None))
         for key, item in waiting.items():
             result = answered.get(key, missing)
@@ -258,7 +244,22 @@ class BatchQueue:
             task.cancel()
 
 
-def _read_lines(text: str, batch_id: str) -> dict[str, ChatCompletion | JudgeError]:
+def _as_judge_error(exc: BaseException, scrub: Callable[[str], str]) -> JudgeError:
+    """What a failed upload, creation or poll means for the requests waiting on it: the endpoint's fault by
+    its kind (connection, timeout, an HTTP status), a bug only when it is none of those."""
+    if isinstance(exc, JudgeError):
+        return exc
+    if isinstance(exc, openai.APIStatusError):
+        message = scrub(exc.message)
+        return JudgeError(f"batch: HTTP {exc.status_code}: {message}", cause=status_cause(exc.status_code, message))
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        return JudgeError(f"batch: no answer in time ({type(exc).__name__})", cause="timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return JudgeError(f"batch: the endpoint could not be reached ({type(exc).__name__})", cause="connection")
+    return JudgeError(f"batch: {type(exc).__name__}: {scrub(str(exc))}", cause="internal_error")
+
+
+def _read_lines(text: str, batch_id: str, scrub: Callable[[str], str]) -> dict[str, ChatCompletion | JudgeError]:
     """Output and error file lines by custom_id: a completion, or the failure the line names."""
     out: dict[str, ChatCompletion | JudgeError] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -283,7 +284,7 @@ def _read_lines(text: str, batch_id: str) -> dict[str, ChatCompletion | JudgeErr
                 continue
         raw_body = response.get("body")
         body: dict[str, Any] = raw_body if isinstance(raw_body, dict) else {}
-        message = (error or {}).get("message") or (body.get("error") or {}).get("message") or "no message"
+        message = scrub(str((error or {}).get("message") or (body.get("error") or {}).get("message") or "no message"))
         cause = status_cause(status, str(message)) if status else "server_error"
         out[key] = JudgeError(f"batch {batch_id}: request failed ({status or 'no status'}): {message}", cause=cause)
     return out

@@ -120,7 +120,7 @@ def _batch_queue(settings: JudgeSettings, transport: Transport) -> BatchQueue | 
         raise ConfigError("judge.batch keeps its ledger of submitted batches beside the verdict cache: set cache_path")
     ledger = BatchLedger(settings.cache_path.with_name(settings.cache_path.stem + ".batches.json"))
     options = settings.batch
-    return BatchQueue(transport.batch_api, ledger, usage=transport.usage, gather_s=options.gather_s,
+    return BatchQueue(transport.batch_api, ledger, usage=transport.usage, scrub=transport.scrub, gather_s=options.gather_s,
                       poll_s=options.poll_s, max_poll_s=options.poll_max_s, wait_s=options.wait_s)  # fmt: skip
 
 

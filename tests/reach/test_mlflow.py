@@ -188,6 +188,10 @@ def test_ragmetrics_scorers_in_mlflow_genai_evaluate(tmp_path: Path, monkeypatch
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")  # every row's trace written before the table
+    # One worker: the scorers share one judge and take one sample at a time anyway, and MLflow's pool writing
+    # traces to one SQLite file at once lost rows to its lock on a loaded machine (14 of 30 rows in the table).
+    monkeypatch.setenv("MLFLOW_GENAI_EVAL_MAX_WORKERS", "1")
+    monkeypatch.setenv("MLFLOW_GENAI_EVAL_MAX_SCORER_WORKERS", "1")
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
     samples = collection.load_samples()[:30]
     metrics = ["faithfulness", "context_precision", "answer_relevancy", "ndcg@10"]

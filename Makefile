@@ -2,22 +2,25 @@
 # `make test` (install the dev tools, run the test suite). CI runs `make lint test test-slow` (.ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+# Every install takes the versions in constraints.txt (and build tools from .ci/build-constraints.txt), so a
+# fresh machine resolves what CI last passed with, not whatever a registry serves that day.
+CONSTRAINTS := -c constraints.txt --build-constraint .ci/build-constraints.txt
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check $(CONSTRAINTS)
 
-.PHONY: quickstart test test-slow lint
+.PHONY: quickstart test test-slow lint constraints
 
 $(PY):
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt --upgrade pip
 
 # What the quickstart needs: the library, BM25 for its retriever runs and matplotlib for the report's plots
 # (no test or lint tools; a library-only install is `pip install .`).
-$(VENV)/.runtime: pyproject.toml | $(PY)
+$(VENV)/.runtime: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e '.[examples,plots]'
 	touch $@
 
 # The dev install: the runtime plus pytest, ruff, mypy and the reference implementations tests compare to.
-$(VENV)/.dev: pyproject.toml | $(PY)
+$(VENV)/.dev: pyproject.toml constraints.txt | $(PY)
 	$(PIP) -e '.[dev]'
 	touch $(VENV)/.runtime $@
 
@@ -38,3 +41,13 @@ test-slow: $(VENV)/.dev
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy ragmetrics
+
+# After a change to pyproject.toml's dependencies: resolve every extra afresh in a scratch venv and write the
+# versions that installed together to constraints.txt (review the diff; CI installs exactly these).
+constraints:
+	rm -rf .constraints-venv && python3 -m venv .constraints-venv
+	.constraints-venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+	.constraints-venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,examples,plots,traces,live,ray,mlflow,phoenix]'
+	{ echo "# Every package the dev install (and so CI) takes, at versions that resolved together (make constraints)."; \
+	  .constraints-venv/bin/python -m pip freeze --all --exclude-editable | grep -v -e '^ragmetrics' -e '^setuptools=='; } > constraints.txt
+	rm -rf .constraints-venv

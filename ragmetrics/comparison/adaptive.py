@@ -10,8 +10,9 @@ questions. After each batch every decision it must make is updated from the judg
   Settled "dropped" when the sequence lies below -max_drop, "held" when it lies above it;
 - **precision**: is a run's mean known to +-`half_width`? Settled when the sequence is that narrow.
 
-The sequences are those of `comparison.confseq` (hedged capital for differences, empirical Bernstein for a
-mean), each at alpha / K for the K decisions
+The sequences are hedged-capital betting sequences for differences (`comparison.ppi_sequence`, with or without
+a free signal as a control variate) and the empirical-Bernstein one for a mean (`comparison.confseq`), each
+valid at every sample size for bounded scores, each at alpha / K for the K decisions
 (Bonferroni: valid across decisions however often each is looked at; a Holm step-down is not anytime-valid).
 Pair and gate decisions treat the judged questions as a random sample of questions like them, as the full
 night's paired tests do (the i.i.d. form: a difference is real when it would hold on other questions of the same
@@ -28,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from ragmetrics.comparison.confseq import BettingSequence, mean_confseq
+from ragmetrics.comparison.confseq import mean_confseq
 from ragmetrics.comparison.ppi_sequence import PredictionPoweredSequence, Target
 
 __all__ = ["Decision", "DecisionKind", "settle", "verdict_of"]
@@ -59,7 +60,7 @@ class Decision:
     """The free signal's weight (lambda) after the last look; None without a signal."""
     signal_correlation: float | None = None
     """The judged questions' correlation of the decision's values with the signal's."""
-    _sequence: BettingSequence | PredictionPoweredSequence | None = field(default=None, repr=False, compare=False)
+    _sequence: PredictionPoweredSequence | None = field(default=None, repr=False, compare=False)
 
     @property
     def settled(self) -> bool:
@@ -121,25 +122,13 @@ def settle(
         if decision.kind == "precision":
             cs = mean_confseq(np.clip(series, 0.0, 1.0), alpha=level, population=population)
             estimate, low, high = cs.at(cs.n)
-        elif signals is None and target == "population":
-            if decision._sequence is None:
-                decision._sequence = BettingSequence(alpha=level)
-            sequence = decision._sequence
-            assert isinstance(sequence, BettingSequence)
-            fresh = np.clip(np.asarray(series[sequence.n :]), -1.0, 1.0)
-            sequence.update((fresh + 1.0) / 2.0)  # the values judged since the last look, in judged order
-            estimate, low, high = 2 * sequence.estimate - 1, 2 * sequence.low - 1, 2 * sequence.high - 1
         else:
             signal = _signal_of(decision, signals, baseline)
             if decision._sequence is None:
-                every = [signal(q) for q in (questions or order)]
-                decision._sequence = PredictionPoweredSequence(
-                    alpha=level, population=population, target=target,
-                    signal_total=float(np.sum(every)) if signals is not None else None,
-                    signal_sd=float(np.std(every)) if signals is not None else None,
-                )  # fmt: skip
+                every = None if signals is None else [signal(q) for q in (questions or order)]
+                decision._sequence = PredictionPoweredSequence(alpha=level, population=population, target=target,
+                                                               signals=every)  # fmt: skip
             powered = decision._sequence
-            assert isinstance(powered, PredictionPoweredSequence)
             fresh_pairs = judged[powered.n :]
             powered.update([v for _, v in fresh_pairs], [signal(q) for q, _ in fresh_pairs])
             estimate, low, high = powered.estimate, powered.low, powered.high
@@ -149,7 +138,9 @@ def settle(
                 decision.signal_correlation = None if correlation is None else round(correlation, 4)
         decision.n = len(series)
         decision.estimate, decision.low, decision.high = estimate, low, high
-        verdict = verdict_of(decision.kind, decision.threshold, low, high, level_first=target == "questions")
+        exact = decision.n == population and (decision.kind == "precision" or target == "questions")
+        verdict = verdict_of(decision.kind, decision.threshold, low, high, level_first=target == "questions",
+                             exact=exact)  # fmt: skip
         if verdict != "unsettled":
             decision.verdict, decision.settled_at = verdict, decision.n
 
@@ -196,12 +187,16 @@ def _series(
 
 
 def verdict_of(
-    kind: DecisionKind, threshold: float, low: float, high: float, *, level_first: bool = False
+    kind: DecisionKind, threshold: float, low: float, high: float, *, level_first: bool = False, exact: bool = False
 ) -> Verdict:
     """What an interval settles (module docstring): a difference's sign or its being within +-threshold (pair),
     a drop beyond threshold or not (gate), a half-width of at most threshold (precision). `level_first`: a pair
     within +-threshold is level even where the interval excludes 0 (the dataset's own mean: once known to be
-    within the margin, which side of 0 it falls is not a verdict)."""
+    within the margin, which side of 0 it falls is not a verdict). An interval of no width settles nothing unless
+    it is `exact` (the dataset's own mean with every question judged): a point from a sequence is a collapse, not
+    knowledge."""
+    if not high > low and not exact:
+        return "unsettled"
     if kind == "precision":
         return "precise" if (high - low) / 2 <= threshold else "unsettled"
     if kind == "gate":

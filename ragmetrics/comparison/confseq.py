@@ -47,13 +47,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ragmetrics.comparison.betting import GridBetting
+
 __all__ = ["BettingSequence", "ConfidenceSequence", "difference_confseq", "mean_confseq"]
 
 MAX_BET = 0.5
 """The cap on lambda_t of the empirical-Bernstein sequence (Waudby-Smith and Ramdas use 1/2 or 3/4): a smaller
 cap trades a little width early for robustness to the first values."""
-MAX_HEDGED_BET = 0.75
-"""c of the hedged-capital sequence: a bet on a mean m is at most c/m (or c/(1 - m)) of the capital."""
 
 
 @dataclass(frozen=True)
@@ -133,53 +133,31 @@ def difference_confseq(
 
 class BettingSequence:
     """The hedged-capital confidence sequence for the mean of i.i.d. values in [0, 1], fed batch by batch
-    (module docstring); `low`, `high` and `estimate` hold after the values fed so far."""
+    (module docstring; the engine is `comparison.betting.GridBetting`); `low`, `high` and `estimate` hold after
+    the values fed so far."""
 
     def __init__(self, *, alpha: float = 0.05, grid_points: int = 2001, theta: float = 0.5) -> None:
-        if not 0.0 < alpha < 1.0:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+        self._betting = GridBetting(alpha=alpha, lower=0.0, upper=1.0, grid_points=grid_points, hedge=theta)
         self.alpha = alpha
-        self.theta = theta
-        self.grid = np.linspace(0.0, 1.0, grid_points)[1:-1]
-        self._log_plus = np.zeros(self.grid.size)
-        self._log_minus = np.zeros(self.grid.size)
-        self._alive = np.ones(self.grid.size, dtype=bool)
-        self.n = 0
-        self._sum = 0.0
-        self._squares = 0.0  # sum of (x_i - mu_hat_i)^2
-        self.low, self.high = 0.0, 1.0
+
+    @property
+    def n(self) -> int:
+        return self._betting.n
 
     @property
     def estimate(self) -> float:
-        return self._sum / self.n if self.n else math.nan
+        return self._betting.estimate
+
+    @property
+    def low(self) -> float:
+        return self._betting.low
+
+    @property
+    def high(self) -> float:
+        return self._betting.high
 
     def update(self, values: ArrayLike) -> None:
         x = np.asarray(values, dtype=np.float64)
         if x.size and (not np.all(np.isfinite(x)) or x.min() < 0.0 or x.max() > 1.0):
             raise ValueError("values must lie in [0, 1]")
-        if not x.size:
-            return
-        log_term = math.log(2.0 / self.alpha)
-        lams = np.empty(x.size)
-        for i, value in enumerate(x.tolist()):  # the bets are predictable: each uses the values before it
-            t = self.n + 1
-            lams[i] = math.sqrt(2.0 * log_term / ((0.25 + self._squares) / t * t * math.log1p(t)))
-            self.n = t
-            self._sum += value
-            self._squares += (value - (0.5 + self._sum) / (t + 1)) ** 2
-        # Only candidates still in the set are bet on: one rejected stays rejected (the running intersection),
-        # so its capital no longer matters, and the work shrinks with the set.
-        live = np.flatnonzero(self._alive)
-        grid = self.grid[live][None, :]
-        step = x[:, None] - grid
-        cap_plus, cap_minus = MAX_HEDGED_BET / grid, MAX_HEDGED_BET / (1.0 - grid)
-        self._log_plus[live] += np.log1p(np.minimum(lams[:, None], cap_plus) * step).sum(axis=0)
-        self._log_minus[live] += np.log1p(-np.minimum(lams[:, None], cap_minus) * step).sum(axis=0)
-        log_capital = np.maximum(math.log(self.theta) + self._log_plus, math.log(1 - self.theta) + self._log_minus)
-        self._alive &= log_capital < math.log(1.0 / self.alpha)  # in logs: a large capital overflows exp
-        inside = np.flatnonzero(self._alive)
-        # Every grid point rejected can only mean a mean between two points: the bounds then stay as they were
-        # (wider than the truth needs, never narrower).
-        if inside.size:
-            self.low = max(self.low, float(self.grid[inside[0]] - self.grid[0]))
-            self.high = min(self.high, float(self.grid[inside[-1]] + self.grid[0]))
+        self._betting.update(x, low=0.0, high=1.0)

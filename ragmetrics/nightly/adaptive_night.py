@@ -14,7 +14,9 @@ zeros, never in a mean. Retrieval metrics are computed on every question as in a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -25,6 +27,7 @@ from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.estimate import estimate_judge
 from ragmetrics.options import lower_is_better
 from ragmetrics.schema import AdaptiveDecision, AdaptiveSummary, NotApplicableScore, Report, RunResult
 
@@ -89,13 +92,46 @@ def _decisions(
     return out
 
 
-def _over_budget(settings: AdaptiveConfig, judged: int, session: JudgeSession) -> bool:
-    if settings.max_questions is not None and judged >= settings.max_questions:
-        return True
+@dataclass
+class _Spend:
+    """The most one question has cost so far (calls, USD), measured over each group of questions sent. A
+    question's cost is expected to be at least this, and at least what the judge's planner counts for it against
+    the cache (`nightly.estimate`: exact for single-request metrics, a floor for those whose later requests
+    depend on an earlier verdict)."""
+
+    calls: float = 0.0
+    cost: float = 0.0
+
+    def seen(self, questions: int, calls: int, cost: float | None) -> None:
+        if questions:
+            self.calls = max(self.calls, calls / questions)
+            self.cost = max(self.cost, (cost or 0.0) / questions)
+
+
+def _affordable(
+    config: NightlyConfig, plan: Plan, batch: Sequence[str], judged: int, session: JudgeSession, spend: _Spend
+) -> int:
+    """How many of `batch`'s questions the budget allows, checked before they are sent: questions by count;
+    calls and cost at each question's expected cost (`_Spend`), the batch trimmed to the longest prefix within
+    what is left."""
+    assert config.judge is not None and config.judge.adaptive is not None
+    settings = config.judge.adaptive
+    allowed = len(batch)
+    if settings.max_questions is not None:
+        allowed = min(allowed, max(settings.max_questions - judged, 0))
+    if settings.max_calls is None and settings.max_cost is None:
+        return allowed
     usage = session.info().usage
-    if settings.max_calls is not None and usage.calls >= settings.max_calls:
-        return True
-    return settings.max_cost is not None and usage.cost_usd is not None and usage.cost_usd >= settings.max_cost
+    calls_left = math.inf if settings.max_calls is None else settings.max_calls - usage.calls
+    cost_left = math.inf if settings.max_cost is None else settings.max_cost - (usage.cost_usd or 0.0)
+    for k, qid in enumerate(batch[:allowed]):
+        one = {run: ([s for s in samples if s.id == qid], metrics) for run, (samples, metrics) in plan.items()}
+        figures, _ = estimate_judge(config, {run: part for run, part in one.items() if part[0]})
+        calls_left -= max(float(figures.judge_calls), spend.calls)
+        cost_left -= max(figures.cost_usd or 0.0, spend.cost)
+        if calls_left < 0 or cost_left < 0:
+            return k
+    return allowed
 
 
 def free_signals(
@@ -155,24 +191,30 @@ def judge_adaptively(
     values: dict[str, dict[str, dict[str, float | None]]] = {run: {} for run in plan}
     judged: list[str] = []
     stopped: Literal["settled", "budget", "all_judged"] = "all_judged"
-    for start in range(0, len(order), settings.batch_size):
-        batch = order[start : start + settings.batch_size]
-        for run, (_, metrics) in plan.items():
-            samples = [by_id[run][q] for q in batch if q in by_id[run]]
-            if samples:
-                result = session.score(samples, metrics, name=run, progress=progress)
-                pieces[run].append(result)
-                values[run].update(result.per_query)
-        judged.extend(batch)
+    spend = _Spend()
+    position = 0
+    while position < len(order):
+        batch = order[position : position + settings.batch_size]
+        sent = _judge_within_budget(batch, plan, by_id, session, config, len(judged), spend, pieces, values, progress)
+        if not sent:
+            stopped = "budget"
+            break
+        judged.extend(sent)
+        position += len(sent)
         settle(decisions, values, judged, population=len(order), alpha=settings.alpha, baseline=baseline_values,
                signals=signals, questions=order, target=settings.target)  # fmt: skip
         if len(judged) < len(order):
             if decisions and all(d.settled for d in decisions):
                 stopped = "settled"
                 break
-            if _over_budget(settings, len(judged), session):
+            if len(sent) < len(batch):  # the budget trimmed this batch: nothing more is affordable
                 stopped = "budget"
                 break
+    if not judged and stopped == "budget":
+        limits = {"max_questions": settings.max_questions, "max_calls": settings.max_calls, "max_cost": settings.max_cost}
+        named = ", ".join(f"judge.adaptive.{k}: {v:g}" for k, v in limits.items() if v is not None)
+        raise ConfigError(f"{named} allows not one question: judging the first question "
+                          f"({order[0]!r}) for every run would exceed it; nothing was sent")  # fmt: skip
     left = [q for q in order if q not in set(judged)]
     reason = "not judged (settled early)" if stopped == "settled" else "not judged (budget reached)"
     results = {run: _joined(run, parts, plan[run][1], [q for q in left if q in by_id[run]], reason)
@@ -193,6 +235,47 @@ def judge_adaptively(
                                     text=d.describe(len(order))) for d in decisions],
     )  # fmt: skip
     return results, summary
+
+
+def _has_budget(config: NightlyConfig) -> bool:
+    settings = config.judge.adaptive if config.judge is not None else None
+    return settings is not None and (settings.max_calls is not None or settings.max_cost is not None)
+
+
+def _judge_within_budget(
+    batch: list[str],
+    plan: Plan,
+    by_id: Mapping[str, Mapping[str, RagSample]],
+    session: JudgeSession,
+    config: NightlyConfig,
+    judged: int,
+    spend: _Spend,
+    pieces: dict[str, list[RunResult]],
+    values: dict[str, dict[str, dict[str, float | None]]],
+    progress: bool,
+) -> list[str]:
+    """Judge as much of `batch` as the budget allows, every run on the same questions; the questions judged. The
+    budget is checked before each group is sent (one question first while its cost is unknown)."""
+    sent: list[str] = []
+    while len(sent) < len(batch):
+        rest = batch[len(sent) :]
+        # while what a question costs is unseen, one question at a time; then the rest of the batch at once
+        ahead = rest[:1] if spend.calls == 0.0 and _has_budget(config) else rest
+        group = ahead[: _affordable(config, plan, ahead, judged + len(sent), session, spend)]
+        if not group:
+            break
+        before = session.info().usage
+        for run, (_, metrics) in plan.items():
+            samples = [by_id[run][q] for q in group if q in by_id[run]]
+            if samples:
+                result = session.score(samples, metrics, name=run, progress=progress)
+                pieces[run].append(result)
+                values[run].update(result.per_query)
+        after = session.info().usage
+        cost = None if after.cost_usd is None else after.cost_usd - (before.cost_usd or 0.0)
+        spend.seen(len(group), after.calls - before.calls, cost)
+        sent.extend(group)
+    return sent
 
 
 def _joined(run: str, parts: list[RunResult], metrics: list[str], left: list[str], reason: str) -> RunResult:

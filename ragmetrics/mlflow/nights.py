@@ -30,6 +30,8 @@ import json
 import os
 import re
 import subprocess
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -277,16 +279,53 @@ def _short(exc: BaseException) -> str:
 
 
 def log_nights(folders: Sequence[Path], target: MlflowTarget) -> tuple[list[Path], list[str]]:
-    """Log each night (oldest first); returns (the folders logged, one line per night that was not)."""
+    """Log each night (oldest first); returns (the folders logged, one line per night that was not).
+
+    `timeout_s` bounds the whole step, queued nights included: each night gets what is left of it (a tracker
+    that accepts connections and never answers costs the night timeout_s once, not once per queued night), and
+    once the tracker has failed the nights after it are not tried (they stay queued)."""
     logged, problems = [], []
+    import mlflow.tracking  # noqa: F401  # loading the client (seconds, once) is not the tracker's time
+
+    deadline = time.monotonic() + target.timeout_s
+    down: str | None = None
     for folder in sorted(folders, key=lambda f: f.name):
+        left = deadline - time.monotonic()
+        if down is not None or left <= 0:
+            why = down or f"the logging step's {target.timeout_s:g} s ran out"
+            problems.append(f"{folder.name}: not tried ({why})")
+            continue
         try:
-            log_night(folder, target)
+            _within(left, folder, target)
         except TrackerDown as exc:
             problems.append(f"{folder.name}: {exc}")
+            down = "the tracker failed on an earlier night"
             continue
         logged.append(folder)
     return logged, problems
+
+
+def _within(seconds: float, folder: Path, target: MlflowTarget) -> None:
+    """`log_night` given at most `seconds`: MLflow's own timeout is per request and whole seconds, so a tracker
+    that never answers would hold the night several times longer. The night is logged on a daemon thread; one
+    still waiting when the time is up is left behind (its requests end with MLflow's own timeout) and the night
+    stays queued (logging is idempotent by tags: a later try finds what it wrote)."""
+    outcome: list[BaseException | None] = []
+
+    def work() -> None:
+        try:
+            log_night(folder, target)
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome.append(exc)
+
+    worker = threading.Thread(target=work, name=f"mlflow {folder.name}", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if not outcome:
+        raise TrackerDown(f"MLflow at {_public(target.tracking_uri)}: no answer within {seconds:.1f} s (timeout_s)")
+    if outcome[0] is not None:
+        raise outcome[0]
 
 
 def read_backlog(root: Path) -> list[str]:

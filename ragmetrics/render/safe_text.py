@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["csv_cell", "markdown_text", "plain_plot_text", "strip_controls", "visible_controls"]
+__all__ = ["comment_code", "comment_text", "csv_cell", "markdown_text", "plain_plot_text", "strip_controls", "visible_controls"]
 
 # C0 controls, DEL and C1 controls: what a terminal acts on (ESC starts sequences, BEL rings, CR rewrites).
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -44,6 +44,27 @@ def markdown_text(text: str) -> str:
     text = strip_controls(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
     text = text.replace("\\", "\\\\").replace("|", "\\|")
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_MARKUP = re.compile(r"([\[\]*~`!])")
+# An @ that starts a word: GitHub and GitLab turn it into a mention (a ping, on every night). One inside a word
+# (ndcg@10, an e-mail address) is not a mention and is left alone.
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+_JOINER = "\u200d"
+
+
+def comment_text(text: str) -> str:
+    """Text for a pull-request comment (GFM table cell, list item or heading): `markdown_text`, and markup that
+    would link, embed an image, emphasise or open a code span escaped, and mentions broken by a zero-width joiner
+    after the @ (the name still reads, nobody is pinged)."""
+    return _MENTION.sub("@" + _JOINER, _MARKUP.sub(r"\\\1", markdown_text(text)))
+
+
+def comment_code(text: str) -> str:
+    """Text shown as an inline code span in a comment: one line, no backtick to close the span early (inside a
+    span HTML and mentions are inert already)."""
+    one_line = " ".join(strip_controls(text).split())
+    return "`" + one_line.replace("`", "'") + "`"
 
 
 def plain_plot_text(text: str) -> str:

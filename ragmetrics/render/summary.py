@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ragmetrics.comparison.means import mean_interval
+from ragmetrics.render.safe_text import comment_code, comment_text
 from ragmetrics.render.verdict import verdict_lines
 from ragmetrics.schema import GateResult, Report
 
@@ -33,19 +34,20 @@ NOTICES = {
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    """Text from the data (names, questions, verdicts) in the comment: inert (`render.safe_text.comment_text`)."""
+    return comment_text(str(text))
 
 
 def _headline(report: Report, gate: GateResult | None) -> tuple[str, str | None]:
-    name = report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
+    name = _cell(report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics")
     if gate is None:
         return f"ragmetrics: {name} (no baseline: no gate)", None
     status = gate.status
     if status == "regression":
-        worst = ", ".join(f"{c.run} / {c.metric}" for c in gate.regressions[:5])
+        worst = ", ".join(f"{_cell(c.run)} / {_cell(c.metric)}" for c in gate.regressions[:5])
         return f"ragmetrics: {name}: gate FAILED ({len(gate.regressions)} regression(s): {worst})", "CAUTION"
     if status == "ok":
-        return f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {gate.baseline})", None
+        return f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {_cell(gate.baseline)})", None
     return f"ragmetrics: {name}: gate {status.replace('_', ' ')}", "WARNING"
 
 
@@ -71,7 +73,7 @@ def _drops(gate: GateResult, worst: int, questions: dict[str, str]) -> list[str]
             for q in c.worst_queries[:worst]:
                 text = questions.get(q.query_id, "")
                 text = f": {_cell(text[:100])}{'...' if len(text) > 100 else ''}" if text else ""
-                lines.append(f"- {_cell(c.run)} / {_cell(c.metric)}, `{_cell(q.query_id)}` {q.baseline:.2f} -> "
+                lines.append(f"- {_cell(c.run)} / {_cell(c.metric)}, {comment_code(q.query_id)} {q.baseline:.2f} -> "
                              f"{q.current:.2f}{text}")  # fmt: skip
     return [*lines, ""]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +72,40 @@ def test_the_summary_of_a_failing_and_a_passing_night(tmp_path: Path, capsys: An
     assert len(short) <= 700 and "gate FAILED" in short
     assert main(["summary", str(tmp_path / "bad" / "latest"), "--max-chars", "10"]) == 2  # a clear error
     assert main(["summary", str(tmp_path / "nowhere")]) == 2
+
+
+HOSTILE_RUN = "<b>|@octo-org/reviewers"
+HOSTILE_QUESTION = "What | is this?\n<script>alert(1)</script> ask @someone [here](https://evil.example) `x`"
+
+
+def _unescaped_pipes(line: str) -> int:
+    return len(re.findall(r"(?<!\\)\|", line))
+
+
+def test_text_from_the_data_is_inert_in_the_comment(tmp_path: Path, capsys: Any) -> None:
+    _random_run(tmp_path / "random.txt")
+    good = {"source": "retriever", "retriever": "bm25", "name": HOSTILE_RUN}
+    assert main(["run", str(_night(tmp_path, "good", good)), "--no-progress"]) == 0
+    baseline = str(tmp_path / "good" / "latest" / "report.json")
+    broken = {"source": "file", "path": str(tmp_path / "random.txt"), "name": HOSTILE_RUN}
+    assert main(["run", str(_night(tmp_path, "bad", broken)), "--no-progress", "--baseline", baseline]) == 1
+    path = tmp_path / "bad" / "latest" / "report.json"
+    report = json.loads(path.read_text(encoding="utf-8"))
+    for sample in report["metadata"]["nightly"]["samples"].values():
+        sample["question"] = HOSTILE_QUESTION
+    path.write_text(json.dumps(report), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["summary", str(tmp_path / "bad" / "latest"), "--format", "github"]) == 0
+    comment = capsys.readouterr().out
+    assert "What dropped" in comment and "What \\| is this?" in comment  # the question is there, escaped
+    assert "<script" not in comment and "<b>" not in comment and "[here](" not in comment  # no HTML, no link
+    assert not re.search(r"(?<![A-Za-z0-9])@[A-Za-z0-9]", comment)  # no live mention
+    assert "@\u200dsomeone" in comment and "@\u200docto-org/reviewers" in comment  # still readable
+    table: list[str] = []
+    for line in [*comment.splitlines(), ""]:
+        if line.startswith("|"):
+            table.append(line)
+            continue
+        if table:  # every row of a table has its header's cell count
+            assert {_unescaped_pipes(row) for row in table} == {_unescaped_pipes(table[0])}, table
+            table = []

@@ -1,0 +1,80 @@
+"""A tracker that accepts connections and never answers holds the night at most `timeout_s` in all, queued
+nights included (before: 2.0 s against timeout_s 1, and 4.0 s with one night queued: the timeout was paid per
+request and per night); every night stays queued and the notes say why."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ragmetrics.cli.main import main
+
+pytest.importorskip("mlflow.tracking", reason="the [mlflow] extra (mlflow-skinny) is not installed")
+
+from ragmetrics.mlflow.nights import MlflowTarget, log_backlog, read_backlog, write_backlog
+
+
+class _Silent:
+    """A TCP server on 127.0.0.1 that accepts every connection and never sends a byte (closed at the end)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        deadline = time.monotonic() + 60
+        while not self.stop.is_set() and time.monotonic() < deadline:
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(2)
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+def test_a_silent_tracker_costs_the_night_timeout_s_once(tmp_path: Path) -> None:
+    config = {
+        "name": "silent", "dataset": {"builtin": "pydocs"},
+        "retrieval": {"metrics": ["ndcg@10"], "query_set": "qrels"},
+        "runs": [{"source": "retriever", "retriever": "bm25", "name": "bm25"}],
+        "output": {"dir": str(tmp_path / "nights"), "formats": ["json"], "history": False},
+    }  # fmt: skip
+    path = tmp_path / "night.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress"]) == 0
+    root = tmp_path / "nights"
+    tonight = next(p for p in root.iterdir() if p.is_dir() and p.name != "latest" and (p / "report.json").is_file())
+    queued = [root / f"2020-01-0{i}T000000Z" for i in (1, 2)]
+    for folder in queued:
+        shutil.copytree(tonight, folder)
+    write_backlog(root, [f.name for f in queued])
+    assert len(read_backlog(root)) == 2
+    silent = _Silent()
+    try:
+        started = time.monotonic()
+        notes = log_backlog(root, tonight, MlflowTarget(tracking_uri=f"http://127.0.0.1:{silent.port}", timeout_s=1.0))
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert took < 1.6, f"the logging step took {took:.2f} s against timeout_s 1"
+    assert sorted(read_backlog(root)) == sorted([*(f.name for f in queued), tonight.name])  # nothing lost
+    assert any("not logged" in n for n in notes)

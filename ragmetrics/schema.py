@@ -204,6 +204,8 @@ class PeopleCeiling(_Model):
     standing: Literal["within", "above", "below", "unknown"] = "unknown"
     text: str = ""
     disagreements: list[str] = Field(default_factory=list, description="sample ids people disagree on")
+    undefined: dict[str, str] = Field(default_factory=dict,
+                                      description="statistic (percent, cohen, fleiss, alpha) -> why it is undefined here")
 
 
 class MetricAgreement(_Model):

@@ -4,6 +4,7 @@ an HTML section; both read only the schema, so every format shows the same numbe
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from ragmetrics.schema import Interval, Report
 
@@ -34,6 +35,8 @@ def trust_lines(report: Report) -> list[str]:
             )
             if agree.people is not None:
                 lines.append(f"{run.name} / {agree.metric}: {agree.people.text}")
+                lines += [f"{run.name} / {agree.metric}: people's {name} undefined: {why}"
+                          for name, why in agree.people.undefined.items()]  # fmt: skip
         for est in trust.ppi:
             lines.append(
                 f"{run.name} / {est.metric}: mean ({est.confidence:.0%} CI): judge only {_ci(est.judge_only)}; "
@@ -104,11 +107,18 @@ def trust_html(report: Report) -> str:
             if c is None:
                 continue
             shown = ", ".join(c.disagreements[:10]) + (" ..." if len(c.disagreements) > 10 else "")
+
+            def stat(value: Any, name: str, c: Any = c) -> str:
+                """The interval, or 'undefined' with why (a title the page shows on hover)."""
+                if value is None and name in c.undefined:
+                    return f"<span title='{_e(c.undefined[name])}'>undefined</span>"
+                return _e(_ci(value))
+
             rows_people.append(
                 f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(a.metric)}</td><td>{c.items}</td>"
                 f"<td class='l'>{_e(', '.join(c.labellers))}</td><td>{_e(c.level)}</td>"
-                f"<td>{_e(_ci(c.percent))}</td><td>{_e(_ci(c.cohen_kappa))}</td><td>{_e(_ci(c.fleiss_kappa))}</td>"
-                f"<td>{_e(_ci(c.alpha))}</td><td>{_e(_ci(c.people_alpha))}</td><td>{_e(_ci(c.judge_alpha))}</td>"
+                f"<td>{stat(c.percent, 'percent')}</td><td>{stat(c.cohen_kappa, 'cohen')}</td>"
+                f"<td>{stat(c.fleiss_kappa, 'fleiss')}</td><td>{stat(c.alpha, 'alpha')}</td><td>{_e(_ci(c.people_alpha))}</td><td>{_e(_ci(c.judge_alpha))}</td>"
                 f"<td class='l'>{_e(c.standing)}</td><td class='l'>{len(c.disagreements)}: {_e(shown)}</td></tr>"
             )
         for p in trust.ppi:

@@ -108,8 +108,7 @@ def judge_agreement(
             continue
         judge = np.array([v for v, _ in labelled], dtype=np.float64)
         people = np.array([lab.value for _, lab in labelled], dtype=np.float64)
-        raw = [lab.raw for _, lab in labelled]
-        kind = "graded" if human.scale is not None and label_kind(raw) != "score" else label_kind(raw)
+        kind = _kind_of(human, metric, result.name)
         stats = agreement(judge, people, kind=kind, threshold=threshold, confidence=confidence, seed=seed)
         model = agreement_model(metric, stats)
         ratings = human.ratings(metric, result.name)
@@ -122,6 +121,16 @@ def judge_agreement(
         )
         trust.ppi.append(_ppi_model(metric, estimates, confidence))
     return trust
+
+
+def _kind_of(human: HumanLabels, metric: str, run: str) -> str:
+    """The labels' kind from every labeller's own labels, not the adjudicated ones: a split yes/no adjudicated
+    to 0.5, or two grades to their mean, is still a yes/no or a graded label (binary; graded when the file gives
+    a scale; else score)."""
+    every = [raw for labels in human.ratings(metric, run).values() for raw in labels.values()]
+    every += [lab.raw for lab in human.for_metric(metric, run).values()] if not every else []
+    kind = label_kind(every)
+    return "graded" if human.scale is not None and kind != "score" else kind
 
 
 def people_ceiling(
@@ -142,9 +151,13 @@ def people_ceiling(
     level: Level = "nominal" if kind == "binary" else "ordinal" if kind == "graded" else "interval"
 
     def on_scale(score: float) -> float:
+        """The judge's score where the people's raw labels are: yes/no, the nearest grade, or the score times
+        the scale (raw labels of a file with a scale are grades 0..scale)."""
         if level == "nominal":
             return 1.0 if score >= threshold else 0.0
-        return float(round(score * scale)) if level == "ordinal" and scale is not None else score
+        if scale is None:
+            return score
+        return float(round(score * scale)) if level == "ordinal" else score * scale
 
     judged = {q: on_scale(v) for q, v in scores.items() if v is not None}
     people = people_agreement(ratings, level=level, confidence=confidence, seed=seed)
@@ -154,7 +167,7 @@ def people_ceiling(
         cohen_kappa=_interval(people.cohen), fleiss_kappa=_interval(people.fleiss), alpha=_interval(people.alpha),
         people_alpha=_interval(beside.people), judge_alpha=_interval(beside.judge),
         difference=_interval(beside.difference), standing=beside.standing, text=beside.sentence(),
-        disagreements=[item for item, _ in people.disagreements],
+        disagreements=[item for item, _ in people.disagreements], undefined=dict(people.undefined),
     )  # fmt: skip
 
 

@@ -137,12 +137,29 @@ def percent_agreement(reliability: ArrayLike) -> float:
 
 
 def _two_labellers_kappa(data: NDArray[np.float64]) -> float:
+    """Cohen's kappa of the two labellers on their shared items; NaN where it is undefined (no shared item, or
+    one category throughout: chance agreement is total and kappa is 0/0, as scikit-learn has it)."""
     both = ~np.isnan(data).any(axis=0)
     if both.sum() < 1:
         return math.nan
     first, second = data[0, both], data[1, both]
     categories: list[Hashable] = sorted(set(first.tolist()) | set(second.tolist()))
+    if len(categories) < 2:
+        return math.nan
     return cohen_kappa(first.tolist(), second.tolist(), categories)
+
+
+def _why_undefined(data: NDArray[np.float64], statistic: str) -> str:
+    """Why `statistic` has no value on these labellers x items (shared items only)."""
+    if data.shape[1] == 0:
+        return "no item has labels from two or more people"
+    if statistic == "cohen" and not (~np.isnan(data).any(axis=0)).any():
+        return "the two people labelled no item in common"
+    values = np.unique(data[~np.isnan(data)])
+    if values.size < 2:
+        return (f"every label is {values[0]:g}: agreement expected by chance is total, so the chance-corrected "
+                "statistic is 0/0 (undefined, not 1)")  # fmt: skip
+    return "too few items for the statistic"
 
 
 @dataclass(frozen=True)
@@ -157,6 +174,8 @@ class PeopleAgreement:
     alpha: Estimate | None
     cohen: Estimate | None = None
     disagreements: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+    undefined: dict[str, str] = field(default_factory=dict)
+    """statistic -> why it has no value here (never printed as a number)."""
 
 
 def _reliability(ratings: Ratings) -> tuple[list[str], list[str], NDArray[np.float64]]:
@@ -217,15 +236,24 @@ def people_agreement(
         for c, item in enumerate(items)
         if np.unique(data[~np.isnan(data[:, c]), c]).size > 1
     ]
+    estimates = {
+        "percent": boot(percent_agreement),
+        "fleiss": boot(fleiss_kappa),
+        "alpha": boot(lambda d: krippendorff_alpha(d, level)),
+        "cohen": boot(_two_labellers_kappa) if len(labellers) == 2 else None,
+    }
+    undefined = {name: _why_undefined(data, name) for name, value in estimates.items()
+                 if value is None and (name != "cohen" or len(labellers) == 2)}  # fmt: skip
     return PeopleAgreement(
         items=len(items),
         labellers=tuple(labellers),
         level=level,
-        percent=boot(percent_agreement),
-        fleiss=boot(fleiss_kappa),
-        alpha=boot(lambda d: krippendorff_alpha(d, level)),
-        cohen=boot(_two_labellers_kappa) if len(labellers) == 2 else None,
+        percent=estimates["percent"],
+        fleiss=estimates["fleiss"],
+        alpha=estimates["alpha"],
+        cohen=estimates["cohen"],
         disagreements=disagreements,
+        undefined=undefined,
     )
 
 
@@ -252,7 +280,7 @@ class JudgeBesidePeople:
 
     def sentence(self) -> str:
         def text(e: Estimate | None) -> str:
-            return "n/a" if e is None else f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
+            return "undefined" if e is None else f"{e.value:.2f} [{e.low:.2f}, {e.high:.2f}]"
 
         where = {
             "within": "the judge is within the people's own disagreement",

@@ -94,6 +94,8 @@ class TeamQueue:
         doubled = set(rng.permutation(len(self.order))[: round(overlap.share * len(self.order))].tolist())
         self.required = {sid: overlap.k if i in doubled else 1 for i, sid in enumerate(self.order)}
         self._holds: dict[str, dict[str, float]] = {}  # sample -> labeller -> hold's end (monotonic)
+        started = time.monotonic()
+        self._seen = dict.fromkeys(names, started)  # labeller -> their last request (monotonic)
         self._lock = threading.Lock()
 
     def labeller_of(self, token: str) -> str | None:
@@ -120,6 +122,7 @@ class TeamQueue:
         """The position of the next item for `labeller` (held for them), or None when nothing is left to them."""
         with self._lock:
             now = time.monotonic()
+            self._seen[labeller] = now
             labels = self._labels()
             for position, sample in enumerate(self.order):
                 mine = labels.get(sample, {})
@@ -128,25 +131,37 @@ class TeamQueue:
                 live = self._live(sample, now)
                 if labeller in live:
                     return position
-                if self._wants(sample, labeller, mine, live):
+                if self._wants(sample, labeller, mine, live, now):
                     self._holds[sample][labeller] = now + self.lease_s
                     return position
             return None
 
-    def _wants(self, sample: str, labeller: str, labels: dict[str, float], live: dict[str, float]) -> bool:
-        """Whether the item may go to `labeller` now: another label fits beside those given and held."""
+    def _active(self, labeller: str, now: float) -> bool:
+        """Whether `labeller` asked for anything within a lease (someone who has stopped has not)."""
+        return now - self._seen[labeller] <= self.lease_s
+
+    def _wants(
+        self, sample: str, labeller: str, labels: dict[str, float], live: dict[str, float], now: float
+    ) -> bool:
+        """Whether the item may go to `labeller` now: another label fits beside those given and held. The
+        adjudicator is never one of an item's k while the other people still working can give them (its
+        label must decide their disagreement, not take part in it); when they cannot (only k people, or the
+        others have stopped), it gives the missing label so the queue finishes."""
         k = self.required[sample]
         given = len(labels) + len(live)
         if self.adjudicator is not None and k >= 2 and len(labels) >= k and len(set(labels.values())) > 1:
             return labeller == self.adjudicator and self.adjudicator not in labels and not live
-        enough_others = len(self.labellers) - 1 >= k
-        if labeller == self.adjudicator and k >= 2 and given >= k - 1 and enough_others:
-            return False  # keep the adjudicator free of items it may have to decide (when others can fill them)
+        if labeller == self.adjudicator and k >= 2:
+            others = [p for p in self.labellers if p != labeller and p not in labels and p not in live
+                      and self._active(p, now)]  # fmt: skip
+            if given + len(others) >= k:
+                return False
         return given < k
 
     def waiting_for(self, labeller: str) -> bool:
         """Whether items `labeller` may still get are held by others now (their holds may run out)."""
         with self._lock:
+            self._seen[labeller] = time.monotonic()
             labels = self._labels()
             return any(labeller not in labels.get(s, {}) and not self._done(s, labels.get(s, {}))
                        and (labeller == self.adjudicator or self.adjudicator is None
@@ -160,11 +175,12 @@ class TeamQueue:
         sample = self.order[position]
         with self._lock:
             now = time.monotonic()
+            self._seen[labeller] = now
             labels = self._labels().get(sample, {})
             live = self._live(sample, now)
             if labeller not in labels and labeller not in live:
                 others = {who: end for who, end in live.items() if who != labeller}
-                if not self._wants(sample, labeller, labels, others):
+                if not self._wants(sample, labeller, labels, others, now):
                     raise Reassigned(f"item {position + 1} was handed to someone else after your hold ran out")
             verdict = self.session.label(position, value, labeller=labeller)
             self._holds.get(sample, {}).pop(labeller, None)

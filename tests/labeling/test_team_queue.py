@@ -134,3 +134,36 @@ def test_two_labellers_one_of_them_the_adjudicator_still_complete(tmp_path: Path
     assert _label_all(queue, "ann", 1.0) == 20
     assert _label_all(queue, "cyd", 0.0) == 20  # the second label of every item: cyd's, which also decides
     assert queue.complete()
+
+
+def test_the_adjudicator_is_never_one_of_the_k_while_others_can_give_them(tmp_path: Path) -> None:
+    # three people, k = 2 on half the items, cyd adjudicates: cyd asking first must not take a doubled item's
+    # first label (before: 5 of 17 doubled items had cyd among their two, its own disagreements decided by nobody)
+    queue = _queue(tmp_path, ["ann", "bob", "cyd"], parse_overlap("2:0.5"), adjudicator="cyd")
+    while any((p := queue.next_for(who)) is not None and queue.label(who, p, 1.0 if who == "ann" else 0.0)
+              for who in ("cyd", "ann", "bob")):  # fmt: skip
+        pass
+    assert queue.complete()
+    by_item: dict[str, dict[str, float]] = {}
+    for label in load_labels(tmp_path / "labels.jsonl").labels:
+        by_item.setdefault(label.sample_id, {})[str(label.labeller)] = label.value
+    doubled = [s for s, k in queue.required.items() if k == 2]
+    assert doubled and all(set(by_item[s]) >= {"ann", "bob"} for s in doubled)  # the two are never cyd
+    assert all("cyd" in by_item[s] for s in doubled)  # every doubled item disagreed: cyd decided each
+
+
+def test_a_labeller_who_stops_holding_an_item_does_not_stall_the_queue(tmp_path: Path) -> None:
+    queue = _queue(tmp_path, ["ann", "bob", "cyd"], Overlap(2, 1.0), lease_s=0.3, adjudicator="cyd")
+    held = queue.next_for("ann")  # ann takes an item and never comes back
+    assert held is not None
+    deadline = time.monotonic() + 10
+    while not queue.complete() and time.monotonic() < deadline:
+        progressed = False
+        for who in ("bob", "cyd"):
+            position = queue.next_for(who)
+            if position is not None:
+                queue.label(who, position, 1.0)
+                progressed = True
+        if not progressed:
+            time.sleep(0.1)  # what the page does: wait while others hold items, then ask again
+    assert queue.complete(), "the queue stalled on the stopped labeller's items"

@@ -81,11 +81,12 @@ def powered(d: np.ndarray, f: np.ndarray | None, batch: int, target: str) -> tup
     """(verdict, questions judged) of the prediction-powered sequence (no signal: `f` None), the night's rule."""
     sequence = PredictionPoweredSequence(
         alpha=ALPHA, population=d.size, target=target,  # type: ignore[arg-type]
-        signal_total=None if f is None else float(f.sum()), signal_sd=None if f is None else float(f.std()),
+        signals=f,
     )  # fmt: skip
     for start in range(0, d.size, batch):
         sequence.update(d[start : start + batch], None if f is None else f[start : start + batch])
-        verdict = verdict_of("pair", MARGIN, sequence.low, sequence.high, level_first=target == "questions")
+        verdict = verdict_of("pair", MARGIN, sequence.low, sequence.high, level_first=target == "questions",
+                             exact=sequence.exact)  # fmt: skip
         if verdict != "unsettled":
             return {"better": 1, "worse": -1}.get(verdict, 0), sequence.n
     return 0, d.size

@@ -11,7 +11,7 @@ import pytest
 
 from ragmetrics.comparison.adaptive import verdict_of
 from ragmetrics.comparison.confseq import BettingSequence
-from ragmetrics.comparison.ppi_sequence import PredictionPoweredSequence
+from ragmetrics.comparison.ppi_sequence import SIGNAL_ALPHA_SHARE, PredictionPoweredSequence
 
 
 def _draw(rng: np.random.Generator, n: int, delta: float, rho: float) -> tuple[np.ndarray, np.ndarray]:
@@ -139,12 +139,12 @@ def test_without_a_signal_it_is_the_betting_sequence_of_the_differences() -> Non
 
 @pytest.mark.parametrize("target", ["population", "questions"])
 def test_a_signal_that_predicts_nothing_keeps_the_sequence(target: str) -> None:
-    # a constant signal never gets a weight: the sequence is that of d alone (population: at the 0.9 alpha the
+    # a constant signal never gets a weight: the sequence is that of d alone (population: at the 1 - share alpha the
     # signal's own mean is not spent on), never a different family
     rng = np.random.default_rng(4)
     d = np.clip(0.3 * rng.standard_normal(300), -1, 1)
     flat = PredictionPoweredSequence(alpha=0.05, population=300, target=target, signals=np.full(300, 0.2))  # type: ignore[arg-type]
-    share = 0.9 if target == "population" else 1.0
+    share = 1 - SIGNAL_ALPHA_SHARE if target == "population" else 1.0
     alone = PredictionPoweredSequence(alpha=0.05 * share, population=300, target=target)  # type: ignore[arg-type]
     for start in range(0, 300, 50):
         flat.update(d[start : start + 50], np.full(50, 0.2))

@@ -27,7 +27,7 @@ from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
-from ragmetrics.nightly.estimate import estimate_judge
+from ragmetrics.nightly.estimate import question_costs
 from ragmetrics.options import lower_is_better
 from ragmetrics.schema import AdaptiveDecision, AdaptiveSummary, NotApplicableScore, Report, RunResult
 
@@ -101,8 +101,10 @@ class _Spend:
 
     calls: float = 0.0
     cost: float = 0.0
+    groups: int = 0
 
     def seen(self, questions: int, calls: int, cost: float | None) -> None:
+        self.groups += 1
         if questions:
             self.calls = max(self.calls, calls / questions)
             self.cost = max(self.cost, (cost or 0.0) / questions)
@@ -124,11 +126,9 @@ def _affordable(
     usage = session.info().usage
     calls_left = math.inf if settings.max_calls is None else settings.max_calls - usage.calls
     cost_left = math.inf if settings.max_cost is None else settings.max_cost - (usage.cost_usd or 0.0)
-    for k, qid in enumerate(batch[:allowed]):
-        one = {run: ([s for s in samples if s.id == qid], metrics) for run, (samples, metrics) in plan.items()}
-        figures, _ = estimate_judge(config, {run: part for run, part in one.items() if part[0]})
-        calls_left -= max(float(figures.judge_calls), spend.calls)
-        cost_left -= max(figures.cost_usd or 0.0, spend.cost)
+    for k, (calls, cost) in enumerate(question_costs(config, plan, list(batch[:allowed]))):
+        calls_left -= max(float(calls), spend.calls)
+        cost_left -= max(cost, spend.cost)
         if calls_left < 0 or cost_left < 0:
             return k
     return allowed
@@ -260,7 +260,7 @@ def _judge_within_budget(
     while len(sent) < len(batch):
         rest = batch[len(sent) :]
         # while what a question costs is unseen, one question at a time; then the rest of the batch at once
-        ahead = rest[:1] if spend.calls == 0.0 and _has_budget(config) else rest
+        ahead = rest[:1] if spend.groups == 0 and _has_budget(config) else rest
         group = ahead[: _affordable(config, plan, ahead, judged + len(sent), session, spend)]
         if not group:
             break

@@ -27,6 +27,7 @@ FailureCause = Literal[
     "batch_cancelled",  # judge.batch: the batch was cancelled before answering the request
     "batch_failed",  # judge.batch: the server failed the whole batch (its errors say why)
     "batch_unfinished",  # judge.batch: the batch was still running when batch.wait_s passed (a rerun waits on)
+    "budget_reached",  # the night's request budget (judge.adaptive.max_calls) was spent before this request
 ]
 """Why a judge score could not be had: the closed set `SampleFailure.cause` takes, documented here once."""
 FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)

@@ -92,6 +92,12 @@ class JudgeSettings(BaseModel):
     temperature: float = 0.0
     seed: int | None = 42
     max_concurrency: int = Field(default=8, ge=1, le=1024)
+    max_requests: int | None = Field(
+        default=None,
+        ge=0,
+        description="a hard cap on the chat requests this judge sends (an adaptive night's max_calls): a request "
+        "past it is not sent and its verdict fails with cause budget_reached (not recorded in the cache)",
+    )
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
     breaker_failures: int = Field(

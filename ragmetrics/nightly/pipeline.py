@@ -625,7 +625,10 @@ def score_judge(
     if config.judge.adaptive is not None:
         from ragmetrics.nightly.adaptive_night import judge_adaptively
 
-        session = (engine or LocalEngine()).judge_session(base)
+        # the night's request budget is also the judge's hard cap: trimming batches to it (adaptive_night) is
+        # planned, the cap is what no request in flight can pass
+        capped = base.model_copy(update={"max_requests": config.judge.adaptive.max_calls})
+        session = (engine or LocalEngine()).judge_session(capped)
         try:
             results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,
                                                 retrieval=retrieval)  # fmt: skip

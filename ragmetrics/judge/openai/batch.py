@@ -104,8 +104,11 @@ class BatchQueue:
         poll_s: float = 5.0,
         max_poll_s: float = 60.0,
         wait_s: float = 86_400.0,
+        max_requests: int | None = None,
     ) -> None:
         self._api = api
+        self.max_requests = max_requests
+        """A hard cap on the requests answered and waiting (JudgeSettings.max_requests)."""
         self.ledger = ledger
         self.usage = usage
         self.scrub = scrub
@@ -121,6 +124,9 @@ class BatchQueue:
     async def ask(self, call: CallUsage, body: dict[str, Any]) -> ChatCompletion:
         """The answer to one /chat/completions body, from the batch it joins (or the running one holding it)."""
         key = custom_id(body)
+        cap = self.max_requests
+        if cap is not None and key not in self._waiting and self.usage.calls + len(self._waiting) >= cap:
+            raise JudgeError(f"not submitted: the budget of {cap} judge requests is spent", cause="budget_reached")
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, _Waiting(body)).futures.append(future)
         self._arm()

@@ -121,7 +121,8 @@ def _batch_queue(settings: JudgeSettings, transport: Transport) -> BatchQueue | 
     ledger = BatchLedger(settings.cache_path.with_name(settings.cache_path.stem + ".batches.json"))
     options = settings.batch
     return BatchQueue(transport.batch_api, ledger, usage=transport.usage, scrub=transport.scrub, gather_s=options.gather_s,
-                      poll_s=options.poll_s, max_poll_s=options.poll_max_s, wait_s=options.wait_s)  # fmt: skip
+                      poll_s=options.poll_s, max_poll_s=options.poll_max_s, wait_s=options.wait_s,
+                      max_requests=settings.max_requests)  # fmt: skip
 
 
 class JudgeClient:

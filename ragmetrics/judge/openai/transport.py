@@ -171,6 +171,13 @@ class Transport:
         self.usage = CallUsage()
         self.breaker = Breaker(failures=settings.breaker_failures, min_outage_s=settings.breaker_outage_s)
 
+    def _within_budget(self, what: str) -> None:
+        """JudgeError (budget_reached) instead of a request past `max_requests`: a budget is a bound, not a
+        target that a batch in flight may overrun."""
+        cap = self.settings.max_requests
+        if cap is not None and self.usage.calls >= cap:
+            raise JudgeError(f"{what}: not sent: the budget of {cap} judge requests is spent", cause="budget_reached")
+
     def concurrency(self) -> dict[str, int]:
         """The request limit: its ceiling, its size now and its lowest this run (the report's back-off figures)."""
         now = self._limit.limit if self._limit is not None else self.settings.max_concurrency
@@ -245,6 +252,7 @@ class Transport:
                 async with limit.slot():
                     self.breaker.check(what)  # it may have opened while this request waited for a slot
                     raise_if_stopped()
+                    self._within_budget(what)
                     call.calls += 1
                     self.usage.calls += 1
                     # One deadline for connect, headers and the whole body: httpx's own timeout is per read,

@@ -215,7 +215,8 @@ def judge_adaptively(
         named = ", ".join(f"judge.adaptive.{k}: {v:g}" for k, v in limits.items() if v is not None)
         raise ConfigError(f"{named} allows not one question: judging the first question "
                           f"({order[0]!r}) for every run would exceed it; nothing was sent")  # fmt: skip
-    left = [q for q in order if q not in set(judged)]
+    judged_set = set(judged)
+    left = [q for q in order if q not in judged_set]
     reason = "not judged (settled early)" if stopped == "settled" else "not judged (budget reached)"
     results = {run: _joined(run, parts, plan[run][1], [q for q in left if q in by_id[run]], reason)
                for run, parts in pieces.items() if parts}  # fmt: skip

@@ -7,6 +7,7 @@ import html
 from typing import Any
 
 from ragmetrics.schema import Interval, Report
+from ragmetrics.trust.people import STATISTIC_NAMES
 
 __all__ = ["pairwise_lines", "trust_html", "trust_lines"]
 
@@ -35,7 +36,7 @@ def trust_lines(report: Report) -> list[str]:
             )
             if agree.people is not None:
                 lines.append(f"{run.name} / {agree.metric}: {agree.people.text}")
-                lines += [f"{run.name} / {agree.metric}: people's {name} undefined: {why}"
+                lines += [f"{run.name} / {agree.metric}: the people's {STATISTIC_NAMES.get(name, name)} is undefined: {why}"
                           for name, why in agree.people.undefined.items()]  # fmt: skip
         for est in trust.ppi:
             lines.append(
@@ -118,7 +119,7 @@ def trust_html(report: Report) -> str:
                 f"<tr><td class='l'>{_e(run.name)}</td><td class='l'>{_e(a.metric)}</td><td>{c.items}</td>"
                 f"<td class='l'>{_e(', '.join(c.labellers))}</td><td>{_e(c.level)}</td>"
                 f"<td>{stat(c.percent, 'percent')}</td><td>{stat(c.cohen_kappa, 'cohen')}</td>"
-                f"<td>{stat(c.fleiss_kappa, 'fleiss')}</td><td>{stat(c.alpha, 'alpha')}</td><td>{_e(_ci(c.people_alpha))}</td><td>{_e(_ci(c.judge_alpha))}</td>"
+                f"<td>{stat(c.fleiss_kappa, 'fleiss')}</td><td>{stat(c.alpha, 'alpha')}</td><td>{stat(c.people_alpha, 'alpha')}</td><td>{_e(_ci(c.judge_alpha))}</td>"
                 f"<td class='l'>{_e(c.standing)}</td><td class='l'>{len(c.disagreements)}: {_e(shown)}</td></tr>"
             )
         for p in trust.ppi:

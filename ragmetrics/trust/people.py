@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 from ragmetrics.trust.agreement import Estimate, cohen_kappa
 
 __all__ = [
+    "STATISTIC_NAMES",
     "JudgeBesidePeople",
     "Level",
     "PeopleAgreement",
@@ -47,6 +48,9 @@ __all__ = [
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]
+STATISTIC_NAMES = {"percent": "percent agreement", "cohen": "Cohen's kappa", "fleiss": "Fleiss' kappa",
+                   "alpha": "Krippendorff's alpha"}  # fmt: skip
+"""The statistics of `PeopleAgreement` by their keys in `undefined`, as a report names them."""
 Standing = Literal["within", "above", "below", "unknown"]
 Ratings = Mapping[str, Mapping[str, float]]
 """labeller -> item -> label."""
@@ -175,7 +179,7 @@ class PeopleAgreement:
     cohen: Estimate | None = None
     disagreements: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     undefined: dict[str, str] = field(default_factory=dict)
-    """statistic -> why it has no value here (never printed as a number)."""
+    """statistic (STATISTIC_NAMES' keys) -> why it has no value here (never printed as a number)."""
 
 
 def _reliability(ratings: Ratings) -> tuple[list[str], list[str], NDArray[np.float64]]:
@@ -286,7 +290,8 @@ class JudgeBesidePeople:
             "within": "the judge is within the people's own disagreement",
             "above": "the judge agrees with people more than they agree with each other",
             "below": "the judge agrees with people less than they agree with each other",
-            "unknown": "too few items to tell where the judge stands",
+            "unknown": ("the people's agreement with each other is undefined here, so where the judge stands "
+                        "cannot be told" if self.people is None else "too few items to tell where the judge stands"),
         }[self.standing]
         return (f"judge vs people alpha {text(self.judge)}; people vs each other {text(self.people)} "
                 f"({self.items} items labelled by two or more): {where}")  # fmt: skip

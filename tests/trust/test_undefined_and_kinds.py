@@ -17,6 +17,8 @@ from ragmetrics.trust.people import people_agreement
 from tests.trust.test_agreement_labels_noise import _result
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics", reason="scikit-learn is in the dev extra")
+# scikit-learn warns where kappa is undefined: that is the case under test
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 
 def test_cohen_kappa_with_one_category_throughout_is_undefined_as_in_scikit_learn() -> None:

@@ -187,6 +187,11 @@ class CalibrationBin(_Model):
     human_mean: float
 
 
+AGREEMENT_STATISTICS = {"percent": "percent agreement", "cohen": "Cohen's kappa", "fleiss": "Fleiss' kappa",
+                        "alpha": "Krippendorff's alpha"}  # fmt: skip
+"""The people's agreement statistics by their keys in `PeopleCeiling.undefined`, as a report names them."""
+
+
 class PeopleCeiling(_Model):
     """Agreement between people on a metric and the judge beside it, on the items two or more people labelled
     (`ragmetrics.trust.people`)."""

@@ -627,7 +627,8 @@ def score_judge(
 
         # the night's request budget is also the judge's hard cap: trimming batches to it (adaptive_night) is
         # planned, the cap is what no request in flight can pass
-        capped = base.model_copy(update={"max_requests": config.judge.adaptive.max_calls})
+        caps = [c for c in (base.max_requests, config.judge.adaptive.max_calls) if c is not None]
+        capped = base.model_copy(update={"max_requests": min(caps) if caps else None})
         session = (engine or LocalEngine()).judge_session(capped)
         try:
             results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ragmetrics.schema import Interval, Report
-from ragmetrics.trust.people import STATISTIC_NAMES
+from ragmetrics.schema import AGREEMENT_STATISTICS, Interval, Report
 
 __all__ = ["pairwise_lines", "trust_html", "trust_lines"]
 
@@ -36,7 +35,7 @@ def trust_lines(report: Report) -> list[str]:
             )
             if agree.people is not None:
                 lines.append(f"{run.name} / {agree.metric}: {agree.people.text}")
-                lines += [f"{run.name} / {agree.metric}: the people's {STATISTIC_NAMES.get(name, name)} is undefined: {why}"
+                lines += [f"{run.name} / {agree.metric}: the people's {AGREEMENT_STATISTICS.get(name, name)} is undefined: {why}"
                           for name, why in agree.people.undefined.items()]  # fmt: skip
         for est in trust.ppi:
             lines.append(

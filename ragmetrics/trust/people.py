@@ -36,7 +36,6 @@ from numpy.typing import ArrayLike, NDArray
 from ragmetrics.trust.agreement import Estimate, cohen_kappa
 
 __all__ = [
-    "STATISTIC_NAMES",
     "JudgeBesidePeople",
     "Level",
     "PeopleAgreement",
@@ -48,9 +47,6 @@ __all__ = [
 ]
 
 Level = Literal["nominal", "ordinal", "interval"]
-STATISTIC_NAMES = {"percent": "percent agreement", "cohen": "Cohen's kappa", "fleiss": "Fleiss' kappa",
-                   "alpha": "Krippendorff's alpha"}  # fmt: skip
-"""The statistics of `PeopleAgreement` by their keys in `undefined`, as a report names them."""
 Standing = Literal["within", "above", "below", "unknown"]
 Ratings = Mapping[str, Mapping[str, float]]
 """labeller -> item -> label."""
@@ -179,7 +175,7 @@ class PeopleAgreement:
     cohen: Estimate | None = None
     disagreements: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     undefined: dict[str, str] = field(default_factory=dict)
-    """statistic (STATISTIC_NAMES' keys) -> why it has no value here (never printed as a number)."""
+    """statistic (`schema.AGREEMENT_STATISTICS`' keys) -> why it has no value here (never printed as a number)."""
 
 
 def _reliability(ratings: Ratings) -> tuple[list[str], list[str], NDArray[np.float64]]:

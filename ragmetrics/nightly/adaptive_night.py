@@ -181,6 +181,12 @@ def judge_adaptively(
     `retrieval`: the night's retrieval results (a retrieval metric as the free signal)."""
     assert config.judge is not None and config.judge.adaptive is not None
     settings = config.judge.adaptive
+    if settings.max_cost is not None and config.judge.price_per_million_tokens is None:
+        from ragmetrics.judge.select import resolve_backend
+
+        if resolve_backend(config.judge.settings())[0] != "local":  # the local judge costs nothing
+            raise ConfigError("judge.adaptive.max_cost needs judge.price_per_million_tokens to turn tokens into "
+                              "USD (without it the budget could never be checked)")  # fmt: skip
     ids = list(dict.fromkeys(s.id for samples, _ in plan.values() for s in samples))
     order = judging_order(ids, dataset, settings)
     decisions = _decisions(config, plan, settings, baseline)

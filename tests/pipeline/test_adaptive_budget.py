@@ -64,3 +64,12 @@ def test_max_cost_is_never_exceeded(tmp_path: Path, loopback: Any, key: None) ->
     assert usage["cost_usd"] <= limit
     assert usage["cost_usd"] >= limit - 2.5 * per_request
     assert report["metadata"]["nightly"]["adaptive"]["stopped"] == "budget"
+
+
+def test_a_cost_budget_without_prices_is_refused(tmp_path: Path, loopback: Any, key: None, capsys: Any) -> None:
+    _data(tmp_path)
+    config = _config(tmp_path, loopback, "noprice", "noprice", adaptive={"max_cost": 0.01},
+                     price_per_million_tokens=None)  # fmt: skip
+    assert main(["run", str(config), "--no-progress"]) == 2
+    assert "max_cost needs judge.price_per_million_tokens" in capsys.readouterr().err
+    assert _chat_requests(loopback) == 0

@@ -19,8 +19,8 @@ name; a history run's system), never created twice; a metric already logged with
 again, and a history step already there is skipped, so re-logging a night (or every night, by the history
 command) changes nothing but what was missing. **Never fails a night**: the caller catches a tracker that
 is down (`TrackerDown`), says so, and queues the night in `mlflow-backlog.jsonl` beside the history; the next
-night (or the history command) logs the backlog first. Requests give up after `timeout_s` without the MLflow
-client's long default retries.
+night (or the history command) logs the backlog first. `timeout_s` bounds the whole logging step, queued
+nights included (each request also gives up within it, without the MLflow client's long default retries).
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ class MlflowTarget:
     tracking_uri: str
     experiment: str | None = None
     """None: each night's own name."""
-    timeout_s: float = 10.0
+    timeout_s: float = 30.0
+    """the whole logging step (queued nights included), not each request."""
 
 
 def metric_name(*parts: str) -> str:

@@ -545,7 +545,10 @@ class MlflowOutput(_Section):
 
     tracking_uri: str = Field(description="the tracking server, e.g. http://127.0.0.1:5000 (or sqlite:///mlflow.db)")
     experiment: str | None = Field(default=None, description="the MLflow experiment (default: the config's name)")
-    timeout_s: float = Field(default=10.0, gt=0, description="a request gives up after this long (the night goes on)")
+    timeout_s: float = Field(
+        default=30.0, gt=0, description="the whole logging step, queued nights included, gives up after this long "
+        "(what is not logged stays queued; the night goes on)"
+    )
 
 
 class OutputConfig(_Section):

@@ -105,7 +105,7 @@ def _config(tmp_path: Path, uri: str) -> Path:
         "judge": {"backend": "local", "metrics": ["context_precision"], "contexts_top_k": 3,
                   "cache_path": str(tmp_path / "v.sqlite")},
         "output": {"dir": str(tmp_path / "out"), "formats": ["json", "html", "md"], "history": True,
-                   "mlflow": {"tracking_uri": uri, "experiment": "nights", "timeout_s": 3}},
+                   "mlflow": {"tracking_uri": uri, "experiment": "nights", "timeout_s": 120}},
     }  # fmt: skip
     path = tmp_path / "night.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")

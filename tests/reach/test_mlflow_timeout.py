@@ -75,6 +75,7 @@ def test_a_silent_tracker_costs_the_night_timeout_s_once(tmp_path: Path) -> None
         took = time.monotonic() - started
     finally:
         silent.close()
-    assert took < 1.6, f"the logging step took {took:.2f} s against timeout_s 1"
+    # the bound, not a speed: paid per request and night (before) this queue held it 6 s or more
+    assert took < 3.0, f"the logging step took {took:.2f} s against timeout_s 1"
     assert sorted(read_backlog(root)) == sorted([*(f.name for f in queued), tonight.name])  # nothing lost
     assert any("not logged" in n for n in notes)

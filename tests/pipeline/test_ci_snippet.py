@@ -29,6 +29,29 @@ def _workflow() -> dict[str, object]:
     return loaded
 
 
+def _checkout(target: Path) -> None:
+    """What the snippet's checkout step gives: the files git keeps (tracked, or new and not ignored).
+
+    Copying the working tree would carry CI's own venvs (over 3 GB beside a fresh clone) into the install.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+    )
+    if listed.returncode != 0:  # a source tree without git: everything but caches, venvs and outputs
+        shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(
+            ".git", ".venv", ".ci-*", "__pycache__", "*_cache", ".hypothesis", "ragmetrics-out",
+            ".ragmetrics-cache", ".pytest-tmp", "*.egg-info"))  # fmt: skip
+        return
+    for name in listed.stdout.decode("utf-8").split("\0"):
+        source = ROOT / name
+        if name and source.is_file():  # a file deleted but not yet committed is skipped
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+
+
 def test_the_ci_snippet_installs_and_gates(tmp_path: Path) -> None:
     steps = _workflow()["jobs"]["eval"]["steps"]  # type: ignore[index]
     commands = [step["run"] for step in steps if "run" in step]
@@ -39,8 +62,7 @@ def test_the_ci_snippet_installs_and_gates(tmp_path: Path) -> None:
     bin_dir = venv / "bin"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENAI_API_KEY")}
     env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    shutil.copytree(ROOT, tmp_path / "repo" / ".ragmetrics-src", ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".ci-venv", "__pycache__", "ragmetrics-out", ".ragmetrics-cache", ".pytest-tmp"))  # fmt: skip
+    _checkout(tmp_path / "repo" / ".ragmetrics-src")
     work = tmp_path / "repo"
     shutil.copytree(ROOT / "configs", work / "configs")
     subprocess.run(["bash", "-c", install], cwd=work, env=env, check=True, capture_output=True, timeout=900)

@@ -32,15 +32,12 @@ def _workflow() -> dict[str, object]:
 def _checkout(target: Path) -> None:
     """What the snippet's checkout step gives: the files git keeps (tracked, or new and not ignored).
 
-    Copying the working tree would carry CI's own venvs (over 3 GB beside a fresh clone) into the install.
+    Copying the working tree would carry CI's own server venvs (1.1 GB beside a fresh clone) into the install.
     """
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=False,
-    )
-    if listed.returncode != 0:  # a source tree without git: everything but caches, venvs and outputs
+    git = shutil.which("git")
+    listing = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run([git, *listing], cwd=ROOT, capture_output=True) if git else None
+    if listed is None or listed.returncode != 0:  # no git, or not a clone: all but caches, venvs, outputs
         shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(
             ".git", ".venv", ".ci-*", "__pycache__", "*_cache", ".hypothesis", "ragmetrics-out",
             ".ragmetrics-cache", ".pytest-tmp", "*.egg-info"))  # fmt: skip

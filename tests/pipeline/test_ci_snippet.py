@@ -1,7 +1,8 @@
 """The CI snippet in docs/nightly.md works as written: its install and evaluate steps, run in a fresh venv.
 
 Slow (a fresh venv and a non-editable install); CI runs it in its slow step. The only substitutions: the
-snippet's checkout of ragmetrics is this working tree, and OPENAI_API_KEY is unset (the local judge runs).
+snippet's checkout of ragmetrics is the files git keeps of this working tree, and OPENAI_API_KEY is unset
+(the local judge runs).
 """
 
 from __future__ import annotations
@@ -34,14 +35,13 @@ def _checkout(target: Path) -> None:
 
     Copying the working tree would carry CI's own server venvs (1.1 GB beside a fresh clone) into the install.
     """
-    git = shutil.which("git")
-    listing = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
-    listed = subprocess.run([git, *listing], cwd=ROOT, capture_output=True) if git else None
-    if listed is None or listed.returncode != 0:  # no git, or not a clone: all but caches, venvs, outputs
+    if not (ROOT / ".git").exists():  # a source tree that is no clone: all but caches, venvs and outputs
         shutil.copytree(ROOT, target, ignore=shutil.ignore_patterns(
             ".git", ".venv", ".ci-*", "__pycache__", "*_cache", ".hypothesis", "ragmetrics-out",
             ".ragmetrics-cache", ".pytest-tmp", "*.egg-info"))  # fmt: skip
         return
+    listing = ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    listed = subprocess.run(listing, cwd=ROOT, capture_output=True, check=True)
     for name in listed.stdout.decode("utf-8").split("\0"):
         source = ROOT / name
         if name and source.is_file():  # a file deleted but not yet committed is skipped

@@ -47,7 +47,8 @@ lint: $(VENV)/.dev
 # The documentation site (mkdocs.yml) into site/: --strict, so a broken link or anchor, a page missing from the
 # nav, a link to a repository file that is not there or a docstring cross-reference to nothing fails. Seconds.
 # NO_MKDOCS_2_WARNING: Material's banner about its successor, printed on every build, is not about this site.
-MKDOCS = NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+# Never --quiet: it drops the warnings before --strict counts them, and a broken link would pass.
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 docs: $(VENV)/.dev
 	$(MKDOCS)
 

@@ -6,7 +6,7 @@ a link broken. This hook puts every repository file a page links to into the sit
 (the file's text in a code block, under `repo/<path>.md`; a folder becomes a page listing its files; a binary
 file is copied as is), and points the link there. A link to a path that does not exist in the repository is
 reported as a warning naming the page and the link, so `mkdocs build --strict` fails on it as on any other
-broken link. Nothing is copied that no page links to.
+broken link. Nothing is copied that no page links to. The README's relative links are checked the same way.
 """
 
 from __future__ import annotations
@@ -159,7 +159,22 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
             _state["targets"].setdefault(page.src_uri, {})[target] = src
     for file in made.values():
         files.append(file)
+    _check_readme(root)
     return files
+
+
+def _check_readme(root: Path) -> None:
+    """The README is no page of the site, but its links to the docs and examples break the same way: each
+    relative link must name a file or folder of the repository."""
+    readme = root / "README.md"
+    if not readme.is_file():
+        return
+    for target in _links(readme.read_text(encoding="utf-8")):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target) or target.startswith("#"):
+            continue
+        path = target.partition("#")[0]
+        if path and not (root / path).exists():
+            log.warning("README.md links to '%s', which is not a file of the repository", target)
 
 
 def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:

@@ -1,5 +1,6 @@
 # Two commands do all set-up: `make quickstart` (install what the quickstart needs, run it offline) and
-# `make test` (install the dev tools, run the test suite). CI runs `make lint test test-slow` (.ci/run).
+# `make test` (install the dev tools, run the test suite). CI runs `make lint test test-slow` (.ci/run); `make lint`
+# builds the documentation site too (`make docs`).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # Every install takes the versions in constraints.txt (and build tools from .ci/build-constraints.txt), so a
@@ -7,7 +8,7 @@ PY := $(VENV)/bin/python
 CONSTRAINTS := -c constraints.txt --build-constraint .ci/build-constraints.txt
 PIP := $(PY) -m pip install --quiet --disable-pip-version-check $(CONSTRAINTS)
 
-.PHONY: quickstart test test-slow lint constraints
+.PHONY: quickstart test test-slow lint docs constraints
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -41,13 +42,22 @@ test-slow: $(VENV)/.dev
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy ragmetrics
+	$(MKDOCS)
+
+# The documentation site (mkdocs.yml) into site/: --strict, so a broken link or anchor, a page missing from the
+# nav, a link to a repository file that is not there or a docstring cross-reference to nothing fails. Seconds.
+# NO_MKDOCS_2_WARNING: Material's banner about its successor, printed on every build, is not about this site.
+# Never --quiet: it drops the warnings before --strict counts them, and a broken link would pass.
+MKDOCS = NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+docs: $(VENV)/.dev
+	$(MKDOCS)
 
 # After a change to pyproject.toml's dependencies: resolve every extra afresh in a scratch venv and write the
 # versions that installed together to constraints.txt (review the diff; CI installs exactly these).
 constraints:
 	rm -rf .constraints-venv && python3 -m venv .constraints-venv
 	.constraints-venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-	.constraints-venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,examples,plots,traces,live,ray,mlflow,phoenix]'
+	.constraints-venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev,docs,examples,plots,traces,live,ray,mlflow,phoenix]'
 	{ echo "# Every package the dev install (and so CI) takes, at versions that resolved together (make constraints)."; \
 	  .constraints-venv/bin/python -m pip freeze --all --exclude-editable | grep -v -e '^ragmetrics' -e '^setuptools=='; } > constraints.txt
 	rm -rf .constraints-venv

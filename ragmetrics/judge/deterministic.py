@@ -138,7 +138,7 @@ def citation_share_score(verdicts: Sequence[object]) -> float:
 
 
 def cited_passages(answer: str) -> list[int]:
-    """The passage numbers an answer cites as [1], [2, 3], [1][4] or [2-4], 1-based, in order of appearance,
+    """The passage numbers an answer cites as `[1]`, `[2, 3]`, `[1][4]` or `[2-4]`, 1-based, in order of appearance,
     repeats kept (a citation to a missing passage counts each time it is made).
 
     Raises NotApplicable when the answer cites nothing: a citation metric says nothing about such an answer.

@@ -1,4 +1,5 @@
-"""The README's quickstart table is what the quickstart computes, number for number (it cannot drift)."""
+"""The quickstart output the README and docs/getting-started.md show is what the quickstart computes, number for
+number (it cannot drift)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from ragmetrics.nightly.pipeline import run_pipeline
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _readme_table() -> dict[str, dict[str, str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+SHOWN_IN = ("README.md", "docs/getting-started.md")
+
+
+def _readme_table(name: str) -> dict[str, dict[str, str]]:
+    text = (ROOT / name).read_text(encoding="utf-8")
     block = text[text.index("first the means") :]
     block = block[block.index("```") + 3 :]
     block = block[: block.index("```")]
@@ -41,14 +45,15 @@ def test_readme_quickstart_table_equals_the_quickstart(tmp_path: Path) -> None:
     )  # 64 questions x (3 runs x 3 + 1 run x 2) metrics
     from ragmetrics.render.verdict import verdict_lines
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    for line in verdict_lines(report):  # the README's verdict is the quickstart's, word for word
-        assert f"  {line}\n" in text, line
-    expected = _readme_table()
-    assert set(expected) == {run.name for run in report.runs}
-    for run in report.runs:
-        for metric, cell in expected[run.name].items():
-            value = run.aggregate[metric]
-            assert value is not None
-            assert re.match(r"[\d.]+", cell)
-            assert cell.split()[0] == f"{value:.4f}", (run.name, metric)
+    for name in SHOWN_IN:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for line in verdict_lines(report):  # the verdict shown is the quickstart's, word for word
+            assert f"  {line}\n" in text, (name, line)
+        expected = _readme_table(name)
+        assert set(expected) == {run.name for run in report.runs}, name
+        for run in report.runs:
+            for metric, cell in expected[run.name].items():
+                value = run.aggregate[metric]
+                assert value is not None
+                assert re.match(r"[\d.]+", cell)
+                assert cell.split()[0] == f"{value:.4f}", (name, run.name, metric)

@@ -1,0 +1,265 @@
+"""What decides a target's output, besides its input: the part of the pipeline cache's key that names the build.
+
+Why: a key of the target module's source alone served a broken build from the cache (issue 66). An output is
+decided by the code that runs (the target's module and every module of the team's project it imports, at
+any depth, also inside functions), by the environment variables that code reads, by the config that reaches
+the call, and by what the team knows and the code cannot show (an index version, a git SHA: `cache_key`).
+
+- Code: the target's module and, transitively, the modules it imports whose files live in the team's project
+  (the config's folder, `python_path`, the working directory, or the folder holding the target's top-level
+  package), never the standard library or installed packages (site-packages). Imports are read from the
+  source (the AST), not from what happens to be imported, so a lazy `import helper` inside a function
+  counts, and nothing is executed to find them. Keyed on module name and bytes, not paths, so two checkouts
+  of one commit share a key.
+- Environment: the variables that code reads by a literal name (`os.environ["X"]`, `os.environ.get("X")`,
+  `os.getenv("X")`, `"X" in os.environ`), and those the config declares in `cache_key_env` (read under another
+  name, by a library, or by an HTTP service's deploy). Only a hash of their values enters the key; the values
+  are stored nowhere (they may be secrets).
+- Config: the call settings that reach the output (target, version, cache_key, cache_key_env).
+
+A module imported by a computed name (`importlib.import_module(name)`) or data files read at run time are
+not seen: declare them with `cache_key` (or `version`), as docs/nightly.md says.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.machinery
+import inspect
+import json
+import os
+import site
+import sys
+import sysconfig
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CallIdentity", "CodeFootprint", "call_identity", "code_footprint"]
+
+_ENV_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains__"})
+
+
+@dataclass(frozen=True)
+class CodeFootprint:
+    """The team's modules a callable runs (name -> sha256 of the file's bytes) and the variables they read."""
+
+    modules: dict[str, str] = field(default_factory=dict)
+    env_read: tuple[str, ...] = ()
+
+    def digest(self) -> str:
+        blob = json.dumps(sorted(self.modules.items()), ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CallIdentity:
+    """The build a target's outputs come from, as one key (`key`), and what went into it, for the report
+    (`describe`): module names, variable names and whether a cache_key is set; never a variable's value."""
+
+    key: str
+    modules: tuple[str, ...]
+    env_names: tuple[str, ...]
+    cache_key: str | None
+
+    def describe(self) -> str:
+        code = (
+            f"{len(self.modules)} project modules ({', '.join(self.modules)})"
+            if self.modules
+            else "no module"
+        )
+        env = (
+            f"environment variables {', '.join(self.env_names)}"
+            if self.env_names
+            else "no environment variable"
+        )
+        extra = "; cache_key set" if self.cache_key is not None else ""
+        return f"keyed on {code}, {env}{extra}"
+
+
+def call_identity(
+    settings: Mapping[str, Any],
+    *,
+    fn: Callable[..., Any] | None,
+    search: Sequence[Path],
+    env: Mapping[str, str] | None = None,
+) -> CallIdentity:
+    """The identity of one target's build: `settings` are the call settings that reach the output (target,
+    version, cache_key, cache_key_env), `fn` the imported callable (None for an HTTP endpoint), `search` the
+    folders its project lives in."""
+    env = os.environ if env is None else env
+    footprint = code_footprint(fn, search) if fn is not None else CodeFootprint()
+    declared = [str(name) for name in settings.get("cache_key_env") or ()]
+    names = tuple(sorted({*declared, *footprint.env_read}))
+    # Values enter only this hash, and the hash only the key (itself hashed with the input): never stored.
+    values = hashlib.sha256(
+        json.dumps([[name, env.get(name)] for name in names], ensure_ascii=False).encode("utf-8")
+    ).hexdigest()
+    blob = json.dumps(
+        {"settings": dict(settings), "code": footprint.digest(), "env": values, "env_names": names},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    cache_key = settings.get("cache_key")
+    return CallIdentity(
+        key=hashlib.sha256(blob.encode("utf-8")).hexdigest(),
+        modules=tuple(sorted(footprint.modules)),
+        env_names=names,
+        cache_key=None if cache_key is None else str(cache_key),
+    )
+
+
+def code_footprint(fn: Callable[..., Any], search: Sequence[Path]) -> CodeFootprint:
+    """The project modules `fn` runs, found from its module's imports at any depth (module docstring)."""
+    module = inspect.getmodule(fn)
+    if module is None:
+        return CodeFootprint()
+    start = _source_file(module)
+    if start is None:
+        return CodeFootprint()
+    roots = _project_roots(module.__name__, start, search)
+    installed = _install_dirs()
+    modules: dict[str, str] = {}
+    env_read: set[str] = set()
+    queue: list[tuple[str, Path]] = [(module.__name__, start)]
+    seen: set[Path] = set()
+    while queue:
+        name, path = queue.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        modules[name] = hashlib.sha256(data).hexdigest()
+        try:
+            tree = ast.parse(data, filename=str(path))
+        except (SyntaxError, ValueError):
+            continue  # its bytes are keyed; an unparsable file imports nothing we could follow
+        env_read |= _env_names(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for imported in _imported_names(tree, package):
+            found = _module_file(imported)
+            if found is not None and _is_project_file(found, roots, installed):
+                queue.append((imported, found))
+    return CodeFootprint(modules=modules, env_read=tuple(sorted(env_read)))
+
+
+def _source_file(module: Any) -> Path | None:
+    try:
+        path = inspect.getsourcefile(module)
+    except TypeError:  # a built-in module
+        return None
+    return Path(path).resolve() if path is not None else None
+
+
+def _project_roots(module_name: str, start: Path, search: Sequence[Path]) -> list[Path]:
+    """The search folders, and the folder holding the target's top-level package (an editable install)."""
+    top = start.parent
+    for _ in range(module_name.count(".") + (start.name == "__init__.py")):
+        top = top.parent
+    return [p.resolve() for p in (*search, top)]
+
+
+def _install_dirs() -> list[Path]:
+    """Where the standard library and installed packages live: never the team's project."""
+    dirs = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    user = site.getusersitepackages() if hasattr(site, "getusersitepackages") else None
+    dirs.add(user if isinstance(user, str) else None)
+    return [Path(d).resolve() for d in dirs if d]
+
+
+def _is_project_file(path: Path, roots: Iterable[Path], installed: Iterable[Path]) -> bool:
+    if path.suffix != ".py" or any(part in ("site-packages", "dist-packages") for part in path.parts):
+        return False
+    if any(path.is_relative_to(d) for d in installed):
+        return False
+    return any(path.is_relative_to(root) for root in roots)
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file `name` is (or would be) imported from, without importing anything new."""
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return _source_file(loaded)
+    parent, _, _ = name.rpartition(".")
+    locations: Any = None
+    if parent:
+        owner = sys.modules.get(parent)
+        locations = getattr(owner, "__path__", None) if owner is not None else None
+        if locations is None:
+            parent_file = _module_file(parent)
+            if parent_file is None or parent_file.name != "__init__.py":
+                return None
+            locations = [str(parent_file.parent)]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(name, locations)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.has_location:
+        return None
+    return Path(spec.origin).resolve()
+
+
+def _imported_names(tree: ast.AST, package: str) -> list[str]:
+    """Every module an `import` anywhere in `tree` may load: the module, its parent packages, and for
+    `from m import x` also `m.x` (x may be a submodule)."""
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".") if package else []
+                if node.level - 1 > len(anchor):
+                    continue
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            if not base:
+                continue
+            names.append(base)
+            names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+    out: list[str] = []
+    for name in names:
+        parts = name.split(".")
+        out += [".".join(parts[: i + 1]) for i in range(len(parts))]
+    return list(dict.fromkeys(out))
+
+
+def _is_environ(node: ast.AST) -> bool:
+    """`os.environ` or a bare `environ` (from os import environ)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "environ"
+    return isinstance(node, ast.Name) and node.id == "environ"
+
+
+def _literal(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _env_names(tree: ast.AST) -> set[str]:
+    """The environment variables `tree` reads by a literal name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        name = None
+        if isinstance(node, ast.Subscript) and _is_environ(node.value):
+            name = _literal(node.slice)
+        elif isinstance(node, ast.Call) and node.args:
+            func = node.func
+            if (
+                (isinstance(func, ast.Attribute) and func.attr in _ENV_METHODS and _is_environ(func.value))
+                or (isinstance(func, ast.Attribute) and func.attr in ("getenv", "getenvb"))
+                or (isinstance(func, ast.Name) and func.id == "getenv")
+            ):
+                name = _literal(node.args[0])
+        elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
+            name = _literal(node.left)
+        if name is not None:
+            names.add(name)
+    return names

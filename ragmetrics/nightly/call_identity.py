@@ -65,11 +65,10 @@ class CallIdentity:
     cache_key: str | None
 
     def describe(self) -> str:
-        code = (
-            f"{len(self.modules)} project modules ({', '.join(self.modules)})"
-            if self.modules
-            else "no module"
+        shown = ", ".join(self.modules[:6]) + (
+            f" and {len(self.modules) - 6} more" if len(self.modules) > 6 else ""
         )
+        code = f"{len(self.modules)} project modules ({shown})" if self.modules else "no module"
         env = (
             f"environment variables {', '.join(self.env_names)}"
             if self.env_names

@@ -11,6 +11,7 @@ and every question whose call failed, with its cause, so it is counted and never
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,11 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
-from ragmetrics.nightly.call_identity import call_identity
+from ragmetrics.nightly.call_identity import CallIdentity, call_identity
 from ragmetrics.nightly.config import CallSettings, GeneratorConfig, PipelineRunSpec
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all, plan_all
-from ragmetrics.nightly.targets import CallableCaller, Role, TargetOutput, make_caller
+from ragmetrics.nightly.targets import CallableCaller, Caller, Role, TargetOutput, make_caller
 from ragmetrics.options import OPERATIONAL_METRICS
 from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
@@ -56,6 +57,7 @@ class TargetCalls:
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
     served: dict[str, list[int]] = field(default_factory=dict)
     """run -> [outputs from the cache, outputs from calls made tonight] of the pipeline and generator."""
+    _identities: dict[tuple[str, str], CallIdentity] = field(default_factory=dict, repr=False)
     identities: dict[str, str] = field(default_factory=dict)
     """'role target' -> what its outputs' cache key covers (`CallIdentity.describe`), for the report's notes."""
 
@@ -72,6 +74,15 @@ class TargetCalls:
     def secrets(self) -> list[str]:
         return list(self.header_secrets)
 
+    def _identity(self, settings: CallSettings, caller: Caller) -> CallIdentity:
+        """The build `caller` calls (`call_identity`), worked out once per target and settings a night."""
+        fn = caller.function if isinstance(caller, CallableCaller) else None
+        memo = (caller.label, json.dumps(settings.cache_settings(), sort_keys=True, default=str))
+        if memo not in self._identities:
+            search = [*settings.python_path, *self.search]
+            self._identities[memo] = call_identity(settings.cache_settings(), fn=fn, search=search)
+        return self._identities[memo]
+
     def run(
         self, settings: CallSettings, role: Role, run: str, inputs: Sequence[tuple[str, dict[str, Any]]]
     ) -> list[CallRecord]:
@@ -84,11 +95,7 @@ class TargetCalls:
             search=[*settings.python_path, *self.search],
         )
         self.header_secrets.extend(getattr(caller, "secrets", []))
-        identity = call_identity(
-            settings.cache_settings(),
-            fn=caller.function if isinstance(caller, CallableCaller) else None,
-            search=[*settings.python_path, *self.search],
-        )
+        identity = self._identity(settings, caller)
         self.identities.setdefault(f"{role} {caller.label}", identity.describe())
         if self.dry_run:
             planned = plan_all(

@@ -10,7 +10,8 @@ the call, and by what the team knows and the code cannot show (an index version,
   package), never the standard library or installed packages (site-packages). Imports are read from the
   source (the AST), not from what happens to be imported, so a lazy `import helper` inside a function
   counts, and nothing is executed to find them. Keyed on module name and bytes, not paths, so two checkouts
-  of one commit share a key.
+  of one commit share a key. Installed packages the project imports are keyed by their distribution's
+  version (ragmetrics too, also when it runs from a checkout: it is the evaluator, not the team's code).
 - Environment: the variables that code reads by a literal name (`os.environ["X"]`, `os.environ.get("X")`,
   `os.getenv("X")`, `"X" in os.environ`), and those the config declares in `cache_key_env` (read under another
   name, by a library, or by an HTTP service's deploy). Only a hash of their values enters the key; the values
@@ -24,6 +25,7 @@ not seen: declare them with `cache_key` (or `version`), as docs/nightly.md says.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import importlib.machinery
 import inspect
@@ -44,13 +46,16 @@ _ENV_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__", "__contains
 
 @dataclass(frozen=True)
 class CodeFootprint:
-    """The team's modules a callable runs (name -> sha256 of the file's bytes) and the variables they read."""
+    """The team's modules a callable runs (name -> sha256 of the file's bytes), the variables they read, and the
+    installed packages they import."""
 
     modules: dict[str, str] = field(default_factory=dict)
     env_read: tuple[str, ...] = ()
+    packages: dict[str, str] = field(default_factory=dict)
+    """Installed distributions the project imports -> their versions (an upgrade may change outputs)."""
 
     def digest(self) -> str:
-        blob = json.dumps(sorted(self.modules.items()), ensure_ascii=False)
+        blob = json.dumps([sorted(self.modules.items()), sorted(self.packages.items())], ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -63,6 +68,7 @@ class CallIdentity:
     modules: tuple[str, ...]
     env_names: tuple[str, ...]
     cache_key: str | None
+    packages: tuple[str, ...] = ()
 
     def describe(self) -> str:
         shown = ", ".join(self.modules[:6]) + (
@@ -75,7 +81,8 @@ class CallIdentity:
             else "no environment variable"
         )
         extra = "; cache_key set" if self.cache_key is not None else ""
-        return f"keyed on {code}, {env}{extra}"
+        installed = f", installed {', '.join(self.packages)}" if self.packages else ""
+        return f"keyed on {code}{installed}, {env}{extra}"
 
 
 def call_identity(
@@ -108,11 +115,13 @@ def call_identity(
         modules=tuple(sorted(footprint.modules)),
         env_names=names,
         cache_key=None if cache_key is None else str(cache_key),
+        packages=tuple(f"{dist} {version}" for dist, version in sorted(footprint.packages.items())),
     )
 
 
 def code_footprint(fn: Callable[..., Any], search: Sequence[Path]) -> CodeFootprint:
-    """The project modules `fn` runs, found from its module's imports at any depth (module docstring)."""
+    """The project modules `fn` runs, found from its module's imports at any depth (module docstring), and
+    the installed distributions they import, by version."""
     module = inspect.getmodule(fn)
     if module is None:
         return CodeFootprint()
@@ -121,7 +130,9 @@ def code_footprint(fn: Callable[..., Any], search: Sequence[Path]) -> CodeFootpr
         return CodeFootprint()
     roots = _project_roots(module.__name__, start, search)
     installed = _install_dirs()
+    find = functools.lru_cache(maxsize=None)(_module_file)  # one lookup per name, however often imported
     modules: dict[str, str] = {}
+    packages: set[str] = set()
     env_read: set[str] = set()
     queue: list[tuple[str, Path]] = [(module.__name__, start)]
     seen: set[Path] = set()
@@ -139,13 +150,49 @@ def code_footprint(fn: Callable[..., Any], search: Sequence[Path]) -> CodeFootpr
             tree = ast.parse(data, filename=str(path))
         except (SyntaxError, ValueError):
             continue  # its bytes are keyed; an unparsable file imports nothing we could follow
-        env_read |= _env_names(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for imported in _imported_names(tree, package):
-            found = _module_file(imported)
-            if found is not None and _is_project_file(found, roots, installed):
-                queue.append((imported, found))
-    return CodeFootprint(modules=modules, env_read=tuple(sorted(env_read)))
+        imported, env = _imports_and_env(tree, package, reads_env=b"environ" in data or b"getenv" in data)
+        env_read |= env
+        for other in imported:
+            if other.partition(".")[0] == _OWN_PACKAGE:
+                packages.add(_OWN_PACKAGE)  # the evaluator, keyed by its version as when it is installed
+                continue
+            found = find(other)
+            if found is None:
+                continue
+            if _is_project_file(found, roots, installed):
+                queue.append((other, found))
+            elif "." not in other:
+                packages.add(other)
+    return CodeFootprint(modules=modules, env_read=tuple(sorted(env_read)), packages=_versions(packages))
+
+
+_OWN_PACKAGE = __name__.partition(".")[0]
+
+
+def _versions(top_level: set[str]) -> dict[str, str]:
+    """Installed distribution -> version, for the top-level modules imported (the standard library has none)."""
+    from importlib import metadata
+
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+    wanted = sorted(name for name in top_level if name not in stdlib)
+    if not wanted:
+        return {}
+    found: dict[str, str] = {}
+    unnamed = []
+    for name in wanted:  # most distributions are named as their module (bm25s): no scan of every distribution
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            unnamed.append(name)
+    owners = metadata.packages_distributions() if unnamed else {}  # sklearn -> scikit-learn: seconds, once
+    for name in unnamed:
+        for dist in owners.get(name, []):
+            try:
+                found[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                continue
+    return found
 
 
 def _source_file(module: Any) -> Path | None:
@@ -205,10 +252,12 @@ def _module_file(name: str) -> Path | None:
     return Path(spec.origin).resolve()
 
 
-def _imported_names(tree: ast.AST, package: str) -> list[str]:
-    """Every module an `import` anywhere in `tree` may load: the module, its parent packages, and for
-    `from m import x` also `m.x` (x may be a submodule)."""
+def _imports_and_env(tree: ast.AST, package: str, *, reads_env: bool) -> tuple[list[str], set[str]]:
+    """One walk over `tree`: every module an `import` anywhere in it may load (the module, its parent packages,
+    and for `from m import x` also `m.x`, x being perhaps a submodule), and, when `reads_env`, the
+    environment variables it reads by a literal name."""
     names: list[str] = []
+    env: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
@@ -224,11 +273,15 @@ def _imported_names(tree: ast.AST, package: str) -> list[str]:
                 continue
             names.append(base)
             names += [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+        elif reads_env:
+            name = _env_name(node)
+            if name is not None:
+                env.add(name)
     out: list[str] = []
     for name in names:
         parts = name.split(".")
         out += [".".join(parts[: i + 1]) for i in range(len(parts))]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)), env
 
 
 def _is_environ(node: ast.AST) -> bool:
@@ -242,23 +295,18 @@ def _literal(node: ast.AST | None) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
-def _env_names(tree: ast.AST) -> set[str]:
-    """The environment variables `tree` reads by a literal name."""
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        name = None
-        if isinstance(node, ast.Subscript) and _is_environ(node.value):
-            name = _literal(node.slice)
-        elif isinstance(node, ast.Call) and node.args:
-            func = node.func
-            if (
-                (isinstance(func, ast.Attribute) and func.attr in _ENV_METHODS and _is_environ(func.value))
-                or (isinstance(func, ast.Attribute) and func.attr in ("getenv", "getenvb"))
-                or (isinstance(func, ast.Name) and func.id == "getenv")
-            ):
-                name = _literal(node.args[0])
-        elif isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
-            name = _literal(node.left)
-        if name is not None:
-            names.add(name)
-    return names
+def _env_name(node: ast.AST) -> str | None:
+    """The environment variable `node` reads by a literal name, if it reads one."""
+    if isinstance(node, ast.Subscript) and _is_environ(node.value):
+        return _literal(node.slice)
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        if (
+            (isinstance(func, ast.Attribute) and func.attr in _ENV_METHODS and _is_environ(func.value))
+            or (isinstance(func, ast.Attribute) and func.attr in ("getenv", "getenvb"))
+            or (isinstance(func, ast.Name) and func.id == "getenv")
+        ):
+            return _literal(node.args[0])
+    if isinstance(node, ast.Compare) and any(_is_environ(c) for c in node.comparators):
+        return _literal(node.left)
+    return None

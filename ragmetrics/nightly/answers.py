@@ -56,7 +56,8 @@ class TargetCalls:
     made: dict[str, int] = field(default_factory=dict)
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
     served: dict[str, list[int]] = field(default_factory=dict)
-    """run -> [outputs from the cache, outputs from calls made tonight] of the pipeline and generator."""
+    """run -> [outputs from earlier nights' calls, outputs from calls made tonight] of the pipeline and
+    generator (a run asking what another run asked tonight gets tonight's output: fresh, not stored)."""
     _identities: dict[tuple[str, str], CallIdentity] = field(default_factory=dict, repr=False)
     identities: dict[str, str] = field(default_factory=dict)
     """'role target' -> what its outputs' cache key covers (`CallIdentity.describe`), for the report's notes."""
@@ -115,8 +116,8 @@ class TargetCalls:
             )  # fmt: skip
         self.made[role] = self.made.get(role, 0) + sum(not r.cached for r in records)
         tally = self.served.setdefault(run, [0, 0])
-        tally[0] += sum(r.output is not None and r.cached for r in records)
-        tally[1] += sum(r.output is not None and not r.cached for r in records)
+        tally[0] += sum(r.output is not None and r.cached and not r.tonight for r in records)
+        tally[1] += sum(r.output is not None and (not r.cached or r.tonight) for r in records)
         for record in records:
             line = record.to_json(role, caller.label, caller.version)
             self.records.append({"run": run, **line})

@@ -48,6 +48,9 @@ class OutputCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self.written: set[str] = set()
+        """Keys stored by this process: a hit on one is an output of tonight's build (another run asked the
+        same), not of an earlier night's."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -87,6 +90,7 @@ class OutputCache:
                 "INSERT OR REPLACE INTO outputs (key, schema, value, created) VALUES (?, ?, ?, ?)",
                 (key, _SCHEMA, value, time.time()),
             )
+            self.written.add(key)
 
     def close(self) -> None:
         with self._lock:
@@ -103,6 +107,8 @@ class CallRecord:
     cause: str | None = None
     message: str | None = None
     cached: bool = False
+    tonight: bool = False
+    """A cached output that a call made tonight stored (another run asked the same): tonight's build's output."""
     planned: bool = False
     """A dry run's stand-in: the call would be made; `output` holds placeholder text of the right shape."""
 
@@ -164,7 +170,8 @@ async def call_all(
         key = output_key(role, caller.label, build if build is not None else caller.version, payload)
         hit = None if (cache is None or refresh) else cache.get(key)
         if hit is not None:
-            records[qid] = CallRecord(qid, payload, output=hit, cached=True)
+            assert cache is not None
+            records[qid] = CallRecord(qid, payload, output=hit, cached=True, tonight=key in cache.written)
             advance()
         else:
             todo.append((qid, payload, key))

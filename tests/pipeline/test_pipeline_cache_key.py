@@ -38,6 +38,10 @@ def answer(sample):
         ranked = ranked[::-1]
     top = ranked[:5]
     return {"contexts": [p["text"] for p in top], "context_ids": [p["id"] for p in top]}
+
+
+def generate(inputs):
+    return {"answer": inputs["contexts"][0] if inputs["contexts"] else "I do not know."}
 """
 
 HELPERS = """
@@ -263,3 +267,29 @@ def test_cache_key_settings_are_validated(
     config = write_config(baseline={"require_frsh": True})
     code, _, err = run_cli([str(config)], capsys)
     assert code == 2 and "baseline.require_frsh: unknown key; did you mean 'require_fresh'?" in err
+
+
+def test_two_runs_asking_the_same_tonight_are_fresh_for_require_fresh(
+    team: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs whose generator inputs are the same: the second is served the output the first stored tonight,
+    which is tonight's build's, so require_fresh passes; the next night, served from the cache alone, does not."""
+    config = write_config(
+        runs=[
+            {"source": "file", "path": "weaker.trec", "name": "w1"},
+            {"source": "file", "path": "weaker.trec", "name": "w2"},
+        ],
+        generator={"target": "team_rag:generate", "top_k": 2},
+        retrieval={"metrics": ["ndcg@10"]},
+        output={"dir": "out", "plots": False, "formats": ["json"]},
+        baseline={"require_fresh": True},
+    )
+    code, _, err = _night(config, capsys)
+    assert code == 0, err
+    baseline = latest(team / "out") / "report.json"
+    (team / "out" / "pipeline_cache.sqlite").unlink()  # a new CI runner: no cache
+    code, out, err = _night(config, capsys, "--baseline", str(baseline))
+    assert code == 0, err
+    assert "FROM CACHE" not in out
+    code, out, err = _night(config, capsys, "--baseline", str(baseline))
+    assert code == 3 and "2 runs were scored on outputs from pipeline_cache alone" in err

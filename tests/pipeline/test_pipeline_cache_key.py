@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.nightly.call_identity import call_identity, code_footprint
 from ragmetrics.nightly.config import PipelineRunSpec
 
 from .conftest import ConfigWriter
@@ -198,6 +197,8 @@ def test_a_night_from_the_cache_alone_says_so_and_fails_with_require_fresh(
 
 
 def _key(team: Path, **settings: object) -> str:
+    from ragmetrics.nightly.call_identity import call_identity
+
     _forget_team()
     sys.path.insert(0, str(team))
     try:
@@ -229,6 +230,8 @@ def test_what_changes_the_cache_key(team: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_footprint_is_the_project_code_and_what_it_reads(team: Path) -> None:
+    from ragmetrics.nightly.call_identity import code_footprint
+
     (team / "pkg").mkdir()
     (team / "pkg" / "__init__.py").write_text("", encoding="utf-8")
     (team / "pkg" / "lazy.py").write_text("import os\nVALUE = os.getenv('LAZY_FLAG')\n", encoding="utf-8")

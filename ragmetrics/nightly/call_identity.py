@@ -74,7 +74,8 @@ class CallIdentity:
         shown = ", ".join(self.modules[:6]) + (
             f" and {len(self.modules) - 6} more" if len(self.modules) > 6 else ""
         )
-        code = f"{len(self.modules)} project modules ({shown})" if self.modules else "no module"
+        plural = "s" if len(self.modules) != 1 else ""
+        code = f"{len(self.modules)} project module{plural} ({shown})" if self.modules else "no module"
         env = (
             f"environment variables {', '.join(self.env_names)}"
             if self.env_names

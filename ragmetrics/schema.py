@@ -631,6 +631,20 @@ class GateResult(_Model):
         description="run -> metric -> the baseline's mean over all its queries (the baseline column of every "
         "format; a checked pair's own means are over the queries both reports scored)",
     )
+    from_cache: list[str] = Field(
+        default_factory=list,
+        description="runs whose pipeline/generator outputs all came from the pipeline cache: tonight's build "
+        "was not called for them, and the verdict says so first",
+    )
+    require_fresh: bool = Field(
+        default=False,
+        description="baseline.require_fresh: a run served from the cache alone makes the gate incomplete",
+    )
+
+    @property
+    def refused_stale(self) -> bool:
+        """Whether the gate refuses to pass on cached outputs alone (require_fresh and a run from the cache)."""
+        return self.require_fresh and bool(self.from_cache)
 
     @staticmethod
     def pair_key(run: str, metric: str) -> str:
@@ -663,7 +677,7 @@ class GateResult(_Model):
         change of data or judge kept pairs from being checked."""
         if self.failed:
             return "regression"
-        if self.incomplete:
+        if self.incomplete or self.refused_stale:
             return "incomplete"
         if self.untrusted:
             return "untrusted"
@@ -673,6 +687,15 @@ class GateResult(_Model):
         """Human-readable verdict: what changed, which metrics regressed and the queries that drove each drop,
         the near misses."""
         lines: list[str] = []
+        if self.from_cache:
+            head = (
+                "regression gate: INCOMPLETE: tonight's build was not called (baseline.require_fresh)"
+                if self.refused_stale
+                else "regression gate: FROM CACHE: this verdict rests on stored outputs, tonight's build was not "
+                "called for these runs (--refresh-pipeline calls it; baseline.require_fresh fails such a night)"
+            )
+            lines.append(head)
+            lines.extend(f"  from cache: {item}" for item in self.from_cache)
         if self.changes:
             lines.append(f"changed since the baseline ({self.baseline}):")
             lines.extend(f"  {change}" for change in self.changes)
@@ -696,9 +719,15 @@ class GateResult(_Model):
                 "asks (align it: `ragmetrics align`, docs/trust.md)"
             )
             lines.extend(f"  untrusted: {item}" for item in self.untrusted)
-        if not self.failed and not self.incomplete and not self.not_comparable and not self.untrusted:
+        if self.refused_stale and not self.failed:
             lines.append(
-                f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline})"
+                f"regression gate: not passed: {len(self.from_cache)} runs scored on cached outputs alone "
+                f"({len(self.checks)} run/metric pairs checked against {self.baseline}, none regressed)"
+            )
+        elif not self.failed and not self.incomplete and not self.not_comparable and not self.untrusted:
+            cached = f"; {len(self.from_cache)} runs scored on cached outputs" if self.from_cache else ""
+            lines.append(
+                f"regression gate: ok ({len(self.checks)} run/metric pairs checked against {self.baseline}{cached})"
             )
         elif not self.failed and self.checks:
             lines.append(

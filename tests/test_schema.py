@@ -47,11 +47,13 @@ def test_a_report_written_by_0_1_0_loads_into_typed_fields() -> None:
     assert all(v.turn is None and v.tool_calls is None for v in nightly.samples.values())
     assert nightly.regression is not None
     # Fields added since (None when absent) are left out of the comparison with what 0.1.0 wrote.
-    added = {"incomplete", "changes", "not_comparable", "skipped_pairs", "baseline_means", "untrusted"}
+    added = {"incomplete", "changes", "not_comparable", "skipped_pairs", "baseline_means", "untrusted",
+             "from_cache", "require_fresh"}  # fmt: skip
     regression = nightly.regression.model_dump(mode="json", exclude_none=True, exclude=added)
     assert nightly.regression.incomplete == [] and nightly.incomplete == []
     assert nightly.regression.changes == [] and nightly.regression.not_comparable == []
     assert nightly.regression.skipped_pairs == {} and nightly.regression.baseline_means == {} and nightly.regression.untrusted == []
+    assert nightly.regression.from_cache == [] and nightly.regression.require_fresh is False
     assert regression == {k: v for k, v in legacy["regression"].items() if v is not None}
     assert report.metadata.extra == {}
     # Scores are untouched by the migration.

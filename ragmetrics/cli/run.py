@@ -161,6 +161,15 @@ def _run(args: argparse.Namespace) -> int:
             "more of their samples than max_failure_rate allows; causes above and in report.json failures",
             file=sys.stderr,
         )
+    elif outcome.gate is not None and outcome.gate.refused_stale and not outcome.gate.failed:
+        import sys
+
+        print(
+            f"ragmetrics: the night is INCOMPLETE (exit 3): {len(outcome.gate.from_cache)} runs were scored on "
+            "outputs from pipeline_cache alone and baseline.require_fresh is set; tonight's build was not called "
+            "(--refresh-pipeline calls it; keep pipeline_cache out of CI caches)",
+            file=sys.stderr,
+        )
     elif outcome.gate is not None and outcome.gate.untrusted and not outcome.gate.failed:
         import sys
 

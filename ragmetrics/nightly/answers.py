@@ -11,6 +11,7 @@ and every question whose call failed, with its cause, so it is counted and never
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
+from ragmetrics.nightly.call_identity import CallIdentity, call_identity
 from ragmetrics.nightly.config import CallSettings, GeneratorConfig, PipelineRunSpec
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all, plan_all
-from ragmetrics.nightly.targets import Role, TargetOutput, make_caller
+from ragmetrics.nightly.targets import CallableCaller, Caller, Role, TargetOutput, make_caller
 from ragmetrics.options import OPERATIONAL_METRICS
 from ragmetrics.schema import NotApplicableScore, RunMetadata, RunResult, SampleFailure
 
@@ -53,9 +55,34 @@ class TargetCalls:
     """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
     made: dict[str, int] = field(default_factory=dict)
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
+    served: dict[str, list[int]] = field(default_factory=dict)
+    """run -> [outputs from earlier nights' calls, outputs from calls made tonight] of the pipeline and
+    generator (a run asking what another run asked tonight gets tonight's output: fresh, not stored)."""
+    _identities: dict[tuple[str, str], CallIdentity] = field(default_factory=dict, repr=False)
+    identities: dict[str, str] = field(default_factory=dict)
+    """'role target' -> what its outputs' cache key covers (`CallIdentity.describe`), for the report's notes."""
+
+    def from_cache_only(self) -> list[str]:
+        """Runs whose every output of the team's code came from the cache: tonight's build was not called for
+        them, so their scores are the stored outputs' (`baseline.require_fresh`)."""
+        return [
+            f"run {run!r}: all {cached} outputs of the pipeline/generator came from pipeline_cache, none was "
+            "called tonight"
+            for run, (cached, fresh) in self.served.items()
+            if cached and not fresh
+        ]
 
     def secrets(self) -> list[str]:
         return list(self.header_secrets)
+
+    def _identity(self, settings: CallSettings, caller: Caller) -> CallIdentity:
+        """The build `caller` calls (`call_identity`), worked out once per target and settings a night."""
+        fn = caller.function if isinstance(caller, CallableCaller) else None
+        memo = (caller.label, json.dumps(settings.cache_settings(), sort_keys=True, default=str))
+        if memo not in self._identities:
+            search = [*settings.python_path, *self.search]
+            self._identities[memo] = call_identity(settings.cache_settings(), fn=fn, search=search)
+        return self._identities[memo]
 
     def run(
         self, settings: CallSettings, role: Role, run: str, inputs: Sequence[tuple[str, dict[str, Any]]]
@@ -69,10 +96,13 @@ class TargetCalls:
             search=[*settings.python_path, *self.search],
         )
         self.header_secrets.extend(getattr(caller, "secrets", []))
+        identity = self._identity(settings, caller)
+        self.identities.setdefault(f"{role} {caller.label}", identity.describe())
         if self.dry_run:
             planned = plan_all(
-                caller, role, inputs, self.cache, refresh=self.refresh, contexts=self.dry_contexts
-            )
+                caller, role, inputs, self.cache, refresh=self.refresh, contexts=self.dry_contexts,
+                build=identity.key,
+            )  # fmt: skip
             self.made[role] = self.made.get(role, 0) + sum(r.planned for r in planned)
             run_sync(caller.aclose())
             return planned
@@ -81,10 +111,13 @@ class TargetCalls:
             records = run_sync(
                 call_all(
                     caller, role, inputs, self.cache, concurrency=settings.concurrency, refresh=self.refresh,
-                    advance=advance,
+                    advance=advance, build=identity.key,
                 )
             )  # fmt: skip
         self.made[role] = self.made.get(role, 0) + sum(not r.cached for r in records)
+        tally = self.served.setdefault(run, [0, 0])
+        tally[0] += sum(r.output is not None and r.cached and not r.tonight for r in records)
+        tally[1] += sum(r.output is not None and (not r.cached or r.tonight) for r in records)
         for record in records:
             line = record.to_json(role, caller.label, caller.version)
             self.records.append({"run": run, **line})

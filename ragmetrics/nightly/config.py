@@ -342,8 +342,19 @@ class CallSettings(_Section):
     version: str | None = Field(
         default=None,
         min_length=1,
-        description="part of the output cache key: bump it when the system changes (a callable's default: a "
-        "hash of its module's source; an endpoint's: none, so set it to your deploy's version)",
+        description="part of the output cache key: your system's version (a callable's code is keyed anyway: "
+        "its module and the project modules it imports; an endpoint's is not, so set it to your deploy's version)",
+    )
+    cache_key: str | None = Field(
+        default=None,
+        min_length=1,
+        description="part of the output cache key: what decides outputs that the code does not show, such as an "
+        "index version or a git SHA; a new value calls every question afresh",
+    )
+    cache_key_env: list[str] = Field(
+        default_factory=list,
+        description="environment variables whose values are part of the output cache key (as a hash; values "
+        "are stored nowhere), beside those the callable's project code reads by name, which are keyed anyway",
     )
     concurrency: int = Field(default=8, ge=1, le=1024, description="calls in flight at once")
     timeout_s: float = Field(default=120.0, gt=0, le=86_400, description="per call, seconds")
@@ -360,6 +371,23 @@ class CallSettings(_Section):
     @classmethod
     def _target(cls, v: Target) -> Target:
         return _check_target(v)
+
+    @field_validator("cache_key_env")
+    @classmethod
+    def _env_names(cls, v: list[str]) -> list[str]:
+        for i, name in enumerate(v):
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"[{i}]: {name!r} is not an environment variable name")
+            if name in v[:i]:
+                raise ValueError(f"[{i}]: {name!r} is listed twice")
+        return v
+
+    def cache_settings(self) -> dict[str, Any]:
+        """The settings that reach a call's output, for its cache key (`nightly.call_identity`); how calls
+        are made (concurrency, timeouts, retries, where the module is found) decides no output."""
+        target = self.target if isinstance(self.target, str) else self.target.model_dump(exclude={"timeout_s"})
+        return {"target": target, "version": self.version, "cache_key": self.cache_key,
+                "cache_key_env": sorted(self.cache_key_env)}  # fmt: skip
 
 
 class PipelineRunSpec(CallSettings):
@@ -715,6 +743,12 @@ class BaselineConfig(_Section):
     beyond_judge_noise: bool = Field(
         default=False,
         description="judge metrics judged with judge.repeats > 1: a drop must also exceed the judge's own noise",
+    )
+    require_fresh: bool = Field(
+        default=False,
+        description="a run whose pipeline and generator outputs all came from pipeline_cache (the team's code "
+        "not called tonight) makes the gate incomplete, exit 3, instead of passing on stored outputs; by "
+        "default the verdict only says so (set it in CI)",
     )
     on_change: Literal["not_comparable", "compare"] = Field(
         default="not_comparable",

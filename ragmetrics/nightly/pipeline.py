@@ -114,10 +114,12 @@ class PipelineOutcome:
 
     @property
     def exit_code(self) -> int:
-        """3 when the night is incomplete (whatever the gate says: a broken night never passes), else 1 on a
-        regression, else 5 when pairs were not checked because the judge was below trust.min_agreement, else 4 when pairs were not comparable with the baseline (its data or judge changed), else 0."""
+        """3 when the night is incomplete (whatever the gate says: a broken night never passes) or, with
+        baseline.require_fresh, when a run was scored on cached outputs alone, else 1 on a regression, else 5 when pairs were not checked because the judge was below trust.min_agreement, else 4 when pairs were not comparable with the baseline (its data or judge changed), else 0."""
         if self.incomplete:
             return EXIT_INCOMPLETE
+        if self.gate is not None and self.gate.refused_stale and not self.gate.failed:
+            return EXIT_INCOMPLETE  # baseline.require_fresh: tonight's build was not called, nothing to pass
         if self.gate is not None and self.gate.failed:
             return EXIT_REGRESSION
         if self.gate is not None and self.gate.untrusted:
@@ -244,6 +246,8 @@ def _run_pipeline(
     if base.report is not None:
         assert base.path is not None
         gate = _gate(config, report, base.report, str(base.path), labels, incomplete, scored.adaptive)
+        gate.from_cache = calls.from_cache_only()
+        gate.require_fresh = config.baseline.require_fresh
         report.metadata.nightly.regression = gate  # type: ignore[union-attr]
     report.metadata.nightly.incomplete = [i.describe() for i in incomplete]  # type: ignore[union-attr]
     outcome = PipelineOutcome(report=report, gate=gate, notes=night.notes, incomplete=incomplete)
@@ -297,6 +301,7 @@ def _answer(night: _Night, dataset: QADataset, calls: TargetCalls) -> tuple[dict
             calls.cache.close()
     for run_answers in answered.values():
         night.notes.extend(run_answers.notes)
+    night.notes.extend(f"pipeline cache: {who}: {what}" for who, what in calls.identities.items())
     return runs, answered
 
 

@@ -1,8 +1,9 @@
 """Calling a target for every question: bounded concurrency, a cache of outputs, a record per question.
 
 Outputs are cached in SQLite (WAL, one commit per output) under a key of the role (pipeline or generator),
-the target, its version and the exact input, so a killed or re-run night calls the team's system only for
-the questions it has no output for. Failures are never cached: the next night asks again. A cache row that
+the target, its build (`call_identity`: its code as imported, the environment it reads, its settings and
+cache_key) and the exact input, so a killed or re-run night calls the team's system only for the questions
+it has no output for, and a changed build is called afresh. Failures are never cached: the next night asks again. A cache row that
 does not validate is treated as absent and asked again, never trusted.
 """
 
@@ -26,12 +27,14 @@ from ragmetrics.nightly.targets import Caller, CallFailed, Role, TargetOutput, p
 __all__ = ["CallRecord", "OutputCache", "call_all", "output_key", "plan_all"]
 
 _SCHEMA = "ragmetrics-target-outputs-1"
+_KEY_SCHEMA = "ragmetrics-target-key-2"
+"""Version of how keys are built; key 1 (the target module's source only) served stale builds (issue 66)."""
 
 
-def output_key(role: Role, label: str, version: str | None, payload: dict[str, Any]) -> str:
-    """What determines an output: who was called (role, target, version) and with exactly what."""
+def output_key(role: Role, label: str, build: str | None, payload: dict[str, Any]) -> str:
+    """What determines an output: who was called (role, target, its build) and with exactly what."""
     blob = json.dumps(
-        {"schema": _SCHEMA, "role": role, "target": label, "version": version, "input": payload},
+        {"schema": _KEY_SCHEMA, "role": role, "target": label, "build": build, "input": payload},
         sort_keys=True,
         ensure_ascii=False,
         default=str,
@@ -45,6 +48,9 @@ class OutputCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self.written: set[str] = set()
+        """Keys stored by this process: a hit on one is an output of tonight's build (another run asked the
+        same), not of an earlier night's."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -84,6 +90,7 @@ class OutputCache:
                 "INSERT OR REPLACE INTO outputs (key, schema, value, created) VALUES (?, ?, ?, ?)",
                 (key, _SCHEMA, value, time.time()),
             )
+            self.written.add(key)
 
     def close(self) -> None:
         with self._lock:
@@ -100,6 +107,8 @@ class CallRecord:
     cause: str | None = None
     message: str | None = None
     cached: bool = False
+    tonight: bool = False
+    """A cached output that a call made tonight stored (another run asked the same): tonight's build's output."""
     planned: bool = False
     """A dry run's stand-in: the call would be made; `output` holds placeholder text of the right shape."""
 
@@ -149,17 +158,20 @@ async def call_all(
     refresh: bool = False,
     advance: Callable[[], None] = lambda: None,
     secrets: Sequence[str] = (),
+    build: str | None = None,
 ) -> list[CallRecord]:
-    """Call `caller` once per (query id, input) not already in `cache`, at most `concurrency` at a time;
-    `secrets` (and the caller's own, such as header tokens) are replaced in every output (`_call_one`)."""
+    """Call `caller` once per (query id, input) not already in `cache` under `build` (the key of its build,
+    `call_identity`; default its version), at most `concurrency` at a time; `secrets` (and the caller's own,
+    such as header tokens) are replaced in every output (`_call_one`)."""
     secrets = [*secrets, *getattr(caller, "secrets", [])]
     records: dict[str, CallRecord] = {}
     todo: list[tuple[str, dict[str, Any], str]] = []
     for qid, payload in inputs:
-        key = output_key(role, caller.label, caller.version, payload)
+        key = output_key(role, caller.label, build if build is not None else caller.version, payload)
         hit = None if (cache is None or refresh) else cache.get(key)
         if hit is not None:
-            records[qid] = CallRecord(qid, payload, output=hit, cached=True)
+            assert cache is not None
+            records[qid] = CallRecord(qid, payload, output=hit, cached=True, tonight=key in cache.written)
             advance()
         else:
             todo.append((qid, payload, key))
@@ -198,13 +210,14 @@ def plan_all(
     *,
     refresh: bool = False,
     contexts: int = 3,
+    build: str | None = None,
 ) -> list[CallRecord]:
     """What `call_all` would do, without calling: cached outputs as they are, every other question a planned
     call with a placeholder output (an answer, and for a pipeline `contexts` stand-in passages), so the
     judge's cost for it can be planned too."""
     records = []
     for qid, payload in inputs:
-        key = output_key(role, caller.label, caller.version, payload)
+        key = output_key(role, caller.label, build if build is not None else caller.version, payload)
         hit = None if (cache is None or refresh) else cache.get(key)
         if hit is not None:
             records.append(CallRecord(qid, payload, output=hit, cached=True))

@@ -283,6 +283,11 @@ class CallableCaller:
     def version(self) -> str | None:
         return self._version
 
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The imported callable (its code is part of the output cache key: `call_identity`)."""
+        return self._fn
+
     async def call(self, payload: dict[str, Any]) -> Any:
         payload = copy.deepcopy(payload)  # the team's code may change its input; the night's record must not
         try:

@@ -46,9 +46,23 @@ def _headline(report: Report, gate: GateResult | None) -> tuple[str, str | None]
     if status == "regression":
         worst = ", ".join(f"{_cell(c.run)} / {_cell(c.metric)}" for c in gate.regressions[:5])
         return f"ragmetrics: {name}: gate FAILED ({len(gate.regressions)} regression(s): {worst})", "CAUTION"
+    if status == "ok" and gate.from_cache:
+        return (f"ragmetrics: {name}: gate passed on cached outputs ({len(gate.checks)} checks against "
+                f"{_cell(gate.baseline)}; {len(gate.from_cache)} runs not called tonight)", "WARNING")  # fmt: skip
     if status == "ok":
         return f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {_cell(gate.baseline)})", None
     return f"ragmetrics: {name}: gate {status.replace('_', ' ')}", "WARNING"
+
+
+def _notice_text(gate: GateResult | None) -> str:
+    if gate is not None and gate.from_cache:
+        return (
+            ("baseline.require_fresh: " if gate.refused_stale else "")
+            + "every pipeline/generator output of "
+            + ", ".join(_cell(item.split(":", 1)[0].removeprefix("run ")) for item in gate.from_cache)
+            + " came from the pipeline cache: tonight's build was not called for it."
+        )
+    return NOTICES.get(gate.status if gate is not None else "", "")
 
 
 def _notice(kind: str | None, text: str, fmt: SummaryFormat) -> list[str]:
@@ -124,7 +138,7 @@ def summary_markdown(
 
     def render(worst: int, rows: int, verdicts: int) -> str:
         lines = [MARKER, f"## {headline}", ""]
-        lines += _notice(notice, NOTICES.get(gate.status if gate is not None else "", ""), fmt)
+        lines += _notice(notice, _notice_text(gate), fmt)
         shown = verdict_lines(report)
         lines += [f"- {_cell(v)}" for v in shown[:verdicts]]
         if len(shown) > verdicts:

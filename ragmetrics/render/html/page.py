@@ -126,6 +126,11 @@ def _gate_block(report: Report, gate: GateResult) -> str:
     """The gate's verdict: what changed since the baseline first, then regressions, near misses, every pair
     beside its baseline, and notes."""
     parts: list[str] = []
+    if gate.from_cache:
+        items = "".join(f"<li>{_e(c)}</li>" for c in gate.from_cache)
+        why = ("baseline.require_fresh: not passed" if gate.refused_stale
+               else "--refresh-pipeline calls it; baseline.require_fresh fails such a night")  # fmt: skip
+        parts.append(f"<p><b>From the pipeline cache</b>: tonight's build was not called ({_e(why)})</p><ul>{items}</ul>")
     if gate.changes:
         items = "".join(f"<li>{_e(c)}</li>" for c in gate.changes)
         parts.append(f"<p><b>Changed since the baseline</b></p><ul>{items}</ul>")

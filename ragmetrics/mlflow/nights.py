@@ -68,10 +68,10 @@ ROLE_TAG = "ragmetrics.role"
 SYSTEM_TAG = "ragmetrics.system"
 STEP_TAG = "ragmetrics.step."
 """+ the night's id, on a history run: `pending` while the night's step is being logged, `done` after."""
-STAGES = ("parent", "child", "metrics", "history", "artifacts", "finish")
+STAGES = ("parent", "child", "metrics", "step", "history", "artifacts", "finish")
 """Where `MlflowTarget.on_stage` is called: after the parent (with its params), after each child run is
-found or created, after all metrics, after the history steps, before the artifacts, and before the runs are
-marked FINISHED."""
+found or created, after all metrics, inside each history step (marked pending, its metrics not yet logged),
+after the history steps, before the artifacts, and before the runs are marked FINISHED."""
 
 
 @dataclass(frozen=True)
@@ -296,6 +296,7 @@ class _Night:
                      if k not in run.data.metrics or self.step not in self.tracker.metric_steps(run, k)}  # fmt: skip
         else:
             self.tracker.set_tag(run, marker, "pending")
+        self.stage("step")
         self.tracker.log_batch(run, metrics=[metric(k, float(v), self.ms, self.step) for k, v in fresh.items()])
         self.tracker.set_tag(run, marker, "done")
 

@@ -246,6 +246,50 @@ def test_ragmetrics_scorers_in_mlflow_genai_evaluate(tmp_path: Path, monkeypatch
         assert 0.0 <= value <= 1.0 and (value > 0) == bool(relevant & set(ranking[:10]))
 
 
+@pytest.mark.slow
+def test_a_row_a_metric_does_not_apply_to_is_neither_a_failure_nor_a_zero_in_mlflow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """answer_correctness on rows without a reference: MLflow's harness sees no error (not "n/N failed"),
+    no value (not 0), and the reason; its mean is the mean of the rows it applies to (issue 67.6)."""
+    mlflow = pytest.importorskip("mlflow", reason="the mlflow extra")
+    from ragmetrics import collection
+    from ragmetrics.judge.evaluate import evaluate_rag
+    from ragmetrics.judge.select import make_judge
+    from ragmetrics.judge.settings import JudgeSettings
+    from ragmetrics.mlflow import ragmetrics_scorers
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    monkeypatch.setenv("MLFLOW_GENAI_EVAL_MAX_WORKERS", "1")
+    monkeypatch.setenv("MLFLOW_GENAI_EVAL_MAX_SCORER_WORKERS", "1")
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    samples = [s for s in collection.load_samples() if s.reference][:6]
+    without = {s.question for s in samples[::2]}  # every other row gives no reference
+    rows = [{"inputs": {"question": s.question}, "outputs": {"answer": s.answer, "contexts": s.contexts},
+             "expectations": {} if s.question in without else {"expected_response": s.reference}} for s in samples]  # fmt: skip
+    judge = make_judge(JudgeSettings(backend="local"))
+    result = mlflow.genai.evaluate(data=rows, scorers=ragmetrics_scorers(["answer_correctness"], judge))
+    with_reference = [s for s in samples if s.question not in without]
+    own = evaluate_rag(with_reference, ["answer_correctness"], judge, progress=False)
+    table = result.tables["eval_results"]
+    assert len(table) == len(samples)
+    for _, row in table.iterrows():
+        request = row["request"]
+        question = (request if isinstance(request, dict) else json.loads(request))["question"]
+        value = row["answer_correctness/value"]
+        errors = [row[c] for c in table.columns if c.startswith("answer_correctness/") and "error" in c]
+        assert all(e is None or e != e for e in errors), (question, errors)  # never a failure
+        if question in without:
+            assert value is None or value != value, value  # no value: never 0
+            assert row["answer_correctness/rationale"].startswith("not applicable:")
+        else:
+            (sample,) = [s for s in with_reference if s.question == question]
+            assert value == pytest.approx(own.per_query[sample.id]["answer_correctness"], abs=1e-12)
+    mine = [v["answer_correctness"] for v in own.per_query.values()]
+    assert result.metrics["answer_correctness/mean"] == pytest.approx(sum(mine) / len(mine))
+
+
 def test_the_core_never_imports_mlflow() -> None:
     import subprocess
     import sys

@@ -53,7 +53,15 @@ from typing import Any
 
 from ragmetrics._textfile import write_atomic
 from ragmetrics.comparison.means import mean_interval
-from ragmetrics.mlflow.tracker import Cancelled, Tracker, TrackerDown, run_id_for, saved_env, shown_uri
+from ragmetrics.mlflow.tracker import (
+    ID_TAG,
+    Cancelled,
+    Tracker,
+    TrackerDown,
+    run_id_for,
+    saved_env,
+    shown_uri,
+)
 from ragmetrics.mlflow.tracker import restore_env as _restore_env
 from ragmetrics.schema import Report
 
@@ -68,6 +76,8 @@ ROLE_TAG = "ragmetrics.role"
 SYSTEM_TAG = "ragmetrics.system"
 STEP_TAG = "ragmetrics.step."
 """+ the night's id, on a history run: `pending` while the night's step is being logged, `done` after."""
+LEGACY_STEPS_TAG = "ragmetrics.legacy_steps"
+"""On a history run logged by an earlier ragmetrics (steps without markers): each step is checked by key."""
 STAGES = ("parent", "child", "metrics", "step", "history", "artifacts", "finish")
 """Where `MlflowTarget.on_stage` is called: after the parent (with its params), after each child run is
 found or created, after all metrics, inside each history step (marked pending, its metrics not yet logged),
@@ -232,6 +242,41 @@ class _Night:
         self.night_id = run_id_for("night", self.name, folder.name)
         when = report.metadata.created_at
         self.ms, self.step = int(when.timestamp() * 1000), int(when.timestamp())
+        self.legacy = False
+
+    # Runs logged by an earlier ragmetrics carry no `ragmetrics.id`: found by filters made of ragmetrics'
+    # constants, numbers and MLflow's own run ids only, matched on their names here in Python, then given
+    # their id, so upgrading never duplicates a night.
+
+    def _legacy_parent(self) -> Any | None:
+        found = [r for r in self.tracker.search(f"tags.`{ROLE_TAG}` = 'night' and attributes.start_time = {self.ms}")
+                 if r.data.tags.get(KEY_TAG) == self.key and ID_TAG not in r.data.tags]  # fmt: skip
+        self.legacy = bool(found)
+        return found[0] if found else None
+
+    def _legacy_child(self, parent: Any, system: str) -> Callable[[], Any | None]:
+        def find() -> Any | None:
+            parent_id = str(parent.info.run_id)
+            if not re.fullmatch(r"[0-9A-Za-z_-]+", parent_id):
+                return None
+            found = [r for r in self.tracker.search(f"tags.`mlflow.parentRunId` = '{parent_id}'")
+                     if r.data.tags.get(SYSTEM_TAG) == system and ID_TAG not in r.data.tags]  # fmt: skip
+            return found[0] if found else None
+
+        return find
+
+    def _legacy_history(self, system: str) -> Callable[[], Any | None]:
+        def find() -> Any | None:
+            found = [r for r in self.tracker.search(f"tags.`{ROLE_TAG}` = 'history'")
+                     if r.data.tags.get(SYSTEM_TAG) == system and r.data.tags.get("ragmetrics.night") == self.name
+                     and ID_TAG not in r.data.tags]  # fmt: skip
+            if not found:
+                return None
+            self.tracker.set_tag(found[0], LEGACY_STEPS_TAG, "1")  # its steps carry no markers: checked by key
+            found[0].data.tags[LEGACY_STEPS_TAG] = "1"
+            return found[0]
+
+        return find
 
     def stage(self, name: str) -> None:
         if self.target.on_stage is not None:
@@ -241,7 +286,8 @@ class _Night:
         from mlflow.entities import Metric, Param
 
         t = self.tracker
-        parent = t.run(self.night_id, f"{self.name} {self.folder.name}", self.ms, _tags(self.report, self.folder, self.key))
+        parent = t.run(self.night_id, f"{self.name} {self.folder.name}", self.ms, _tags(self.report, self.folder, self.key),
+                       self._legacy_parent)  # fmt: skip
         if parent.info.status == "FINISHED":
             return str(parent.info.run_id)  # FINISHED is set last: everything of the night is there
         params = night_params(self.report)
@@ -251,7 +297,8 @@ class _Night:
         for result in self.report.runs:
             child = t.run(run_id_for("system", self.night_id, result.name), result.name, self.ms,
                           {KEY_TAG: self.key, ROLE_TAG: "system", SYSTEM_TAG: result.name,
-                           "mlflow.parentRunId": parent.info.run_id})  # fmt: skip
+                           "mlflow.parentRunId": parent.info.run_id},
+                          self._legacy_child(parent, result.name) if self.legacy else None)  # fmt: skip
             children.append((result.name, child))
             self.stage("child")
         self._metrics(parent, night_metrics(self.report), Metric)
@@ -261,7 +308,8 @@ class _Night:
         histories = []
         for system, _ in children:
             history = t.run(run_id_for("history", self.name, system), f"history: {system}", self.ms,
-                            {ROLE_TAG: "history", SYSTEM_TAG: system, "ragmetrics.night": self.name})  # fmt: skip
+                            {ROLE_TAG: "history", SYSTEM_TAG: system, "ragmetrics.night": self.name},
+                            self._legacy_history(system))  # fmt: skip
             self._history_step(history, run_metrics(self.report, system), Metric)
             histories.append(history)
         self.stage("history")
@@ -291,10 +339,10 @@ class _Night:
         if state == "done":
             return
         fresh = dict(values)
-        if state == "pending":
+        if state == "pending" or (state is None and LEGACY_STEPS_TAG in run.data.tags):
             fresh = {k: v for k, v in values.items()
                      if k not in run.data.metrics or self.step not in self.tracker.metric_steps(run, k)}  # fmt: skip
-        else:
+        if state is None:
             self.tracker.set_tag(run, marker, "pending")
         self.stage("step")
         self.tracker.log_batch(run, metrics=[metric(k, float(v), self.ms, self.step) for k, v in fresh.items()])

@@ -20,6 +20,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ragmetrics.errors import RagmetricsError
@@ -133,10 +134,22 @@ class Tracker:
                                         max_results=5, order_by=["attributes.start_time ASC"])  # fmt: skip
         return found[0] if found else None
 
-    def run(self, run_id: str, name: str, start_ms: int, tags: dict[str, str]) -> Any:
-        """The run with this id, created (RUNNING) if missing; tags it lacks are set (one it has keeps its
-        value: a night's commit is the one it was first logged with, not the HEAD of a later re-log)."""
+    def search(self, filter_string: str) -> list[Any]:
+        """Runs matching `filter_string`, which callers build from ragmetrics' own constants and numbers
+        only (never a name): the lookup of runs logged before `ragmetrics.id` (nights.py)."""
+        self.tick()
+        return list(self.client.search_runs([self.experiment_id], filter_string=filter_string, max_results=1000))
+
+    def run(self, run_id: str, name: str, start_ms: int, tags: dict[str, str],
+            legacy: Callable[[], Any | None] | None = None) -> Any:  # fmt: skip
+        """The run with this id (or the one `legacy` finds, then given the id), created (RUNNING) if missing;
+        tags it lacks are set (one it has keeps its value: a night's commit is the one it was first logged
+        with, not the HEAD of a later re-log)."""
         run = self.find(run_id)
+        if run is None and legacy is not None:
+            run = legacy()
+            if run is not None:
+                self.set_tag(run, ID_TAG, run_id)
         if run is None:
             self.tick()
             return self.client.create_run(self.experiment_id, start_time=start_ms, run_name=name,

@@ -30,6 +30,7 @@ from ragmetrics.mlflow.nights import (
     log_night,
     log_nights,
     metric_name,
+    night_metrics,
     night_params,
     read_backlog,
     run_metrics,
@@ -521,6 +522,57 @@ def test_history_to_mlflow_is_idempotent_and_uses_the_config_s_experiment(
     assert main(["history", str(root), "--to-mlflow", mlflow_server.uri, "--experiment", chosen, "--no-page"]) == 0
     assert _census(mlflow_server.uri, chosen) == first
     assert _census(mlflow_server.uri, configured) == once
+
+
+@pytest.mark.slow
+def test_runs_an_earlier_ragmetrics_logged_are_adopted_not_duplicated(
+    mlflow_server: _Server, a_night: Path, tmp_path: Path
+) -> None:
+    """A night half-logged by the earlier code (no `ragmetrics.id`: a RUNNING parent, one child, the history
+    steps) and one it logged in full: logging them now completes the first and adds nothing to either."""
+    from mlflow.entities import Metric
+    from mlflow.tracking import MlflowClient
+
+    root = tmp_path / "out"
+    root.mkdir()
+    half, whole = _copy(a_night, root, 1), _copy(a_night, root, 2)
+    client = MlflowClient(mlflow_server.uri)
+    experiment = client.create_experiment("earlier ragmetrics")
+    for folder in (half, whole):  # as the earlier code wrote them: tags of names, no ragmetrics.id
+        report = Report.model_validate_json((folder / "report.json").read_text(encoding="utf-8"))
+        ms, step, key = int(report.metadata.created_at.timestamp() * 1000), int(report.metadata.created_at.timestamp()), f"tracked/{folder.name}"
+        parent = client.create_run(experiment, start_time=ms, run_name=f"tracked {folder.name}",
+                                   tags={"ragmetrics.night_key": key, "ragmetrics.role": "night"})  # fmt: skip
+        for result in report.runs[: 1 if folder is half else None]:
+            child = client.create_run(experiment, start_time=ms, run_name=result.name, tags={
+                "ragmetrics.night_key": key, "ragmetrics.role": "system", "ragmetrics.system": result.name,
+                "mlflow.parentRunId": parent.info.run_id})  # fmt: skip
+            values = run_metrics(report, result.name)
+            client.log_batch(child.info.run_id, metrics=[Metric(k, v, ms, 0) for k, v in values.items()])
+            client.set_terminated(child.info.run_id, "FINISHED", end_time=ms)
+        for result in report.runs:
+            found = [r for r in client.search_runs([experiment]) if r.data.tags.get("ragmetrics.role") == "history"
+                     and r.data.tags.get("ragmetrics.system") == result.name]  # fmt: skip
+            history = found[0] if found else client.create_run(experiment, start_time=ms, tags={
+                "ragmetrics.role": "history", "ragmetrics.system": result.name, "ragmetrics.night": "tracked"})  # fmt: skip
+            values = run_metrics(report, result.name)
+            client.log_batch(history.info.run_id, metrics=[Metric(k, v, ms, step) for k, v in values.items()])
+            client.set_terminated(history.info.run_id, "FINISHED", end_time=ms)
+        if folder is whole:
+            client.log_batch(parent.info.run_id, metrics=[Metric(k, v, ms, 0) for k, v in night_metrics(report).items()])
+            for artifact in ("report.json", "report.md"):
+                client.log_artifact(parent.info.run_id, str(folder / artifact))
+            client.set_terminated(parent.info.run_id, "FINISHED", end_time=ms)
+    before = _census(mlflow_server.uri, "earlier ragmetrics")
+    for folder in (half, whole):
+        log_night(folder, MlflowTarget(mlflow_server.uri, "earlier ragmetrics", 120))
+    after = _census(mlflow_server.uri, "earlier ragmetrics")
+    assert set(before) <= set(after) and len(after) == len(before) + 1  # the half night's missing child only
+    for rid, run in before.items():  # nothing logged twice into what was there
+        for key, points in run["metrics"].items():
+            assert [s for s, _ in after[rid]["metrics"][key]] == sorted({s for s, _ in points}), key
+    (parent,) = [r for r in after.values() if r["role"] == "night" and r["key"].endswith(half.name)]
+    assert parent["status"] == "FINISHED" and parent["artifacts"] == ["report.json", "report.md"]
 
 
 def test_tracking_uris_are_printed_as_written_without_credentials() -> None:

@@ -4,6 +4,7 @@ changed, and history.html."""
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ragmetrics.errors import InputError
@@ -38,7 +39,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="also log every night under DIR to this MLflow tracking server (idempotent: nights already there "
         "are not duplicated; the backlog of nights a tracker missed is cleared); docs/mlflow.md",
     )
-    parser.add_argument("--experiment", help="with --to-mlflow: the experiment (default: each night's name)")
+    parser.add_argument(
+        "--experiment",
+        help="with --to-mlflow: the experiment (default: each night's own, as its config says: "
+        "output.mlflow.experiment, else the config's name)",
+    )
+    parser.add_argument(
+        "--mlflow-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="with --to-mlflow: each request to the tracker gives up after this long (default 30)",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -124,23 +136,43 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _to_mlflow(args: argparse.Namespace) -> None:
-    """Every dated folder with a report.json under DIR, to MLflow; the backlog cleared of what was logged."""
+    """Every dated folder with a report.json under DIR, to MLflow, each night completed where an earlier try
+    left it short; the backlog cleared of what was logged. Once the tracker fails, the nights after it are
+    not tried (they are queued, and said)."""
     import importlib.util
 
     if importlib.util.find_spec("mlflow") is None:
         raise InputError("the mlflow package is not installed: pip install 'ragmetrics[mlflow]'", field="--to-mlflow")
+    if not args.mlflow_timeout > 0:
+        raise InputError(f"--mlflow-timeout must be positive, got {args.mlflow_timeout}")
     from ragmetrics.mlflow.nights import MlflowTarget, TrackerDown, log_night, read_backlog, write_backlog
+    from ragmetrics.mlflow.tracker import shown_uri
 
     folders = sorted(p.parent for p in args.dir.glob("*/report.json") if not p.parent.is_symlink())
-    target = MlflowTarget(args.to_mlflow, args.experiment)  # no experiment: each night's own name
-    logged, failed = 0, []
+    target = MlflowTarget(args.to_mlflow, args.experiment, args.mlflow_timeout)  # None: each night's config's
+    experiments: list[str] = []
+    failed: list[str] = []
+    down: str | None = None
     for folder in folders:
+        if down is not None:
+            failed.append(folder.name)
+            continue
         try:
-            log_night(folder, target)
-            logged += 1
-        except (TrackerDown, InputError) as exc:  # said per night; the rest are still tried
+            logged = log_night(folder, target)
+        except InputError as exc:  # said; the other nights go on
             failed.append(folder.name)
             print(f"mlflow: {folder.name}: {exc}")
+            continue
+        except TrackerDown as exc:
+            failed.append(folder.name)
+            print(f"mlflow: {folder.name}: {exc}")
+            down = str(exc)
+            continue
+        if logged.experiment not in experiments:
+            experiments.append(logged.experiment)
     write_backlog(args.dir, [n for n in read_backlog(args.dir) if n in failed] + failed)
-    print(f"mlflow: {logged} of {len(folders)} nights logged to {args.to_mlflow}"
-          + (f"; {len(failed)} queued" if failed else ""))  # fmt: skip
+    named = ", ".join(json.dumps(e, ensure_ascii=False) for e in experiments)
+    print(f"mlflow: {len(folders) - len(failed)} of {len(folders)} nights logged to {shown_uri(args.to_mlflow)}"
+          + (f", experiment {named}" if experiments else "")
+          + (f"; {len(failed)} queued" + (" (the tracker failed; the nights after it were not tried)" if down else "")
+             if failed else ""))  # fmt: skip

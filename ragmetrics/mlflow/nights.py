@@ -14,36 +14,59 @@ draw each system's means over the nights. What is logged:
   working directory), the adaptive decisions settled and unsettled;
 - artifacts: report.html, .md, .json, and attacks.* and alignment pages where the folder holds them.
 
-**Idempotent.** Every run is found by a stable key in its tags (the night's name and folder; a child's run
-name; a history run's system), never created twice; a metric already logged with its value is not logged
-again, and a history step already there is skipped, so re-logging a night (or every night, by the history
-command) changes nothing but what was missing. **Never fails a night**: the caller catches a tracker that
-is down (`TrackerDown`), says so, and queues the night in `mlflow-backlog.jsonl` beside the history; the next
-night (or the history command) logs the backlog first. `timeout_s` bounds the whole logging step, queued
-nights included (each request also gives up within it, without the MLflow client's long default retries).
+**Always finishable.** Every run carries a stable id of ours (tag `ragmetrics.id`, a hex digest of the
+night's name and folder, and of the compared run's name: tracker.py), and a night is logged in stages:
+the parent (RUNNING, its tags and params), the child runs, the metrics, the history steps, the artifacts, and
+last the children and then the parent marked FINISHED. Logging again finds each run by its id and adds only
+what is missing (a metric whose value is there is not logged again; a history step is marked `pending` on
+the history run before it is logged and `done` after, so an interrupted step is checked metric by metric and
+never logged twice). So a parent that is FINISHED holds all of its night, and a night cut short at any stage
+(a timeout, a kill, a tracker error) is completed by the next try. **Never fails a night**: the caller
+catches a tracker that is down (`TrackerDown`), says so, and queues the night in `mlflow-backlog.jsonl`
+beside the history; the next night (or the history command) logs the backlog first.
+
+**Bounded.** `log_nights` (the night's logging step) runs on a worker thread that the night waits for at
+most `timeout_s`, loading MLflow's client included; every request gets what is left of it as its timeout and
+no retries, and a worker still busy when the time is up stops before its next request. The night therefore
+never waits longer than `timeout_s` plus the thread's hand-over (milliseconds; docs/mlflow.md says
+`timeout_s` + 1 s).
+
+**Test seam.** `MlflowTarget.on_stage`, when set, is called with each stage's name as it is reached
+(`STAGES`); what it raises is what a tracker failing at that point would do, and a hook that kills the
+process is a kill there (tests/reach/test_mlflow.py interrupts each stage so).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import write_atomic
 from ragmetrics.comparison.means import mean_interval
-from ragmetrics.errors import RagmetricsError
+from ragmetrics.mlflow.tracker import (
+    ID_TAG,
+    Cancelled,
+    Tracker,
+    TrackerDown,
+    run_id_for,
+    saved_env,
+    shown_uri,
+)
+from ragmetrics.mlflow.tracker import restore_env as _restore_env
 from ragmetrics.schema import Report
 
-__all__ = ["BACKLOG", "MlflowTarget", "TrackerDown", "log_backlog", "log_night", "log_nights", "metric_name"]
+__all__ = ["BACKLOG", "STAGES", "Logged", "MlflowTarget", "TrackerDown", "experiment_of", "log_backlog",
+           "log_night", "log_nights", "metric_name"]  # fmt: skip
 
 BACKLOG = "mlflow-backlog.jsonl"
 ARTIFACTS = ("report.html", "report.md", "report.json", "attacks.html", "attacks.md", "attacks.json",
@@ -51,19 +74,41 @@ ARTIFACTS = ("report.html", "report.md", "report.json", "attacks.html", "attacks
 KEY_TAG = "ragmetrics.night_key"
 ROLE_TAG = "ragmetrics.role"
 SYSTEM_TAG = "ragmetrics.system"
-
-
-class TrackerDown(RagmetricsError):
-    """The tracking server could not be reached or refused the night (the message says which)."""
+STEP_TAG = "ragmetrics.step."
+"""+ the night's id, on a history run: `pending` while the night's step is being logged, `done` after."""
+LEGACY_STEPS_TAG = "ragmetrics.legacy_steps"
+"""On a history run logged by an earlier ragmetrics (steps without markers): each step is checked by key."""
+STAGES = ("parent", "child", "metrics", "step", "history", "artifacts", "finish")
+"""Where `MlflowTarget.on_stage` is called: after the parent (with its params), after each child run is
+found or created, after all metrics, inside each history step (marked pending, its metrics not yet logged),
+after the history steps, before the artifacts, and before the runs are marked FINISHED."""
 
 
 @dataclass(frozen=True)
 class MlflowTarget:
     tracking_uri: str
     experiment: str | None = None
-    """None: each night's own name."""
+    """None: the night's own config's (output.mlflow.experiment, else its name: `experiment_of`)."""
     timeout_s: float = 30.0
-    """the whole logging step (queued nights included), not each request."""
+    """log_nights: the whole logging step (queued nights included); log_night: each request."""
+    on_stage: Callable[[str], None] | None = field(default=None, compare=False)
+    """Test seam (module docstring): called with each stage's name as logging reaches it."""
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Where a night went: said on the terminal in one line (`line`)."""
+
+    folder: Path
+    tracking_uri: str
+    experiment: str
+    run_id: str
+    url: str | None
+
+    def line(self) -> str:
+        where = self.url if self.url is not None else f"run {self.run_id}"
+        return (f"mlflow: {self.folder.name} logged to {shown_uri(self.tracking_uri)}, experiment "
+                f"{json.dumps(self.experiment, ensure_ascii=False)}: {where}")  # fmt: skip
 
 
 def metric_name(*parts: str) -> str:
@@ -71,25 +116,6 @@ def metric_name(*parts: str) -> str:
     MLflow's alphabet (letters, digits, _ - . / and space) becomes `_`."""
     joined = ".".join(p.replace("@", "_at_") for p in parts)
     return re.sub(r"[^A-Za-z0-9_\-./ ]", "_", joined)
-
-
-@contextmanager
-def _quick(timeout_s: float) -> Iterator[None]:
-    """MLflow's HTTP requests give up after `timeout_s` and retry at most once while this holds (its defaults
-    retry for minutes: a night must not wait that long for a tracker that is down)."""
-    keys = ("MLFLOW_HTTP_REQUEST_TIMEOUT", "MLFLOW_HTTP_REQUEST_MAX_RETRIES", "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT")
-    saved = {k: os.environ.get(k) for k in keys}
-    os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] = str(max(1, int(timeout_s)))
-    os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "1"
-    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"  # no "View run at ..." per run on the terminal
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def _commit() -> str | None:
@@ -185,93 +211,168 @@ def _load(folder: Path) -> Report:
         raise InputError(f"not a ragmetrics report ({exc.error_count()} problems)", source=str(path)) from None
 
 
-class _Logger:
-    """Find-or-create runs by their tags and log only what is missing (module docstring)."""
 
-    def __init__(self, tracking_uri: str, experiment_name: str) -> None:
-        from mlflow.tracking import MlflowClient
+def experiment_of(report: Report) -> str:
+    """The experiment a night belongs in when none is given: its config's output.mlflow.experiment, else the
+    config's name (what the night itself logs into, so the history command and the night agree)."""
+    config = report.metadata.config if isinstance(report.metadata.config, dict) else {}
+    output = config.get("output") if isinstance(config.get("output"), dict) else {}
+    settings = output.get("mlflow") if isinstance(output, dict) and isinstance(output.get("mlflow"), dict) else {}
+    chosen = settings.get("experiment") if isinstance(settings, dict) else None
+    if isinstance(chosen, str) and chosen:
+        return chosen
+    return _night_name(report)
 
-        self.client = MlflowClient(tracking_uri=tracking_uri)
-        experiment = self.client.get_experiment_by_name(experiment_name)
-        self.experiment_id = (experiment.experiment_id if experiment is not None
-                              else self.client.create_experiment(experiment_name))  # fmt: skip
 
-    def find(self, tags: dict[str, str]) -> Any | None:
-        clause = " and ".join(f"tags.`{k}` = '{v.replace(chr(39), '')}'" for k, v in tags.items())
-        found = self.client.search_runs([self.experiment_id], filter_string=clause, max_results=2)
+def _night_name(report: Report) -> str:
+    return report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
+
+
+def _same(a: float | None, b: float) -> bool:
+    return a is not None and (a == b or (math.isnan(a) and math.isnan(b)))
+
+
+class _Night:
+    """One night's logging, stage by stage (module docstring); every request through `Tracker`."""
+
+    def __init__(self, folder: Path, report: Report, tracker: Tracker, target: MlflowTarget) -> None:
+        self.folder, self.report, self.tracker, self.target = folder, report, tracker, target
+        self.name = _night_name(report)
+        self.key = f"{self.name}/{folder.name}"
+        self.night_id = run_id_for("night", self.name, folder.name)
+        when = report.metadata.created_at
+        self.ms, self.step = int(when.timestamp() * 1000), int(when.timestamp())
+        self.legacy = False
+
+    # Runs logged by an earlier ragmetrics carry no `ragmetrics.id`: found by filters made of ragmetrics'
+    # constants, numbers and MLflow's own run ids only, matched on their names here in Python, then given
+    # their id, so upgrading never duplicates a night.
+
+    def _legacy_parent(self) -> Any | None:
+        found = [r for r in self.tracker.search(f"tags.`{ROLE_TAG}` = 'night' and attributes.start_time = {self.ms}")
+                 if r.data.tags.get(KEY_TAG) == self.key and ID_TAG not in r.data.tags]  # fmt: skip
+        self.legacy = bool(found)
         return found[0] if found else None
 
-    def run(self, tags: dict[str, str], name: str, start_ms: int, extra: dict[str, str] | None = None) -> Any:
-        run = self.find(tags)
-        if run is None:
-            run = self.client.create_run(self.experiment_id, start_time=start_ms, tags={**tags, **(extra or {})},
-                                         run_name=name)  # fmt: skip
-        elif extra:
-            for k, v in extra.items():
-                if run.data.tags.get(k) != v:
-                    self.client.set_tag(run.info.run_id, k, v)
-        return run
+    def _legacy_child(self, parent: Any, system: str) -> Callable[[], Any | None]:
+        def find() -> Any | None:
+            parent_id = str(parent.info.run_id)
+            if not re.fullmatch(r"[0-9A-Za-z_-]+", parent_id):
+                return None
+            found = [r for r in self.tracker.search(f"tags.`mlflow.parentRunId` = '{parent_id}'")
+                     if r.data.tags.get(SYSTEM_TAG) == system and ID_TAG not in r.data.tags]  # fmt: skip
+            return found[0] if found else None
 
-    def metrics(self, run: Any, values: dict[str, float], timestamp_ms: int, step: int = 0) -> None:
-        from mlflow.entities import Metric
+        return find
 
+    def _legacy_history(self, system: str) -> Callable[[], Any | None]:
+        def find() -> Any | None:
+            found = [r for r in self.tracker.search(f"tags.`{ROLE_TAG}` = 'history'")
+                     if r.data.tags.get(SYSTEM_TAG) == system and r.data.tags.get("ragmetrics.night") == self.name
+                     and ID_TAG not in r.data.tags]  # fmt: skip
+            if not found:
+                return None
+            self.tracker.set_tag(found[0], LEGACY_STEPS_TAG, "1")  # its steps carry no markers: checked by key
+            found[0].data.tags[LEGACY_STEPS_TAG] = "1"
+            return found[0]
+
+        return find
+
+    def stage(self, name: str) -> None:
+        if self.target.on_stage is not None:
+            self.target.on_stage(name)
+
+    def log(self) -> str:
+        from mlflow.entities import Metric, Param
+
+        t = self.tracker
+        parent = t.run(self.night_id, f"{self.name} {self.folder.name}", self.ms, _tags(self.report, self.folder, self.key),
+                       self._legacy_parent)  # fmt: skip
+        if parent.info.status == "FINISHED":
+            return str(parent.info.run_id)  # FINISHED is set last: everything of the night is there
+        params = night_params(self.report)
+        t.log_batch(parent, params=[Param(k, v) for k, v in params.items() if k not in parent.data.params])
+        self.stage("parent")
+        children = []
+        for result in self.report.runs:
+            child = t.run(run_id_for("system", self.night_id, result.name), result.name, self.ms,
+                          {KEY_TAG: self.key, ROLE_TAG: "system", SYSTEM_TAG: result.name,
+                           "mlflow.parentRunId": parent.info.run_id},
+                          self._legacy_child(parent, result.name) if self.legacy else None)  # fmt: skip
+            children.append((result.name, child))
+            self.stage("child")
+        self._metrics(parent, night_metrics(self.report), Metric)
+        for system, child in children:
+            self._metrics(child, run_metrics(self.report, system), Metric)
+        self.stage("metrics")
+        histories = []
+        for system, _ in children:
+            history = t.run(run_id_for("history", self.name, system), f"history: {system}", self.ms,
+                            {ROLE_TAG: "history", SYSTEM_TAG: system, "ragmetrics.night": self.name},
+                            self._legacy_history(system))  # fmt: skip
+            self._history_step(history, run_metrics(self.report, system), Metric)
+            histories.append(history)
+        self.stage("history")
+        self.stage("artifacts")
+        there = t.artifacts(parent)
+        for artifact in ARTIFACTS:
+            path = self.folder / artifact
+            if path.is_file() and there.get(artifact) != path.stat().st_size:
+                t.upload(parent, str(path))
+        self.stage("finish")
+        for run in [*(c for _, c in children), *histories]:
+            if run.info.status != "FINISHED":
+                t.finish(run, self.ms)
+        t.finish(parent, self.ms)
+        return str(parent.info.run_id)
+
+    def _metrics(self, run: Any, values: dict[str, float], metric: Any) -> None:
         have = run.data.metrics
-        fresh = [Metric(k, float(v), timestamp_ms, step) for k, v in values.items() if have.get(k) != float(v)]
-        for start in range(0, len(fresh), 900):
-            self.client.log_batch(run.info.run_id, metrics=fresh[start : start + 900])
+        self.tracker.log_batch(run, metrics=[metric(k, float(v), self.ms, 0) for k, v in values.items()
+                                             if not _same(have.get(k), float(v))])  # fmt: skip
 
-    def params(self, run: Any, values: dict[str, str]) -> None:
-        from mlflow.entities import Param
-
-        fresh = [Param(k, v) for k, v in values.items() if k not in run.data.params]
-        if fresh:
-            self.client.log_batch(run.info.run_id, params=fresh)
-
-    def history_step(self, run: Any, values: dict[str, float], timestamp_ms: int, step: int) -> None:
-        """Each value at `step` unless its history already has that step (a night logged twice)."""
-        from mlflow.entities import Metric
-
-        fresh = []
-        for key, value in values.items():
-            if key in run.data.metrics and any(m.step == step for m in self.client.get_metric_history(run.info.run_id, key)):
-                continue
-            fresh.append(Metric(key, float(value), timestamp_ms, step))
-        for start in range(0, len(fresh), 900):
-            self.client.log_batch(run.info.run_id, metrics=fresh[start : start + 900])
+    def _history_step(self, run: Any, values: dict[str, float], metric: Any) -> None:
+        """The night's step on a history run, once: marked pending before and done after, so a step cut
+        short is completed metric by metric, never logged twice."""
+        marker = STEP_TAG + self.night_id
+        state = run.data.tags.get(marker)
+        if state == "done":
+            return
+        fresh = dict(values)
+        if state == "pending" or (state is None and LEGACY_STEPS_TAG in run.data.tags):
+            fresh = {k: v for k, v in values.items()
+                     if k not in run.data.metrics or self.step not in self.tracker.metric_steps(run, k)}  # fmt: skip
+        if state is None:
+            self.tracker.set_tag(run, marker, "pending")
+        self.stage("step")
+        self.tracker.log_batch(run, metrics=[metric(k, float(v), self.ms, self.step) for k, v in fresh.items()])
+        self.tracker.set_tag(run, marker, "done")
 
 
-def log_night(folder: Path, target: MlflowTarget) -> str:
-    """Log the night in `folder` (its report.json and artifacts); returns the night's MLflow run id. Raises
-    TrackerDown when the tracker cannot be reached or refuses it (the caller queues the night)."""
+def _logged(folder: Path, target: MlflowTarget, deadline: float | None, cancelled: threading.Event | None) -> Logged:
     report = _load(folder)
-    name = report.metadata.nightly.name if report.metadata.nightly is not None else "ragmetrics"
-    key = f"{name}/{folder.name}"
-    when = report.metadata.created_at
-    ms, step = int(when.timestamp() * 1000), int(when.timestamp())
+    experiment = target.experiment or experiment_of(report)
     try:
-        with _quick(target.timeout_s):
-            log = _Logger(target.tracking_uri, target.experiment or name)
-            parent = log.run({KEY_TAG: key, ROLE_TAG: "night"}, f"{name} {folder.name}", ms, _tags(report, folder, key))
-            log.params(parent, night_params(report))
-            log.metrics(parent, night_metrics(report), ms)
-            for result in report.runs:
-                values = run_metrics(report, result.name)
-                child = log.run({KEY_TAG: key, ROLE_TAG: "system", SYSTEM_TAG: result.name}, result.name, ms,
-                                {"mlflow.parentRunId": parent.info.run_id})  # fmt: skip
-                log.metrics(child, values, ms)
-                log.client.set_terminated(child.info.run_id, "FINISHED", end_time=ms)
-                history = log.run({ROLE_TAG: "history", SYSTEM_TAG: result.name, "ragmetrics.night": name},
-                                  f"history: {result.name}", ms)  # fmt: skip
-                log.history_step(history, values, ms, step)
-            for artifact in ARTIFACTS:
-                if (folder / artifact).is_file():
-                    log.client.log_artifact(parent.info.run_id, str(folder / artifact))
-            log.client.set_terminated(parent.info.run_id, "FINISHED", end_time=ms)
-            return str(parent.info.run_id)
-    except TrackerDown:
+        tracker = Tracker(target.tracking_uri, experiment, target.timeout_s, deadline, cancelled)
+        run_id = _Night(folder, report, tracker, target).log()
+    except (TrackerDown, Cancelled):
         raise
     except Exception as exc:  # connection refused, timeouts, a server error: the night goes on, queued
-        raise TrackerDown(f"MLflow at {_public(target.tracking_uri)}: {type(exc).__name__}: {_short(exc)}") from None
+        raise TrackerDown(f"MLflow at {shown_uri(target.tracking_uri)}: {type(exc).__name__}: {_short(exc)}") from None
+    return Logged(folder, target.tracking_uri, experiment, run_id, tracker.url(run_id))
+
+
+def log_night(folder: Path, target: MlflowTarget) -> Logged:
+    """Log the night in `folder` (its report.json and artifacts), completing whatever an earlier try left
+    out; each request gives up after `target.timeout_s`. Raises TrackerDown when the tracker cannot be
+    reached or refuses it (the caller queues the night), InputError for a folder without a valid report."""
+    saved = saved_env()
+    try:
+        return _logged(folder, target, None, None)
+    except Cancelled as exc:  # not reached without a deadline; typed for completeness
+        raise TrackerDown(str(exc)) from None
+    finally:
+        _restore_env(saved)
 
 
 def _short(exc: BaseException) -> str:
@@ -279,54 +380,49 @@ def _short(exc: BaseException) -> str:
     return text[:300] + (" ..." if len(text) > 300 else "")
 
 
-def log_nights(folders: Sequence[Path], target: MlflowTarget) -> tuple[list[Path], list[str]]:
-    """Log each night (oldest first); returns (the folders logged, one line per night that was not).
+def log_nights(folders: Sequence[Path], target: MlflowTarget) -> tuple[list[Logged], list[str]]:
+    """Log each night (oldest first) within `target.timeout_s` in all; returns (the nights logged, one line
+    per night that was not).
 
-    `timeout_s` bounds the whole step, queued nights included: each night gets what is left of it (a tracker
-    that accepts connections and never answers costs the night timeout_s once, not once per queued night), and
-    once the tracker has failed the nights after it are not tried (they stay queued)."""
-    logged, problems = [], []
-    import mlflow.tracking  # noqa: F401  # loading the client (seconds, once) is not the tracker's time
-
+    The nights are logged on a worker thread, loading MLflow's client included, and the caller waits for it
+    at most `timeout_s`: a tracker that accepts connections and never answers costs the night `timeout_s`
+    once, not once per queued night or per retry. A worker still busy then stops before its next request
+    (its last request ends with its own timeout, at most what was left); what it did not finish stays
+    queued and the next try completes it. Once the tracker has failed, the nights after it are not tried."""
+    ordered = sorted(folders, key=lambda f: f.name)
     deadline = time.monotonic() + target.timeout_s
-    down: str | None = None
-    for folder in sorted(folders, key=lambda f: f.name):
-        left = deadline - time.monotonic()
-        if down is not None or left <= 0:
-            why = down or f"the logging step's {target.timeout_s:g} s ran out"
-            problems.append(f"{folder.name}: not tried ({why})")
-            continue
-        try:
-            _within(left, folder, target)
-        except TrackerDown as exc:
-            problems.append(f"{folder.name}: {exc}")
-            down = "the tracker failed on an earlier night"
-            continue
-        logged.append(folder)
-    return logged, problems
-
-
-def _within(seconds: float, folder: Path, target: MlflowTarget) -> None:
-    """`log_night` given at most `seconds`: MLflow's own timeout is per request and whole seconds, so a tracker
-    that never answers would hold the night several times longer. The night is logged on a daemon thread; one
-    still waiting when the time is up is left behind (its requests end with MLflow's own timeout) and the night
-    stays queued (logging is idempotent by tags: a later try finds what it wrote)."""
-    outcome: list[BaseException | None] = []
+    cancelled = threading.Event()
+    outcomes: dict[Path, Logged | str] = {}
+    saved = saved_env()
 
     def work() -> None:
-        try:
-            log_night(folder, target)
-            outcome.append(None)
-        except BaseException as exc:  # handed to the caller's thread below
-            outcome.append(exc)
+        down: str | None = None
+        for folder in ordered:
+            if down is not None:
+                outcomes[folder] = f"{folder.name}: not tried ({down})"
+                continue
+            try:
+                outcomes[folder] = _logged(folder, target, deadline, cancelled)
+            except Cancelled:
+                return
+            except TrackerDown as exc:
+                outcomes[folder] = f"{folder.name}: {exc}"
+                down = "the tracker failed on an earlier night"
+            except Exception as exc:  # a damaged report: said, that night stays queued, the others go on
+                outcomes[folder] = f"{folder.name}: {type(exc).__name__}: {_short(exc)}"
 
-    worker = threading.Thread(target=work, name=f"mlflow {folder.name}", daemon=True)
+    worker = threading.Thread(target=work, name="mlflow logging", daemon=True)
     worker.start()
-    worker.join(seconds)
-    if not outcome:
-        raise TrackerDown(f"MLflow at {_public(target.tracking_uri)}: no answer within {seconds:.1f} s (timeout_s)")
-    if outcome[0] is not None:
-        raise outcome[0]
+    worker.join(max(0.0, deadline - time.monotonic()))
+    cancelled.set()  # before the environment is restored: the worker's next request never starts
+    _restore_env(saved)
+    done = dict(outcomes)
+    logged = [v for v in done.values() if isinstance(v, Logged)]
+    problems = [v for v in done.values() if isinstance(v, str)]
+    for folder in ordered:
+        if folder not in done:
+            problems.append(f"{folder.name}: not logged within the logging step's {target.timeout_s:g} s (timeout_s)")
+    return logged, problems
 
 
 def read_backlog(root: Path) -> list[str]:
@@ -352,13 +448,13 @@ def write_backlog(root: Path, names: Sequence[str]) -> None:
 
 def log_backlog(root: Path, folder: Path, target: MlflowTarget) -> list[str]:
     """Tonight's night (`folder`) after the nights still queued in `root`'s backlog; what is not logged stays
-    queued. Returns lines for the notes (nothing when all went well)."""
+    queued. Returns lines for the terminal: where tonight's night went, or why it is queued."""
     queued = [n for n in read_backlog(root) if (root / n / "report.json").is_file() and n != folder.name]
     logged, problems = log_nights([root / n for n in queued] + [folder], target)
-    done = {f.name for f in logged}
+    done = {item.folder.name for item in logged}
     left = [n for n in [*queued, folder.name] if n not in done]
     write_backlog(root, left)
-    notes = []
+    notes = [item.line() for item in logged if item.folder.name == folder.name]
     if problems:
         notes.append(f"mlflow: {len(left)} night(s) not logged, queued in {root / BACKLOG} for the next night or "
                      f"`ragmetrics history {root} --to-mlflow`: {problems[-1]}")  # fmt: skip

@@ -15,9 +15,13 @@ MLflow's own data and trace formats:
   `relevant_ids` (a list, or {id: grade}) for retrieval metrics;
 - `trace`: where outputs carry no contexts, those of the trace's RETRIEVER spans, in their order.
 
-Each score is a `Feedback` whose rationale is ragmetrics' reason for it; a metric that does not apply (a
-declined answer for faithfulness) is a Feedback without a value and with the reason; a judge failure is a
-Feedback carrying the failure as its error. Nothing else differs from ragmetrics' own scores.
+Each score is a `Feedback` whose rationale is ragmetrics' reason for it. A metric that does not apply to a
+row (a row without the reference answer_correctness reads, without a ranking for ndcg@10, a declined answer
+for faithfulness) is a Feedback with no value, no error and the reason as its rationale ("not applicable:
+..."): MLflow's harness counts a scorer call as failed only when its Feedback carries an error, and leaves a
+value of None out of the scorer's aggregates (mlflow.genai.evaluation.harness `_compute_eval_scores`,
+mlflow.genai.scorers.aggregation), so such a row is neither a failure nor a 0 in the mean. A judge failure
+is a Feedback carrying the failure as its error. Nothing else differs from ragmetrics' own scores.
 """
 
 from __future__ import annotations
@@ -153,15 +157,21 @@ def ragmetrics_scorers(metrics: Sequence[str], judge: Judge | None = None) -> li
             sample, ranking, relevant = sample_from_mlflow(inputs, outputs, expectations, trace)
             if retrieval:
                 if ranking is None or relevant is None:
-                    return Feedback(value=None, rationale=f"{metric} needs a ranking (outputs.retrieved_ids or a "
+                    return Feedback(value=None, rationale=f"not applicable: {metric} needs a ranking (outputs.retrieved_ids or a "
                                     "retriever span) and relevance judgments (expectations.relevant_ids)")  # fmt: skip
                 run = {"q": {doc: float(len(ranking) - i) for i, doc in enumerate(ranking)}}
                 result = evaluate({"q": relevant}, run, [metric])
                 return Feedback(value=result.per_query["q"][metric], rationale=f"{metric} of the ranking against "
                                 f"{len(relevant)} relevant documents")  # fmt: skip
+            missing = sample.missing_fields(metric)
+            if missing:  # before the judge: nothing of this row can be scored by this metric
+                return Feedback(value=None, rationale=f"not applicable: {metric} reads the {' and '.join(missing)}, "
+                                "which this row does not give (expectations.expected_response for a reference)")  # fmt: skip
             with one_at_a_time:
                 result = evaluate_rag([sample], [metric], the_judge(), progress=False)
             failure = next((f for f in result.failures if f.metric == metric), None)
+            if failure is not None and failure.cause == "missing_field":  # e.g. a reference without a statement
+                return Feedback(value=None, rationale=f"not applicable: {failure.message}")
             if failure is not None:
                 return Feedback(error=f"{failure.cause}: {failure.message}")
             skipped = next((n for n in result.not_applicable if n.metric == metric), None)

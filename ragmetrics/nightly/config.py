@@ -574,8 +574,9 @@ class MlflowOutput(_Section):
     tracking_uri: str = Field(description="the tracking server, e.g. http://127.0.0.1:5000 (or sqlite:///mlflow.db)")
     experiment: str | None = Field(default=None, description="the MLflow experiment (default: the config's name)")
     timeout_s: float = Field(
-        default=30.0, gt=0, description="the whole logging step, queued nights included, gives up after this long "
-        "(what is not logged stays queued; the night goes on)"
+        default=30.0, gt=0, description="the whole logging step, queued nights and loading MLflow's client "
+        "included, gives up after this long: at worst timeout_s + 1 s (what is not logged stays queued and is "
+        "completed next time; the night goes on)"
     )
 
 

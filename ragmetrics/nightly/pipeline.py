@@ -478,7 +478,8 @@ def _write(
 
 
 def _log_to_mlflow(night: _Night, folder: Path) -> None:
-    """The night (after any queued before it) to MLflow; a tracker that is down is said, never a failure."""
+    """The night (after any queued before it) to MLflow: one line says where it went, or why it is queued (a
+    tracker that is down is never a failure)."""
     settings = night.config.output.mlflow
     assert settings is not None
     import importlib.util
@@ -488,7 +489,7 @@ def _log_to_mlflow(night: _Night, folder: Path) -> None:
         return
     from ragmetrics.mlflow.nights import MlflowTarget, log_backlog
 
-    target = MlflowTarget(settings.tracking_uri, settings.experiment or night.config.name, settings.timeout_s)
+    target = MlflowTarget(settings.tracking_uri, settings.experiment, settings.timeout_s)  # None: the config's name
     for line in log_backlog(folder.parent, folder, target):
         night.say(f"ragmetrics: {line}")
 

@@ -1,11 +1,15 @@
-"""A tracker that accepts connections and never answers holds the night at most `timeout_s` in all, queued
-nights included (before: 2.0 s against timeout_s 1, and 4.0 s with one night queued: the timeout was paid per
-request and per night); every night stays queued and the notes say why."""
+"""A tracker that accepts connections and never answers holds the night at most `timeout_s` + 1 s in all
+(docs/mlflow.md), queued nights and loading MLflow's client included (before: 2.0 s against timeout_s 1, and
+4.0 s with one night queued: the timeout was paid per request and per night; then 4.6 s in a fresh process,
+the client's import outside the budget); every night stays queued and the notes say why."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +21,7 @@ from ragmetrics.cli.main import main
 
 pytest.importorskip("mlflow.tracking", reason="the [mlflow] extra (mlflow-skinny) is not installed")
 
-from ragmetrics.mlflow.nights import MlflowTarget, log_backlog, read_backlog, write_backlog
+from ragmetrics.mlflow.nights import read_backlog, write_backlog
 
 
 class _Silent:
@@ -69,13 +73,21 @@ def test_a_silent_tracker_costs_the_night_timeout_s_once(tmp_path: Path) -> None
     write_backlog(root, [f.name for f in queued])
     assert len(read_backlog(root)) == 2
     silent = _Silent()
+    # In a fresh process, as a night's: loading MLflow's client (seconds on a loaded machine) is in the budget.
+    code = ("import json, sys, time; from pathlib import Path\n"
+            "from ragmetrics.mlflow.nights import MlflowTarget, log_backlog\n"
+            "root, tonight, uri = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]\n"
+            "started = time.monotonic()\n"
+            "notes = log_backlog(root, tonight, MlflowTarget(tracking_uri=uri, timeout_s=1.0))\n"
+            "print(json.dumps({'took': time.monotonic() - started, 'mlflow': 'mlflow' in sys.modules, 'notes': notes}))")  # fmt: skip
     try:
-        started = time.monotonic()
-        notes = log_backlog(root, tonight, MlflowTarget(tracking_uri=f"http://127.0.0.1:{silent.port}", timeout_s=1.0))
-        took = time.monotonic() - started
+        done = subprocess.run([sys.executable, "-c", code, str(root), str(tonight), f"http://127.0.0.1:{silent.port}"],
+                              capture_output=True, text=True, timeout=300, check=True)  # fmt: skip
     finally:
         silent.close()
-    # the bound, not a speed: paid per request and night (before) this queue held it 6 s or more
-    assert took < 3.0, f"the logging step took {took:.2f} s against timeout_s 1"
+    outcome = json.loads(done.stdout.strip().splitlines()[-1])
+    # the bound, not a speed: timeout_s 1 + 1 s documented, + 1 s of slack for a loaded machine (paid per
+    # request and night, this queue held it 6 s or more; with the client's import outside, 4.6 s)
+    assert outcome["took"] < 3.0, f"the logging step took {outcome['took']:.2f} s against timeout_s 1"
     assert sorted(read_backlog(root)) == sorted([*(f.name for f in queued), tonight.name])  # nothing lost
-    assert any("not logged" in n for n in notes)
+    assert any("not logged" in n for n in outcome["notes"])

@@ -80,13 +80,18 @@ def _source_only_clause(report: Report, provenance: QrelsProvenance | None, metr
     if best_p == best_s and same_pairs:
         return f"source-only qrels ({check.questions} questions, no grader) agree"
     said = [f"{best_s} has the best mean" if best_s != best_p else f"{best_s} still has the best mean"]
+    pooled_pairs = {(a, b) for a, b, _ in better_p}
     if better_s:
-        pairs = ", ".join(f"{a} > {b} (p {p:.2g})" for a, b, p in better_s[:4])
+        pairs = ", ".join(
+            f"{a} > {b} (p {p:.2g}{', the reverse of the pooled verdict' if (b, a) in pooled_pairs else ''})"
+            for a, b, p in better_s[:4]
+        )
         more = f" and {len(better_s) - 4} more" if len(better_s) > 4 else ""
         said.append(f"significantly better: {pairs}{more}")
     else:
         said.append("no run is significantly better than another")
-    lost = [f"{a} > {b}" for a, b, _ in better_p if (a, b) not in {(x, y) for x, y, _ in better_s}]
+    source_pairs = {(a, b) for a, b, _ in better_s}
+    lost = [f"{a} > {b}" for a, b, _ in better_p if (a, b) not in source_pairs and (b, a) not in source_pairs]
     if lost:
         said.append(f"not significant there: {', '.join(lost[:4])}{' ...' if len(lost) > 4 else ''}")
     return (

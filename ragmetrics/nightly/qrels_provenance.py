@@ -136,15 +136,17 @@ def favour_warnings(provenance: QrelsProvenance, runs: Sequence[ComparedRun]) ->
     judge = provenance.pool_judge or {}
     graders = {model_key(m): m for m in _grader_models(judge)}
     reasons: dict[str, list[str]] = {}
-    unchecked: list[str] = []
+    unchecked = [run.name for run in runs if run.identity is None and not run.fused_from]
+    members = {run.name: _pooled_member(provenance, run.identity) for run in runs if run.identity is not None}
+    # Pooling favours a pooled run over the runs that were not pooled; when every compared run was pooled
+    # (TREC's practice: pool every system you compare) it favours none of them over another.
+    every_run_pooled = len(runs) > 0 and all(members.get(run.name) is not None for run in runs)
     for run in runs:
         if run.identity is None:
-            if not run.fused_from:
-                unchecked.append(run.name)
             continue
         found = []
-        member = _pooled_member(provenance, run.identity)
-        if member is not None:
+        member = members[run.name]
+        if member is not None and not every_run_pooled:
             found.append(
                 f"it ranks as the pooled run {member!r} does (same retriever, settings and models), so every "
                 "relevant chunk it found was graded while other runs' finds outside the pool count as non-relevant"

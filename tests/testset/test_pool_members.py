@@ -65,3 +65,25 @@ def test_model_names_are_compared_without_organisation_and_packaging() -> None:
     assert model_key("sentence-transformers/all-MiniLM-L6-v2") == model_key("all-MiniLM-L6-v2-onnx-int8")
     assert model_key("intfloat/multilingual-e5-small") == model_key("multilingual-e5-small-q4")
     assert model_key("multilingual-e5-small") != model_key("multilingual-e5-base")
+
+
+def test_pooling_every_compared_run_favours_none_of_them() -> None:
+    """TREC's practice, and the shipped recipe: pool every compared system and grade with a model none of them
+    ranks with. Then no run is favoured; leave one run out of the pool and the pooled ones are."""
+    e5 = {
+        "backend": "local",
+        "model": "multilingual-e5-small-q4",
+        "embedding_model": "multilingual-e5-small-q4",
+    }
+    specs = {
+        "bm25": ("bm25", {}),
+        "dense": ("dense", {}),
+        "bm25_rerank": ("bm25_embedding_rerank", {"candidates": 50}),
+    }
+    members = [
+        {"name": f"pool:{name}", **ranking_identity(kind, params)} for name, (kind, params) in specs.items()
+    ]
+    runs = [ComparedRun(name, ranking_identity(kind, params)) for name, (kind, params) in specs.items()]
+    assert favour_warnings(_provenance(members, e5), runs).warnings == []
+    partial = favour_warnings(_provenance(members[:2], e5), runs)
+    assert partial.favoured == ["bm25", "dense"]

@@ -10,9 +10,9 @@ from ragmetrics.schema import QrelsProvenance, Report
 __all__ = ["AVOID", "qrels_lines", "report_qrels", "verdict_warnings"]
 
 AVOID = (
-    "to avoid it: pool with systems other than those compared and a judge model none of them uses (the local "
-    "judge on e5: ragmetrics testset --pool-judge e5; or an LLM judge), or have people review the pooled grades "
-    "(ragmetrics label DIR --metric qrels); docs/testset.md says what each choice measured"
+    "to avoid it: pool every run you compare (ragmetrics testset --config night.yaml --pool config) and grade "
+    "with a model none of them ranks with (--pool-judge e5, or an LLM judge), or have people review the pooled "
+    "grades (ragmetrics label DIR --metric qrels); docs/testset.md says what each choice measured"
 )
 
 

@@ -67,11 +67,24 @@ class InputError(RagmetricsError, ValueError):
         super().__init__(f"{prefix}: {what}" if prefix else what)
 
 
+def json_fault(exc: json.JSONDecodeError) -> tuple[int, int]:
+    """The 1-based (line, column) of a JSON parse error's fault. Where the parser ran out of input (an object
+    missing its closing brace, a line cut short) it stops past the whitespace that follows, which for a JSON
+    line read with its newline is "line 2, column 1"; the fault is where the text stops, so that is named."""
+    doc, pos = exc.doc, exc.pos
+    if isinstance(doc, str) and 0 <= pos <= len(doc):
+        pos = min(pos, len(doc.rstrip(" \t\r\n")))  # JSON's whitespace, nothing more
+        line = doc.count("\n", 0, pos) + 1
+        return line, pos - (doc.rfind("\n", 0, pos) + 1) + 1
+    return exc.lineno, exc.colno
+
+
 def json_problem(exc: json.JSONDecodeError, *, line_in_text: bool = False) -> str:
     """What a JSON parse error says, ending with where: its column (and its line within the text, for a
-    multi-line document; a JSON-lines reader names the file's line itself). Python's message alone ends
-    "Invalid control character at" with nothing after it."""
-    where = f"line {exc.lineno}, column {exc.colno}" if line_in_text else f"column {exc.colno}"
+    multi-line document; a JSON-lines reader names the file's line itself), at the fault (`json_fault`).
+    Python's message alone ends "Invalid control character at" with nothing after it."""
+    line, column = json_fault(exc)
+    where = f"line {line}, column {column}" if line_in_text else f"column {column}"
     msg = exc.msg.rstrip()
     return f"invalid JSON: {msg} {where}" if msg.endswith(" at") else f"invalid JSON: {msg} ({where})"
 

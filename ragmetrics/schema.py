@@ -767,6 +767,22 @@ class SkippedRow(_Model):
     message: str
 
 
+class SourceOnlyCheck(_Model):
+    """The night's retrieval runs compared again on source-only qrels: each question's own source chunk (and
+    byte-identical copies of it), no grade from a judge or person. Its verdict beside the pooled one says how
+    far a retrieval verdict rests on the pool's grader (`nightly.source_only`)."""
+
+    questions: int = Field(ge=0, description="questions with a source chunk, the ones compared here")
+    metrics: list[str] = Field(description="the retrieval metrics compared on the source-only qrels")
+    means: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="run -> metric -> mean on the source-only qrels"
+    )
+    comparisons: list[PairComparison] = Field(
+        default_factory=list,
+        description="every pair of runs on each metric, with the night's test, correction and alpha",
+    )
+
+
 class QrelsProvenance(_Model):
     """Where a dataset's relevance grades came from, and what that means for comparing runs on them."""
 
@@ -785,10 +801,26 @@ class QrelsProvenance(_Model):
     shared_with_copies: int = Field(
         default=0, description="grades a chunk got because a copy of its text was graded (testset.duplicates)"
     )
+    pool_members: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="what each pooled run was (testset.json pool.members): name, and for a reference retriever "
+        "its kind, ranking settings and models",
+    )
     warnings: list[str] = Field(
         default_factory=list,
         description="compared runs the qrels may favour: runs that were pooled, or that rank with the pooling "
         "judge's model",
+    )
+    favoured: list[str] = Field(
+        default_factory=list, description="the compared runs the warnings name, in the order warned"
+    )
+    unchecked: list[str] = Field(
+        default_factory=list,
+        description="compared runs whose ranker ragmetrics did not build (a team's pipeline, a run file), so "
+        "whether the pool favours them could not be checked",
+    )
+    source_only: SourceOnlyCheck | None = Field(
+        default=None, description="the retrieval runs compared again on source-only qrels (pooled test sets)"
     )
 
     def describe(self) -> str:

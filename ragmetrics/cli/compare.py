@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from ragmetrics._textfile import read_utf8
 from ragmetrics.cli._common import add_allow_disjoint
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError, json_fault, json_problem
 from ragmetrics.options import CORRECTIONS, TESTS
 from ragmetrics.schema import Report, RunResult
 
@@ -163,7 +163,7 @@ def load_results(paths: list[str]) -> list[RunResult]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(json_problem(exc), source=path, line=exc.lineno) from exc
+            raise InputError(json_problem(exc), source=path, line=json_fault(exc)[0]) from exc
         results = _as_results(data, path)
         if chosen is not None:
             by_name = {r.name: r for r in results}

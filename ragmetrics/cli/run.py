@@ -101,21 +101,23 @@ def _run(args: argparse.Namespace) -> int:
         """Plain lines (not rich tables) that may carry run names or ids: control characters made visible."""
         print("\n".join(visible_controls(line) for line in text.split("\n")))
 
+    from ragmetrics.render.qrels_note import qrels_lines, report_qrels, verdict_warnings
     from ragmetrics.render.verdict import verdict_lines
 
     verdict = verdict_lines(outcome.report)
+    # Runs the pooled qrels may favour are said with the verdict, before any table, never under it.
+    warnings = verdict_warnings(report_qrels(outcome.report)) if verdict else []
     if verdict:  # the answer first; the tables below are the evidence
-        show("Verdict:\n" + "\n".join(f"  {line}" for line in verdict) + "\n")
+        show("Verdict:\n" + "\n".join(f"  {line}" for line in [*verdict, *warnings]) + "\n")
     print(format_report(outcome.report, "table").rstrip())
     partial = partial_metrics_table(outcome.report)
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
         print("\nMetrics not every run has (mean per run; not compared):")
         show("\n".join(partial))
     from ragmetrics.render.judge_note import judge_note
-    from ragmetrics.render.qrels_note import qrels_lines, report_qrels
     from ragmetrics.render.trust import trust_lines
 
-    provenance = qrels_lines(report_qrels(outcome.report))
+    provenance = qrels_lines(report_qrels(outcome.report), warnings=not warnings)
     if provenance:
         show("\n" + "\n".join(provenance))
 

@@ -82,8 +82,9 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     if partial:
         lines += ["## Metrics not every run has", "", *partial, ""]
     from ragmetrics.render.qrels_note import qrels_lines, report_qrels
+    from ragmetrics.render.verdict import verdict_lines
 
-    provenance = qrels_lines(report_qrels(report))
+    provenance = qrels_lines(report_qrels(report), warnings=not verdict_lines(report))
     if provenance:
         lines += ["## Where the relevance grades came from", "",
                   *(f"- {'**Warning:** ' + markdown_text(p[2:]) if p.startswith('! ') else markdown_text(p)}"
@@ -132,11 +133,23 @@ def _judge_md(report: Report) -> list[str]:
 
 
 def _verdict_md(report: Report) -> list[str]:
+    """The verdict lines (one the source-only qrels contradict in bold), then the runs the pooled qrels may
+    favour: with the verdict, not under the tables."""
+    from ragmetrics.render.qrels_note import report_qrels, verdict_warnings
     from ragmetrics.render.safe_text import markdown_text
-    from ragmetrics.render.verdict import verdict_lines
+    from ragmetrics.render.verdict import DIFFERS, verdict_lines
 
     lines = verdict_lines(report)
-    return ["## Verdict", "", *(f"- {markdown_text(line)}" for line in lines), ""] if lines else []
+    if not lines:
+        return []
+    shown = [
+        f"- **{markdown_text(line)}**" if DIFFERS in line else f"- {markdown_text(line)}" for line in lines
+    ]
+    warned = [
+        f"- **Warning:** {markdown_text(w[2:])}" if w.startswith("! ") else f"- {markdown_text(w)}"
+        for w in verdict_warnings(report_qrels(report))
+    ]
+    return ["## Verdict", "", *shown, *warned, ""]
 
 
 def partial_metrics_table(report: Report) -> list[str]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._jsonl import numbered_jsonl
 from ragmetrics._textfile import check_regular_file, open_regular, read_utf8
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError, json_fault, json_problem
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.text.language import LANGUAGE_CODE
 from ragmetrics.judge.tool_calls import parse_tool_calls
@@ -383,7 +383,9 @@ def _testset_folder(path: Path) -> Path | str | None:
     try:
         manifest = json.loads(read_utf8(path / "testset.json"))
     except json.JSONDecodeError as exc:
-        raise InputError(json_problem(exc), source=str(path / "testset.json"), line=exc.lineno) from None
+        raise InputError(
+            json_problem(exc), source=str(path / "testset.json"), line=json_fault(exc)[0]
+        ) from None
     corpus = manifest.get("corpus_path") if isinstance(manifest, dict) else None
     if corpus == "builtin":
         return Path(importlib.import_module("ragmetrics.collection").passages_path())

@@ -237,6 +237,7 @@ def _run_pipeline(
     for line in failure_summary(ordered, incomplete, config.max_failure_rate):
         night.say(line)
     report, labels = _report(night, dataset, ordered, scored, calls)
+    _check_on_source_qrels(night, dataset, runs, report)
     if config.pairwise is not None:
         from ragmetrics.nightly.pairwise_night import pairwise_summaries
 
@@ -424,6 +425,16 @@ def _report(
     return report, labels
 
 
+def _check_on_source_qrels(night: _Night, dataset: QADataset, runs: dict[str, Run | None], report: Report) -> None:
+    """On pooled qrels, the retrieval runs compared again on source-only qrels (`nightly.source_only`), kept with
+    the qrels' provenance so every verdict line can say whether the two agree."""
+    from ragmetrics.nightly.source_only import source_only_check
+
+    provenance = report.metadata.nightly.dataset.qrels if report.metadata.nightly is not None else None
+    if provenance is not None:
+        provenance.source_only = source_only_check(night.config, dataset, runs, report)
+
+
 def _gate(
     config: NightlyConfig,
     report: Report,
@@ -510,22 +521,23 @@ def _unaligned_note(config: NightlyConfig) -> str | None:
 
 
 def _provenance(config: NightlyConfig, dataset: QADataset, compared: list[str]) -> QrelsProvenance | None:
-    """Where the night's relevance grades came from, with a warning per compared run they may favour."""
-    from ragmetrics.nightly.config import RetrieverRunSpec, run_name
-    from ragmetrics.nightly.qrels_provenance import favour_warnings, qrels_provenance
-    from ragmetrics.retrievers import ALIASES
+    """Where the night's relevance grades came from, with a warning per compared run they may favour (runs
+    matched to the pool by what they are: a retriever's kind, settings and models; a fusion by its inputs)."""
+    from ragmetrics.nightly.config import FusionRunSpec, RetrieverRunSpec, run_name
+    from ragmetrics.nightly.qrels_provenance import ComparedRun, favour_warnings, qrels_provenance
+    from ragmetrics.retrievers.identity import ranking_identity
 
     provenance = qrels_provenance(dataset.relevance, dataset.source, dataset.testset_folder)
     if provenance is None:
         return None
-    kinds = {
-        run_name(s): (ALIASES.get(s.retriever, s.retriever), s.params)
-        for s in config.runs
-        if isinstance(s, RetrieverRunSpec)
-    }
-    runs = [(name, *kinds.get(name, ("", {}))) for name in compared]
-    provenance.warnings = favour_warnings(provenance, runs)
-    return provenance
+    known: dict[str, ComparedRun] = {}
+    for spec in config.runs:
+        if isinstance(spec, RetrieverRunSpec):
+            name = run_name(spec)
+            known[name] = ComparedRun(name, ranking_identity(spec.retriever, spec.params))
+        elif isinstance(spec, FusionRunSpec):
+            known[spec.name] = ComparedRun(spec.name, fused_from=tuple(spec.runs))
+    return favour_warnings(provenance, [known.get(name, ComparedRun(name)) for name in compared])
 
 
 def _judge_estimate(

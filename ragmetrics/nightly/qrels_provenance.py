@@ -7,7 +7,11 @@ so lets a verdict flip without a word:
 - a run that was itself pooled had its top-k judged, so every relevant chunk it found counts, while another
   run's finds outside the pool count as non-relevant;
 - a run that ranks with the pooling judge's own model (the local judge's MiniLM, and the `dense` and
-  `bm25_embedding_rerank` retrievers) agrees with the judge by construction.
+  `bm25_embedding_rerank` retrievers; or e5, or an LLM judge's embedding model, when a run's reranker uses it)
+  agrees with the judge by construction.
+
+Runs are matched to the pool by what they are (kind, ranking settings and models: `retrievers.identity`, as
+the test set recorded each pool member), never by their names.
 
 `qrels_provenance` reads the shares from a test-set folder's testset.json (or says the dataset's grades have
 no recorded origin); `favour_warnings` names each compared run in either case. Both go into report.json
@@ -17,18 +21,16 @@ no recorded origin); `favour_warnings` names each compared run in either case. B
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import read_utf8
 from ragmetrics.schema import QrelsProvenance
 
-__all__ = ["EMBEDDING_RETRIEVERS", "favour_warnings", "qrels_provenance"]
-
-
-EMBEDDING_RETRIEVERS = {"dense": "all-MiniLM-L6-v2", "bm25_embedding_rerank": "all-MiniLM-L6-v2"}
-"""Reference retriever kinds that rank with an embedding model by default, and the model (as its name starts)."""
+__all__ = ["ComparedRun", "favour_warnings", "model_key", "qrels_provenance"]
 
 
 def qrels_provenance(
@@ -59,8 +61,10 @@ def qrels_provenance(
             judge = {k: (str(v) if v is not None else None) for k, v in given.items()}
         elif isinstance(manifest.get("judge"), str):  # a test set built before the pool recorded its judge
             judge = {"backend": manifest["judge"], "model": None, "embedding_model": None}
+    members = pool.get("members") if pool is not None else None
     shared = qrels.get("shared_with_copies", 0) if isinstance(qrels, dict) else 0
     return QrelsProvenance(
+        pool_members=[dict(m) for m in members if isinstance(m, dict)] if isinstance(members, list) else [],
         source=str(folder),
         relevant=sum(by_origin.values()),
         by_origin=by_origin,
@@ -81,32 +85,91 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def favour_warnings(
-    provenance: QrelsProvenance, runs: Sequence[tuple[str, str, Mapping[str, Any]]]
-) -> list[str]:
-    """A warning per compared run the qrels may favour. `runs`: (run name, retriever kind or '' for a run
-    not built by a reference retriever, its params)."""
+@dataclass(frozen=True)
+class ComparedRun:
+    """A compared run as the pool check sees it: its name, what it is when ragmetrics built it (a reference
+    retriever's `ranking_identity`, else None), and the runs a fused run was fused from."""
+
+    name: str
+    identity: Mapping[str, Any] | None = None
+    fused_from: Sequence[str] = ()
+
+
+def model_key(name: str) -> str:
+    """A model's name without its organisation and packaging, so "sentence-transformers/all-MiniLM-L6-v2" and the
+    local judge's "all-MiniLM-L6-v2-onnx-int8" (or "intfloat/multilingual-e5-small" and
+    "multilingual-e5-small-q4") are one model."""
+    base = name.strip().lower().rsplit("/", 1)[-1]
+    return re.sub(r"([-_.](onnx|int8|int4|uint8|q4|q8|fp16|fp32|quantized|gguf))+$", "", base)
+
+
+def _grader_models(judge: Mapping[str, str | None]) -> list[str]:
+    names = [judge.get("model"), judge.get("embedding_model")]
+    return list(dict.fromkeys(part.strip() for n in names if n for part in n.split(" + ") if part.strip()))
+
+
+def _pooled_member(provenance: QrelsProvenance, identity: Mapping[str, Any]) -> str | None:
+    """The pool member that ranks as `identity` does, by kind, settings and models; None when none does. A test
+    set from before pool members were recorded names kinds only: then a retriever of that kind with its
+    default settings is the member."""
+    from ragmetrics.retrievers.identity import ranking_identity, same_ranking
+
+    if provenance.pool_members:
+        for member in provenance.pool_members:
+            if member.get("retriever") and same_ranking(member, identity):
+                return str(member.get("name"))
+        return None
+    for name in provenance.pool_runs:
+        kind = name.removeprefix("pool:")
+        if same_ranking(ranking_identity(kind, {}), identity):
+            return name
+    return None
+
+
+def favour_warnings(provenance: QrelsProvenance, runs: Sequence[ComparedRun]) -> QrelsProvenance:
+    """`provenance` with a warning per compared run the qrels may favour (`warnings`, `favoured`), and the runs
+    that could not be checked (`unchecked`). Runs are matched to the pool by what they are, never by name: a
+    run named "bm25" with other settings is not the pool's BM25, and "my_dense" is the pool's "pool:dense"."""
     if not provenance.by_origin.get("judge"):
-        return []
+        return provenance
     share = provenance.by_origin["judge"] / provenance.relevant if provenance.relevant else 0.0
-    pooled = {r.removeprefix("pool:") for r in provenance.pool_runs}
     judge = provenance.pool_judge or {}
-    judge_models = " ".join(filter(None, [judge.get("model"), judge.get("embedding_model")]))
-    out = []
-    for name, kind, params in runs:
-        reasons = []
-        # By what the run is (a reference retriever of a pooled kind with default params), never by its name: a
-        # team's pipeline run named "bm25" is not the pool's BM25.
-        if kind and kind in pooled and not params:
-            reasons.append("it is one of the runs the qrels were pooled from, so every relevant chunk it found was "
-                           "graded while other runs' finds outside the pool count as non-relevant")  # fmt: skip
-        model = EMBEDDING_RETRIEVERS.get(kind)
-        custom = kind == "bm25_embedding_rerank" and params.get("reranker") is not None
-        if model is not None and not custom and judge.get("backend") == "local" and model in judge_models:
-            reasons.append(
-                f"it ranks with {model}, the model of the local judge that graded the pool ({share:.0%} of "
-                "the relevant grades), so the grades agree with it by construction"
+    graders = {model_key(m): m for m in _grader_models(judge)}
+    reasons: dict[str, list[str]] = {}
+    unchecked = [run.name for run in runs if run.identity is None and not run.fused_from]
+    members = {run.name: _pooled_member(provenance, run.identity) for run in runs if run.identity is not None}
+    # Pooling favours a pooled run over the runs that were not pooled; when every compared run was pooled
+    # (TREC's practice: pool every system you compare) it favours none of them over another.
+    every_run_pooled = len(runs) > 0 and all(members.get(run.name) is not None for run in runs)
+    for run in runs:
+        if run.identity is None:
+            continue
+        found = []
+        member = members[run.name]
+        if member is not None and not every_run_pooled:
+            found.append(
+                f"it ranks as the pooled run {member!r} does (same retriever, settings and models), so every "
+                "relevant chunk it found was graded while other runs' finds outside the pool count as non-relevant"
             )
-        if reasons:
-            out.append(f"the comparison may favour run {name!r}: {'; and '.join(reasons)}")
-    return out
+        shared = [graders[k] for m in run.identity.get("models") or [] if (k := model_key(str(m))) in graders]
+        if shared:
+            found.append(
+                f"it ranks with {shared[0]}, the model of the {judge.get('backend') or ''} judge that graded the "
+                f"pool ({share:.0%} of the relevant grades), so the grades agree with it by construction"
+            )
+        if found:
+            reasons[run.name] = found
+    for run in runs:  # a fused run inherits what favours the runs it fuses
+        inherited = [name for name in run.fused_from if name in reasons]
+        if inherited:
+            reasons[run.name] = [f"it fuses {', '.join(map(repr, inherited))}, which the qrels may favour"]
+    return provenance.model_copy(
+        update={
+            "warnings": [
+                f"the comparison may favour run {name!r}: {'; and '.join(why)}"
+                for name, why in reasons.items()
+            ],
+            "favoured": list(reasons),
+            "unchecked": unchecked,
+        }
+    )

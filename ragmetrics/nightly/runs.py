@@ -243,7 +243,7 @@ def score_retrieval(
     if not ranked:
         return {}
     qrels = dataset.qrels()
-    lengths = _passage_lengths(config, dataset)
+    lengths = passage_lengths(config, dataset)
     budget = {"lengths": lengths, "straddle": config.retrieval.straddle} if lengths is not None else {}
     out: dict[str, RunResult] = {}
     unjudged = dataset.unjudged()
@@ -273,7 +273,7 @@ def traced_run_names(config: NightlyConfig, dataset: QADataset) -> list[str]:
     return [name for prefix in own for name in dataset.traced.span_run_names(prefix)]
 
 
-def _passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
+def passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
     """Token counts of the dataset's passages when a token-budget metric is asked for, else None."""
     from ragmetrics.retrieval.metrics import parse_metrics
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError, json_fault, json_problem
 from ragmetrics.retrieval._build import Columns, Origin
 from ragmetrics.retrieval.io_dict import columns_from_flat, columns_from_nested
 from ragmetrics.retrieval.io_trec import read_bytes
@@ -53,7 +53,7 @@ def _loads(text: str, source: str, line: int | None = None) -> Any:
         raise InputError(
             json_problem(exc),
             source=source,
-            line=exc.lineno if line is None else line,
+            line=json_fault(exc)[0] if line is None else line,
         ) from None
     except _DuplicateKey as exc:
         raise InputError(

@@ -509,6 +509,10 @@ def build_testset(
         say(f"pooling {len(pool)} run(s), top {settings.pool_depth}, graded by the {grader.backend} judge"
             + (" on e5" if grader is not judge else ""))  # fmt: skip
         add_pool(testset, pool, grader, corpus=source)
+        skipped = (testset.pool or {}).get("empty_chunks_skipped", 0)
+        if skipped:
+            say(f"pool: {skipped} empty chunk(s) the pooled runs ranked in their top {settings.pool_depth} skipped "
+                "(not judged, not relevant), as drafting skips them")  # fmt: skip
     testset.seconds = round(time.monotonic() - started, 2)
     return testset
 

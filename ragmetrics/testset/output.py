@@ -24,7 +24,7 @@ from typing import Any
 from ragmetrics._jsonl import validated_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics._version import __version__
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError, json_fault, json_problem
 from ragmetrics.testset.build import FILTERS, TestSet
 from ragmetrics.testset.duplicates import shared_count
 from ragmetrics.testset.settings import Grade, TestItem
@@ -228,7 +228,7 @@ def read_format_manifest(path: Path, expected: str, what: str) -> dict[str, Any]
     try:
         data = json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
-        raise InputError(json_problem(exc), source=str(path), line=exc.lineno) from None
+        raise InputError(json_problem(exc), source=str(path), line=json_fault(exc)[0]) from None
     if not isinstance(data, dict) or data.get("format") != expected:
         raise InputError(f"not {what} (format {expected!r} expected)", source=str(path))
     return data

@@ -177,7 +177,13 @@ def render_page(
         parts.append(
             f"<p>Pool: top {_e(pool.get('depth'))} of {_e(', '.join(pool.get('runs', [])))}; {_e(pool.get('pairs'))} "
             f"pairs, {_e(pool.get('graded'))} graded by the judge, {_e(pool.get('relevant_added'))} relevant chunks "
-            f"added, {_e(pool.get('failures'))} failed.</p>"
+            f"added, {_e(pool.get('failures'))} failed"
+            + (
+                f"; {_e(pool.get('empty_chunks_skipped'))} empty chunks skipped, as in drafting"
+                if pool.get("empty_chunks_skipped")
+                else ""
+            )
+            + ".</p>"
         )
     review = data.get("review")
     if review:

@@ -27,7 +27,7 @@ from ragmetrics.retrieval.run import Run
 from ragmetrics.testset.corpus import Corpus
 from ragmetrics.testset.settings import Grade, TestItem, TestsetSettings
 
-__all__ = ["judge_to_scale", "pool_grades", "pool_runs"]
+__all__ = ["empty_chunk_ids", "judge_to_scale", "pool_grades", "pool_runs"]
 
 
 def judge_to_scale(grade: int, source_grade: int) -> int:
@@ -35,17 +35,22 @@ def judge_to_scale(grade: int, source_grade: int) -> int:
     return max(0, round((grade - 1) * source_grade / (GRADE_SCALE - 1)))
 
 
-def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) -> list[Run]:
-    """The pool's runs over the items' questions: `Run`s as given, run files read, and reference retriever
-    kinds built over the whole corpus (which then sits in memory: a pool is for corpora a retriever can index)."""
+def pool_runs(
+    corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]
+) -> list[tuple[Run, dict[str, Any]]]:
+    """The pool's runs over the items' questions, each with what it is (its `member` record): `Run`s as given,
+    run files read, and reference retriever kinds built over the whole corpus (which then sits in memory: a
+    pool is for corpora a retriever can index). A retriever's record holds its kind, ranking settings and
+    models (`retrievers.identity`), so a night matches its runs to the pool by what they are, not by name."""
     from ragmetrics.retrievers import ALIASES, KINDS, build_run
+    from ragmetrics.retrievers.identity import ranking_identity
 
     queries = {i.id: i.question for i in items}
-    runs: list[Run] = []
+    runs: list[tuple[Run, dict[str, Any]]] = []
     passages: list[dict[str, object]] | None = None
     for entry in pool:
         if isinstance(entry, Run):
-            runs.append(entry)
+            runs.append((entry, {"name": entry.name, "run": entry.source or "given in Python"}))
             continue
         spec: Mapping[str, Any] | None = None
         if isinstance(entry, str) and (entry in KINDS or entry in ALIASES):
@@ -55,15 +60,12 @@ def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) ->
         if spec is not None:
             if passages is None:  # the text alone, as every retriever run indexes it (titles are not indexed)
                 passages = [{"id": c.id, "text": c.text} for c in corpus]
-            runs.append(
-                build_run(
-                    str(spec["retriever"]),
-                    spec.get("params") or None,
-                    passages,
-                    queries,
-                    name=f"pool:{spec.get('name') or spec['retriever']}",
-                )
+            name = f"pool:{spec.get('name') or spec['retriever']}"
+            built = build_run(
+                str(spec["retriever"]), spec.get("params") or None, passages, queries, name=name
             )
+            identity = ranking_identity(str(spec["retriever"]), spec.get("params") or {})
+            runs.append((built, {"name": name, **identity}))
             continue
         if isinstance(entry, str | Path):
             path = Path(entry)
@@ -73,10 +75,11 @@ def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) ->
                     source=str(entry),
                     field="pool",
                 )
-            runs.append(Run.read(path))
+            read = Run.read(path)
+            runs.append((read, {"name": read.name, "run": str(path)}))
             continue
         raise InputError(f"cannot pool a {type(entry).__name__}", field="pool")
-    for run in runs:
+    for run, _ in runs:
         known = set(run.to_dict())
         if not known & set(queries):
             raise InputError(
@@ -85,6 +88,11 @@ def pool_runs(corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]) ->
                 field="pool",
             )
     return runs
+
+
+def empty_chunk_ids(corpus: Corpus) -> set[str]:
+    """The ids of the corpus's chunks whose text is empty or only whitespace (one pass over the corpus)."""
+    return {chunk.id for chunk in corpus if not chunk.text.strip()}
 
 
 def pool_grades(
@@ -99,15 +107,28 @@ def pool_grades(
     unanswerable questions a pooled chunk answers (question id -> chunk id)."""
     from ragmetrics.qrels_fill import fill_qrels
 
-    runs = pool_runs(corpus, items, pool)
+    members = pool_runs(corpus, items, pool)
     ids = {i.id for i in items}
     depth = settings.pool_depth
+    # An empty chunk answers nothing: skipped here as drafting skips it (a text empty or only whitespace),
+    # taken out of every pooled ranking before its top `depth` is read, so each run still pools `depth`
+    # chunks with text and no empty chunk reaches the judge.
+    empty = empty_chunk_ids(corpus)
+    skipped: set[str] = set()
+    trimmed: list[Run] = []
+    for run, _ in members:
+        rankings: dict[str, dict[str, float]] = {}
+        for qid, ranking in run.to_dict().items():
+            if qid not in ids:
+                continue
+            skipped.update(d for d in list(ranking)[:depth] if d in empty)
+            kept = {d: v for d, v in ranking.items() if d not in empty}
+            if kept:
+                rankings[qid] = kept
+        if rankings:
+            trimmed.append(Run.from_dict(rankings, name=run.name))
     pooled_docs = {
-        doc
-        for run in runs
-        for qid, ranking in run.to_dict().items()
-        if qid in ids
-        for doc in list(ranking)[:depth]
+        doc for run in trimmed for ranking in run.to_dict().values() for doc in list(ranking)[:depth]
     }
     texts = {
         cid: (f"{c.title}\n{c.text}" if c.title else c.text)
@@ -118,29 +139,17 @@ def pool_grades(
         raise InputError(
             f"{len(missing)} pooled chunk id(s) are not in the corpus, e.g. {missing[0]!r}", field="pool"
         )
-    # An empty chunk answers nothing: left unjudged (non-relevant by convention), never sent to the judge.
-    empty = {cid for cid, text in texts.items() if not text.strip()}
-    trimmed = [
-        Run.from_dict(
-            {
-                q: kept
-                for q, r in run.to_dict().items()
-                if q in ids and (kept := {d: v for d, v in r.items() if d not in empty})
-            },
-            name=run.name,
-        )
-        for run in runs
-    ]
-    trimmed = [r for r in trimmed if r.to_dict()]
     known = {(g.query_id, g.doc_id): g for g in grades}
     human: dict[str, dict[str, int]] = {}
     for g in grades:
         human.setdefault(g.query_id, {})[g.doc_id] = g.grade
     who = judge.info()
     info: dict[str, Any] = {
-        "runs": [r.name for r in runs],
+        "runs": [r.name for r, _ in members],
+        "members": [member for _, member in members],
         "judge": {"backend": who.backend, "model": who.model, "embedding_model": who.embedding_model},
-        "empty_chunks_unjudged": len(empty),
+        "empty_chunks_skipped": len(skipped),
+        "empty_chunks_unjudged": len(skipped),
         "depth": depth,
         "pairs": 0,
         "graded": 0,

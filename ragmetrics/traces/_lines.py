@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._textfile import open_regular, read_utf8
-from ragmetrics.errors import InputError, json_problem
+from ragmetrics.errors import InputError, json_fault, json_problem
 
 __all__ = ["json_lines_or_document"]
 
@@ -28,7 +28,8 @@ def json_lines_or_document(path: Path, what: str) -> Iterator[tuple[int, Any]]:
                 parsed = json.loads(raw)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 if lines:
-                    raise InputError(f"not {what}: {exc}", source=source, line=number) from None
+                    problem = json_problem(exc) if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    raise InputError(f"not {what}: {problem}", source=source, line=number) from None
                 break
             lines += 1
             yield number, parsed
@@ -37,4 +38,4 @@ def json_lines_or_document(path: Path, what: str) -> Iterator[tuple[int, Any]]:
     try:
         yield 1, json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
-        raise InputError(json_problem(exc), source=source, line=exc.lineno) from None
+        raise InputError(json_problem(exc), source=source, line=json_fault(exc)[0]) from None

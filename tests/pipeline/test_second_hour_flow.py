@@ -138,7 +138,7 @@ def test_corpus_to_testset_to_traced_night_to_score(tmp_path: Path, capsys: pyte
     qrels = report["metadata"]["nightly"]["dataset"]["qrels"]
     assert qrels["by_origin"]["judge"] > 0 and "MiniLM" in qrels["pool_judge"]["model"]
     dense = [w for w in qrels["warnings"] if "'dense'" in w]
-    assert dense and "ranks with all-MiniLM-L6-v2" in dense[0] and "pooled from" in dense[0]
+    assert dense and "ranks with all-MiniLM-L6-v2" in dense[0] and "ranks as the pooled run" in dense[0]
     md = (folder / "report.md").read_text()
     html = (folder / "report.html").read_text()
     assert "## Where the relevance grades came from" in md and "**Warning:** the comparison may favour run 'dense'" in md

@@ -91,27 +91,33 @@ def test_the_pool_judge_is_recorded_in_the_manifest(tmp_path: Path) -> None:
 
 
 def test_an_e5_pool_judge_is_not_the_dense_retrievers_model() -> None:
-    from ragmetrics.nightly.qrels_provenance import favour_warnings
+    from ragmetrics.nightly.qrels_provenance import ComparedRun, favour_warnings
+    from ragmetrics.retrievers.identity import ranking_identity
     from ragmetrics.schema import QrelsProvenance
 
     ts = build_testset("builtin", size=6, seed=2, pool=["dense"], pool_judge="e5")
     assert ts.pool is not None and ts.pool["judge"]["model"] == "multilingual-e5-small-q4"
     provenance = QrelsProvenance(source="t", relevant=10, by_origin={"judge": 6, "source": 4},
-                                 pool_runs=ts.pool["runs"], pool_judge=ts.pool["judge"])  # fmt: skip
-    (dense,) = favour_warnings(provenance, [("dense", "dense", {}), ("rerank", "bm25_embedding_rerank", {})])
-    assert "pooled from" in dense and "ranks with" not in dense  # pooled, but not graded by its own model
+                                 pool_runs=ts.pool["runs"], pool_judge=ts.pool["judge"],
+                                 pool_members=ts.pool["members"])  # fmt: skip
+    runs = [ComparedRun("dense", ranking_identity("dense", {})),
+            ComparedRun("rerank", ranking_identity("bm25_embedding_rerank", {}))]  # fmt: skip
+    (dense,) = favour_warnings(provenance, runs).warnings
+    assert "pooled run 'pool:dense'" in dense and "ranks with" not in dense  # pooled, not graded by its model
     minilm = provenance.model_copy(update={"pool_judge": {"backend": "local", "model": "all-MiniLM-L6-v2-onnx-int8"}})
-    warned = favour_warnings(minilm, [("rerank", "bm25_embedding_rerank", {}), ("own", "bm25_embedding_rerank",
-                                                                                {"reranker": "my:fn"})])  # fmt: skip
+    own = ComparedRun("own", ranking_identity("bm25_embedding_rerank", {"reranker": "my:fn"}))
+    warned = favour_warnings(minilm, [runs[1], own]).warnings
     assert len(warned) == 1 and "'rerank'" in warned[0] and "60% of the relevant grades" in warned[0]
 
 
 def test_the_pooling_warning_goes_by_retriever_never_by_name() -> None:
-    from ragmetrics.nightly.qrels_provenance import favour_warnings
+    from ragmetrics.nightly.qrels_provenance import ComparedRun, favour_warnings
+    from ragmetrics.retrievers.identity import ranking_identity
     from ragmetrics.schema import QrelsProvenance
 
     provenance = QrelsProvenance(source="t", relevant=10, by_origin={"judge": 6, "source": 4},
                                  pool_runs=["pool:bm25"], pool_judge={"backend": "local", "model": "x"})  # fmt: skip
     # the team's own pipeline run named "bm25" was not pooled; the reference BM25 under another name was
-    warned = favour_warnings(provenance, [("bm25", "", {}), ("lexical", "bm25", {})])
-    assert len(warned) == 1 and "'lexical'" in warned[0]
+    checked = favour_warnings(provenance, [ComparedRun("bm25"), ComparedRun("lexical", ranking_identity("bm25", {}))])
+    assert len(checked.warnings) == 1 and "'lexical'" in checked.warnings[0]
+    assert checked.unchecked == ["bm25"]

@@ -19,9 +19,9 @@ from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
 from ragmetrics.render.html.summary import all_metrics, baseline_block, comparisons_block, summary_block
 from ragmetrics.render.judge_note import judge_note
-from ragmetrics.render.qrels_note import qrels_lines, report_qrels
+from ragmetrics.render.qrels_note import qrels_lines, report_qrels, verdict_warnings
 from ragmetrics.render.trust import trust_html
-from ragmetrics.render.verdict import verdict_lines
+from ragmetrics.render.verdict import DIFFERS, verdict_lines
 from ragmetrics.schema import GateResult, Report
 
 
@@ -44,10 +44,17 @@ def render_html(
         _meta_block(report),
     ]
     verdict = verdict_lines(report)
-    if verdict:  # the answer before the evidence
-        parts.append(
-            "<h2>Verdict</h2><ul class='verdict'>" + "".join(f"<li>{_e(v)}</li>" for v in verdict) + "</ul>"
-        )
+    if verdict:  # the answer before the evidence, with the runs the pooled qrels may favour
+        items = [
+            f"<li class='warn'><b>{_e(v)}</b></li>" if DIFFERS in v else f"<li>{_e(v)}</li>" for v in verdict
+        ]
+        items += [
+            f"<li class='warn'><b>Warning:</b> {_e(w[2:])}</li>"
+            if w.startswith("! ")
+            else f"<li>{_e(w)}</li>"
+            for w in verdict_warnings(report_qrels(report))
+        ]
+        parts.append("<h2>Verdict</h2><ul class='verdict'>" + "".join(items) + "</ul>")
     if gate is not None:
         parts.append(_gate_block(report, gate))
     parts.append(summary_block(report))
@@ -108,7 +115,7 @@ def _meta_block(report: Report) -> str:
     s = report.settings
     rows.append(f"test {_e(s.test)}, correction {_e(s.correction)}, &alpha; = {s.alpha:g}")
     block = "<p class='meta'>" + " &middot; ".join(rows) + "</p>"
-    provenance = qrels_lines(report_qrels(report))
+    provenance = qrels_lines(report_qrels(report), warnings=not verdict_lines(report))
     if provenance:  # retrieval verdicts on pooled qrels: who graded them, and which runs they may favour
         items = "".join(
             f"<li class='warn'><b>Warning:</b> {_e(p[2:])}</li>"

@@ -18,6 +18,7 @@ h1{font-size:22px;margin:0 0 4px;overflow-wrap:anywhere}
 h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .meta{color:var(--muted);font-size:12.5px;overflow-wrap:anywhere}.meta code{font-size:12px}
 .qrels-provenance{padding-left:18px}.qrels-provenance .warn{color:#8a4b00}
+ul.verdict .warn{color:#8a4b00;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
 .scroll{overflow-x:auto;max-width:100%}
 @media (max-width:700px){.scroll::before{content:"\\2194  scrolls sideways";display:block;position:sticky;left:0;font-size:11px;color:#5b6673;padding:2px 4px}}

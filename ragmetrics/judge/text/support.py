@@ -619,6 +619,15 @@ def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset
     return tuple(out)
 
 
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=4096)
+def _plain_text(text: str) -> str:
+    """`text` lowercased with its whitespace collapsed: how a copied clause is found in its chunk."""
+    return _SPACES.sub(" ", text.lower()).strip(" .;:,!?")
+
+
 def _polarity(
     statement: str, passage: str, language: str | None, whole: str | None = None
 ) -> Conflict | None:
@@ -629,10 +638,11 @@ def _polarity(
     theirs = _fine_clauses(passage, language)
     everywhere = _fine_clauses(whole, language) if whole and whole != passage else theirs
     english = (language or "en").startswith("en")
+    verbatim = f" {_plain_text(whole or passage)} "
     for part in _polarity_clauses(statement):
         mine = _stems(_without_negation(part, language))
-        if not mine:
-            continue
+        if not mine or f" {_plain_text(part)} " in verbatim:
+            continue  # a clause the chunk holds word for word has the chunk's polarity, however either is cut
         clause, negated, words = max(theirs, key=lambda c: len(mine & c[2]))
         same = coverage(mine, words)
         mine_negated = has_negation(part, language)

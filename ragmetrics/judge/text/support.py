@@ -45,6 +45,7 @@ __all__ = [
     "disagreements",
     "grounded_share",
     "has_negation",
+    "joint_support",
     "numbers_in",
     "resolve_pronoun",
     "starts_with_pronoun",
@@ -823,3 +824,42 @@ def covers(statement: str, other: str, language: str | None = None, question: st
         _number_matches(n, stated, approximate) for n in numbers
     )
     return hits / total >= SUPPORTED_COVER
+
+
+JOINT_SHARE = 0.8
+"""`joint_support`: the share of a part's content words and numbers the one chunk that supports it must hold."""
+
+
+def joint_support(
+    statement: str,
+    chunks: list[str] | tuple[str, ...],
+    language: str | None = None,
+    question: str | None = None,
+    *,
+    additions: bool = True,
+) -> list[int] | None:
+    """The chunks (0-based) that support `statement` together, or None when they do not: RAGAS asks whether
+    the context supports a statement, and the context is every chunk, so "Paris is the capital of France and
+    the Seine flows through it" is supported by a chunk on each half.
+
+    The statement is cut into its parts (at commas, semicolons and conjunctions, as `conflicts` cuts what it
+    adds); every part that claims something must have one chunk holding `JOINT_SHARE` of its words and numbers
+    (`grounded_share`) with nothing in the part conflicting with that chunk (`conflicts`), and the parts must
+    need at least two chunks. Word by word over all the chunks at once would let a fabricated statement
+    collect its words from here and there; part by part, each claim is still checked where it is made."""
+    parts = [p for p in _ADDITION_BREAK.split(statement) if p and _claim_units(p) | numbers_in(p)]
+    if len(parts) < 2 or len(chunks) < 2:
+        return None
+    used: list[int] = []
+    for part in parts:
+        holders = [
+            k
+            for k, chunk in enumerate(chunks)
+            if grounded_share(part, chunk, language) >= JOINT_SHARE
+            and not conflicts(part, chunk, "", language, question, additions=additions)
+        ]
+        if not holders:
+            return None
+        used.append(next((k for k in holders if k in used), holders[0]))
+    together = sorted(set(used))
+    return together if len(together) >= 2 else None

@@ -235,6 +235,16 @@ def _run_pipeline(
     for line in failure_summary(ordered, incomplete, config.max_failure_rate):
         night.say(line)
     report, labels = _report(night, dataset, ordered, scored, calls)
+    if scored.judged_samples:
+        from ragmetrics.nightly.formatting_check import check_formatting
+
+        said: list[str] = []
+        with _timed(night.timings, "formatting_check"):
+            settings = config.judge.settings() if config.judge is not None else None
+            checks = check_formatting(settings, report, scored.judged_samples, scored.judge_info, said)
+        report.metadata.nightly.formatting = checks  # type: ignore[union-attr]
+        report.metadata.notes = [*report.metadata.notes, *said]
+        night.notes.extend(said)
     if config.pairwise is not None:
         from ragmetrics.nightly.pairwise_night import pairwise_summaries
 

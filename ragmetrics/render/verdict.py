@@ -4,6 +4,8 @@ For each compared metric the best run by mean (the lowest for latency, tokens an
 best" when its paired comparison with every other run is significant after correction, else "ahead" of the
 runs it beats significantly and level with the others (named, with the corrected p of the closest). Metrics
 with the same best run and the same certainty share a line, so a night of ten metrics reads in two or three.
+A judge metric the night found to move with the answers' formatting (`NightlyRun.formatting`, the rule in
+`judge.text.formatting`) gets a line of its own that declares no difference and says how many answers moved.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def verdict_lines(report: Report) -> list[str]:
     if len(runs) < 2 or not report.metrics:
         return []
     groups: dict[tuple[str, str], list[tuple[str, float | None]]] = {}  # (best, level with) -> (metric, p)
+    nightly = report.metadata.nightly
+    formatting = {c.metric: c.text for c in (nightly.formatting if nightly is not None else []) if c.depends}
+    flagged: list[str] = []
     for metric in report.metrics:
         means: dict[str, float] = {
             r.name: value for r in runs if (value := r.aggregate.get(metric)) is not None
@@ -42,6 +47,11 @@ def verdict_lines(report: Report) -> list[str]:
         if len(means) < 2:
             continue
         best = (min if lower_is_better(metric) else max)(means, key=means.__getitem__)
+        if metric in formatting:
+            flagged.append(
+                f"{best} has the best mean on {metric}, but no difference on it is declared: {formatting[metric]}"
+            )
+            continue
         level: list[tuple[str, float]] = []
         for other in means:
             if other == best:
@@ -78,4 +88,4 @@ def verdict_lines(report: Report) -> list[str]:
                 f"{best} has the best mean on {names}, but is not significantly better than {level_with} "
                 f"(corrected p {min(ps):.2g}{'' if len(ps) == 1 else f'-{max(ps):.2g}'}): treat them as level"
             )
-    return lines
+    return lines + flagged

@@ -1,6 +1,6 @@
 """Faithfulness of verbatim extractive answers: how many score below 1 with the local judge.
 
-    python benchmarks/bench_copied_faithfulness.py [--answers 200] [--seed 0]
+    python benchmarks/bench_copied_faithfulness.py [--answers 200] [--seed 0] [--formatting]
 
 Every answer copies 1, 2 or 3 chunks of the built-in collection word for word, joined as an extractive
 generator joins them: with a space and no full stop (the chunk's own final stop dropped, as docstring
@@ -8,6 +8,9 @@ paragraphs often lack one), with ". ", or with a line break. The contexts are th
 (shuffled against the answer's order for a third of the samples), plus one unrelated chunk. A judge whose
 faithfulness does not depend on where sentences break scores every one of them 1. Also printed: the same
 answers with an invented clause appended, which must not score 1 (the check stays a check).
+
+With --formatting, the night's formatting check (judge.text.formatting) also runs on every answer scored 0 or
+1: each re-scored with its full stops removed, a full stop at each copy boundary, and its whitespace collapsed.
 
 Chunks are the collection's paragraphs (blank-line separated) of 8 to 60 words that are prose, not code.
 Run it against another checkout (PYTHONPATH) for a before/after figure.
@@ -72,6 +75,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--answers", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--formatting", action="store_true", help="also run the formatting check on every answer"
+    )
     args = parser.parse_args()
     copied = samples(args.answers, args.seed)
     invented = [
@@ -100,6 +106,33 @@ def main() -> None:
     full = sum(1 for s in invented if res.per_query[s["id"]]["faithfulness"] == 1.0)
     print(f"answers with an invented clause scored 1: {full} of {len(invented)}")
     print(f"failures: {len(res.failures)}; {seconds:.1f} s")
+    if args.formatting:
+        formatting_check(copied + invented, res.per_query)
+
+
+def formatting_check(samples: list[dict[str, Any]], scores: dict[str, dict[str, float | None]]) -> None:
+    """The night's formatting check (judge.text.formatting) on these answers, all of them rather than a sample."""
+    from ragmetrics.judge.text.formatting import FormattingCheck, answer_changed, checkable, perturbations
+
+    variants = []
+    originals = {}
+    for s in samples:
+        score = scores[s["id"]]["faithfulness"]
+        if not checkable(score):
+            continue
+        originals[s["id"]] = float(score or 0.0)
+        for name, text in perturbations(s["answer"], s["contexts"]).items():
+            variants.append({**s, "id": f"{s['id']}|{name}", "answer": text})
+    res = evaluate_rag(variants, ["faithfulness"], LocalJudge(), progress=False)
+    moved: Counter[str] = Counter()
+    changed = 0
+    for sid, original in originals.items():
+        perturbed = {v["id"].split("|")[1]: res.per_query[v["id"]]["faithfulness"] for v in variants
+                     if v["id"].split("|")[0] == sid}  # fmt: skip
+        names = answer_changed(original, perturbed)
+        moved.update(names)
+        changed += bool(names)
+    print(FormattingCheck("faithfulness", len(originals), changed, dict(moved)).describe())
 
 
 if __name__ == "__main__":

@@ -239,6 +239,10 @@ def test_local_judge_supports_a_statement_the_chunks_hold_together() -> None:
         # two places of one chunk are not cut apart
         ("alpha beta gamma eta theta iota", ["alpha beta gamma delta eta theta iota"],
          ["alpha beta gamma eta theta iota"]),
+        # runs shared by chance start and end mid-sentence: written text, not copies, and not cut
+        ("the default values are evaluated once at definition",
+         ["Note that the default values are computed lazily.", "Arguments are evaluated once at definition time."],
+         ["the default values are evaluated once at definition"]),
         # a run shorter than three words is no copy
         ("alpha beta delta epsilon", ["alpha beta", "delta epsilon"], ["alpha beta delta epsilon"]),
         ("缓存可以减少延迟索引需要定期重建", ["缓存可以减少延迟", "索引需要定期重建"],

@@ -12,8 +12,13 @@ width, whitespace, punctuation and Markdown marks do not matter; each Chinese or
 its own, since those scripts put no spaces between words). Greedily from the left, each position takes the
 longest run of words that some context holds contiguously (on a tie, the chunk of the run before). A run of at
 least `MIN_RUN_WORDS` words is a copied span. Between two copied spans from different chunks the text is cut
-when what lies between them is only punctuation or at most `MAX_GAP_WORDS` function words ("and", "und",
-"и"): glue the answer added. Anything else between them (a word no context holds) keeps the text whole, so an
+when the first ends where a sentence (or paragraph, or the chunk) of its chunk ends, the second starts where
+one of its chunk's starts, and what lies between them is only punctuation or at most `MAX_GAP_WORDS` function
+words ("and", "und", "и"): glue the answer added. The sentence edges are what tell copying from writing: an
+answer written in its own words shares three-word runs with the chunks by chance ("Default values are" |
+"evaluated once, when ..."), but those runs start and end mid-sentence (on the built-in collection's 128
+hand-written answers and references against their top-10 passages, edges required: 0 texts cut; without:
+14, most of them mid-clause). Anything else between them (a word no context holds) keeps the text whole, so an
 answer that adds a claim of its own is judged as written; two spans of one chunk are never cut apart (that
 chunk holds both, and a word the answer dropped between them, such as a negation, stays judged).
 
@@ -82,9 +87,28 @@ def _tokens(text: str) -> list[_Token]:
     return out
 
 
+_SENTENCE_GAP = re.compile(r"[.!?。！？…]|\n\s*\n")
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A context's words, and which of them start or end one of its sentences (or the context itself)."""
+
+    words: tuple[str, ...]
+    starts: frozenset[int]
+    ends: frozenset[int]
+
+
 @lru_cache(maxsize=4096)
-def _context_words(context: str) -> tuple[str, ...]:
-    return tuple(t.norm for t in _tokens(context))
+def _chunk(context: str) -> _Chunk:
+    tokens = _tokens(context)
+    gaps = [context[a.end : b.start] for a, b in itertools.pairwise(tokens)]
+    breaks = {n + 1 for n, gap in enumerate(gaps) if _SENTENCE_GAP.search(gap)}
+    return _Chunk(
+        tuple(t.norm for t in tokens),
+        frozenset({0} | breaks),
+        frozenset({len(tokens) - 1} | {b - 1 for b in breaks}),
+    )
 
 
 def _weight(tokens: Sequence[_Token]) -> float:
@@ -94,7 +118,7 @@ def _weight(tokens: Sequence[_Token]) -> float:
 def copied_spans(statement: str, contexts: Sequence[str]) -> list[CopiedSpan]:
     """The statement's copied spans (module doc), left to right; words between them belong to none."""
     tokens = _tokens(statement)
-    words = [_context_words(c) for c in contexts]
+    words = [_chunk(c).words for c in contexts]
     where: dict[str, list[tuple[int, int]]] = {}
     for k, chunk_words in enumerate(words):
         for p, w in enumerate(chunk_words):
@@ -121,13 +145,18 @@ def copied_spans(statement: str, contexts: Sequence[str]) -> list[CopiedSpan]:
     return spans
 
 
-def _cut(statement: str, tokens: Sequence[_Token], left: CopiedSpan, right: CopiedSpan) -> int | None:
-    """Where to cut between two copied spans, or None when one chunk holds both or something other than glue
-    lies between them."""
+def _cut(
+    statement: str, tokens: Sequence[_Token], left: CopiedSpan, right: CopiedSpan, chunks: Sequence[_Chunk]
+) -> int | None:
+    """Where to cut between two copied spans, or None when one chunk holds both, something other than glue lies
+    between them, or neither meets its chunk's sentence edge (module doc)."""
     if left.chunk == right.chunk:
         return None
     gap = tokens[left.last : right.first]
     if len(gap) > MAX_GAP_WORDS or any(t.norm not in _GLUE for t in gap):
+        return None
+    left_ends = left.at + (left.last - left.first) - 1 in chunks[left.chunk].ends
+    if not (left_ends and right.at in chunks[right.chunk].starts):
         return None
     end_of_left = tokens[left.last - 1].end
     between = statement[end_of_left : tokens[right.first].start]
@@ -141,7 +170,8 @@ def copy_pieces(text: str, contexts: Sequence[str]) -> list[str]:
         return [text]
     spans = copied_spans(text, contexts)
     tokens = _tokens(text)
-    cuts = [c for a, b in itertools.pairwise(spans) if (c := _cut(text, tokens, a, b)) is not None]
+    chunks = [_chunk(c) for c in contexts]
+    cuts = [c for a, b in itertools.pairwise(spans) if (c := _cut(text, tokens, a, b, chunks)) is not None]
     pieces = []
     start = 0
     for cut in [*cuts, len(text)]:

@@ -10,17 +10,19 @@ must not decide faithfulness.
 The rule: a text's words are matched, in order, against the words of every context (casefolded, NFKC, so case,
 width, whitespace, punctuation and Markdown marks do not matter; each Chinese or Japanese character is a word of
 its own, since those scripts put no spaces between words). Greedily from the left, each position takes the
-longest run of words that some context holds contiguously (on a tie, the chunk of the run before). A run of at
-least `MIN_RUN_WORDS` words is a copied span. Between two copied spans from different chunks the text is cut
-when the first ends where a sentence (or paragraph, or the chunk) of its chunk ends, the second starts where
-one of its chunk's starts, and what lies between them is only punctuation or at most `MAX_GAP_WORDS` function
-words ("and", "und", "и"): glue the answer added. The sentence edges are what tell copying from writing: an
-answer written in its own words shares three-word runs with the chunks by chance ("Default values are" |
-"evaluated once, when ..."), but those runs start and end mid-sentence (on the built-in collection's 128
-hand-written answers and references against their top-10 passages, edges required: 0 texts cut; without:
-14, most of them mid-clause). Anything else between them (a word no context holds) keeps the text whole, so an
-answer that adds a claim of its own is judged as written; two spans of one chunk are never cut apart (that
-chunk holds both, and a word the answer dropped between them, such as a negation, stays judged).
+longest run of words that some context holds contiguously (on a tie, the chunk of the run before, then a run
+that starts a sentence). A run of at least `MIN_RUN_WORDS` words is a copied span. Between two copied spans
+from different chunks the text is cut when the first ends where a sentence (or paragraph, or the chunk) of its
+chunk ends, the second starts where one of its chunk's starts, and what lies between them is only punctuation
+or at most `MAX_GAP_WORDS` function words ("and", "und", "и"): glue the answer added.
+
+The sentence edges tell copying from writing: an answer written in its own words shares three-word runs with
+the chunks by chance ("Default values are" | "evaluated once, when ..."), but those start and end mid-sentence
+(the built-in collection's 128 hand-written answers and references against their top-10 passages: cut nowhere
+with the edges required, 14 cut without, most mid-clause). Anything else between two spans (a word no context
+holds) keeps the text whole, so an answer that adds a claim of its own is judged as written; two spans of one
+chunk are never cut apart (that chunk holds both, and a word the answer dropped between them, such as a
+negation, stays judged).
 
 The cut is made at the first space between the two spans (else where the second starts), so the pieces are the
 answer's own text. The whole text is cut before its sentences are (`statements_against`): a copied list item
@@ -78,13 +80,16 @@ class CopiedSpan:
     at: int
 
 
+_ONE_CJK = re.compile(rf"[{_CJK_CHAR}]")
+
+
 def _tokens(text: str) -> list[_Token]:
-    out = []
-    for m in _TOKEN.finditer(text):
-        word = m.group()
-        out.append(_Token(unicodedata.normalize("NFKC", word).casefold(), m.start(), m.end(), len(word) == 1 and
-                          bool(re.match(rf"[{_CJK_CHAR}]", word))))  # fmt: skip
-    return out
+    """Words (casefolded, NFKC) with their offsets; a Chinese or Japanese character is a word of its own."""
+    return [
+        _Token(unicodedata.normalize("NFKC", m.group()).casefold(), m.start(), m.end(),
+               _ONE_CJK.fullmatch(m.group()) is not None)
+        for m in _TOKEN.finditer(text)
+    ]  # fmt: skip
 
 
 _SENTENCE_GAP = re.compile(r"[.!?。！？…]|\n\s*\n")
@@ -118,7 +123,8 @@ def _weight(tokens: Sequence[_Token]) -> float:
 def copied_spans(statement: str, contexts: Sequence[str]) -> list[CopiedSpan]:
     """The statement's copied spans (module doc), left to right; words between them belong to none."""
     tokens = _tokens(statement)
-    words = [_chunk(c).words for c in contexts]
+    chunks = [_chunk(c) for c in contexts]
+    words = [c.words for c in chunks]
     where: dict[str, list[tuple[int, int]]] = {}
     for k, chunk_words in enumerate(words):
         for p, w in enumerate(chunk_words):
@@ -126,7 +132,9 @@ def copied_spans(statement: str, contexts: Sequence[str]) -> list[CopiedSpan]:
     spans: list[CopiedSpan] = []
     i = 0
     while i < len(tokens):
-        best: tuple[int, int, int] | None = None  # (length, chunk, position)
+        # (length, in the chunk of the span before, at a sentence start) of the best run from here
+        best: tuple[int, bool, bool] | None = None
+        found = (0, 0)
         for k, p in where.get(tokens[i].norm, ()):
             chunk_words = words[k]
             n = 1
@@ -134,11 +142,12 @@ def copied_spans(statement: str, contexts: Sequence[str]) -> list[CopiedSpan]:
                 i + n < len(tokens) and p + n < len(chunk_words) and tokens[i + n].norm == chunk_words[p + n]
             ):
                 n += 1
-            # On a tie the chunk of the span before wins: no cut where one chunk holds both.
-            if best is None or n > best[0] or (n == best[0] and spans and k == spans[-1].chunk != best[1]):
-                best = (n, k, p)
+            # On a tie: the chunk of the span before (no cut where one chunk holds both), then a sentence start.
+            rank = (n, bool(spans) and k == spans[-1].chunk, p in chunks[k].starts)
+            if best is None or rank > best:
+                best, found = rank, (k, p)
         if best is not None and _weight(tokens[i : i + best[0]]) >= MIN_RUN_WORDS:
-            spans.append(CopiedSpan(i, i + best[0], best[1], best[2]))
+            spans.append(CopiedSpan(i, i + best[0], found[0], found[1]))
             i += best[0]
         else:
             i += 1

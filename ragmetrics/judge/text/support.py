@@ -620,13 +620,14 @@ def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset
     return tuple(out)
 
 
-_SPACES = re.compile(r"\s+")
+_NOT_WORD = re.compile(r"[\W_]+")
 
 
 @lru_cache(maxsize=4096)
 def _plain_text(text: str) -> str:
-    """`text` lowercased with its whitespace collapsed: how a copied clause is found in its chunk."""
-    return _SPACES.sub(" ", text.lower()).strip(" .;:,!?")
+    """`text` as its lowercased words, one space apart: how a copied clause is found in its chunk, whatever the
+    punctuation, Markdown or line breaks around or inside it (a full stop the answer dropped included)."""
+    return _NOT_WORD.sub(" ", text.lower()).strip()
 
 
 def _polarity(

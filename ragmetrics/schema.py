@@ -957,6 +957,20 @@ class AdaptiveSummary(_Model):
     )
 
 
+class FormattingCheck(_Model):
+    """A judge metric re-scored on some of the night's answers with only their formatting changed
+    (`judge.text.formatting` holds the rule): whether the metric moved with the formatting."""
+
+    metric: str
+    checked: int = Field(description="answers re-scored (all-or-nothing scores, a fixed sample per run)")
+    changed: int = Field(description="answers whose score moved when only their formatting did")
+    by_perturbation: dict[str, int] = Field(
+        default_factory=dict, description="perturbation -> answers it moved"
+    )
+    depends: bool = Field(description="the metric depends on formatting on this night's data")
+    text: str
+
+
 class NightlyRun(_Model):
     """The nightly job's own record: which config, what data, who judged, what failed, how long, the gate."""
 
@@ -978,6 +992,11 @@ class NightlyRun(_Model):
     )
     adaptive: AdaptiveSummary | None = Field(
         default=None, description="an adaptive night's decisions, and what it judged and spent"
+    )
+    formatting: list[FormattingCheck] = Field(
+        default_factory=list,
+        description="judge metrics with a significant difference, re-scored with only the answers' formatting "
+        "changed: a metric that moves is not declared different in the verdict",
     )
 
 

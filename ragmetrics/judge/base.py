@@ -16,9 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.registry import JUDGE_METRIC_SPECS, JudgeMetricSpec, judge_metric_names, spec
+from ragmetrics.judge.text.copies import statements_against
 from ragmetrics.judge.text.language import check_language_code, detect_language
 from ragmetrics.judge.text.refusal import answer_declines
-from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.judge.tool_calls import ToolCall
 from ragmetrics.schema import JudgeDetail, JudgeInfo
 
@@ -187,9 +187,11 @@ def target_statements(metric_spec: JudgeMetricSpec, sample: RagSample) -> list[s
 
     No statement is a missing field for a reference (context recall), and not applicable for an answer
     (faithfulness): an empty answer, or one whose first statement declines to answer, claims nothing.
+    A statement that copies several chunks (or places of one) in a row is cut where the copies meet
+    (`text.copies`): where the answer's sentences break must not decide whether the contexts support it.
     """
     field = str(metric_spec.target)
-    statements = split_statements(str(getattr(sample, field) or ""), sample.language)
+    statements = statements_against(str(getattr(sample, field) or ""), sample.context_list, sample.language)
     if metric_spec.refusal_not_applicable:
         if not statements:
             raise NotApplicable(f"the {field} is empty: it makes no claim to check")

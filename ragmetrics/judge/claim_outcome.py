@@ -14,8 +14,8 @@ from ragmetrics.errors import JudgeError, NotApplicable
 from ragmetrics.judge.base import MetricOutcome, RagSample
 from ragmetrics.judge.claims import ClaimMatrices, claim_diagnostics
 from ragmetrics.judge.registry import JudgeMetricSpec
+from ragmetrics.judge.text.copies import statements_against
 from ragmetrics.judge.text.refusal import answer_declines
-from ragmetrics.judge.text.sentences import split_statements
 from ragmetrics.schema import ClaimEvidence, JudgeDetail
 
 __all__ = ["ANSWER_SIDE", "ClaimInputs", "JudgedClaim", "chunk_relevance", "claim_inputs", "claim_outcome"]
@@ -61,10 +61,14 @@ class JudgedClaim:
 
 
 def claim_inputs(sample: RagSample) -> ClaimInputs:
-    reference_claims = split_statements(str(sample.reference or ""), sample.language)
+    """The sample's claims, cut as faithfulness cuts its statements: sentences, then where copies of different
+    chunks meet (`text.copies`), so a claim copied across a chunk boundary is two claims each entailed by its
+    own chunk, and the matrices' per-chunk columns keep saying which chunk each claim came from."""
+    chunks = sample.context_list
+    reference_claims = statements_against(str(sample.reference or ""), chunks, sample.language)
     if not reference_claims:
         raise JudgeError(f"sample {sample.id!r}: the reference contains no claims", cause="missing_field")
-    answer_claims = split_statements(str(sample.answer or ""), sample.language)
+    answer_claims = statements_against(str(sample.answer or ""), chunks, sample.language)
     why: str | None = None
     if not answer_claims:
         why = "the answer is empty"

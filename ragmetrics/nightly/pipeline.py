@@ -238,6 +238,16 @@ def _run_pipeline(
         night.say(line)
     report, labels = _report(night, dataset, ordered, scored, calls)
     _check_on_source_qrels(night, dataset, runs, report)
+    if scored.judged_samples:
+        from ragmetrics.nightly.formatting_check import check_formatting
+
+        said: list[str] = []
+        with _timed(night.timings, "formatting_check"):
+            settings = config.judge.settings() if config.judge is not None else None
+            checks = check_formatting(settings, report, scored.judged_samples, scored.judge_info, said)
+        report.metadata.nightly.formatting = checks  # type: ignore[union-attr]
+        report.metadata.notes = [*report.metadata.notes, *said]
+        night.notes.extend(said)
     if config.pairwise is not None:
         from ragmetrics.nightly.pairwise_night import pairwise_summaries
 

@@ -10,6 +10,8 @@ source-only qrels, with no grader involved (`nightly.source_only`). Each retriev
 whether that verdict (the best run and which runs are significantly better than which) agrees, briefly, or,
 where it differs, what the source-only verdict is: in the line itself, and such lines come first. A line whose
 best run the pooled qrels may favour (pooled itself, or ranking with the grader's model) says so too.
+A judge metric the night found to move with the answers' formatting (`NightlyRun.formatting`, the rule in
+`judge.text.formatting`) gets a line of its own that declares no difference and says how many answers moved.
 """
 
 from __future__ import annotations
@@ -111,6 +113,8 @@ def verdict_lines(report: Report) -> list[str]:
     favoured = set(provenance.favoured) if provenance is not None else set()
     # (best, level with, source-only clause) -> (metric, p)
     groups: dict[tuple[str, str, str | None], list[tuple[str, float | None]]] = {}
+    formatting = {c.metric: c.text for c in (nightly.formatting if nightly is not None else []) if c.depends}
+    flagged: list[str] = []
     for metric in report.metrics:
         means: dict[str, float] = {
             r.name: value for r in runs if (value := r.aggregate.get(metric)) is not None
@@ -118,6 +122,11 @@ def verdict_lines(report: Report) -> list[str]:
         if len(means) < 2:
             continue
         best = (min if lower_is_better(metric) else max)(means, key=means.__getitem__)
+        if metric in formatting:
+            flagged.append(
+                f"{best} has the best mean on {metric}, but no difference on it is declared: {formatting[metric]}"
+            )
+            continue
         clause = _source_only_clause(report, provenance, metric)
         level: list[tuple[str, float]] = []
         for other in means:
@@ -160,4 +169,4 @@ def verdict_lines(report: Report) -> list[str]:
         if clause is not None:
             line += f" — {clause}"
         lines.append(line)
-    return sorted(lines, key=lambda line: DIFFERS not in line)
+    return sorted(lines, key=lambda line: DIFFERS not in line) + flagged

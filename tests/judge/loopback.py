@@ -7,7 +7,9 @@ and answers deterministically from markers in the test data:
 - a chunk containing ``[useful]`` is useful (context precision / utilization, both modes);
 - a numbered reference statement containing ``[attr]`` is attributed (context recall);
 - a faithfulness statement containing ``[sup]`` is supported; one containing ``[fact:X]`` is supported when a
-  chunk of the prompt contains ``[fact:X]`` too (so what the judge was shown decides);
+  chunk of the prompt contains ``[fact:X]`` too (so what the judge was shown decides); with ``[by-words]`` in
+  the question, a literal reader decides instead (`_reader_support`: one chunk holds all the statement's
+  words, or, when the prompt says to read the chunks together, each of its parts is held by one);
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
@@ -186,6 +188,34 @@ def _claim_verdict(user: str) -> dict[str, Any]:
     }
 
 
+_PARTS = re.compile(r",\s*|\s(?:and|und|et|y|и)\s")
+_GLUE_WORDS = frozenset({"and", "und"})  # what joins two copies; a reader does not look for it in a chunk
+
+
+def _reader_support(
+    statements: list[tuple[str, str]], chunks: list[tuple[str, str]], together: bool
+) -> dict[str, Any]:
+    """Faithfulness as a literal reader judges it (a question marked ``[by-words]``): a statement is supported
+    by the first chunk that holds all its words ("and" aside); when the prompt asks to read the chunks
+    together (`together`), also when each of its parts (cut at commas and "and") is held by some chunk."""
+
+    def held(claim: str) -> int:
+        words = _words(claim) - _GLUE_WORDS
+        return next((int(k) for k, text in chunks if words and words <= _words(text)), 0)
+
+    out = []
+    for n, statement in statements:
+        holder = held(statement)
+        if not holder and together:
+            parts = [p for p in _PARTS.split(statement) if _words(p)]
+            held_by = [held(p) for p in parts]
+            holder = min(held_by) if held_by and all(held_by) else 0
+        out.append(
+            {"statement": int(n), "reason": "scripted reader", "supported": bool(holder), "chunk": holder}
+        )
+    return {"statements": out}
+
+
 def _rubric_verdict(system: str, user: str) -> dict[str, Any]:
     """A rubric metric's verdict: ``[rating:X]`` in the input is the rating (a number for ordinal scales),
     else the scale's first; ``[met:1,3]`` lists the checks met (none when absent)."""
@@ -317,6 +347,8 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
     if prompt == "faithfulness":
         statements = re.findall(r'<statement id="(\d+)">(.*?)</statement>', user, re.S)
         chunks = re.findall(r'<chunk id="(\d+)">\n(.*?)\n</chunk>', user, re.S)
+        if "[by-words]" in _section(user, "question"):
+            return _reader_support(statements, chunks, together="Read the chunks together" in system)
         support = next((int(n) for n, t in chunks if "[useful]" in t), 1)
 
         def holder(statement: str) -> int | None:

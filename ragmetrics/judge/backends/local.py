@@ -50,6 +50,7 @@ from ragmetrics.judge.text.support import (
     covers,
     disagreements,
     grounded_share,
+    joint_support,
     resolve_pronoun,
     starts_with_pronoun,
 )
@@ -399,6 +400,8 @@ class LocalJudge(PlanDispatch):
                     claim, chunks[k], sentence, language, sample.question
                 ):
                     entailing.append(k)
+            if not entailing:  # the chunks together, each part of the claim from one of them
+                entailing = joint_support(claim, chunks, language, sample.question) or []
             cos = "none" if match is None else f"{match.cosine:.2f}"
             reason = (f"best cosine with the {other_name} {cos} ({'>=' if in_other else 'below or conflicting with'} "
                       f"{threshold:.2f}); chunks at or above it: {', '.join(str(k + 1) for k in entailing) or 'none'}")  # fmt: skip
@@ -583,7 +586,10 @@ class LocalJudge(PlanDispatch):
         polarity, words it adds), or, below the threshold, when one chunk holds nearly all its words and
         numbers (`SUPPORTED_SHARE`) with no conflict: a terse answer is far from every sentence in embedding
         space. A statement that starts with a pronoun is also read after the question ("What does nonlocal
-        do? It rebinds ..."), since alone it has lost its subject; the better cosine counts."""
+        do? It rebinds ..."), since alone it has lost its subject; the better cosine counts. One that no chunk
+        supports alone is supported when the chunks together do, each of its parts by one chunk
+        (`text.support.joint_support`); its verdict then lists them as `chunks`. (An answer copied across
+        chunk boundaries never gets here as one statement: `target_statements` cuts it where the copies meet.)"""
         profile = self._profile(sample)
         threshold = profile.thresholds.for_kind(_verdict_kind(spec))
         target_field = str(spec.target)
@@ -627,7 +633,16 @@ class LocalJudge(PlanDispatch):
                 else []
             )
             attributed = checked and not found
-            if similar:
+            together = (
+                None
+                if attributed
+                else joint_support(statement, chunks, language, question, additions=answer_side)
+            )
+            if together is not None:
+                attributed, found, chunk, index = True, [], together[0], -1
+                reason = (f"no one chunk holds it, but chunks {', '.join(str(k + 1) for k in together)} "
+                          "together do, each part without conflict")  # fmt: skip
+            elif similar:
                 reason = (f"best cosine {match.cosine:.2f} >= {threshold:.2f} with sentence {index + 1} of "
                           f"chunk {chunk + 1}")  # fmt: skip
             elif checked:
@@ -647,6 +662,7 @@ class LocalJudge(PlanDispatch):
                 "chunk": chunk,
                 "sentence_index": index,
                 "held": _r(held),
+                **({"chunks": together} if together is not None else {}),
                 **({"conflicts": [str(c) for c in found]} if found else {}),
                 "reason": reason,
             })  # fmt: skip

@@ -45,6 +45,7 @@ __all__ = [
     "disagreements",
     "grounded_share",
     "has_negation",
+    "joint_support",
     "numbers_in",
     "resolve_pronoun",
     "starts_with_pronoun",
@@ -619,6 +620,16 @@ def _coarse_clauses(passage: str, language: str | None) -> tuple[tuple[frozenset
     return tuple(out)
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+@lru_cache(maxsize=4096)
+def _plain_text(text: str) -> str:
+    """`text` as its lowercased words, one space apart: how a copied clause is found in its chunk, whatever the
+    punctuation, Markdown or line breaks around or inside it (a full stop the answer dropped included)."""
+    return _NOT_WORD.sub(" ", text.lower()).strip()
+
+
 def _polarity(
     statement: str, passage: str, language: str | None, whole: str | None = None
 ) -> Conflict | None:
@@ -629,10 +640,11 @@ def _polarity(
     theirs = _fine_clauses(passage, language)
     everywhere = _fine_clauses(whole, language) if whole and whole != passage else theirs
     english = (language or "en").startswith("en")
+    verbatim = f" {_plain_text(whole or passage)} "
     for part in _polarity_clauses(statement):
         mine = _stems(_without_negation(part, language))
-        if not mine:
-            continue
+        if not mine or f" {_plain_text(part)} " in verbatim:
+            continue  # a clause the chunk holds word for word has the chunk's polarity, however either is cut
         clause, negated, words = max(theirs, key=lambda c: len(mine & c[2]))
         same = coverage(mine, words)
         mine_negated = has_negation(part, language)
@@ -813,3 +825,42 @@ def covers(statement: str, other: str, language: str | None = None, question: st
         _number_matches(n, stated, approximate) for n in numbers
     )
     return hits / total >= SUPPORTED_COVER
+
+
+JOINT_SHARE = 0.8
+"""`joint_support`: the share of a part's content words and numbers the one chunk that supports it must hold."""
+
+
+def joint_support(
+    statement: str,
+    chunks: list[str] | tuple[str, ...],
+    language: str | None = None,
+    question: str | None = None,
+    *,
+    additions: bool = True,
+) -> list[int] | None:
+    """The chunks (0-based) that support `statement` together, or None when they do not: RAGAS asks whether
+    the context supports a statement, and the context is every chunk, so "Paris is the capital of France and
+    the Seine flows through it" is supported by a chunk on each half.
+
+    The statement is cut into its parts (at commas, semicolons and conjunctions, as `conflicts` cuts what it
+    adds); every part that claims something must have one chunk holding `JOINT_SHARE` of its words and numbers
+    (`grounded_share`) with nothing in the part conflicting with that chunk (`conflicts`), and the parts must
+    need at least two chunks. Word by word over all the chunks at once would let a fabricated statement
+    collect its words from here and there; part by part, each claim is still checked where it is made."""
+    parts = [p for p in _ADDITION_BREAK.split(statement) if p and _claim_units(p) | numbers_in(p)]
+    if len(parts) < 2 or len(chunks) < 2:
+        return None
+    used: list[int] = []
+    for part in parts:
+        holders = [
+            k
+            for k, chunk in enumerate(chunks)
+            if grounded_share(part, chunk, language) >= JOINT_SHARE
+            and not conflicts(part, chunk, "", language, question, additions=additions)
+        ]
+        if not holders:
+            return None
+        used.append(next((k for k in holders if k in used), holders[0]))
+    together = sorted(set(used))
+    return together if len(together) >= 2 else None

@@ -42,7 +42,12 @@ def _tables(text: str) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     i = 0
     while i < len(lines):
-        if lines[i].startswith("|") and i + 1 < len(lines) and set(lines[i + 1]) <= set("|-: ") and "-" in lines[i + 1]:
+        if (
+            lines[i].startswith("|")
+            and i + 1 < len(lines)
+            and set(lines[i + 1]) <= set("|-: ")
+            and "-" in lines[i + 1]
+        ):
             header, i = lines[i], i + 2
             rows = []
             while i < len(lines) and lines[i].startswith("|"):
@@ -54,7 +59,9 @@ def _tables(text: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _report(rng: random.Random, runs: int, metrics: int, regressions: int, worst: int, long_names: bool) -> Report:
+def _report(
+    rng: random.Random, runs: int, metrics: int, regressions: int, worst: int, long_names: bool
+) -> Report:
     queries = [f"q{i}" for i in range(12)]
     names = [(f"run {i} " + "x|y " * rng.randint(0, 12) if long_names else f"run{i}") for i in range(runs)]
     metric_names = [f"metric_{j}@10" for j in range(metrics)]
@@ -70,18 +77,30 @@ def _report(rng: random.Random, runs: int, metrics: int, regressions: int, worst
     report = compare_results(results, metric_names, test="t", correction="none")
     checks = [
         MetricCheck(
-            run=names[k % runs], metric=metric_names[k % metrics], n=len(queries), mean_baseline=0.6,
-            mean_current=0.4, drop=0.2, threshold=0.05, p_value=0.001, p_corrected=0.002, significant=True,
+            run=names[k % runs],
+            metric=metric_names[k % metrics],
+            n=len(queries),
+            mean_baseline=0.6,
+            mean_current=0.4,
+            drop=0.2,
+            threshold=0.05,
+            p_value=0.001,
+            p_corrected=0.002,
+            significant=True,
             regressed=True,
-            worst_queries=[QueryDrop(query_id=q, baseline=0.9, current=0.1, diff=-0.8) for q in queries[:worst]],
-        )  # fmt: skip
+            worst_queries=[
+                QueryDrop(query_id=q, baseline=0.9, current=0.1, diff=-0.8) for q in queries[:worst]
+            ],
+        )
         for k in range(regressions)
     ]
     report.metadata.nightly = NightlyRun(
         name="night " + "n" * (rng.randint(0, 300) if long_names else 0),
         dataset=DatasetSummary(source="data.jsonl", rows_used=len(queries)),
         samples={q: SampleText(question=f"what is {q}? " * rng.randint(1, 20)) for q in queries},
-        regression=GateResult(baseline="base/report.json", test="t", correction="none", alpha=0.05, checks=checks)
+        regression=GateResult(
+            baseline="base/report.json", test="t", correction="none", alpha=0.05, checks=checks
+        )
         if regressions
         else None,
     )
@@ -100,13 +119,19 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=[f"{r}runs-{m}metrics-{g}regressions" for r, m, g, _, _ in SHAPES])
-def test_no_width_splits_a_row_and_the_rows_left_out_are_counted(shape: tuple[int, int, int, int, bool]) -> None:
+@pytest.mark.parametrize(
+    "shape", SHAPES, ids=[f"{r}runs-{m}metrics-{g}regressions" for r, m, g, _, _ in SHAPES]
+)
+def test_no_width_splits_a_row_and_the_rows_left_out_are_counted(
+    shape: tuple[int, int, int, int, bool],
+) -> None:
     report = _report(random.Random(sum(shape[:4])), *shape)
     full = summary_markdown(report, fmt="github", max_chars=10**9)
     full_rows = sum(len(rows) for _, rows in _tables(full))
     assert full_rows > 0
-    step = max(37, (len(full) - 300) // 45)  # ~45 limits per shape, odd steps so cuts land everywhere in a line
+    step = max(
+        37, (len(full) - 300) // 45
+    )  # ~45 limits per shape, odd steps so cuts land everywhere in a line
     widths = sorted({*range(500, len(full) + 200, step), len(full), len(full) - 1})
     for width in widths:
         text = summary_markdown(report, fmt="github", max_chars=width)

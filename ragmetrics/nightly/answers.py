@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,9 +51,14 @@ class TargetCalls:
     dry_run: bool = False
     """Count the calls instead of making them (`ragmetrics run --dry-run`); outputs are placeholders."""
     dry_contexts: int = 3
+    dry_notes: list[str] = field(default_factory=list)
+    """How a dry run estimated what it did not run (a retriever built on a sample of the corpus)."""
     """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
     made: dict[str, int] = field(default_factory=dict)
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """role -> wall seconds its calls took (cached outputs included, which take ~0): the pipeline's and the
+    generator's own time, apart from the retrievers' index building that happens in the same stage."""
 
     def secrets(self) -> list[str]:
         return list(self.header_secrets)
@@ -77,6 +83,7 @@ class TargetCalls:
             run_sync(caller.aclose())
             return planned
         bar = self.progress(f"calling the {role} for {run}", len(inputs)) if self.progress else None
+        started = time.perf_counter()
         with bar if bar is not None else contextlib.nullcontext(lambda: None) as advance:
             records = run_sync(
                 call_all(
@@ -84,6 +91,7 @@ class TargetCalls:
                     advance=advance,
                 )
             )  # fmt: skip
+        self.seconds[role] = self.seconds.get(role, 0.0) + time.perf_counter() - started
         self.made[role] = self.made.get(role, 0) + sum(not r.cached for r in records)
         for record in records:
             line = record.to_json(role, caller.label, caller.version)
@@ -109,7 +117,19 @@ class AnsweredRun:
     run: Run | None = None
     notes: list[str] = field(default_factory=list)
     stages: list[str] = field(default_factory=list)
-    """Which calls the operational metrics add up: 'pipeline', 'generator' or both."""
+    """Which calls the operational metrics add up: 'pipeline', 'generator', 'retrieval' (a retriever run's
+    search and rerank per question, `add_retrieval`), or several."""
+
+    def add_retrieval(self, search_s: Mapping[str, float]) -> None:
+        """Add each question's retrieval seconds to its latency: a retriever run answered by the generator
+        makes its user wait for both, so a slow reranker must not look fast because only generation was timed.
+        Questions whose answer failed keep their failure (no latency); the others all have a search time."""
+        for sample in self.samples:
+            seconds = search_s.get(sample.id)
+            if seconds is not None and sample.id not in self.failed and sample.id in self.latency_s:
+                self.latency_s[sample.id] += seconds
+        if "retrieval" not in self.stages:
+            self.stages.insert(0, "retrieval")
 
 
 def _extras(dataset: QADataset, qid: str) -> dict[str, Any]:

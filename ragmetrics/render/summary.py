@@ -47,10 +47,7 @@ def _headline(report: Report, gate: GateResult | None) -> tuple[str, str | None]
         worst = ", ".join(f"{_cell(c.run)} / {_cell(c.metric)}" for c in gate.regressions[:5])
         return f"ragmetrics: {name}: gate FAILED ({len(gate.regressions)} regression(s): {worst})", "CAUTION"
     if status == "ok":
-        return (
-            f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {_cell(gate.baseline)})",
-            None,
-        )
+        return f"ragmetrics: {name}: gate passed ({len(gate.checks)} checks against {_cell(gate.baseline)})", None
     return f"ragmetrics: {name}: gate {status.replace('_', ' ')}", "WARNING"
 
 
@@ -100,9 +97,7 @@ def _means(report: Report, rows: int) -> list[str]:
             cells.append(f"{stats.mean:.3f}{span} n={stats.count}")
         lines.append(f"| {_cell(run)} | " + " | ".join(cells) + " |")
     if len(runs) > rows:
-        lines.append(
-            f"| ... {len(runs) - rows} more runs in report.html | " + " | ".join("" for _ in metrics) + " |"
-        )
+        lines.append(f"| ... {len(runs) - rows} more runs in report.html | " + " | ".join("" for _ in metrics) + " |")
     return [*lines, ""]
 
 
@@ -116,18 +111,12 @@ def _adaptive(report: Report) -> list[str]:
 
 
 def summary_markdown(
-    report: Report,
-    *,
-    fmt: SummaryFormat = "markdown",
-    artifacts_url: str | None = None,
-    max_chars: int = 60_000,
+    report: Report, *, fmt: SummaryFormat = "markdown", artifacts_url: str | None = None, max_chars: int = 60_000
 ) -> str:
     """The night's summary (module docstring), at most `max_chars` characters."""
     gate = report.metadata.nightly.regression if report.metadata.nightly is not None else None
     headline, notice = _headline(report, gate)
-    questions = {
-        q: s.question for q, s in (report.metadata.nightly.samples if report.metadata.nightly else {}).items()
-    }
+    questions = {q: s.question for q, s in (report.metadata.nightly.samples if report.metadata.nightly else {}).items()}
     links = []
     if artifacts_url:
         base = artifacts_url.rstrip("/")
@@ -170,9 +159,7 @@ def _cut_between_rows(text: str, max_chars: int) -> str:
     header.
     """
     lines = text.rstrip("\n").split("\n")
-    note_room = len(
-        "\n\n... cut to fit: 9999999 table rows and 9999999 other lines left out; see report.html\n"
-    )
+    note_room = len("\n\n... cut to fit: 9999999 table rows and 9999999 other lines left out; see report.html\n")
     budget = max(0, max_chars - note_room)
     kept: list[str] = []
     used = 0

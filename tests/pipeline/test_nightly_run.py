@@ -43,6 +43,7 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
         "report.md",
         "report.html",
         "judged_samples.jsonl",
+        "plots",
     }
 
     report = Report.model_validate_json((folder / "report.json").read_text())

@@ -51,9 +51,9 @@ class TargetCalls:
     dry_run: bool = False
     """Count the calls instead of making them (`ragmetrics run --dry-run`); outputs are placeholders."""
     dry_contexts: int = 3
+    """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
     dry_notes: list[str] = field(default_factory=list)
     """How a dry run estimated what it did not run (a retriever built on a sample of the corpus)."""
-    """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
     made: dict[str, int] = field(default_factory=dict)
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
     seconds: dict[str, float] = field(default_factory=dict)

@@ -208,16 +208,20 @@ def _seconds(
     return calls * DEFAULT_SECONDS_PER_CALL / max(1, concurrency)
 
 
-JUDGE_SAMPLE_UNITS = 4
-"""Samples per metric the local judge is timed on in a dry run without an earlier night (after one to warm up)."""
+JUDGE_SAMPLE_UNITS = (4, 12)
+"""Two sample sizes per metric the local judge is timed on in a dry run without an earlier night (after one unit
+to warm it up): two, because it batches the units in flight, so its cost is a start-up plus a smaller cost per
+unit than any small sample shows."""
 
 
-def local_judge_rates(config: NightlyConfig, plan: JudgePlan) -> dict[str, float]:
-    """Metric -> seconds per verdict of the local judge, measured now on a few of the plan's samples.
+def local_judge_seconds(config: NightlyConfig, plan: JudgePlan) -> tuple[float, dict[str, float]]:
+    """The local judge's seconds for every unit of `plan`, measured now: (total, metric -> marginal seconds per
+    verdict).
 
-    The local judge is a model on this machine: its rate is measured, not assumed. One unit per metric first
-    warms it up (loading the models is once a night, not per verdict), then `JUDGE_SAMPLE_UNITS` samples spread
-    over the plan are judged and timed, with no cache read or written (a dry run writes nothing)."""
+    The local judge is a model on this machine: its rate is measured, not assumed. Per metric, one unit first
+    warms it up (loading the models is once a night, not per verdict); then two samples of different sizes,
+    spread over the plan, are judged and timed, and a line through them (a start-up plus a cost per unit) is
+    extended to the metric's units. No cache is read or written (a dry run writes nothing)."""
     from ragmetrics.engines import LocalEngine
 
     assert config.judge is not None
@@ -227,27 +231,33 @@ def local_judge_rates(config: NightlyConfig, plan: JudgePlan) -> dict[str, float
             by_metric.setdefault(metric, []).extend(samples)
     settings = config.judge.settings().model_copy(update={"use_cache": False, "cache_path": None})
     session = LocalEngine().judge_session(settings)
+    small, large = JUDGE_SAMPLE_UNITS
+    total = 0.0
     rates: dict[str, float] = {}
     try:
         for metric, samples in by_metric.items():
-            step = max(1, len(samples) // (JUDGE_SAMPLE_UNITS + 1))
-            chosen = samples[::step][: JUDGE_SAMPLE_UNITS + 1]
+            step = max(1, len(samples) // (1 + small + large))
+            chosen = samples[::step][: 1 + small + large]
             session.score(chosen[:1], [metric], name="warm-up", progress=False)
-            timed = chosen[1:] or chosen
+            first, second = chosen[1 : 1 + small] or chosen[:1], chosen[1 + small :]
             started = time.perf_counter()
-            session.score(timed, [metric], name="dry run", progress=False)
-            rates[metric] = (time.perf_counter() - started) / len(timed)
+            session.score(first, [metric], name="dry run", progress=False)
+            t_first = time.perf_counter() - started
+            if second:
+                started = time.perf_counter()
+                session.score(second, [metric], name="dry run", progress=False)
+                t_second = time.perf_counter() - started
+                per_unit = (t_second - t_first) / (len(second) - len(first)) if len(second) != len(first) else 0.0
+                # noise can make the line fall: then the larger sample's own mean, an upper bound
+                per_unit = per_unit if per_unit > 0 else t_second / len(second)
+                fixed = max(0.0, t_first - per_unit * len(first))
+            else:  # every unit of the metric was in the first sample: its time is measured, not extended
+                per_unit, fixed = t_first / len(first), 0.0
+            rates[metric] = per_unit
+            total += fixed + per_unit * len(samples)
     finally:
         session.close()
-    return rates
-
-
-def _judge_units(plan: JudgePlan) -> dict[str, int]:
-    units: dict[str, int] = {}
-    for samples, metrics in plan.values():
-        for metric in metrics:
-            units[metric] = units.get(metric, 0) + len(samples)
-    return units
+    return total, rates
 
 
 def finish_estimate(
@@ -321,12 +331,11 @@ def estimate_work(
     figures.generator_calls = made.get("generator", 0)
     judge_seconds = None
     if measure_judge and config.judge is not None and plan and _local_rate_missing(config, output_dir):
-        rates = local_judge_rates(config, plan)
-        units = _judge_units(plan)
-        judge_seconds = sum(units[m] * rates[m] for m in rates) * config.judge.settings().repeats
+        once, rates = local_judge_seconds(config, plan)
+        judge_seconds = once * config.judge.settings().repeats
         assumptions.append(
-            "local judge: seconds per verdict measured now on a few samples of each metric ("
-            + ", ".join(f"{m} {rates[m]:.3g} s" for m in rates) + ")"
+            "local judge: seconds per verdict measured now on two samples of each metric ("
+            + ", ".join(f"{m} {rates[m]:.3g} s" for m in rates) + ", plus its start-up)"
         )
     return finish_estimate(config, figures, assumptions, output_dir, retrieved=retrieved, judge_seconds=judge_seconds)
 

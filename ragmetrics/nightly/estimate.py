@@ -237,27 +237,41 @@ def local_judge_seconds(config: NightlyConfig, plan: JudgePlan) -> tuple[float, 
     try:
         for metric, samples in by_metric.items():
             step = max(1, len(samples) // (1 + small + large))
-            chosen = samples[::step][: 1 + small + large]
-            session.score(chosen[:1], [metric], name="warm-up", progress=False)
-            first, second = chosen[1 : 1 + small] or chosen[:1], chosen[1 + small :]
+            spread = samples[::step] + [x for i, x in enumerate(samples) if i % step]
+            session.score(spread[:1], [metric], name="warm-up", progress=False)
+            first = _distinct(spread[1:], small) or spread[:1]
+            second = _distinct(spread[1 + len(first) :], large)
             started = time.perf_counter()
             session.score(first, [metric], name="dry run", progress=False)
             t_first = time.perf_counter() - started
-            if second:
+            per_unit, fixed = t_first / len(first), 0.0  # one sample only (few questions): its mean
+            if len(second) > len(first):
                 started = time.perf_counter()
                 session.score(second, [metric], name="dry run", progress=False)
                 t_second = time.perf_counter() - started
-                per_unit = (t_second - t_first) / (len(second) - len(first)) if len(second) != len(first) else 0.0
+                slope = (t_second - t_first) / (len(second) - len(first))
                 # noise can make the line fall: then the larger sample's own mean, an upper bound
-                per_unit = per_unit if per_unit > 0 else t_second / len(second)
+                per_unit = slope if slope > 0 else t_second / len(second)
                 fixed = max(0.0, t_first - per_unit * len(first))
-            else:  # every unit of the metric was in the first sample: its time is measured, not extended
-                per_unit, fixed = t_first / len(first), 0.0
             rates[metric] = per_unit
             total += fixed + per_unit * len(samples)
     finally:
         session.close()
     return total, rates
+
+
+def _distinct(samples: list[RagSample], count: int) -> list[RagSample]:
+    """Up to `count` of `samples` in order with no id twice: one judge call scores each question once (the plan
+    holds every run's sample of a question)."""
+    out: list[RagSample] = []
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id not in seen:
+            seen.add(sample.id)
+            out.append(sample)
+            if len(out) == count:
+                break
+    return out
 
 
 def finish_estimate(

@@ -896,7 +896,10 @@ class WorkFigures(_Model):
     judge_units: int = Field(default=0, description="(sample, metric) pairs judged")
     cached_verdicts: int = 0
     seconds: dict[str, float] = Field(
-        default_factory=dict, description="stage -> seconds (calls of the pipeline and generator, the judge)"
+        default_factory=dict,
+        description="stage -> seconds: 'pipeline' and 'generator' (their calls only; ~0 when every output came "
+        "from the cache), 'retriever index' (building the retrievers' indexes), 'retrieval' (their searches), "
+        "'judge'",
     )
 
     @property
@@ -971,6 +974,18 @@ class FormattingCheck(_Model):
     text: str
 
 
+class RetrieverSeconds(_Model):
+    """Where a reference retriever's time went in a night: its index, built once, and each question's search.
+
+    Apart from the pipeline's and generator's calls: building a dense index embeds the whole corpus, which is a
+    cost of the night, not of any question; each question's search (and rerank) is part of its latency_s."""
+
+    index_s: float = Field(description="seconds building the index (tokenising, embedding the passages)")
+    search_s: dict[str, float] = Field(
+        default_factory=dict, description="query id -> seconds its retrieval and rerank took"
+    )
+
+
 class NightlyRun(_Model):
     """The nightly job's own record: which config, what data, who judged, what failed, how long, the gate."""
 
@@ -997,6 +1012,9 @@ class NightlyRun(_Model):
         default_factory=list,
         description="judge metrics with a significant difference, re-scored with only the answers' formatting "
         "changed: a metric that moves is not declared different in the verdict",
+    )
+    retrievers: dict[str, RetrieverSeconds] = Field(
+        default_factory=dict, description="retriever run -> its index building and per-question search seconds"
     )
 
 

@@ -12,7 +12,8 @@ draw each system's means over the nights. What is logged:
   failed) and its regressions, an adaptive night's judged questions (parent);
 - tags: the night's key, folder and status, the commit (GITHUB_SHA, CI_COMMIT_SHA, or the git HEAD of the
   working directory), the adaptive decisions settled and unsettled;
-- artifacts: report.html, .md, .json, and attacks.* and alignment pages where the folder holds them.
+- artifacts: report.html with its plots/ folder, .md, .json, and attacks.* and alignment pages where the folder
+  holds them.
 
 **Always finishable.** Every run carries a stable id of ours (tag `ragmetrics.id`, a hex digest of the
 night's name and folder, and of the compared run's name: tracker.py), and a night is logged in stages:
@@ -69,6 +70,8 @@ __all__ = ["BACKLOG", "STAGES", "Logged", "MlflowTarget", "TrackerDown", "experi
            "log_night", "log_nights", "metric_name"]  # fmt: skip
 
 BACKLOG = "mlflow-backlog.jsonl"
+PLOTS = "plots"
+"""The report page's plot files, beside report.html (logged under the same folder name, so the page finds them)."""
 ARTIFACTS = ("report.html", "report.md", "report.json", "attacks.html", "attacks.md", "attacks.json",
              "alignment.html", "alignment.json", "live.html")  # fmt: skip
 KEY_TAG = "ragmetrics.night_key"
@@ -319,6 +322,12 @@ class _Night:
             path = self.folder / artifact
             if path.is_file() and there.get(artifact) != path.stat().st_size:
                 t.upload(parent, str(path))
+        plots = self.folder / PLOTS
+        if plots.is_dir():  # the report page loads its plots from this folder beside it
+            there = t.artifacts(parent, PLOTS)
+            for path in sorted(plots.iterdir()):
+                if path.is_file() and there.get(f"{PLOTS}/{path.name}") != path.stat().st_size:
+                    t.upload(parent, str(path), PLOTS)
         self.stage("finish")
         for run in [*(c for _, c in children), *histories]:
             if run.info.status != "FINISHED":

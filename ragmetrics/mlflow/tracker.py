@@ -177,13 +177,14 @@ class Tracker:
         self.tick()
         self.client.set_tag(run.info.run_id, key, value)
 
-    def artifacts(self, run: Any) -> dict[str, int | None]:
+    def artifacts(self, run: Any, folder: str | None = None) -> dict[str, int | None]:
+        """Artifact path -> size of what the run holds at its top level, or in `folder`."""
         self.tick()
-        return {a.path: a.file_size for a in self.client.list_artifacts(run.info.run_id)}
+        return {a.path: a.file_size for a in self.client.list_artifacts(run.info.run_id, folder)}
 
-    def upload(self, run: Any, path: str) -> None:
+    def upload(self, run: Any, path: str, folder: str | None = None) -> None:
         self.tick()
-        self.client.log_artifact(run.info.run_id, path)
+        self.client.log_artifact(run.info.run_id, path, folder)
 
     def finish(self, run: Any, end_ms: int) -> None:
         self.tick()

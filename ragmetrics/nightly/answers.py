@@ -13,7 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,8 @@ class TargetCalls:
     """Count the calls instead of making them (`ragmetrics run --dry-run`); outputs are placeholders."""
     dry_contexts: int = 3
     """Stand-in passages per placeholder pipeline output in a dry run (the judge's contexts_top_k)."""
+    dry_notes: list[str] = field(default_factory=list)
+    """How a dry run estimated what it did not run (a retriever built on a sample of the corpus)."""
     made: dict[str, int] = field(default_factory=dict)
     """role -> calls made (or, in a dry run, that would be made); cached outputs are not calls."""
     served: dict[str, list[int]] = field(default_factory=dict)
@@ -71,6 +74,9 @@ class TargetCalls:
             for run, (cached, fresh) in self.served.items()
             if cached and not fresh
         ]
+    seconds: dict[str, float] = field(default_factory=dict)
+    """role -> wall seconds its calls took (cached outputs included, which take ~0): the pipeline's and the
+    generator's own time, apart from the retrievers' index building that happens in the same stage."""
 
     def secrets(self) -> list[str]:
         return list(self.header_secrets)
@@ -107,6 +113,7 @@ class TargetCalls:
             run_sync(caller.aclose())
             return planned
         bar = self.progress(f"calling the {role} for {run}", len(inputs)) if self.progress else None
+        started = time.perf_counter()
         with bar if bar is not None else contextlib.nullcontext(lambda: None) as advance:
             records = run_sync(
                 call_all(
@@ -114,6 +121,7 @@ class TargetCalls:
                     advance=advance, build=identity.key,
                 )
             )  # fmt: skip
+        self.seconds[role] = self.seconds.get(role, 0.0) + time.perf_counter() - started
         self.made[role] = self.made.get(role, 0) + sum(not r.cached for r in records)
         tally = self.served.setdefault(run, [0, 0])
         tally[0] += sum(r.output is not None and r.cached and not r.tonight for r in records)
@@ -142,7 +150,19 @@ class AnsweredRun:
     run: Run | None = None
     notes: list[str] = field(default_factory=list)
     stages: list[str] = field(default_factory=list)
-    """Which calls the operational metrics add up: 'pipeline', 'generator' or both."""
+    """Which calls the operational metrics add up: 'pipeline', 'generator', 'retrieval' (a retriever run's
+    search and rerank per question, `add_retrieval`), or several."""
+
+    def add_retrieval(self, search_s: Mapping[str, float]) -> None:
+        """Add each question's retrieval seconds to its latency: a retriever run answered by the generator
+        makes its user wait for both, so a slow reranker must not look fast because only generation was timed.
+        Questions whose answer failed keep their failure (no latency); the others all have a search time."""
+        for sample in self.samples:
+            seconds = search_s.get(sample.id)
+            if seconds is not None and sample.id not in self.failed and sample.id in self.latency_s:
+                self.latency_s[sample.id] += seconds
+        if "retrieval" not in self.stages:
+            self.stages.insert(0, "retrieval")
 
 
 def _extras(dataset: QADataset, qid: str) -> dict[str, Any]:

@@ -16,11 +16,14 @@ import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmetrics._textfile import read_utf8
 from ragmetrics.errors import InputError
 from ragmetrics.schema import GateResult, Report
+
+if TYPE_CHECKING:
+    from ragmetrics.render.html import PagePlot
 
 REDACTED = "[redacted]"
 FORMATS = ("json", "parquet", "csv", "md", "html")
@@ -224,12 +227,13 @@ def write_artifacts(
         if "html" in formats:
             from ragmetrics.render.html import render_html, report_plots
 
-            images: list[tuple[str, bytes]] = []
+            images: list[PagePlot] = []
             if plots:
                 images, note = report_plots(report)
                 if note:
                     report.metadata.notes.append(note)
-            texts["report.html"] = render_html(report, gate=gate, plots=images)
+            files = _write_plots(partial, images)
+            texts["report.html"] = render_html(report, gate=gate, plots=images, plot_files=files)
         if "md" in formats:
             texts["report.md"] = markdown_report(report, gate)
         texts["report.json"] = report.model_dump_json(indent=2)
@@ -275,6 +279,27 @@ def write_artifacts(
     if keep is not None:
         prune(root, keep, protect=(final, *protect))
     return final, written
+
+
+PLOTS_FOLDER = "plots"
+
+
+def _write_plots(folder: Path, plots: Sequence[PagePlot]) -> list[str]:
+    """Each plot as its own PNG in `folder`/plots (numbered in page order: names are never run names, so no
+    name can collide or escape the folder); returns their paths relative to the page. Files beside the page
+    instead of data URIs inside it: the page stays kilobytes however many plots a night has, and the browser
+    fetches a plot only when it is shown."""
+    if not plots:
+        return []
+    (folder / PLOTS_FOLDER).mkdir()
+    os.chmod(folder / PLOTS_FOLDER, 0o755)
+    files = []
+    for number, plot in enumerate(plots, start=1):
+        name = f"{PLOTS_FOLDER}/{number:03d}.png"
+        (folder / name).write_bytes(plot.png)
+        os.chmod(folder / name, 0o644)  # published like the page (write_artifacts)
+        files.append(name)
+    return files
 
 
 def prune(root: Path, keep: int, *, protect: Path | Sequence[Path]) -> list[Path]:

@@ -585,7 +585,7 @@ class OutputConfig(_Section):
     formats: list[OutputFormat] = Field(
         default_factory=lambda: list(OUTPUT_FORMATS), description="artifacts to write; json is required"
     )
-    plots: bool = Field(default=True, description="embed plots in report.html (needs matplotlib)")
+    plots: bool = Field(default=True, description="every plot in report.html, as files in the night's plots/ folder (needs matplotlib)")
     keep: int | None = Field(
         default=30,
         ge=1,

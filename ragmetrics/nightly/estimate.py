@@ -7,13 +7,18 @@ real night makes the same judge estimate just before it judges and records it be
 (`NightlyRun.work`), so the estimate's accuracy is visible every night.
 
 Time is calls x seconds per call: the last night's measured seconds per call of each stage when the output
-folder has one (`latest/report.json`), else a stated default divided by the configured concurrency. Retrieval,
-comparison and artifact time are not included: they are seconds, not minutes, and cost nothing.
+folder has one (`latest/report.json`), else a stated default divided by the configured concurrency. The judge is
+timed too: an LLM judge as its requests at the last night's rate (or the default, `max_concurrency` at a time),
+the local judge per verdict at the last night's rate or, without one, at the rate measured by judging a few
+units of each metric now. Retriever runs are built on a sample of the corpus, never all of it
+(`dry_retrievers`): their index building and searches are scaled up from it. Comparison and artifact time are not
+included: they are seconds, and cost nothing.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +33,7 @@ from ragmetrics.schema import NightWork, Report, WorkFigures
 
 if TYPE_CHECKING:
     from ragmetrics.judge.backends.planning import PlanningJudge
+    from ragmetrics.retrievers import RetrieverTiming
 
 __all__ = [
     "DEFAULT_SECONDS_PER_CALL",
@@ -202,15 +208,89 @@ def _seconds(
     return calls * DEFAULT_SECONDS_PER_CALL / max(1, concurrency)
 
 
+JUDGE_SAMPLE_UNITS = (4, 12)
+"""Two sample sizes per metric the local judge is timed on in a dry run without an earlier night (after one unit
+to warm it up): two, because it batches the units in flight, so its cost is a start-up plus a smaller cost per
+unit than any small sample shows."""
+
+
+def local_judge_seconds(config: NightlyConfig, plan: JudgePlan) -> tuple[float, dict[str, float]]:
+    """The local judge's seconds for every unit of `plan`, measured now: (total, metric -> marginal seconds per
+    verdict).
+
+    The local judge is a model on this machine: its rate is measured, not assumed. Per metric, one unit first
+    warms it up (loading the models is once a night, not per verdict); then two samples of different sizes,
+    spread over the plan, are judged and timed, and a line through them (a start-up plus a cost per unit) is
+    extended to the metric's units. No cache is read or written (a dry run writes nothing)."""
+    from ragmetrics.engines import LocalEngine
+
+    assert config.judge is not None
+    by_metric: dict[str, list[RagSample]] = {}
+    for samples, metrics in plan.values():
+        for metric in metrics:
+            by_metric.setdefault(metric, []).extend(samples)
+    settings = config.judge.settings().model_copy(update={"use_cache": False, "cache_path": None})
+    session = LocalEngine().judge_session(settings)
+    small, large = JUDGE_SAMPLE_UNITS
+    total = 0.0
+    rates: dict[str, float] = {}
+    try:
+        for metric, samples in by_metric.items():
+            step = max(1, len(samples) // (1 + small + large))
+            spread = samples[::step] + [x for i, x in enumerate(samples) if i % step]
+            session.score(spread[:1], [metric], name="warm-up", progress=False)
+            first = _distinct(spread[1:], small) or spread[:1]
+            second = _distinct(spread[1 + len(first) :], large)
+            started = time.perf_counter()
+            session.score(first, [metric], name="dry run", progress=False)
+            t_first = time.perf_counter() - started
+            per_unit, fixed = t_first / len(first), 0.0  # one sample only (few questions): its mean
+            if len(second) > len(first):
+                started = time.perf_counter()
+                session.score(second, [metric], name="dry run", progress=False)
+                t_second = time.perf_counter() - started
+                slope = (t_second - t_first) / (len(second) - len(first))
+                # noise can make the line fall: then the larger sample's own mean, an upper bound
+                per_unit = slope if slope > 0 else t_second / len(second)
+                fixed = max(0.0, t_first - per_unit * len(first))
+            rates[metric] = per_unit
+            total += fixed + per_unit * len(samples)
+    finally:
+        session.close()
+    return total, rates
+
+
+def _distinct(samples: list[RagSample], count: int) -> list[RagSample]:
+    """Up to `count` of `samples` in order with no id twice: one judge call scores each question once (the plan
+    holds every run's sample of a question)."""
+    out: list[RagSample] = []
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id not in seen:
+            seen.add(sample.id)
+            out.append(sample)
+            if len(out) == count:
+                break
+    return out
+
+
 def finish_estimate(
     config: NightlyConfig,
     figures: WorkFigures,
     assumptions: list[str],
     output_dir: Path | None = None,
+    *,
+    retrieved: Mapping[str, RetrieverTiming] | None = None,
+    judge_seconds: float | None = None,
 ) -> NightWork:
-    """The estimate with its time per stage, from the last night's measured rates where there is one."""
+    """The estimate with its time per stage, from the last night's measured rates where there is one;
+    `retrieved`: the retriever runs' estimated timings; `judge_seconds`: the judge's time measured now (the
+    local judge, without an earlier night to time it by)."""
     last = _last_night(config, output_dir)
     seconds: dict[str, float] = {}
+    if retrieved:
+        seconds["retriever index"] = sum(t.index_s for t in retrieved.values())
+        seconds["retrieval"] = sum(sum(t.search_s.values()) for t in retrieved.values())
     for role, calls in (("pipeline", figures.pipeline_calls), ("generator", figures.generator_calls)):
         concurrency = _concurrency(config, role)
         last_calls = getattr(last, f"{role}_calls", 0) if last is not None else 0
@@ -230,6 +310,8 @@ def finish_estimate(
             last is not None and last.judge_units and "judge" in last.seconds
         ):  # local: per verdict, measured
             value = figures.judge_units * last.seconds["judge"] / last.judge_units
+        elif judge_seconds is not None:
+            value = judge_seconds
         if value is not None:
             seconds["judge"] = value
     figures.seconds = seconds
@@ -248,13 +330,39 @@ def _concurrency(config: NightlyConfig, role: str) -> int:
 
 
 def estimate_work(
-    config: NightlyConfig, plan: JudgePlan, made: Mapping[str, int], output_dir: Path | None = None
+    config: NightlyConfig,
+    plan: JudgePlan,
+    made: Mapping[str, int],
+    output_dir: Path | None = None,
+    *,
+    retrieved: Mapping[str, RetrieverTiming] | None = None,
+    measure_judge: bool = False,
 ) -> NightWork:
-    """The night's estimate from its judge plan and the pipeline and generator calls `made` (or planned)."""
+    """The night's estimate from its judge plan and the pipeline and generator calls `made` (or planned);
+    `measure_judge`: time the local judge on a sample when no earlier night did (the dry run)."""
     figures, assumptions = estimate_judge(config, plan)
     figures.pipeline_calls = made.get("pipeline", 0)
     figures.generator_calls = made.get("generator", 0)
-    return finish_estimate(config, figures, assumptions, output_dir)
+    judge_seconds = None
+    if measure_judge and config.judge is not None and plan and _local_rate_missing(config, output_dir):
+        once, rates = local_judge_seconds(config, plan)
+        judge_seconds = once * config.judge.settings().repeats
+        assumptions.append(
+            "local judge: seconds per verdict measured now on two samples of each metric ("
+            + ", ".join(f"{m} {rates[m]:.3g} s" for m in rates) + ", plus its start-up)"
+        )
+    return finish_estimate(config, figures, assumptions, output_dir, retrieved=retrieved, judge_seconds=judge_seconds)
+
+
+def _local_rate_missing(config: NightlyConfig, output_dir: Path | None) -> bool:
+    """Whether the judge is the local one and no earlier night under the output folder timed its verdicts."""
+    from ragmetrics.judge.select import resolve_backend
+
+    assert config.judge is not None
+    if resolve_backend(config.judge.settings())[0] != "local":
+        return False
+    last = _last_night(config, output_dir)
+    return last is None or not last.judge_units or "judge" not in last.seconds
 
 
 def estimate_night(
@@ -270,14 +378,17 @@ def estimate_night(
     calls.dry_contexts = config.judge.contexts_top_k if config.judge is not None else 3
     notes: list[str] = []
     answered: dict[str, AnsweredRun] = {}
+    retrieved: dict[str, RetrieverTiming] = {}
     try:
-        runs = build_runs(config, dataset, calls=calls, answered=answered)
+        runs = build_runs(config, dataset, calls=calls, answered=answered, retrieved=retrieved)
         if config.generator is not None:
             generate_for_runs(config, dataset, runs, answered, calls, notes)
     finally:
         if calls.cache is not None:
             calls.cache.close()
-    work = estimate_work(config, judge_plan(config, dataset, runs, notes, answered), calls.made, output_dir)
+    plan = judge_plan(config, dataset, runs, notes, answered)
+    work = estimate_work(config, plan, calls.made, output_dir, retrieved=retrieved, measure_judge=True)
+    work.assumptions.extend(calls.dry_notes)
     if any(calls.made.values()):
         work.assumptions.append(
             "questions the pipeline or generator has not answered yet are judged as placeholders of the same "

@@ -60,6 +60,7 @@ from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry r
     build_runs,
     generate_for_runs,
     judge_plan,
+    retrieval_seconds,
     score_retrieval,
     target_calls,
     traced_run_names,
@@ -77,6 +78,7 @@ from ragmetrics.schema import (
     QrelsProvenance,
     Report,
     ReportMetadata,
+    RetrieverSeconds,
     RunResult,
     RunTrust,
     SampleText,
@@ -87,6 +89,7 @@ if TYPE_CHECKING:
     from ragmetrics.engines import Engine
     from ragmetrics.judge.base import Judge
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.retrievers import RetrieverTiming
     from ragmetrics.trust.labels import HumanLabels
 
 EXIT_OK = int(ExitCode.OK)
@@ -183,6 +186,8 @@ class _Night:
     output_dir: Path | None
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    retrieved: dict[str, RetrieverTiming] = field(default_factory=dict)
+    """Retriever run -> its index building and per-question search seconds."""
 
 
 @dataclass
@@ -303,13 +308,17 @@ def _answer(night: _Night, dataset: QADataset, calls: TargetCalls) -> tuple[dict
     answered: dict[str, AnsweredRun] = {}
     try:
         with _timed(night.timings, "runs"):
-            runs = build_runs(config, dataset, progress=night.show, calls=calls, answered=answered)
+            runs = build_runs(config, dataset, progress=night.show, calls=calls, answered=answered,
+                              retrieved=night.retrieved)  # fmt: skip
         if config.generator is not None:
             with _timed(night.timings, "generator"):
                 generate_for_runs(config, dataset, runs, answered, calls, night.notes)
     finally:
         if calls.cache is not None:
             calls.cache.close()
+    for name, search_s in retrieval_seconds(config, night.retrieved).items():
+        if name in answered and "pipeline" not in answered[name].stages:  # the generator answered a retriever run
+            answered[name].add_retrieval(search_s)
     for run_answers in answered.values():
         night.notes.extend(run_answers.notes)
     night.notes.extend(f"pipeline cache: {who}: {what}" for who, what in calls.identities.items())
@@ -429,8 +438,9 @@ def _report(
             for s in dataset.samples
         },
         timings_s=night.timings,
-        work=_actual_work(scored.work_estimate, calls, scored.judge_info, night.timings),
+        work=_actual_work(scored.work_estimate, calls, scored.judge_info, night.timings, night.retrieved),
         adaptive=scored.adaptive,
+        retrievers=_retriever_seconds(night.retrieved),
     )
     return report, labels
 
@@ -443,6 +453,13 @@ def _check_on_source_qrels(night: _Night, dataset: QADataset, runs: dict[str, Ru
     provenance = report.metadata.nightly.dataset.qrels if report.metadata.nightly is not None else None
     if provenance is not None:
         provenance.source_only = source_only_check(night.config, dataset, runs, report)
+
+
+def _retriever_seconds(retrieved: Mapping[str, RetrieverTiming]) -> dict[str, RetrieverSeconds]:
+    return {
+        name: RetrieverSeconds(index_s=round(t.index_s, 6), search_s={q: round(v, 6) for q, v in t.search_s.items()})
+        for name, t in retrieved.items()
+    }
 
 
 def _gate(
@@ -566,9 +583,15 @@ def _judge_estimate(
 
 
 def _actual_work(
-    estimate: NightWork, calls: TargetCalls, judge_info: JudgeInfo | None, timings: Mapping[str, float]
+    estimate: NightWork,
+    calls: TargetCalls,
+    judge_info: JudgeInfo | None,
+    timings: Mapping[str, float],
+    retrieved: Mapping[str, RetrieverTiming],
 ) -> NightWork:
-    """The estimate beside what the night spent: requests and tokens from the judge's own count."""
+    """The estimate beside what the night spent: requests and tokens from the judge's own count; seconds per
+    stage where they went: the pipeline's and generator's calls (shown on a cached night too, ~0), the
+    retrievers' index building and their searches, the judge."""
     from ragmetrics.nightly.estimate import actual_work
 
     usage = judge_info.usage if judge_info is not None else None
@@ -580,11 +603,11 @@ def _actual_work(
         cost_usd=usage.cost_usd if usage is not None else None,
         judge_units=estimate.estimate.judge_units,
     )
-    seconds = {"judge": timings.get("judge", 0.0)}
-    if calls.made.get("pipeline"):
-        seconds["pipeline"] = timings.get("runs", 0.0)
-    if calls.made.get("generator"):
-        seconds["generator"] = timings.get("generator", 0.0)
+    seconds: dict[str, float] = {r: calls.seconds[r] for r in ("pipeline", "generator") if r in calls.seconds}
+    if retrieved:
+        seconds["retriever index"] = sum(t.index_s for t in retrieved.values())
+        seconds["retrieval"] = sum(sum(t.search_s.values()) for t in retrieved.values())
+    seconds["judge"] = timings.get("judge", 0.0)
     return actual_work(estimate, made=calls.made, usage=spent, seconds=seconds)
 
 

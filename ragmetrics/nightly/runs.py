@@ -40,6 +40,7 @@ from ragmetrics.schema import (
 if TYPE_CHECKING:
     from ragmetrics.engines import Engine
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.retrievers import RetrieverTiming
 
 
 @contextmanager
@@ -100,10 +101,12 @@ def build_runs(
     progress: bool = False,
     calls: TargetCalls | None = None,
     answered: dict[str, AnsweredRun] | None = None,
+    retrieved: dict[str, RetrieverTiming] | None = None,
 ) -> dict[str, Run | None]:
     """Every run the config lists, by name, in config order; None for a run with no ranking (a dataset
     without retrieved ids, a pipeline that returns contexts no passage matches). Pipeline runs call the
-    team's system now and leave their answers in `answered`."""
+    team's system now and leave their answers in `answered`; retriever runs leave where their time went
+    (index building, each question's search) in `retrieved`."""
     runs: dict[str, Run | None] = {}
     answered = answered if answered is not None else {}
     with _steps("building runs", len(config.runs), progress) as advance:
@@ -120,9 +123,25 @@ def build_runs(
                 runs[name] = answered[name].run
                 runs.update(dataset.traced.span_runs(name))
             else:
-                runs[name] = _build_run(spec, name, i, dataset)
+                dry = calls.dry_notes if calls is not None and calls.dry_run else None
+                runs[name] = _build_run(spec, name, i, dataset, retrieved, dry_notes=dry, depth=_depth(config))
             advance()
     return runs
+
+
+def retrieval_seconds(
+    config: NightlyConfig, retrieved: Mapping[str, RetrieverTiming]
+) -> dict[str, dict[str, float]]:
+    """Run name -> query id -> seconds its retrieval took: a retriever run's own searches, and a fusion run's
+    the sum of the runs it fuses (the night searches them one after the other), where all of them were timed.
+    Runs from files, the dataset or the team's pipeline are absent: their retrieval is in their own figures."""
+    seconds: dict[str, dict[str, float]] = {name: dict(t.search_s) for name, t in retrieved.items()}
+    for spec in config.runs:
+        if isinstance(spec, FusionRunSpec) and all(n in seconds for n in spec.runs):
+            parts = [seconds[n] for n in spec.runs]
+            shared = set.intersection(*(set(p) for p in parts))
+            seconds[run_name(spec)] = {q: sum(p[q] for p in parts) for q in sorted(shared)}
+    return seconds
 
 
 def traced_answers(name: str, dataset: QADataset) -> AnsweredRun:
@@ -168,8 +187,17 @@ def _fuse_runs(spec: FusionRunSpec, index: int, built: dict[str, Run | None]) ->
 
 
 def _build_run(
-    spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec, name: str, index: int, dataset: QADataset
+    spec: DatasetRunSpec | FileRunSpec | RetrieverRunSpec,
+    name: str,
+    index: int,
+    dataset: QADataset,
+    retrieved: dict[str, RetrieverTiming] | None = None,
+    *,
+    dry_notes: list[str] | None = None,
+    depth: int = 10,
 ) -> Run | None:
+    """One run of the config; in a dry run (`dry_notes` given: how each estimate was made goes there) a
+    retriever run is a stand-in built on a sample of the corpus, `depth` passages deep."""
     if isinstance(spec, DatasetRunSpec):
         # Without retrieved ids the dataset's run has no ranking: its contexts and answers are still judged.
         return dataset.run(name) if dataset.has_run else None
@@ -183,10 +211,24 @@ def _build_run(
     retrievers = importlib.import_module("ragmetrics.retrievers")
     passages = [p.as_dict() for p in dataset.passages.values()]
     queries = [(s.id, s.question) for s in dataset.samples]
+    if dry_notes is not None:  # estimated from a sample of the corpus: a dry run must not embed it all (dry_retrievers)
+        from ragmetrics.nightly.dry_retrievers import estimate_retriever
+
+        try:
+            stand_in, timing, how = estimate_retriever(spec.retriever, dict(spec.params), passages, queries, name, depth)
+        except (InputError, ConfigError) as exc:
+            raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
+        if retrieved is not None:
+            retrieved[name] = timing
+        dry_notes.append(how)
+        return stand_in
     try:
-        run: Run = retrievers.build_run(spec.retriever, dict(spec.params), passages, queries, name)
+        run: Run
+        run, timing = retrievers.build_timed_run(spec.retriever, dict(spec.params), passages, queries, name)
     except (InputError, ConfigError) as exc:
         raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
+    if retrieved is not None:
+        retrieved[name] = timing
     if dataset.attacks is not None:  # each question sees its own attack's planted documents only
         from ragmetrics.attacks.exposure import own_documents_only
         from ragmetrics.retrieval.run import Run
@@ -194,6 +236,12 @@ def _build_run(
         own = own_documents_only(run.to_dict(), dataset.attacks.rows)
         run = Run.from_dict(own, name=name, source=run.source)
     return run
+
+
+def _depth(config: NightlyConfig) -> int:
+    """How deep a dry run's stand-in rankings go: as deep as the judge or the generator reads."""
+    return max(10, config.judge.contexts_top_k if config.judge is not None else 0,
+               config.generator.top_k if config.generator is not None else 0)  # fmt: skip
 
 
 def _read_run_file(path: Path, fmt: str, name: str) -> Run:

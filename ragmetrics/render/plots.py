@@ -167,7 +167,8 @@ def quality_cost_plot(report: Report) -> Any | None:
         ax.grid(alpha=0.3)
         ax.margins(0.25)
         ax.locator_params(axis="x", nbins=4)
-        ax.ticklabel_format(axis="x", style="sci", scilimits=(-3, 4))
+        # plain numbers (0.0005, 0.0010): a "1e-3" offset would sit on top of the axis label at page width
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
     return figure
 
 

@@ -156,6 +156,55 @@ def summary_markdown(
         if len(text) <= max_chars:
             break
         text = render(worst, rows, verdicts)
-    if len(text) > max_chars:  # still too long (a huge verdict line): cut, and say so
-        text = text[: max(0, max_chars - 60)].rstrip() + "\n\n... (cut to fit; see report.html)\n"
-    return text
+    return text if len(text) <= max_chars else _cut_between_rows(text, max_chars)
+
+
+def _is_row(line: str) -> bool:
+    return line.startswith("|")
+
+
+def _cut_between_rows(text: str, max_chars: int) -> str:
+    """`text` cut to `max_chars` at a line end, never inside a table row, saying how many rows were left out.
+
+    Still too long after every shrink (many regressions, a huge verdict line): whole lines are kept while they
+    fit. A table row that does not fit is left out whole, with every line after it; a table whose header fits
+    but none of its rows is left out whole too (a header alone says nothing). A text line that does not fit is
+    cut at a word, since a sentence cut short still reads where a row cut short puts its cells under the wrong
+    header.
+    """
+    lines = text.rstrip("\n").split("\n")
+    note_room = len("\n\n... cut to fit: 9999999 table rows and 9999999 other lines left out; see report.html\n")
+    budget = max(0, max_chars - note_room)
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if used + len(line) + 1 > budget:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    while kept and _is_header(lines, len(kept) - 1):  # a header and separator without a row: no table
+        kept.pop()
+    whole = len(kept)
+    left = lines[whole:]
+    if left and not _is_row(left[0]) and budget - used > 40:  # the line that did not fit, cut at a word
+        room = budget - used - 4
+        part = left[0][:room]
+        kept.append((part.rsplit(" ", 1)[0] if " " in part else part) + " ...")
+        left = left[1:]
+    rows_left = sum(1 for i, line in enumerate(left, start=len(lines) - len(left))
+                    if _is_row(line) and not _is_header(lines, i))  # fmt: skip
+    other_left = sum(1 for line in left if line.strip() and not _is_row(line))
+    said = [f"{rows_left} table row{'s' if rows_left != 1 else ''}"] if rows_left else []
+    if other_left:
+        said.append(f"{other_left} other line{'s' if other_left != 1 else ''}")
+    note = f"... cut to fit: {' and '.join(said) or 'the end of a line'} left out; see report.html"
+    return "\n".join(kept).rstrip("\n") + "\n\n" + note + "\n"
+
+
+def _is_header(lines: list[str], i: int) -> bool:
+    """Whether line `i` is a table's header or its separator row (`|---|---:|`), not one of its rows."""
+    if not 0 <= i < len(lines) or not _is_row(lines[i]):
+        return False
+    if set(lines[i]) <= set("|-: "):
+        return True
+    return i + 1 < len(lines) and _is_row(lines[i + 1]) and set(lines[i + 1]) <= set("|-: ")

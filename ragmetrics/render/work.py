@@ -60,6 +60,27 @@ def _row(label: str, estimate: float | None, actual: float | None, fmt: str = "{
     return [label, cell(estimate), cell(actual), diff]
 
 
+STAGE_LABELS = {
+    "pipeline": "pipeline seconds (its calls)",
+    "generator": "generator seconds (its calls)",
+    "retriever index": "retriever index building seconds",
+    "retrieval": "retrieval seconds (searches, reranks)",
+    "judge": "judge seconds",
+}
+"""What each stage's seconds hold, said in the row: the pipeline's are its calls alone, never the retrievers'
+index building that happens in the same step."""
+
+
+def _stage_label(stage: str, actual: WorkFigures | None) -> str:
+    cached = (  # a cached night: its outputs were read, not called for
+        actual is not None and stage in ("pipeline", "generator") and stage in actual.seconds
+        and getattr(actual, f"{stage}_calls") == 0
+    )  # fmt: skip
+    return f"{stage} seconds (every output from the cache, none called)" if cached else STAGE_LABELS.get(
+        stage, f"{stage} seconds"
+    )
+
+
 def work_grid(work: NightWork) -> Grid:
     """Estimate beside actual: requests, tokens, cost and seconds per stage."""
     e, a = work.estimate, work.actual
@@ -76,7 +97,7 @@ def work_grid(work: NightWork) -> Grid:
     ]
     for stage in dict.fromkeys([*e.seconds, *(a.seconds if a else {})]):
         grid.rows.append(
-            _row(f"{stage} seconds", e.seconds.get(stage), a.seconds.get(stage) if a else None, "{:,.1f}")
+            _row(_stage_label(stage, a), e.seconds.get(stage), a.seconds.get(stage) if a else None, "{:,.1f}")
         )
     grid.notes = [
         "Actual judge requests include retries, repairs and embedding requests; the estimate counts each "

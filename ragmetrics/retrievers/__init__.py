@@ -10,7 +10,9 @@ callable or an HTTP rerank endpoint (`ragmetrics.retrievers.rerank`). They turn 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.errors import ConfigError
@@ -22,34 +24,41 @@ if TYPE_CHECKING:
 
 Ranking = list[tuple[str, float]]
 
-__all__ = ["ALIASES", "KINDS", "build_run", "check_available", "search"]
+__all__ = [
+    "ALIASES",
+    "KINDS",
+    "RetrieverTiming",
+    "build_run",
+    "build_timed_run",
+    "check_available",
+    "search",
+    "timed_search",
+]
 
 
-def _bm25(
-    corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any], _: Any
-) -> dict[str, Ranking]:
-    from ragmetrics.retrievers.bm25 import bm25_search
-
-    return bm25_search(corpus, queries, params)
+Searcher = Callable[[str], "Ranking"]
+"""One question's search over a built index."""
 
 
-def _bm25_rerank(
-    corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any], embedder: Any
-) -> dict[str, Ranking]:
-    from ragmetrics.retrievers.rerank import bm25_rerank_search
+def _bm25(corpus: Corpus, params: Mapping[str, Any], _: Any) -> Searcher:
+    from ragmetrics.retrievers.bm25 import bm25_prepare
 
-    return bm25_rerank_search(corpus, queries, params, embedder)
+    return bm25_prepare(corpus, params)
 
 
-def _dense(
-    corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any], embedder: Any
-) -> dict[str, Ranking]:
-    from ragmetrics.retrievers.dense import dense_search
+def _bm25_rerank(corpus: Corpus, params: Mapping[str, Any], embedder: Any) -> Searcher:
+    from ragmetrics.retrievers.rerank import bm25_rerank_prepare
 
-    return dense_search(corpus, queries, params, embedder)
+    return bm25_rerank_prepare(corpus, params, embedder)
 
 
-_KINDS: dict[str, Callable[[Corpus, Mapping[str, str], Mapping[str, Any], Any], dict[str, Ranking]]] = {
+def _dense(corpus: Corpus, params: Mapping[str, Any], embedder: Any) -> Searcher:
+    from ragmetrics.retrievers.dense import dense_prepare
+
+    return dense_prepare(corpus, params, embedder)
+
+
+_KINDS: dict[str, Callable[[Corpus, Mapping[str, Any], Any], Searcher]] = {
     "bm25": _bm25,
     "dense": _dense,
     "bm25_embedding_rerank": _bm25_rerank,
@@ -69,6 +78,46 @@ def check_available(kind: str) -> None:
         _bm25s()
 
 
+@dataclass(frozen=True)
+class RetrieverTiming:
+    """Where a retriever's time went: building its index once, and each question's retrieval (and rerank).
+
+    Kept apart because they answer different questions: index building is a cost of the night (the dense
+    retriever embeds the whole corpus), a question's search is what a user of the system waits for, so it is
+    the part that belongs in that question's latency.
+    """
+
+    index_s: float
+    search_s: dict[str, float] = field(default_factory=dict)
+    """Query id -> seconds its search took (first stage, rerank), measured around that question alone."""
+
+
+def timed_search(
+    kind: str,
+    params: Mapping[str, Any] | None,
+    passages: Sequence[Mapping[str, object]],
+    queries: Mapping[str, str] | Iterable[tuple[str, str]],
+    *,
+    embedder: SyncEmbedder | None = None,
+) -> tuple[dict[str, Ranking], RetrieverTiming]:
+    """`search`, with the seconds it took: the index built once, then every question searched on its own."""
+    prepare = _KINDS.get(ALIASES.get(kind, kind))
+    if prepare is None:
+        raise ConfigError(f"unknown retriever kind {kind!r}; kinds: {', '.join(KINDS)}")
+    if params is not None and not isinstance(params, Mapping):
+        raise ConfigError(f"{kind}: params must be a mapping, got {type(params).__name__}")
+    corpus, questions = corpus_from(passages), queries_from(queries)
+    started = time.perf_counter()
+    searcher = prepare(corpus, dict(params or {}), embedder)
+    timing = RetrieverTiming(index_s=time.perf_counter() - started)
+    rankings: dict[str, Ranking] = {}
+    for qid, question in questions.items():
+        started = time.perf_counter()
+        rankings[qid] = searcher(question)
+        timing.search_s[qid] = time.perf_counter() - started
+    return rankings, timing
+
+
 def search(
     kind: str,
     params: Mapping[str, Any] | None,
@@ -78,12 +127,7 @@ def search(
     embedder: SyncEmbedder | None = None,
 ) -> dict[str, Ranking]:
     """Query id -> [(passage id, score)] in rank order (score descending, ties by passage id descending)."""
-    retrieve = _KINDS.get(ALIASES.get(kind, kind))
-    if retrieve is None:
-        raise ConfigError(f"unknown retriever kind {kind!r}; kinds: {', '.join(KINDS)}")
-    if params is not None and not isinstance(params, Mapping):
-        raise ConfigError(f"{kind}: params must be a mapping, got {type(params).__name__}")
-    return retrieve(corpus_from(passages), queries_from(queries), dict(params or {}), embedder)
+    return timed_search(kind, params, passages, queries, embedder=embedder)[0]
 
 
 def build_run(
@@ -102,11 +146,25 @@ def build_run(
     top_k=candidates and reranker: the MiniLM cosine unless a callable or endpoint is given). A query that
     matches nothing is kept with an empty ranking, so it scores 0 rather than disappearing.
     """
+    return build_timed_run(kind, params, passages, queries, name, embedder=embedder)[0]
+
+
+def build_timed_run(
+    kind: str,
+    params: Mapping[str, Any] | None,
+    passages: Sequence[Mapping[str, object]],
+    queries: Mapping[str, str] | Iterable[tuple[str, str]],
+    name: str | None = None,
+    *,
+    embedder: SyncEmbedder | None = None,
+) -> tuple[Run, RetrieverTiming]:
+    """`build_run`, with where its time went (`RetrieverTiming`): what a night reports and adds to latency."""
     from ragmetrics.retrieval.run import Run
 
-    rankings = search(kind, params, passages, queries, embedder=embedder)
-    return Run.from_dict(
+    rankings, timing = timed_search(kind, params, passages, queries, embedder=embedder)
+    run = Run.from_dict(
         {qid: dict(ranking) for qid, ranking in rankings.items()},
         name=name or kind,
         source=f"retriever {kind}",
     )
+    return run, timing

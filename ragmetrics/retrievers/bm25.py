@@ -7,7 +7,7 @@ happens to be installed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -77,26 +77,22 @@ class BM25Index:
 
     def search(self, queries: Mapping[str, str], top_k_docs: int) -> dict[str, Ranking]:
         """Query id -> [(passage id, score)] in rank order; a query matching nothing gets an empty list."""
+        return {qid: self.search_one(text, top_k_docs) for qid, text in queries.items()}
+
+    def search_one(self, query: str, top_k_docs: int) -> Ranking:
+        """One question's [(passage id, score)] in rank order, empty when it matches nothing. One question at a
+        time, so a night can time each question's retrieval as the system would spend it."""
         if top_k_docs < 1:
             raise ConfigError(f"bm25: top_k must be >= 1, got {top_k_docs}")
-        qids = list(queries)
-        tokenized = self._bm25s.tokenize(
-            [queries[q] for q in qids],
-            stopwords=self._stopwords,
-            stemmer=self._stemmer,
-            return_ids=False,
-            show_progress=False,
+        (tokens,) = self._bm25s.tokenize(
+            [query], stopwords=self._stopwords, stemmer=self._stemmer, return_ids=False, show_progress=False
         )
-        out: dict[str, Ranking] = {}
-        for qid, tokens in zip(qids, tokenized, strict=True):
-            known = [t for t in tokens if t in self._model.vocab_dict]
-            if not known:
-                out[qid] = []
-                continue
-            scores = np.asarray(self._model.get_scores(known), dtype=np.float64)
-            best = top_k(scores, self._id_ranks, top_k_docs, positive_only=True)
-            out[qid] = [(self._corpus.ids[i], float(scores[i])) for i in best]
-        return out
+        known = [t for t in tokens if t in self._model.vocab_dict]
+        if not known:
+            return []
+        scores = np.asarray(self._model.get_scores(known), dtype=np.float64)
+        best = top_k(scores, self._id_ranks, top_k_docs, positive_only=True)
+        return [(self._corpus.ids[i], float(scores[i])) for i in best]
 
 
 def _param(
@@ -122,11 +118,14 @@ def _stopwords(params: Mapping[str, Any]) -> str | list[str] | None:
     )
 
 
-def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:
-    """Build an index from `params` (k1, b, method, stem, stopwords, top_k) and search every query."""
+def bm25_prepare(corpus: Corpus, params: Mapping[str, Any]) -> Callable[[str], Ranking]:
+    """Build the index from `params` (k1, b, method, stem, stopwords, top_k); return one question's search."""
     unknown = sorted(set(params) - BM25_PARAMS)
     if unknown:
         raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(BM25_PARAMS)}")
+    keep = _param(params, "top_k", 100, int, "an integer")
+    if keep < 1:
+        raise ConfigError(f"bm25: top_k must be >= 1, got {keep}")
     index = BM25Index(
         corpus,
         k1=float(_param(params, "k1", 1.5, (int, float), "a number")),
@@ -135,4 +134,10 @@ def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str,
         stem=_param(params, "stem", False, bool, "true or false"),
         stopwords=_stopwords(params),
     )
-    return index.search(queries, _param(params, "top_k", 100, int, "an integer"))
+    return lambda question: index.search_one(question, keep)
+
+
+def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:
+    """Build an index from `params` (k1, b, method, stem, stopwords, top_k) and search every query."""
+    search = bm25_prepare(corpus, params)
+    return {qid: search(text) for qid, text in queries.items()}

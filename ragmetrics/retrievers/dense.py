@@ -7,7 +7,7 @@ the reference retrievers are for; a production index belongs to the system being
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,13 +21,11 @@ from ragmetrics.retrievers.rerank import SyncEmbedder, default_embedder
 DEFAULT_TOP_K = 100
 
 
-def dense_search(
-    corpus: Corpus,
-    queries: Mapping[str, str],
-    params: Mapping[str, Any],
-    embedder: SyncEmbedder | None = None,
-) -> dict[str, Ranking]:
-    """The `top_k` (default 100) passages by cosine with each question; ties by passage id descending."""
+def dense_prepare(
+    corpus: Corpus, params: Mapping[str, Any], embedder: SyncEmbedder | None = None
+) -> Callable[[str], Ranking]:
+    """Embed every passage (the index); return one question's search: the `top_k` (default 100) passages by
+    cosine with it, ties by passage id descending."""
     unknown = sorted(set(params) - {"top_k"})
     if unknown:
         raise ConfigError(f"dense: unknown parameter(s) {unknown}; known: ['top_k']")
@@ -36,12 +34,23 @@ def dense_search(
         raise ConfigError(f"dense: top_k must be an integer >= 1, got {keep!r}")
     model = embedder or default_embedder()
     passage_vecs = model.encode(list(corpus.texts))
-    qids = list(queries)
-    query_vecs = model.encode([queries[q] for q in qids])
     id_ranks = id_order(corpus.ids)
-    out: dict[str, Ranking] = {}
-    for qid, qvec in zip(qids, query_vecs, strict=True):
+
+    def search(question: str) -> Ranking:
+        qvec = model.encode([question])[0]
         cosines = (passage_vecs @ qvec).astype(np.float64)
         best = top_k(cosines, id_ranks, keep, positive_only=False)
-        out[qid] = [(corpus.ids[i], float(cosines[i])) for i in best]
-    return out
+        return [(corpus.ids[i], float(cosines[i])) for i in best]
+
+    return search
+
+
+def dense_search(
+    corpus: Corpus,
+    queries: Mapping[str, str],
+    params: Mapping[str, Any],
+    embedder: SyncEmbedder | None = None,
+) -> dict[str, Ranking]:
+    """The `top_k` (default 100) passages by cosine with each question; ties by passage id descending."""
+    search = dense_prepare(corpus, params, embedder)
+    return {qid: search(text) for qid, text in queries.items()}

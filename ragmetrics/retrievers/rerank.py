@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from ragmetrics.errors import ConfigError
 from ragmetrics.retrievers._inputs import Corpus
 from ragmetrics.retrievers._ranking import id_order, top_k
-from ragmetrics.retrievers.bm25 import BM25_PARAMS, Ranking, bm25_search
+from ragmetrics.retrievers.bm25 import BM25_PARAMS, Ranking, bm25_prepare
 
 DEFAULT_CANDIDATES = 50
 
@@ -99,6 +99,13 @@ def default_embedder() -> SyncEmbedder:
 
 
 Scorer = Callable[[str, list[str]], Sequence[float]]
+Lookup = tuple[dict[str, int], NDArray[np.int64]]
+"""Each passage id's position in the corpus, and the tie-break rank of each position."""
+
+
+def _lookup(corpus: Corpus) -> Lookup:
+    """Built once per index, not per question: sorting every id is not part of a question's reranking."""
+    return {pid: i for i, pid in enumerate(corpus.ids)}, id_order(corpus.ids)
 
 
 def rerank(
@@ -107,9 +114,10 @@ def rerank(
     candidates: Mapping[str, Ranking],
     embedder: SyncEmbedder,
     top_k_docs: int,
+    lookup: Lookup | None = None,
 ) -> dict[str, Ranking]:
     """Order each query's candidates by cosine(question, passage); ties by passage id descending."""
-    position = {pid: i for i, pid in enumerate(corpus.ids)}
+    position, id_ranks = lookup or _lookup(corpus)
     pool = sorted({position[pid] for ranking in candidates.values() for pid, _ in ranking})
     qids = [q for q in queries if candidates.get(q)]
     if not pool or not qids:
@@ -117,7 +125,6 @@ def rerank(
     passage_vecs = embedder.encode([corpus.texts[i] for i in pool])
     query_vecs = embedder.encode([queries[q] for q in qids])
     row_of = {doc: row for row, doc in enumerate(pool)}
-    id_ranks = id_order(corpus.ids)
     out: dict[str, Ranking] = {q: [] for q in queries}
     for qvec, qid in zip(query_vecs, qids, strict=True):
         docs = np.array([position[pid] for pid, _ in candidates[qid]], dtype=np.int64)
@@ -134,10 +141,10 @@ def rerank_with(
     candidates: Mapping[str, Ranking],
     scorer: Scorer,
     top_k_docs: int,
+    lookup: Lookup | None = None,
 ) -> dict[str, Ranking]:
     """Order each query's candidates by `scorer(question, passages)`; ties by passage id descending."""
-    position = {pid: i for i, pid in enumerate(corpus.ids)}
-    id_ranks = id_order(corpus.ids)
+    position, id_ranks = lookup or _lookup(corpus)
     out: dict[str, Ranking] = {q: [] for q in queries}
     for qid, question in queries.items():
         ranking = candidates.get(qid) or []
@@ -246,13 +253,12 @@ class HttpReranker:
         return [float(v) for v in scores if v is not None]
 
 
-def bm25_rerank_search(
-    corpus: Corpus,
-    queries: Mapping[str, str],
-    params: Mapping[str, Any],
-    embedder: SyncEmbedder | None = None,
-) -> dict[str, Ranking]:
-    """BM25 top-`candidates` (default 50) per query, reranked; `top_k` (default: all candidates) are kept."""
+def bm25_rerank_prepare(
+    corpus: Corpus, params: Mapping[str, Any], embedder: SyncEmbedder | None = None
+) -> Callable[[str], Ranking]:
+    """Build the first stage's BM25 index; return one question's search: its BM25 top-`candidates` (default
+    50) reranked, `top_k` (default: all candidates) kept. The reranker's work (embedding the candidates, or
+    the team's scorer) happens per question, as a deployed reranker spends it."""
     known = {*BM25_PARAMS, "candidates", "reranker"}
     unknown = sorted(set(params) - known)
     if unknown:  # checked here, so the message names this retriever and lists `candidates` too
@@ -269,7 +275,21 @@ def bm25_rerank_search(
         )
     first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k", "reranker")}
     first_stage["top_k"] = candidates_n
-    candidates = bm25_search(corpus, queries, first_stage)
+    candidates = bm25_prepare(corpus, first_stage)
+    lookup = _lookup(corpus)
     if params.get("reranker") is not None:
-        return rerank_with(corpus, queries, candidates, load_scorer(params["reranker"]), keep)
-    return rerank(corpus, queries, candidates, embedder or default_embedder(), keep)
+        scorer = load_scorer(params["reranker"])
+        return lambda q: rerank_with(corpus, {"q": q}, {"q": candidates(q)}, scorer, keep, lookup)["q"]
+    model = embedder or default_embedder()
+    return lambda q: rerank(corpus, {"q": q}, {"q": candidates(q)}, model, keep, lookup)["q"]
+
+
+def bm25_rerank_search(
+    corpus: Corpus,
+    queries: Mapping[str, str],
+    params: Mapping[str, Any],
+    embedder: SyncEmbedder | None = None,
+) -> dict[str, Ranking]:
+    """BM25 top-`candidates` (default 50) per query, reranked; `top_k` (default: all candidates) are kept."""
+    search = bm25_rerank_prepare(corpus, params, embedder)
+    return {qid: search(text) for qid, text in queries.items()}

@@ -104,7 +104,7 @@ def test_html_plots_cover_every_pair_and_use_shares_for_binary_metrics() -> None
     ]  # fmt: skip
     report = compare_results(runs, test="sign", bootstrap_samples=50)
     assert is_binary(report, "hit") and not is_binary(report, "ndcg")
-    captions = [caption for caption, _ in report_plots(report)[0]]
+    captions = [plot.caption for plot in report_plots(report)[0]]
     assert "hit: share of queries scoring 1 by run" in captions
     assert "ndcg: per-query scores by run" in captions
     pairs = {c.split(",")[0] for c in captions if " minus " in c}

@@ -136,14 +136,16 @@ def test_a_dry_run_counts_the_pipeline_and_generator_calls_it_does_not_make(
     assert _estimated(out, "judge requests") == 0
 
 
-def test_the_local_judge_estimate_is_no_requests_and_the_last_nights_time(
+def test_the_local_judge_estimate_is_no_requests_and_its_time_measured_or_the_last_nights(
     qa_dir: Path, write_config: ConfigWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = write_config(judge={"backend": "local", "metrics": ["context_recall", "faithfulness"]})
     code, out, err = run_cli([str(config), "--dry-run"], capsys)
     assert code == 0, err
     assert _estimated(out, "judge requests") == 0
-    assert "32 scores" in out and "time               unknown" in out
+    # no earlier night: the local judge's time is measured now on a few units of each metric, not left out
+    assert "32 scores" in out and "time               ~" in out and "(judge " in out
+    assert "seconds per verdict measured now" in out and not (qa_dir / "out").exists()
     code, _, err = run_cli([str(config)], capsys)
     assert code == 0, err
     work = report_of(qa_dir / "out").metadata.nightly.work  # type: ignore[union-attr]

@@ -43,6 +43,7 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
         "report.md",
         "report.html",
         "judged_samples.jsonl",
+        "plots",
     }
 
     report = Report.model_validate_json((folder / "report.json").read_text())
@@ -86,7 +87,10 @@ def test_run_writes_every_artifact(qa_dir: Path, write_config: ConfigWriter, cap
 
     page = (folder / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>")
-    assert "data:image/png;base64," in page
+    # plots are files beside the page, each loaded when shown, not data inside it
+    assert "data:image/png;base64," not in page and 'src="plots/001.png" loading="lazy"' in page
+    shown = re.findall(r'src="(plots/\d+\.png)"', page)
+    assert shown and all((folder / src).read_bytes().startswith(b"\x89PNG") for src in shown)
     assert page.count("<details class='query'") == len(TOPICS)
     assert "&#9660;" in page  # the weaker run is significantly worse somewhere: a marker is shown
     assert "local judge" in page  # the judge's reasons are in the drill-down

@@ -171,8 +171,12 @@ def test_nights_in_a_real_mlflow_server(mlflow_server: _Server, tmp_path: Path, 
         (night,) = [r for r in nights if r.data.tags["ragmetrics.folder"] == str(folder)]
         assert night.data.params["dataset_fingerprint"] == report.metadata.dataset_fingerprint
         assert night.data.params["judge.backend"] == "local"
-        assert sorted(a.path for a in client.list_artifacts(night.info.run_id)) == ["report.html", "report.json",
-                                                                                     "report.md"]  # fmt: skip
+        plots = sorted(p.name for p in (folder / "plots").iterdir()) if (folder / "plots").is_dir() else []
+        assert sorted(a.path for a in client.list_artifacts(night.info.run_id)) == [
+            "plots", "report.html", "report.json", "report.md"][0 if plots else 1:]  # fmt: skip
+        # the page loads its plots from plots/ beside it: every one is logged there
+        assert sorted(a.path for a in client.list_artifacts(night.info.run_id, "plots")) == [
+            f"plots/{name}" for name in plots]  # fmt: skip
         for c in report.comparisons:
             key = metric_name("diff", c.metric, f"{c.candidate}_vs_{c.baseline}")
             assert night.data.metrics[key] == pytest.approx(c.mean_diff)

@@ -1,8 +1,8 @@
-"""report.html: a self-contained page for a Report (`render_html`) and the plots it embeds (`report_plots`)."""
+"""report.html: a page for a Report (`render_html`) and the plots it shows (`report_plots`)."""
 
 from __future__ import annotations
 
 from ragmetrics.render.html.page import render_html
-from ragmetrics.render.html.plots import report_plots
+from ragmetrics.render.html.plots import PagePlot, report_plots
 
-__all__ = ["render_html", "report_plots"]
+__all__ = ["PagePlot", "render_html", "report_plots"]

@@ -1,9 +1,10 @@
-"""report.html: one self-contained page (no external requests) to read a Report.
+"""report.html: one page (no request beyond its own folder) to read a Report.
 
 The gate's verdict with tonight beside the baseline, the summary with every significant pair marked, the
-paired tests, the trust figures, plots as inline PNG, and a sortable per-query table with a drill-down to the
-judge's reasons. Everything user-supplied is HTML-escaped; the page's only script sorts and filters and makes
-no request.
+paired tests, the trust figures, every plot (a night's from files in `plots/` beside the page, loaded as they
+are scrolled to or unfolded; inline PNG when no folder is given), and a sortable per-query table with a
+drill-down to the judge's reasons. Everything user-supplied is HTML-escaped; the page's only script sorts and
+filters and makes no request.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from ragmetrics._format import format_p
 from ragmetrics.render.html.cells import esc as _e
 from ragmetrics.render.html.multi import multi_block
+from ragmetrics.render.html.plots import PagePlot
 from ragmetrics.render.html.power import power_block, work_block
 from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
@@ -29,10 +31,12 @@ def render_html(
     report: Report,
     *,
     gate: GateResult | None = None,
-    plots: Sequence[tuple[str, bytes]] = (),
+    plots: Sequence[PagePlot] = (),
+    plot_files: Sequence[str] | None = None,
     title: str | None = None,
 ) -> str:
-    """The whole page. `plots` are (caption, PNG bytes) pairs, embedded as data URIs."""
+    """The whole page. `plots` (`report_plots`) are shown from `plot_files`, their paths relative to the page
+    (same order), loaded lazily; without them they are embedded as data URIs (a page on its own)."""
     nightly = report.metadata.nightly
     name = title or (nightly.name if nightly is not None else "ragmetrics report")
     parts = [
@@ -63,14 +67,7 @@ def render_html(
     parts.append(power_block(report))
     parts.append(trust_html(report))
     if plots:
-        parts.append("<h2>Plots</h2><div class='plots'>")
-        for caption, png in plots:
-            data = base64.b64encode(png).decode("ascii")
-            parts.append(
-                f'<figure><img class="plot" alt="{_e(caption)}" src="data:image/png;base64,{data}">'
-                f'<figcaption class="legend">{_e(caption)}</figcaption></figure>'
-            )
-        parts.append("</div>")
+        parts.append(plots_block(plots, plot_files))
     parts.append(queries_block(report))
     parts.append(work_block(report))
     notes = report.metadata.notes
@@ -83,6 +80,39 @@ def render_html(
 
 
 _p = format_p
+
+
+def plots_block(plots: Sequence[PagePlot], files: Sequence[str] | None) -> str:
+    """Every plot, none left out: the overview open (the quality-against-cost panels across the page's width),
+    each metric's pair differences folded under its name, so a night of 10 runs reads as fast as one of 2."""
+    sources = (
+        [f'src="{_e(f)}" loading="lazy"' for f in files]
+        if files is not None
+        else [f'src="data:image/png;base64,{base64.b64encode(p.png).decode("ascii")}"' for p in plots]
+    )
+
+    def figure(plot: PagePlot, src: str) -> str:
+        wide = " class='wide'" if plot.wide else ""
+        caption = _e(plot.caption)
+        return f'<figure{wide}><img class="plot" alt="{caption}" {src}><figcaption class="legend">{caption}</figcaption></figure>'
+
+    groups: dict[str, list[str]] = {}
+    for plot, src in zip(plots, sources, strict=True):
+        groups.setdefault(plot.group, []).append(figure(plot, src))
+    folded = [g for g in groups if g]
+    how = f"; the per-query differences of each compared pair are folded by metric ({len(folded)})" if folded else ""
+    parts = [
+        "<h2 id='plots'>Plots</h2>",
+        f"<p class='legend'>{len(plots)} plots{how}.</p>",
+        "<div class='plots'>" + "".join(groups.get("", [])) + "</div>",
+    ]
+    for metric in folded:
+        shown = groups[metric]
+        parts.append(
+            f"<details class='plotgroup'><summary>{_e(metric)}: per-query differences of {len(shown)} "
+            f"{'pair' if len(shown) == 1 else 'pairs'}</summary><div class='plots'>{''.join(shown)}</div></details>"
+        )
+    return "".join(parts)
 
 
 def _meta_block(report: Report) -> str:

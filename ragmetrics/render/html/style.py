@@ -35,6 +35,7 @@ tr.better td{background:var(--goodbg)}tr.worse td{background:var(--badbg)}
 .gate h3{margin:0 0 6px;font-size:15px}.legend{color:var(--muted);font-size:12.5px;margin:4px 0}
 .plots{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(360px,100%),1fr));gap:10px}
 .plots figure{margin:0}img.plot{width:100%;border:1px solid var(--line);border-radius:4px}
+.plots figure.wide{grid-column:1/-1;max-width:1100px}.plotgroup .plots{padding:8px}
 details{border:1px solid var(--line);border-radius:4px;margin:4px 0;background:#fff}
 summary{cursor:pointer;padding:6px 10px;list-style-position:inside;overflow-wrap:anywhere}
 summary .qid,a.qid{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;color:var(--accent);margin-right:8px}

@@ -30,14 +30,19 @@ quickstart: $(VENV)/.runtime
 	@echo "ragmetrics is installed in $(VENV): run 'source $(VENV)/bin/activate' to use the ragmetrics command, or call $(VENV)/bin/ragmetrics"
 
 # The README's test command: every test not marked slow (slow ones run in CI's second step), on WORKERS
-# processes (pytest-xdist; WORKERS=0 runs them in this one). The slow step stays in one process: the Ray
-# engine's local cluster times out when another test takes its CPUs.
+# processes (pytest-xdist; WORKERS=0 runs them in this one).
 WORKERS ?= 2
 test: $(VENV)/.dev
 	$(PY) -m pytest -q -m "not slow" -n $(WORKERS)
 
+# The slow step in two runs. First every slow test not marked `alone`, on WORKERS processes: most of them wait
+# on a server, a subprocess or a pip install, so two at a time fill the cores that one leaves idle. A file's tests
+# stay on one worker (--dist loadfile), so a module's server or cluster starts once. Then the `alone` ones (the
+# Ray engine, whose local cluster times out when another test takes its CPUs) in one process by themselves.
+# Exit 5 is pytest's "no test selected" (a filter that matches nothing here is not a failure).
 test-slow: $(VENV)/.dev
-	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no test selected
+	$(PY) -m pytest -q -m "slow and not alone" -n $(WORKERS) --dist loadfile || [ $$? -eq 5 ]
+	$(PY) -m pytest -q -m "slow and alone" || [ $$? -eq 5 ]
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

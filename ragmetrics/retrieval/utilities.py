@@ -56,7 +56,9 @@ def _probability(value: object, *, source: str, line: int | None, where: str) ->
 
 def _identifier(value: object, *, source: str, line: int | None, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InputError(f"{name} must be a non-empty string, got {value!r}", source=source, line=line, field=name)
+        raise InputError(
+            f"{name} must be a non-empty string, got {value!r}", source=source, line=line, field=name
+        )
     return value
 
 
@@ -132,7 +134,9 @@ class AbstentionProbabilities:
                 continue
             entry = _loads(line, source, number)
             if not isinstance(entry, dict):
-                raise InputError(f"expected a JSON object, got {type(entry).__name__}", source=source, line=number)
+                raise InputError(
+                    f"expected a JSON object, got {type(entry).__name__}", source=source, line=number
+                )
             for key in JSONL_KEYS:
                 if key not in entry:
                     raise InputError(f"missing key {key!r}", source=source, line=number, field=key)
@@ -152,7 +156,9 @@ class AbstentionProbabilities:
                 continue
             if len(parts) != 3:
                 raise InputError(
-                    f"expected 3 fields (query_id doc_id p_abstain), got {len(parts)}", source=source, line=number
+                    f"expected 3 fields (query_id doc_id p_abstain), got {len(parts)}",
+                    source=source,
+                    line=number,
                 )
             try:
                 value: object = float(parts[2])
@@ -188,7 +194,9 @@ class AbstentionProbabilities:
         return None if p is None else 1.0 - p
 
 
-def _add(rows: dict[str, dict[str, float]], qid: str, doc: str, value: object, source: str, line: int) -> None:
+def _add(
+    rows: dict[str, dict[str, float]], qid: str, doc: str, value: object, source: str, line: int
+) -> None:
     row = rows.setdefault(qid, {})
     if doc in row:
         raise InputError(

@@ -695,7 +695,7 @@ def _parse_point(spelling: str, spec: MetricSpec, text: str) -> float:
 
 
 _WEIGHT_RE = re.compile(
-    r"\.(?P<which>rel|irr)=(?P<value>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:/(?:\d+(?:\.\d*)?|\.\d+))?)"
+    r"\.(?P<which>rel|irr)=(?P<value>[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:/(?:\d+(?:\.\d+)?|\.\d+))?)"
 )
 
 

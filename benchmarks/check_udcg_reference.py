@@ -1,6 +1,6 @@
 """udcg@k against GiovanniTRA/UDCG's own `compute_udcg_score`, read from a copy of its repository.
 
-    python benchmarks/check_udcg_reference.py [--repo PATH] [--cases N] [--seed S]
+    python benchmarks/check_udcg_reference.py [--repo PATH] [--cases N] [--seed S] [--compiled]
     python benchmarks/check_udcg_reference.py --write-fixture tests/data/udcg_reference_cases.json
 
 The reference (Trappolini et al. 2025, arXiv 2510.21440; MIT licence) is read from `src/compute_udcg_scores.py`
@@ -199,8 +199,30 @@ def main() -> int:
         help="also write the first 200 random cases and the sample "
         "items, with the reference's values, as a test fixture",
     )
+    parser.add_argument(
+        "--compiled",
+        action="store_true",
+        help="score with the numba-compiled kernels (default: as evaluate picks)",
+    )
     args = parser.parse_args()
-    reference = load_reference(args.repo)
+    try:
+        reference = load_reference(args.repo)
+    except (FileNotFoundError, RuntimeError) as exc:
+        print(
+            f"check_udcg_reference: {exc} (give --repo, a copy of github.com/GiovanniTRA/UDCG)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.compiled:
+        from ragmetrics.retrieval._lazy import force_path
+
+        with force_path(True):
+            return check(args, reference)
+    return check(args, reference)
+
+
+def check(args: argparse.Namespace, reference: Reference) -> int:
+    """Both comparisons, printed; 0 when every difference is within `TOLERANCE`."""
 
     samples, stored = sample_cases(args.repo)
     # Each item with the weight its stored output used, then with the paper's default -1/3.

@@ -380,7 +380,12 @@ def test_cli_retrieval_and_compare_read_utilities(
         "json",
     ]
     assert main([*compared, "--utilities", files["p.jsonl"]]) == 0
-    assert "udcg@2" in capsys.readouterr().out
+    (pair,) = json.loads(capsys.readouterr().out)["comparisons"]
+    q1 = _sigmoid((0.8 + w * 0.4) / 2)  # both runs hold a and b in their top 2
+    assert pair["mean_baseline"] == pytest.approx((q1 + _sigmoid(1.0)) / 2, abs=1e-15)  # c: relevant, u = 1
+    assert pair["mean_candidate"] == pytest.approx((q1 + _sigmoid(w * 0.7)) / 2, abs=1e-15)  # z: unjudged
+    assert main(["compare", "--results", files["a.run"], "--utilities", files["p.jsonl"]]) == 2
+    assert "--results are already scored" in capsys.readouterr().err
 
     assert main([*argv, "--utilities", files["bad.txt"]]) == 2
     err = capsys.readouterr().err

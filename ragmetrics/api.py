@@ -6,7 +6,7 @@ both, so that `comparison` compares results whatever scored them and never impor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragmetrics.comparison.pairs import check_settings, check_unique_names, compare_results
 from ragmetrics.errors import InputError
@@ -34,7 +34,7 @@ def compare(
     confidence: float = 0.95,
     correction_scope: CorrectionScope | str = "metric",
     baseline: str | None = None,
-    utilities: AbstentionProbabilities | None = None,
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> Report:
     """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
 

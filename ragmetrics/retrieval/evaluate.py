@@ -374,11 +374,12 @@ def score_matrix(
     allow_disjoint: bool = False,
     lengths: Mapping[str, int] | TokenLengths | None = None,
     straddle: str = "exclude",
-    utilities: AbstentionProbabilities | None = None,
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> ScoreMatrix:
     """Score `run` on every requested metric; rows follow the qrels' (sorted) query order. Token-budget
     metrics (``recall@512tok``) need `lengths` (document id -> tokens; `ragmetrics.retrieval.budget`);
-    udcg reads `utilities` (per-passage abstention probabilities; without them every utility is 1)."""
+    udcg reads `utilities` (per-passage abstention probabilities, an `AbstentionProbabilities` or a plain
+    ``{query: {doc: p_abstain}}`` dict; without them every utility is 1)."""
     from ragmetrics.retrieval.kernels import score_queries
 
     requests = parse_metrics(metrics)
@@ -430,10 +431,12 @@ def score_matrix(
     depths = budget_depths(cast("Run", r), run_index, requests, lengths, cast("Straddle", straddle))
     from ragmetrics.retrieval.utilities import AbstentionProbabilities
 
-    if utilities is not None and not isinstance(utilities, AbstentionProbabilities):
+    if isinstance(utilities, Mapping):
+        utilities = AbstentionProbabilities.from_dict(utilities)
+    elif utilities is not None and not isinstance(utilities, AbstentionProbabilities):
         raise TypeError(
-            "utilities must be a ragmetrics.retrieval.utilities.AbstentionProbabilities (e.g. "
-            f"AbstentionProbabilities.from_dict({{query: {{doc: p_abstain}}}})), not {type(utilities).__name__}"
+            "utilities must be a ragmetrics.AbstentionProbabilities or a {query: {doc: p_abstain}} dict, "
+            f"not {type(utilities).__name__}"
         )
     useful = _utilities(requests, utilities, r, q, query_ids, run_index, depths)
     doc_map = alignment.doc_map
@@ -486,7 +489,7 @@ def evaluate(
     allow_disjoint: bool = False,
     lengths: Mapping[str, int] | TokenLengths | None = None,
     straddle: str = "exclude",
-    utilities: AbstentionProbabilities | None = None,
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> RunResult:
     """Score one run: `RunResult` with per-query values keyed by the metric spelling used, and their means.
 

@@ -315,8 +315,14 @@ def test_utilities_for_a_query_the_qrels_lack_and_wrong_types_are_refused() -> N
         InputError, match=r"p\.json, field 'query_id'.*1 query id\(s\) the qrels do not hold: 'q404'"
     ):
         evaluate(QRELS, RUN, ["udcg@3"], utilities=stray)
-    with pytest.raises(TypeError, match="utilities must be a ragmetrics"):
-        evaluate(QRELS, RUN, ["udcg@3"], utilities=P)  # type: ignore[arg-type]
+    # a plain {query: {doc: p_abstain}} dict is read as AbstentionProbabilities.from_dict
+    plain = evaluate(QRELS, RUN, ["udcg@3"], utilities=P).per_query["q1"]
+    held = evaluate(QRELS, RUN, ["udcg@3"], utilities=AbstentionProbabilities.from_dict(P)).per_query["q1"]
+    assert plain == held
+    with pytest.raises(InputError, match=r"utilities dict, field 'p_abstain'"):
+        evaluate(QRELS, RUN, ["udcg@3"], utilities={"q1": {"a": 2.0}})
+    with pytest.raises(TypeError, match=r"utilities must be a ragmetrics\.AbstentionProbabilities"):
+        evaluate(QRELS, RUN, ["udcg@3"], utilities=[("q1", "a", 0.1)])  # type: ignore[arg-type]
 
 
 # -- every path: compare, the command line --------------------------------------------------------------------

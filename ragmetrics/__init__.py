@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "search_fusion": "ragmetrics.retrieval.fusion_search",
     "train_fusion": "ragmetrics.retrieval.fusion_trained",
     "SubtopicQrels": "ragmetrics.retrieval.diversity",
+    "AbstentionProbabilities": "ragmetrics.retrieval.utilities",
     "evaluate_diversity": "ragmetrics.retrieval.diversity",
     "tukey_pairs": "ragmetrics.comparison.tukey",
     "seed_report": "ragmetrics.comparison.seeds",
@@ -59,6 +60,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AbstentionProbabilities",
     "AlignedJudge",
     "ConfigError",
     "InputError",
@@ -124,6 +126,7 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.fusion_trained import train_fusion
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.retrieval.utilities import AbstentionProbabilities
     from ragmetrics.schema import Report, RunResult
     from ragmetrics.testset import build_testset
     from ragmetrics.traces import read_traces

@@ -6,13 +6,14 @@ both, so that `comparison` compares results whatever scored them and never impor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragmetrics.comparison.pairs import check_settings, check_unique_names, compare_results
 from ragmetrics.errors import InputError
 from ragmetrics.options import Correction, CorrectionScope, QuerySet, Test
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
+from ragmetrics.retrieval.utilities import AbstentionProbabilities
 from ragmetrics.schema import Report
 
 __all__ = ["compare"]
@@ -33,13 +34,15 @@ def compare(
     confidence: float = 0.95,
     correction_scope: CorrectionScope | str = "metric",
     baseline: str | None = None,
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> Report:
     """Score each run against `qrels` with `evaluate` and compare them (see `compare_results`).
 
     `query_set` is passed to `evaluate`: "qrels" (the default) averages over the qrels' queries with a
     missing query scored 0; "intersection" compares over the queries every run has. Settings and run
     names are checked before any run is scored, so a typo fails at once even on large runs. `baseline`
-    names the run every other run is compared with (default: every pair).
+    names the run every other run is compared with (default: every pair). `utilities` (per-passage abstention
+    probabilities) are passed to `evaluate` for udcg.
     """
     from ragmetrics.retrieval.evaluate import evaluate
 
@@ -64,7 +67,7 @@ def compare(
             f"baseline run {baseline!r} is not among the runs: {', '.join(names)}", field="baseline"
         )
 
-    results = [evaluate(qrels, run, list(metrics), query_set=query_set) for run in runs]
+    results = [evaluate(qrels, run, list(metrics), query_set=query_set, utilities=utilities) for run in runs]
     return compare_results(
         results,
         list(metrics),

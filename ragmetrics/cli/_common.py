@@ -34,10 +34,12 @@ def score_files(
     *,
     intersection: bool = False,
     allow_disjoint: bool = False,
+    utilities_path: str | None = None,
 ) -> list[RunResult]:
     """Score every run file against the qrels file; the CLI's work, reusable from Python. When an
     intent-aware metric (alpha_ndcg@k, ...) is asked for, the qrels file is read in the TREC diversity format
-    (`query subtopic document grade`), and the other metrics are scored on its collapsed form."""
+    (`query subtopic document grade`), and the other metrics are scored on its collapsed form. udcg reads the
+    abstention probabilities of `utilities_path` (JSON, JSON Lines or text; docs/utilities.md)."""
     from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metrics
@@ -49,11 +51,26 @@ def score_files(
         qrels = SubtopicQrels.from_trec(qrels_path)
     else:
         qrels = Qrels.read(qrels_path)
+    utilities = None
+    if utilities_path is not None:
+        from ragmetrics.retrieval.utilities import AbstentionProbabilities
+
+        utilities = AbstentionProbabilities.read(utilities_path)
     query_set = "intersection" if intersection else "qrels"
     return [
-        evaluate(qrels, run, metrics, query_set=query_set, allow_disjoint=allow_disjoint)
+        evaluate(qrels, run, metrics, query_set=query_set, allow_disjoint=allow_disjoint, utilities=utilities)
         for run in load_runs(run_paths)
     ]
+
+
+def add_utilities(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--utilities",
+        metavar="PATH",
+        help="per-passage abstention probabilities for udcg@k: JSON {query: {doc: p_abstain}}, JSON Lines "
+        "{query_id, doc_id, p_abstain} or text 'query doc p_abstain' lines (docs/utilities.md); without it "
+        "udcg uses the relevance labels alone",
+    )
 
 
 def add_allow_disjoint(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragmetrics._textfile import read_utf8
-from ragmetrics.cli._common import add_allow_disjoint
+from ragmetrics.cli._common import add_allow_disjoint, add_utilities
 from ragmetrics.errors import InputError, json_fault, json_problem
 from ragmetrics.options import CORRECTIONS, TESTS
 from ragmetrics.schema import Report, RunResult
@@ -90,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--bootstrap-samples", type=int, default=10_000, help="bootstrap samples (default: 10000)"
     )
     add_allow_disjoint(parser)
+    add_utilities(parser)
     parser.add_argument("--intersection", action="store_true", help="compare over the queries every run has")
     parser.add_argument(
         "--tukey",
@@ -199,6 +200,7 @@ def _score_runs(args: argparse.Namespace) -> list[RunResult]:
         list(dict.fromkeys(args.metrics)),
         intersection=args.intersection,
         allow_disjoint=args.allow_disjoint,
+        utilities_path=args.utilities,
     )
 
 
@@ -215,6 +217,11 @@ def run_command(args: argparse.Namespace) -> int:
 
     if args.results and args.inputs:
         raise InputError("give either QRELS RUN RUN ... or --results JSON ..., not both", field="inputs")
+    if args.results and args.utilities:
+        raise InputError(
+            "--utilities is read when scoring runs (QRELS RUN RUN ...); --results are already scored",
+            field="utilities",
+        )
     results = load_results(args.results) if args.results else _score_runs(args)
     report = _seed_report(args, results) if args.group else _pairwise_report(args, results)
     if args.tukey:

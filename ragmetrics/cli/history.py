@@ -142,7 +142,9 @@ def _to_mlflow(args: argparse.Namespace) -> None:
     import importlib.util
 
     if importlib.util.find_spec("mlflow") is None:
-        raise InputError("the mlflow package is not installed: pip install 'ragmetrics[mlflow]'", field="--to-mlflow")
+        raise InputError(
+            "the mlflow package is not installed: pip install 'ragmetrics[mlflow]'", field="--to-mlflow"
+        )
     if not args.mlflow_timeout > 0:
         raise InputError(f"--mlflow-timeout must be positive, got {args.mlflow_timeout}")
     from ragmetrics.mlflow.nights import MlflowTarget, TrackerDown, log_night, read_backlog, write_backlog

@@ -63,11 +63,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "queue: every item goes to as many of them as --overlap asks)",
     )
     parser.add_argument(
-        "--overlap", default="1", help="team queue: K or K:SHARE, e.g. 2:0.2 = two people for 20%% of the items"
+        "--overlap",
+        default="1",
+        help="team queue: K or K:SHARE, e.g. 2:0.2 = two people for 20%% of the items",
     )
     parser.add_argument(
-        "--lease", type=float, default=600.0, help="team queue: seconds an item stays with someone before it is "
-        "handed on (default 600)",
+        "--lease",
+        type=float,
+        default=600.0,
+        help="team queue: seconds an item stays with someone before it is handed on (default 600)",
     )
     parser.add_argument(
         "--adjudicator", help="team queue: a labeller who also decides the items the others disagree on"
@@ -151,7 +155,9 @@ def _listen(session: Session, port: int, team: TeamQueue | None = None) -> Label
     try:
         return LabelServer(session, port=port, team=team).start()
     except OSError as exc:
-        raise InputError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port") from None
+        raise InputError(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}", field="--port"
+        ) from None
 
 
 def _serve_pairwise(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ragmetrics.cli._common import add_allow_disjoint, score_files
+from ragmetrics.cli._common import add_allow_disjoint, add_utilities, score_files
 from ragmetrics.retrieval.metrics import metric_help
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--per-query", action="store_true", help="also print one row per query")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     add_allow_disjoint(parser)
+    add_utilities(parser)
     parser.add_argument(
         "--also-qrels",
         metavar="QRELS2",
@@ -73,7 +74,12 @@ def render(results: list[RunResult], metrics: list[str], fmt: str, per_query: bo
 def run_command(args: argparse.Namespace) -> int:
     metrics = list(dict.fromkeys(args.metrics))
     results = score_files(
-        args.qrels, args.runs, metrics, intersection=args.intersection, allow_disjoint=args.allow_disjoint
+        args.qrels,
+        args.runs,
+        metrics,
+        intersection=args.intersection,
+        allow_disjoint=args.allow_disjoint,
+        utilities_path=args.utilities,
     )
     if args.also_qrels:
         from pathlib import Path
@@ -85,6 +91,7 @@ def run_command(args: argparse.Namespace) -> int:
             metrics,
             intersection=args.intersection,
             allow_disjoint=args.allow_disjoint,
+            utilities_path=args.utilities,
         )
         paired = []
         for first, other in zip(results, second, strict=True):

@@ -36,7 +36,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.max_chars < 500:
         raise InputError(f"--max-chars must be at least 500, got {args.max_chars}", field="--max-chars")
     report = load_baseline(report_json(args.report))
-    text = summary_markdown(report, fmt=args.format, artifacts_url=args.artifacts_url, max_chars=args.max_chars)
+    text = summary_markdown(
+        report, fmt=args.format, artifacts_url=args.artifacts_url, max_chars=args.max_chars
+    )
     if args.output is not None:
         args.output.write_text(text, encoding="utf-8")
     else:

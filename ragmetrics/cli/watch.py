@@ -110,7 +110,9 @@ def _receive_only(config: WatchConfig) -> int:
     from ragmetrics.live.receive_only import ReceiveOnly
 
     if config.source.kind != "receiver":
-        raise ConfigError(f"--receive-only needs source: {{kind: receiver}}; this config's source is {config.source.kind!r}")
+        raise ConfigError(
+            f"--receive-only needs source: {{kind: receiver}}; this config's source is {config.source.kind!r}"
+        )
     import sys
 
     stopping = _stop_on_signals()

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ragmetrics.retrieval.budget import Straddle, TokenLengths
     from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.retrieval.utilities import AbstentionProbabilities
 
 TIE_RULE = "score descending, then document id descending"
 
@@ -257,13 +258,21 @@ def _check_finite(
     raise RuntimeError("internal error: a retrieval kernel produced a non-finite score")
 
 
-def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[str, Any]:
+def _settings(
+    requests: tuple[MetricRequest, ...], query_set: QuerySet, utilities: AbstentionProbabilities | None
+) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "query_set": query_set,
         "tie_rule": TIE_RULE,
         "relevance_level": {r.spelling: r.level for r in requests},
         "metrics": {r.spelling: r.settings() for r in requests},
     }
+    if any(r.spec.kind == Kind.UDCG for r in requests):  # where udcg's u_i came from: a file, or none (u = 1)
+        settings["utilities"] = (
+            None
+            if utilities is None
+            else {"source": utilities.source, "passages": len(utilities), "missing": utilities.missing}
+        )
     aggregation = {r.spelling: r.spec.aggregate for r in requests if r.spec.aggregate != "mean"}
     if aggregation:  # read by RunResult.recompute_aggregate, so a merged or reloaded result keeps them
         settings["aggregation"] = aggregation
@@ -272,6 +281,78 @@ def _settings(requests: tuple[MetricRequest, ...], query_set: QuerySet) -> dict[
 
 ERR_MAX_GRADE = 4
 """gdeval's highest grade, the default g_max of err and nerr (a higher grade in the qrels raises it)."""
+
+
+def _weights(requests: tuple[MetricRequest, ...]) -> NDArray[np.float64]:
+    """[metrics, 2]: udcg's relevant and irrelevant weights (0 for every other metric)."""
+    out = np.zeros((len(requests), 2), dtype=np.float64)
+    for j, request in enumerate(requests):
+        if request.spec.kind == Kind.UDCG:
+            out[j] = (request.relevant_weight, request.irrelevant_weight)
+    return out
+
+
+def _utilities(
+    requests: tuple[MetricRequest, ...],
+    utilities: AbstentionProbabilities | None,
+    r: RunArrays,
+    q: QrelsArrays,
+    query_ids: tuple[str, ...],
+    run_index: NDArray[np.int64],
+    depths: NDArray[np.int64] | None,
+) -> NDArray[np.float64]:
+    """Each run entry's utility u = 1 - p_abstain for the udcg kernel (`kernels.utility`).
+
+    Empty when no udcg is asked for; all ones without utilities (udcg over the relevance labels alone).
+    Otherwise only the entries some udcg request reads (its cutoff, or the query's token-budget depth) are
+    looked up, and one without a probability is an InputError naming the query, document and rank, unless
+    the utilities say ``missing="skip"`` (then u = 0: it adds nothing but counts, as in the reference).
+    A query of the utilities that the qrels lack is an error: the files do not belong together.
+    """
+    columns = [j for j, request in enumerate(requests) if request.spec.kind == Kind.UDCG]
+    entries = int(r.doc_codes.shape[0])
+    if not columns:
+        return np.empty(0, dtype=np.float64)
+    if utilities is None:
+        return np.ones(entries, dtype=np.float64)
+    known = set(q.query_ids)
+    unknown = sorted(qid for qid in utilities.by_query if qid not in known)
+    if unknown:
+        more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        raise InputError(
+            f"abstention probabilities for {len(unknown)} query id(s) the qrels do not hold: "
+            f"{', '.join(map(repr, unknown[:3]))}{more}; are these the utilities of this collection?",
+            source=utilities.source,
+            field="query_id",
+        )
+    useful = np.zeros(entries, dtype=np.float64)
+    for i, qid in enumerate(query_ids):
+        row = int(run_index[i])
+        if row < 0:
+            continue
+        lo, hi = int(r.offsets[row]), int(r.offsets[row + 1])
+        need = 0
+        for j in columns:
+            if depths is not None and depths[i, j] >= 0:  # a token budget: that query's depth
+                cut = int(depths[i, j])
+            else:
+                cut = requests[j].cutoff or hi - lo
+            need = max(need, min(cut, hi - lo))
+        probabilities = utilities.by_query.get(qid, {})
+        for rank, code in enumerate(r.doc_codes[lo : lo + need].tolist(), start=1):
+            doc = str(r.doc_vocab[code])
+            p = probabilities.get(doc)
+            if p is not None:
+                useful[lo + rank - 1] = 1.0 - p
+            elif utilities.missing == "error":
+                raise InputError(
+                    f"{requests[columns[0]].spelling}: no abstention probability for document {doc!r} of query "
+                    f"{qid!r} (rank {rank}); every passage udcg reads needs one (or read the utilities with "
+                    "missing='skip', the reference's behaviour: such a passage adds nothing but counts)",
+                    source=utilities.source,
+                    field="p_abstain",
+                )
+    return useful
 
 
 def _params(requests: tuple[MetricRequest, ...], q: QrelsArrays) -> NDArray[np.float64]:
@@ -293,9 +374,12 @@ def score_matrix(
     allow_disjoint: bool = False,
     lengths: Mapping[str, int] | TokenLengths | None = None,
     straddle: str = "exclude",
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> ScoreMatrix:
     """Score `run` on every requested metric; rows follow the qrels' (sorted) query order. Token-budget
-    metrics (``recall@512tok``) need `lengths` (document id -> tokens; `ragmetrics.retrieval.budget`)."""
+    metrics (``recall@512tok``) need `lengths` (document id -> tokens; `ragmetrics.retrieval.budget`);
+    udcg reads `utilities` (per-passage abstention probabilities, an `AbstentionProbabilities` or a plain
+    ``{query: {doc: p_abstain}}`` dict; without them every utility is 1)."""
     from ragmetrics.retrieval.kernels import score_queries
 
     requests = parse_metrics(metrics)
@@ -345,6 +429,16 @@ def score_matrix(
     from ragmetrics.retrieval.budget import budget_depths
 
     depths = budget_depths(cast("Run", r), run_index, requests, lengths, cast("Straddle", straddle))
+    from ragmetrics.retrieval.utilities import AbstentionProbabilities
+
+    if isinstance(utilities, Mapping):
+        utilities = AbstentionProbabilities.from_dict(utilities)
+    elif utilities is not None and not isinstance(utilities, AbstentionProbabilities):
+        raise TypeError(
+            "utilities must be a ragmetrics.AbstentionProbabilities or a {query: {doc: p_abstain}} dict, "
+            f"not {type(utilities).__name__}"
+        )
+    useful = _utilities(requests, utilities, r, q, query_ids, run_index, depths)
     doc_map = alignment.doc_map
     values = score_queries(
         (
@@ -356,6 +450,7 @@ def score_matrix(
             np.ascontiguousarray(r.offsets, dtype=np.int64),
             np.ascontiguousarray(r.doc_codes, dtype=np.int64),
             doc_map,
+            useful,
         ),
         qrels_rows,
         run_index,
@@ -364,6 +459,7 @@ def score_matrix(
             np.asarray([x.cutoff for x in requests], dtype=np.int64),
             np.asarray([x.level for x in requests], dtype=np.int64),
             _params(requests, q),
+            _weights(requests),
         ),
         depths,
     )
@@ -379,7 +475,7 @@ def score_matrix(
         extra_queries=extra,
         num_qrels_queries=len(q.query_ids),
         num_run_queries=len(r.query_ids),
-        settings=_settings(requests, cast(QuerySet, query_set)),
+        settings=_settings(requests, cast(QuerySet, query_set), utilities),
     )
 
 
@@ -393,6 +489,7 @@ def evaluate(
     allow_disjoint: bool = False,
     lengths: Mapping[str, int] | TokenLengths | None = None,
     straddle: str = "exclude",
+    utilities: AbstentionProbabilities | Mapping[str, Mapping[str, float]] | None = None,
 ) -> RunResult:
     """Score one run: `RunResult` with per-query values keyed by the metric spelling used, and their means.
 
@@ -402,7 +499,8 @@ def evaluate(
     `qrels` and `run` are `Qrels`/`Run` (or plain nested dicts, converted with `from_dict`). By default the
     mean is over every qrels query and a query the run lacks scores 0 (trec_eval -c); ``"intersection"``
     averages over the queries both have. Queries only the run has are listed in `metadata.extra_queries`.
-    Unknown metrics and bad cutoffs raise `InputError`.
+    Unknown metrics and bad cutoffs raise `InputError`. `utilities` (`AbstentionProbabilities`) gives udcg
+    each passage's probability that the generator abstains on it alone; without them udcg uses u = 1.
     """
     from ragmetrics.retrieval.diversity import SubtopicQrels, evaluate_diversity
 
@@ -416,6 +514,7 @@ def evaluate(
             allow_disjoint=allow_disjoint,
             lengths=lengths,
             straddle=straddle,
+            utilities=utilities,
         ).to_result()
     # Subtopic qrels: the intent-aware metrics on the subtopics, the others on the collapsed qrels.
     requests = parse_metrics(metrics)
@@ -427,7 +526,7 @@ def evaluate(
         parts.append(
             score_matrix(
                 qrels.collapsed(), r, plain, query_set=query_set, name=name, allow_disjoint=allow_disjoint,
-                lengths=lengths, straddle=straddle,
+                lengths=lengths, straddle=straddle, utilities=utilities,
             ).to_result()
         )  # fmt: skip
     if aware:

@@ -11,6 +11,7 @@ metric reference in Markdown.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ class Kind(IntEnum):
     P_IA = 33
     STREC = 34
     MAP_IA = 35
+    UDCG = 36
 
 
 Aggregate = Literal["mean", "sum", "geometric"]
@@ -89,6 +91,8 @@ class MetricSpec:
     """Whether a token budget (@Ntok) may replace the cutoff."""
     subtopics: bool = False
     """Intent-aware: needs subtopic qrels (`SubtopicQrels`, the TREC diversity format)."""
+    weights: bool = False
+    """Takes a relevant and an irrelevant weight, written ``.rel=W`` and ``.irr=W`` after the name (udcg)."""
 
 
 _JARVELIN = (
@@ -96,6 +100,12 @@ _JARVELIN = (
 )
 _BURGES = "Burges et al., 'Learning to rank using gradient descent', ICML 2005"
 _CLARKE = "Clarke et al., 'Novelty and diversity in information retrieval evaluation', SIGIR 2008"
+UDCG_RELEVANT_WEIGHT = 1.0
+UDCG_IRRELEVANT_WEIGHT = -1 / 3
+"""UDCG's default weights, the paper's and its reference code's (`compute_udcg_score`)."""
+UDCG_MAX_WEIGHT = 500.0
+"""The largest |weight| accepted: |mean| <= |weight| (utilities lie in [0, 1]), and e^x overflows float64
+beyond x = 709; the sigmoid is already 1 - 1e-217 at 500."""
 
 REGISTRY: tuple[MetricSpec, ...] = (
     MetricSpec(
@@ -431,6 +441,27 @@ REGISTRY: tuple[MetricSpec, ...] = (
         aliases=("n_err",),
         notes="Equal to gdeval's ERR of the run over gdeval's ERR of the ideal run.",
     ),
+    MetricSpec(
+        name="udcg",
+        kind=Kind.UDCG,
+        description="Utility and distraction-aware cumulative gain: relevant passages the generator answers "
+        "from help, irrelevant ones it answers from (distractors) hurt; the sigmoid of their weighted mean.",
+        formula="udcg@k = sigmoid(1/n sum_{i <= n} w_i u_i), n = min(k, documents retrieved); w_i = rel "
+        "(default 1) when grade_i >= level, else irr (default -1/3); u_i = 1 - p_abstain(i), or 1 without "
+        "utilities; 0 when n = 0",
+        citation="Trappolini, Cuconasu, Filice, Maarek and Silvestri, 'Redefining Retrieval Evaluation in the "
+        "Era of LLMs', arXiv 2510.21440, 2025; reference code GiovanniTRA/UDCG (MIT)",
+        weights=True,
+        notes="u_i is the generator's probability of not abstaining given passage i alone: pass "
+        "`evaluate(..., utilities=AbstentionProbabilities.read(path))` (CLI `--utilities PATH`; "
+        "docs/utilities.md). Without utilities every u_i is 1 and udcg rests on the relevance labels alone. "
+        "Weights: `udcg.irr=-0.5@5`, `udcg.rel=2.irr=-1/2@10` (decimals or fractions, |w| <= 500). Unjudged "
+        "passages (absent from the qrels, or a negative grade) are irrelevant, as the reference's "
+        "is_relevant False. A retrieved passage within the cutoff without a probability is an error, or, "
+        "with `missing='skip'` (the reference's behaviour), adds nothing but counts in n. As the reference: an "
+        "empty ranking scores 0, not sigmoid(0). Equal to `compute_udcg_score` to 1e-12 "
+        "(benchmarks/check_udcg_reference.py).",
+    ),
     *(
         MetricSpec(
             name=name,
@@ -572,6 +603,10 @@ class MetricRequest:
     passages' cumulative token count exceeds it (`ragmetrics.retrieval.budget`); 0 = none."""
     point: float = 0.0
     """iprec's recall level or rprec_mult's multiple of R (`MetricSpec.point`)."""
+    relevant_weight: float = UDCG_RELEVANT_WEIGHT
+    irrelevant_weight: float = UDCG_IRRELEVANT_WEIGHT
+    weights_text: str = ""
+    """udcg's weights (`MetricSpec.weights`) and their canonical suffix (``.irr=-0.5``; empty for the defaults)."""
 
     @property
     def param(self) -> float:
@@ -584,6 +619,7 @@ class MetricRequest:
         text = self.spec.name
         if self.spec.persistence:
             text += f".{self.persistence_digits}"
+        text += self.weights_text
         if self.spec.point is not None:
             text += f"@{self.point:g}"
         if self.cutoff:
@@ -610,6 +646,9 @@ class MetricRequest:
             out["recall_level"] = self.point
         elif self.spec.point == "multiple":
             out["multiple_of_r"] = self.point
+        if self.spec.weights:
+            out["relevant_weight"] = self.relevant_weight
+            out["irrelevant_weight"] = self.irrelevant_weight
         if self.spec.aggregate != "mean":
             out["aggregate"] = self.spec.aggregate
         return out
@@ -653,6 +692,42 @@ def _parse_point(spelling: str, spec: MetricSpec, text: str) -> float:
             f"{spec.name} needs a multiple of R above 0 after @ (e.g. {spec.name}@0.5), got {text!r}",
         )
     return value
+
+
+_WEIGHT_RE = re.compile(
+    r"\.(?P<which>rel|irr)=(?P<value>[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?:/(?:\d+(?:\.\d+)?|\.\d+))?)"
+)
+
+
+def _parse_weights(spelling: str, text: str) -> tuple[float, float, str]:
+    """udcg's ``.rel=W`` and ``.irr=W`` (each at most once, decimals or fractions such as -1/3) after the
+    name: the relevant and irrelevant weights and the canonical suffix."""
+    found: dict[str, float] = {}
+    pos = 0
+    while pos < len(text):
+        match = _WEIGHT_RE.match(text, pos)
+        if match is None:
+            raise _bad(
+                spelling,
+                "udcg takes its weights as .rel=W and .irr=W after the name (e.g. udcg.irr=-0.5@5, "
+                f"udcg.rel=1.irr=-1/3@10), got {text[pos:]!r}",
+            )
+        which, value_text = match["which"], match["value"]
+        if which in found:
+            raise _bad(spelling, f"the {which} weight is given twice")
+        top, _, bottom = value_text.partition("/")
+        if bottom and float(bottom) == 0.0:
+            raise _bad(spelling, f"the {which} weight divides by zero: {value_text!r}")
+        value = float(top) / float(bottom) if bottom else float(top)
+        if not math.isfinite(value) or abs(value) > UDCG_MAX_WEIGHT:
+            raise _bad(spelling, f"the {which} weight must be a number from -500 to 500, got {value_text!r}")
+        found[which] = value
+        pos = match.end()
+    relevant = found.get("rel", UDCG_RELEVANT_WEIGHT)
+    irrelevant = found.get("irr", UDCG_IRRELEVANT_WEIGHT)
+    suffix = "" if relevant == UDCG_RELEVANT_WEIGHT else f".rel={relevant!r}"
+    suffix += "" if irrelevant == UDCG_IRRELEVANT_WEIGHT else f".irr={irrelevant!r}"
+    return relevant, irrelevant, suffix
 
 
 _NO_LEVEL = frozenset({Kind.JUDGED, Kind.NUM_RET, Kind.NUM_Q})
@@ -704,6 +779,19 @@ def parse_metric(spelling: str) -> MetricRequest:
             )
         else:
             cutoff = _parse_int(spelling, at_text, "cutoff (@k, or @Ntok for a token budget)", 1)
+
+    if base.startswith("udcg."):
+        relevant, irrelevant, suffix = _parse_weights(spelling, base[len("udcg") :])
+        return MetricRequest(
+            spelling,
+            _BY_NAME["udcg"],
+            cutoff,
+            level,
+            budget=budget,
+            relevant_weight=relevant,
+            irrelevant_weight=irrelevant,
+            weights_text=suffix,
+        )
 
     rbp = _RBP_RE.match(base)
     if rbp:
@@ -793,7 +881,11 @@ def render_reference() -> str:
         "`ragmetrics.evaluate(SubtopicQrels.from_trec(path), run, [...])` reads the TREC diversity format "
         "(`query subtopic document grade`) and scores the other metrics on its collapsed form (a document's "
         "highest grade over the subtopics); `ragmetrics retrieval` and `compare` read the qrels file in that format "
-        "whenever an intent-aware metric is asked for.",
+        "whenever an intent-aware metric is asked for. `udcg` takes its weights after the name: `udcg@5` is "
+        "the paper's (relevant 1, irrelevant -1/3), `udcg.irr=-0.5@5` and `udcg.rel=2.irr=-1/2@10-l2` others "
+        "(decimals or fractions); it reads per-passage abstention probabilities given as "
+        "`evaluate(..., utilities=)` or `--utilities PATH` (see docs/utilities.md), and the relevance labels "
+        "alone without them.",
         "",
         "**Aggregates.** A run's figure is the mean over queries, except the counts `num_ret`, `num_rel` and "
         "`num_q` (summed, as trec_eval prints them) and `gm_map` and `gm_bpref` (geometric mean of the "
@@ -854,6 +946,9 @@ def render_reference() -> str:
         "- `tests/retrieval/test_ir_measures.py`: ERR@k equal to ir_measures' (gdeval, 5 decimals), nERR@k to "
         "gdeval's ERR of the run over that of the ideal run, Judged@k to ir_measures'.",
         "- `tests/retrieval/test_seed_cases.py`: the shared acceptance cases.",
+        "- `tests/retrieval/test_udcg.py`: udcg equal to 1e-12 to the values GiovanniTRA/UDCG's "
+        "`compute_udcg_score` gives on its sample data and on random passage lists (a fixture of its outputs); "
+        "`python benchmarks/check_udcg_reference.py` runs the reference code itself on thousands more.",
         "- trec_eval reads stale memory for a query whose judgements are all negative; ragmetrics scores such a "
         "query 0 on every metric.",
         "",
@@ -876,6 +971,11 @@ def render_reference() -> str:
         if spec.persistence:
             lines.append(
                 "- Persistence: required, written `rbp.P` (bare `rbp` means p = 0.9, trec_eval's default)"
+            )
+        if spec.weights:
+            lines.append(
+                "- Weights: `.rel=W` (relevant, default 1) and `.irr=W` (irrelevant, default -1/3) after the "
+                "name, decimals or fractions: `udcg.irr=-0.5@5`"
             )
         lines.append(f"- trec_eval: {spec.trec_eval or 'not defined'}; ranx: {spec.ranx or 'not defined'}")
         if spec.aliases:

@@ -121,7 +121,7 @@ def test_registry_holds_every_metric_once_with_unique_kinds() -> None:
         "hits", "hit_rate", "precision", "recall", "f1", "r-precision", "bpref",
         "rbp", "mrr", "map", "dcg", "ndcg", "dcg_burges", "ndcg_burges", "judged",
         "infap", "rbp_resid", "iprec", "11pt_avg", "gm_map", "gm_bpref", "set_map", "rprec_mult",
-        "num_ret", "num_rel", "num_q", "err", "nerr",
+        "num_ret", "num_rel", "num_q", "err", "nerr", "udcg",
         "alpha_ndcg", "err_ia", "nerr_ia", "nrbp", "nnrbp", "p_ia", "strec", "map_ia",
     ]  # fmt: skip
     assert len({spec.kind for spec in REGISTRY}) == len(REGISTRY)

@@ -9,11 +9,19 @@ import pytest
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval._lazy import force_path
-from ragmetrics.retrieval.evaluate import _params, evaluate, score_matrix, translate_docs
+from ragmetrics.retrieval.evaluate import (
+    _params,
+    _utilities,
+    _weights,
+    evaluate,
+    score_matrix,
+    translate_docs,
+)
 from ragmetrics.retrieval.kernels import score
 from ragmetrics.retrieval.metrics import REGISTRY
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
+from ragmetrics.retrieval.utilities import AbstentionProbabilities
 from ragmetrics.schema import RunResult
 
 ALL_METRICS = [
@@ -211,17 +219,34 @@ def test_python_serial_and_parallel_kernels_agree() -> None:
         f"{spec.name}.9" if spec.persistence else spec.name + points.get(spec.point or "", "")
         for spec in REGISTRY
         if not spec.subtopics  # intent-aware metrics read subtopic qrels: tests/retrieval/test_diversity.py
-    ] + ["ndcg@5-l2", "map@10", "err@5", "nerr@5-l2", "rbp_resid.8@4", "infap-l2"]
-    matrix = score_matrix(q, r, metrics)
+    ] + [
+        "ndcg@5-l2",
+        "map@10",
+        "err@5",
+        "nerr@5-l2",
+        "rbp_resid.8@4",
+        "infap-l2",
+        "udcg@10",
+        "udcg.irr=-0.5@5-l2",
+    ]
+    # udcg's utilities: a probability for every retrieved passage, some exactly 0 or 1
+    utilities = AbstentionProbabilities.from_dict(
+        {qid: {doc: float(rng.choice([0.0, 1.0, rng.random()])) for doc in docs} for qid, docs in run.items()}
+    )
+    matrix = score_matrix(q, r, metrics, utilities=utilities)
     doc_map = translate_docs(q.doc_vocab, r.doc_vocab)
+    rows = np.arange(n_q, dtype=np.int64)
+    useful = _utilities(matrix.requests, utilities, r, q, matrix.query_ids, rows, None)
+    assert useful.shape == r.doc_codes.shape and (useful != 1.0).any()
     args = (
-        (q.offsets, q.doc_codes, q.grades), (r.offsets, r.doc_codes, doc_map),
+        (q.offsets, q.doc_codes, q.grades), (r.offsets, r.doc_codes, doc_map, useful),
         np.arange(n_q, dtype=np.int64), np.arange(n_q, dtype=np.int64),
         (
             np.array([int(x.spec.kind) for x in matrix.requests], dtype=np.int64),
             np.array([x.cutoff for x in matrix.requests], dtype=np.int64),
             np.array([x.level for x in matrix.requests], dtype=np.int64),
             _params(matrix.requests, q),
+            _weights(matrix.requests),
         ),
         np.full((n_q, len(matrix.requests)), -1, dtype=np.int64),
     )  # fmt: skip
@@ -232,7 +257,7 @@ def test_python_serial_and_parallel_kernels_agree() -> None:
     np.testing.assert_array_equal(serial, python)
     np.testing.assert_array_equal(serial, matrix.values)
     with force_path(True):
-        np.testing.assert_array_equal(score_matrix(q, r, metrics).values, python)
+        np.testing.assert_array_equal(score_matrix(q, r, metrics, utilities=utilities).values, python)
 
 
 def test_wrong_container_types_are_rejected() -> None:

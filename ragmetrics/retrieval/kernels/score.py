@@ -7,10 +7,12 @@ nowhere else; the kinds are `retrieval.metrics.Kind`.
 
 Arrays travel in three tuples, the same for every function here:
 - qrels = (offsets, doc codes, grades): the qrels' CSR rows, codes ascending within a row;
-- run = (offsets, doc codes, doc map): the run's CSR rows in rank order, and the map from the run's doc
-  codes to the qrels' (-1: not in the qrels);
-- plan = (kinds, cutoffs, levels, params): one entry per requested metric (cutoff 0: none; params: rbp's p,
-  iprec's recall level, rprec_mult's multiple, err's g_max);
+- run = (offsets, doc codes, doc map, utilities): the run's CSR rows in rank order, the map from the run's doc
+  codes to the qrels' (-1: not in the qrels), and each entry's utility u = 1 - p_abstain for udcg (empty
+  when no udcg is asked for; only the entries within a udcg cutoff are read);
+- plan = (kinds, cutoffs, levels, params, weights): one entry per requested metric (cutoff 0: none; params:
+  rbp's p, iprec's recall level, rprec_mult's multiple, err's g_max; weights [metrics, 2]: udcg's relevant
+  and irrelevant weights);
 - depths [queries, metrics]: a per-query count cutoff that replaces the plan's (a token budget turned into
   the number of passages that fit, `retrieval.budget`); -1 keeps the plan's, 0 means nothing fits (score 0).
 """
@@ -36,12 +38,14 @@ from ragmetrics.retrieval.kernels.sets import (
     set_based,
     set_map,
 )
+from ragmetrics.retrieval.kernels.utility import udcg
 from ragmetrics.retrieval.metrics import Kind
 
 Ints = NDArray[np.int64]
 QrelsArrays = tuple[Ints, Ints, Ints]
-RunArrays = tuple[Ints, Ints, NDArray[np.int32]]
-Plan = tuple[Ints, Ints, Ints, NDArray[np.float64]]
+Floats = NDArray[np.float64]
+RunArrays = tuple[Ints, Ints, NDArray[np.int32], Floats]
+Plan = tuple[Ints, Ints, Ints, Floats, Floats]
 
 F1 = int(Kind.F1)
 R_PRECISION = int(Kind.R_PRECISION)
@@ -67,6 +71,7 @@ NUM_REL = int(Kind.NUM_REL)
 NUM_Q = int(Kind.NUM_Q)
 ERR = int(Kind.ERR)
 NERR = int(Kind.NERR)
+UDCG = int(Kind.UDCG)
 
 NOT_IN_QRELS = -(1 << 40)
 """Grade of a retrieved document that the qrels of its query do not list: unjudged, gain 0, and outside
@@ -90,10 +95,13 @@ def find(codes: Ints, lo: int, hi: int, code: int) -> int:
 
 
 @kernel
-def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArray[np.float64]) -> None:
-    """Fill `out[j]` with metric j for one query: `ranked` = grades in rank order, `judged` = qrels grades,
-    `cut_at[j]` a per-query cutoff replacing the plan's when >= 0 (module doc)."""
-    kinds, cutoffs, levels, params = plan
+def score_query(
+    ranked: Ints, useful: Floats, judged: Ints, plan: Plan, cut_at: Ints, out: NDArray[np.float64]
+) -> None:
+    """Fill `out[j]` with metric j for one query: `ranked` = grades in rank order, `useful` = the passages'
+    utilities in rank order (udcg), `judged` = qrels grades, `cut_at[j]` a per-query cutoff replacing the
+    plan's when >= 0 (module doc)."""
+    kinds, cutoffs, levels, params, weights = plan
     n = ranked.shape[0]
     max_grade = 0
     for grade in judged:
@@ -189,6 +197,8 @@ def score_query(ranked: Ints, judged: Ints, plan: Plan, cut_at: Ints, out: NDArr
             out[j] = float(n_rel)
         elif kind == NUM_Q:
             out[j] = 1.0
+        elif kind == UDCG:
+            out[j] = udcg(ranked, useful, depth, level, weights[j, 0], weights[j, 1])
         else:  # JUDGED
             out[j] = judged_share(ranked, depth, depth)
 
@@ -206,7 +216,7 @@ def score_row(
 ) -> None:
     """Align query i's ranking with its qrels (binary search per document), then score it into out[i]."""
     qrels_offsets, qrels_codes, qrels_grades = qrels
-    run_offsets, run_codes, doc_map = run
+    run_offsets, run_codes, doc_map, utilities = run
     row = qrels_rows[i]
     q_lo = qrels_offsets[row]
     q_hi = qrels_offsets[row + 1]
@@ -218,6 +228,7 @@ def score_row(
         r_lo = run_offsets[run_row]
         r_hi = run_offsets[run_row + 1]
     ranked = np.empty(r_hi - r_lo, dtype=np.int64)
+    useful = utilities[r_lo:r_hi]
     if q_hi > q_lo:
         for pos in range(r_hi - r_lo):
             code = doc_map[run_codes[r_lo + pos]]
@@ -225,7 +236,7 @@ def score_row(
             ranked[pos] = qrels_grades[at] if at >= 0 else NOT_IN_QRELS
     else:
         ranked[:] = NOT_IN_QRELS
-    score_query(ranked, judged, plan, depths[i], out[i])
+    score_query(ranked, useful, judged, plan, depths[i], out[i])
 
 
 @parallel_kernel

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +74,13 @@ def json_columns(path: str | Path, value_name: str) -> Columns:
     return columns
 
 
-def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
-    """Columns from JSON Lines, one ``{q_key: ..., doc_key: ..., value_key: ...}`` object per line.
+def jsonl_rows(path: str | Path, keys: tuple[str, str, str]) -> Iterator[tuple[int, object, object, object]]:
+    """(line number, query, document, value) of each ``{q_key: ..., doc_key: ..., value_key: ...}`` line of a
+    JSON Lines file, the values as JSON gave them (the caller validates them for what they hold).
 
     Blank lines are skipped; other keys in an object are ignored (a line may carry a passage's text).
     """
     source = str(path)
-    qids: list[object] = []
-    docs: list[object] = []
-    values: list[object] = []
-    lines: list[int] = []
     for number, line in enumerate(_text(path).split("\n"), start=1):
         if not line.strip():
             continue
@@ -95,13 +92,19 @@ def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
         for key in keys:
             if key not in entry:
                 raise InputError(f"missing key {key!r}", source=source, line=number, field=key)
-        qids.append(entry[keys[0]])
-        docs.append(entry[keys[1]])
-        values.append(entry[keys[2]])
-        lines.append(number)
-    labels = (keys[0], keys[1])
+        yield number, entry[keys[0]], entry[keys[1]], entry[keys[2]]
+
+
+def jsonl_columns(path: str | Path, keys: tuple[str, str, str]) -> Columns:
+    """Columns from JSON Lines, one ``{q_key: ..., doc_key: ..., value_key: ...}`` object per line (`jsonl_rows`)."""
+    rows = list(jsonl_rows(path, keys))
+    lines = [number for number, _, _, _ in rows]
     return columns_from_flat(
-        qids, docs, values, Origin(source, positions=np.array(lines, dtype=np.int64)), labels
+        [q for _, q, _, _ in rows],
+        [d for _, _, d, _ in rows],
+        [v for _, _, _, v in rows],
+        Origin(str(path), positions=np.array(lines, dtype=np.int64)),
+        (keys[0], keys[1]),
     )
 
 

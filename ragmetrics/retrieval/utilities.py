@@ -125,24 +125,14 @@ class AbstentionProbabilities:
     def from_jsonl(cls, path: str | Path, *, missing: MissingUtility = "error") -> AbstentionProbabilities:
         """From JSON Lines, one ``{"query_id": ..., "doc_id": ..., "p_abstain": ...}`` per line (other keys,
         such as the passage's text or the generator's name, are ignored)."""
-        from ragmetrics.retrieval.io_json import _loads
+        from ragmetrics.retrieval.io_json import jsonl_rows
 
         source = str(path)
         rows: dict[str, dict[str, float]] = {}
-        for number, line in enumerate(read_utf8(path).split("\n"), start=1):
-            if not line.strip():
-                continue
-            entry = _loads(line, source, number)
-            if not isinstance(entry, dict):
-                raise InputError(
-                    f"expected a JSON object, got {type(entry).__name__}", source=source, line=number
-                )
-            for key in JSONL_KEYS:
-                if key not in entry:
-                    raise InputError(f"missing key {key!r}", source=source, line=number, field=key)
-            qid = _identifier(entry["query_id"], source=source, line=number, name="query_id")
-            doc = _identifier(entry["doc_id"], source=source, line=number, name="doc_id")
-            _add(rows, qid, doc, entry["p_abstain"], source, number)
+        for number, query, document, value in jsonl_rows(path, JSONL_KEYS):
+            qid = _identifier(query, source=source, line=number, name="query_id")
+            doc = _identifier(document, source=source, line=number, name="doc_id")
+            _add(rows, qid, doc, value, source, number)
         return cls(_nonempty(rows, source), source=source, missing=missing)
 
     @classmethod

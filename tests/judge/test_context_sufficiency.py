@@ -166,3 +166,20 @@ def test_a_result_without_sufficiency_scores_is_an_input_error() -> None:
 )
 def test_answer_outcome(answer: str, score: float, outcome: str) -> None:
     assert answer_outcome(answer, score, threshold=0.5) == outcome
+
+
+def test_local_proxy_needs_the_question_numbers_and_content_words() -> None:
+    rows = [
+        {"id": "year", "question": "Which stdlib module changed in 3.12?", "contexts": ["The stdlib module "
+         "json changed in 3.11."]},
+        {"id": "same", "question": "Which stdlib module changed in 3.12?", "contexts": ["The stdlib module "
+         "json changed in 3.12."]},
+        {"id": "bare", "question": "What is it?", "contexts": ["Anything."]},
+    ]  # fmt: skip
+    result = evaluate_rag(rows, ["context_sufficiency"], LocalJudge(), progress=False)
+    assert result.per_query["year"]["context_sufficiency"] == 0.0
+    assert "number(s) 3.12 of the question missing" in result.details["year"]["context_sufficiency"].reason
+    assert result.per_query["same"]["context_sufficiency"] == 1.0
+    (skipped,) = result.not_applicable
+    assert skipped.query_id == "bare" and "no content words" in skipped.reason
+    assert result.per_query["bare"]["context_sufficiency"] is None and not result.failures

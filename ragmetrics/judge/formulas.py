@@ -17,6 +17,7 @@ __all__ = [
     "context_precision_score",
     "context_recall_score",
     "context_relevancy_score",
+    "context_sufficiency_score",
     "cosine",
     "faithfulness_score",
     "is_noncommittal",
@@ -81,6 +82,12 @@ def answer_correctness_score(
 def context_relevancy_score(relevant: Sequence[bool | int]) -> float:
     """Context relevancy (RAGAS 0.1): context sentences relevant to the question / all context sentences."""
     return share_positive(relevant)
+
+
+def context_sufficiency_score(sufficient: bool) -> float:
+    """Context sufficiency: 1 when the contexts together suffice for a definitive answer, else 0; a run's mean
+    is its share of questions with sufficient context."""
+    return 1.0 if sufficient else 0.0
 
 
 GRADE_SCALE = 3

@@ -34,6 +34,7 @@ from ragmetrics.judge.verdicts import (
     SentenceVerdicts,
     SingleChunkVerdict,
     StatementVerdicts,
+    SufficiencyVerdict,
     SupportVerdicts,
     Verdict,
 )
@@ -68,6 +69,7 @@ Plan = Literal[
     "deterministic",
     "rubric",
     "claim_entailment",
+    "context_sufficiency",
 ]
 """How a metric is judged:
 
@@ -78,6 +80,7 @@ Plan = Literal[
 - embedding_similarity: the cosine of two texts' embeddings, no verdict;
 - statement_classification: answer and reference statements, cut in code, classified against each other
   (true positive, false positive, false negative), combined with the embedding similarity;
+- context_sufficiency: one verdict on all the contexts together, "enough for a definitive answer?";
 - graded_relevance: one 0-3 grade of the (single) context for the question, TREC-style;
 - deterministic: no judge at all: `compute` reads the sample (exact match, ROUGE-L, citations, a team's own
   Python function); every backend runs it the same way, and it is never cached (it costs nothing).
@@ -281,6 +284,26 @@ JUDGE_METRIC_SPECS: tuple[JudgeMetricSpec, ...] = (
         prompts=("passage_relevance",),
         local_variant="grade from the fitted sentence-relevance probability of the passage's best sentence: "
         "3 from 0.85, 2 from 0.7, 1 from 0.5, else 0",
+    ),
+    JudgeMetricSpec(
+        name="context_sufficiency",
+        description="do the contexts, together, hold all a definitive answer needs? (no reference needed)",
+        formula_in_words=(
+            "1 when the judge rates the contexts jointly sufficient for a definitive answer (several contexts "
+            "and a few reasoning steps allowed, no outside knowledge), else 0; a run's mean is its share of "
+            "questions with sufficient context. `judge.sufficiency` crosses it with the answers' outcomes"
+        ),
+        citation="Joren et al., 'Sufficient Context: A New Lens on Retrieval Augmented Generation Systems', "
+        "ICLR 2025 (arXiv 2411.06037), the autorater's criteria",
+        required=("question", "contexts"),
+        plan="context_sufficiency",
+        score=formulas.context_sufficiency_score,
+        verdict_models=(SufficiencyVerdict,),
+        prompts=("context_sufficiency",),
+        local_variant="PROXY, not the paper's rater: sufficient when the contexts jointly contain at least the "
+        "threshold share of the question's content words (CJK: character bigrams) and every number the "
+        "question states; word overlap cannot see whether the fact asked is there",
+        local_threshold=0.8,
     ),
 )
 

@@ -94,6 +94,15 @@ class GradedRelevance(Verdict):
     grade: int = Field(ge=0, le=3)
 
 
+class SufficiencyVerdict(Verdict):
+    """Context sufficiency: one judgement of all the contexts together, "do they hold everything needed for a
+    definitive answer to the question?" (Joren et al., ICLR 2025). The reason comes first so the model reasons
+    before it commits."""
+
+    reason: str
+    sufficient: bool
+
+
 class StatementJudgement(Verdict):
     statement: int
     reason: str
@@ -365,6 +374,7 @@ VERDICT_MODELS: dict[str, type[Verdict]] = {
         GeneratedQuestions,
         GeneratedTestItem,
         GradedRelevance,
+        SufficiencyVerdict,
         ChecklistVerdicts,
         InstructionEdits,
         PairwisePreference,

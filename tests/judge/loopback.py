@@ -11,6 +11,8 @@ and answers deterministically from markers in the test data:
   the question, a literal reader decides instead (`_reader_support`: one chunk holds all the statement's
   words, or, when the prompt says to read the chunks together, each of its parts is held by one);
 - a numbered context sentence containing ``[rel]`` is relevant (context relevancy);
+- context sufficiency: sufficient when the contexts hold ``[enough]``, or every ``[part:X]`` marker of the
+  question (a multi-hop answer spread over several contexts);
 - an answer containing ``[nc]`` makes every generated question noncommittal, ``[nc1]`` only the first;
   generated question i is ``"<answer> #i"``; embeddings come from `vectors` when registered, else a hash;
 - claim entailment: by markers ``[c:1,3]``, ``[ref]``/``[!ref]``, ``[ans]``/``[!ans]``, else by word
@@ -402,6 +404,14 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
         passage = _section(user, "passage")
         grade = next((g for g in (3, 2, 1) if f"[g{g}]" in passage), 0)
         return {"reason": f"scripted grade {grade}", "grade": grade}
+    if prompt == "context_sufficiency":
+        contexts = _section(user, "contexts")
+        parts = set(re.findall(r"\[part:\w+\]", _section(user, "question")))
+        held = "[enough]" in contexts or (bool(parts) and all(p in contexts for p in parts))
+        return {
+            "reason": f"scripted: {'all' if held else 'not all'} needed facts present",
+            "sufficient": held,
+        }
     if prompt == "answer_relevancy":
         answer = _section(user, "answer")
         m = re.search(r"Number of questions to write: (\d+)", user)
@@ -529,7 +539,9 @@ class _Handler(BaseHTTPRequestHandler):
             if data is None:
                 self._error(404, f"no file {parts[-2]}")
                 return
-            self._raw(200, {"Content-Type": "application/octet-stream", "Content-Length": str(len(data))}, data)
+            self._raw(
+                200, {"Content-Type": "application/octet-stream", "Content-Length": str(len(data))}, data
+            )
         elif self.command == "POST" and route.endswith("/batches"):
             self._create_batch(state, json.loads(raw or b"{}"))
         elif self.command == "GET" and route.endswith("/batches"):
@@ -545,7 +557,9 @@ class _Handler(BaseHTTPRequestHandler):
                 batch = state.batches.get(parts[-2])
                 if batch is not None:
                     batch["forced_end"] = "cancelled"
-            self._send(200, self._batch_view(batch) if batch else {}) if batch else self._error(404, "no batch")
+            self._send(200, self._batch_view(batch) if batch else {}) if batch else self._error(
+                404, "no batch"
+            )
         else:
             self._error(404, f"no route {self.command} {self.path}")
 
@@ -565,7 +579,9 @@ class _Handler(BaseHTTPRequestHandler):
         for number, line in enumerate(fields["file"].decode().splitlines(), start=1):
             try:
                 item = json.loads(line)
-                assert item["method"] == "POST" and item["url"] == "/v1/chat/completions" and item["custom_id"]
+                assert (
+                    item["method"] == "POST" and item["url"] == "/v1/chat/completions" and item["custom_id"]
+                )
                 assert isinstance(item["body"], dict)
             except (ValueError, KeyError, AssertionError):
                 self._error(400, f"line {number} of the input file is not a batch request")
@@ -606,14 +622,18 @@ class _Handler(BaseHTTPRequestHandler):
                 end = batch.get("forced_end") or state.batch_end
                 if batch["status"] == "validating":
                     batch["status"] = "in_progress"
-                elif (batch["polls"] > state.batch_polls and not state.batch_hold.is_set()) or "forced_end" in batch:
+                elif (
+                    batch["polls"] > state.batch_polls and not state.batch_hold.is_set()
+                ) or "forced_end" in batch:
                     self._end_batch(state, batch, end)
             view = self._batch_view(batch)
         self._send(200, view)
 
     def _end_batch(self, state: State, batch: dict[str, Any], end: str) -> None:
         requests = batch["requests"]
-        answered = requests if end == "completed" else requests[: int(len(requests) * state.batch_answered_share)]
+        answered = (
+            requests if end == "completed" else requests[: int(len(requests) * state.batch_answered_share)]
+        )
         if end == "failed":
             answered = []
         output, errors = [], []
@@ -633,7 +653,10 @@ class _Handler(BaseHTTPRequestHandler):
                 batch[name] = file_id
         batch["status"] = end
         if end == "failed":
-            batch["errors"] = {"object": "list", "data": [{"code": "invalid_file", "message": "failed (test)"}]}
+            batch["errors"] = {
+                "object": "list",
+                "data": [{"code": "invalid_file", "message": "failed (test)"}],
+            }
 
     @staticmethod
     def _batch_view(batch: dict[str, Any]) -> dict[str, Any]:

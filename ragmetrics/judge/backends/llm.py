@@ -55,6 +55,7 @@ from ragmetrics.judge.verdicts import (
     SingleChunkVerdict,
     StatementJudgement,
     StatementVerdicts,
+    SufficiencyVerdict,
     SupportJudgement,
     SupportVerdicts,
     Verdict,
@@ -321,6 +322,7 @@ class LLMJudge(PlanDispatch):
             "statement_classification": self._statement_classification,
             "rubric": self._rubric,
             "claim_entailment": self._claim_entailment,
+            "context_sufficiency": self._context_sufficiency,
         }
 
     def rubric_prompt(self, rubric: RubricMetric, *, leave_out: int | None = None) -> GeneratedPrompt:
@@ -530,6 +532,23 @@ class LLMJudge(PlanDispatch):
                 verdicts=verdicts,
                 reason=f"best grade {best['grade']} of 3 (chunk {best['chunk'] + 1}): {best['reason']}",
                 cached=all(cached for _, cached in results),
+            ),
+        )
+
+    async def _context_sufficiency(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """One call with every context, numbered: sufficiency is a property of the contexts together (a
+        multi-hop answer joins facts from several), so they are never judged one by one."""
+        verdict, cached = await self.verdict(
+            spec.prompts[0], {"question": sample.question, "contexts": list(sample.context_list)}
+        )
+        assert isinstance(verdict, SufficiencyVerdict)
+        said = "sufficient" if verdict.sufficient else "insufficient"
+        return MetricOutcome(
+            value=spec.score(verdict.sufficient),
+            detail=JudgeDetail(
+                verdicts=[{"sufficient": verdict.sufficient, "reason": verdict.reason}],
+                reason=f"context {said}: {verdict.reason}",
+                cached=cached,
             ),
         )
 

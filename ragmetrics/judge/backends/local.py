@@ -51,6 +51,7 @@ from ragmetrics.judge.text.support import (
     disagreements,
     grounded_share,
     joint_support,
+    numbers_in,
     resolve_pronoun,
     starts_with_pronoun,
 )
@@ -362,6 +363,7 @@ class LocalJudge(PlanDispatch):
             "statement_classification": self._statement_classification,
             "rubric": self._rubric,
             "claim_entailment": self._claim_entailment,
+            "context_sufficiency": self._context_sufficiency,
         }
 
     async def _claim_entailment(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
@@ -770,6 +772,37 @@ class LocalJudge(PlanDispatch):
         reason = f"best grade {top['grade']} of 3 (chunk {top['chunk'] + 1}; local judge)"
         return MetricOutcome(
             value=spec.score(top["grade"]), detail=JudgeDetail(verdicts=verdicts, reason=reason)
+        )
+
+    async def _context_sufficiency(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:
+        """A PROXY for the paper's rater, labelled so in every verdict: the contexts are pooled (a multi-hop
+        answer joins several) and called sufficient when they contain the threshold share of the question's
+        content words and every number the question states. Overlap cannot tell whether the asked fact is
+        there ("How tall is X?" over a passage about X's history passes), so it errs towards sufficient on
+        on-topic contexts; the LLM judge is the one to act on, and reports say which judge rated."""
+        question = sample.question.strip()
+        asked = content_units(question)
+        if not asked:
+            raise NotApplicable(
+                f"sample {sample.id!r}: the question has no content words for the local sufficiency proxy"
+            )
+        pooled = "\n".join(sample.context_list)
+        covered = coverage(asked, content_units(pooled))
+        missing_numbers = sorted(numbers_in(question) - numbers_in(pooled))
+        cut = spec.local_threshold if spec.local_threshold is not None else 1.0
+        sufficient = covered >= cut and not missing_numbers
+        said = "sufficient" if sufficient else "insufficient"
+        why = f"{covered:.2f} of the question's content words in the contexts (cut {cut:.2f})"
+        if missing_numbers:
+            why += f"; number(s) {', '.join(missing_numbers)} of the question missing"
+        verdicts = [{"sufficient": sufficient, "coverage": _r(covered), "missing_numbers": missing_numbers,
+                     "variant": "proxy", "reason": f"local proxy: {why}"}]  # fmt: skip
+        return MetricOutcome(
+            value=spec.score(sufficient),
+            detail=JudgeDetail(
+                verdicts=verdicts,
+                reason=f"context {said} by the local PROXY (word coverage, not the paper's rater): {why}",
+            ),
         )
 
     async def _answer_relevance(self, spec: JudgeMetricSpec, sample: RagSample) -> MetricOutcome:

@@ -73,11 +73,16 @@ def _check(
     variants: list[RagSample] = []
     for run in _significant_runs(report, metric):
         samples = {s.id: s for s in judged.get(run, [])}
-        scores = {q: v.get(metric) for q, v in report.run(run).per_query.items() if q in samples}
+        # Only scored answers can be checked: a failed or not-applicable score has nothing to move.
+        scores = {
+            q: score
+            for q, v in report.run(run).per_query.items()
+            if q in samples and (score := v.get(metric)) is not None
+        }
         for qid in sample_ids(scores):
             sample = samples[qid]
             key = f"{run}{_SEPARATOR}{qid}"
-            originals[key] = float(scores[qid] or 0.0)
+            originals[key] = scores[qid]
             formats = perturbations(str(sample.answer or ""), sample.context_list, sample.language)
             variants += [
                 sample.model_copy(update={"answer": text, "id": f"{key}{_SEPARATOR}{name}"})

@@ -607,7 +607,8 @@ def _actual_work(
     if retrieved:
         seconds["retriever index"] = sum(t.index_s for t in retrieved.values())
         seconds["retrieval"] = sum(sum(t.search_s.values()) for t in retrieved.values())
-    seconds["judge"] = timings.get("judge", 0.0)
+    if "judge" in timings:  # a night that judged nothing has no judge time, not 0 s of it
+        seconds["judge"] = timings["judge"]
     return actual_work(estimate, made=calls.made, usage=spent, seconds=seconds)
 
 

@@ -26,6 +26,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.nightly": "nightly",
     "ragmetrics.history": "nightly",
     "ragmetrics.live": "nightly",
+    "ragmetrics.sweep": "nightly",
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",

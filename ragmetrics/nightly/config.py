@@ -43,6 +43,7 @@ from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.options import FusionMethod, FusionNorm
+from ragmetrics.sweep.config import SweepConfig
 from ragmetrics.testset.settings import TestsetSettings
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
@@ -803,6 +804,9 @@ class NightlyConfig(_Section):
     )
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"
+    )
+    sweep: SweepConfig | None = Field(
+        default=None, description="a grid of retrieval configurations, run by `ragmetrics sweep` (docs/sweeps.md)"
     )
     _source_dir: Path | None = PrivateAttr(default=None)
 

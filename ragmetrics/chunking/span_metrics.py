@@ -117,28 +117,28 @@ def query_span_score(references: Sequence[Range], retrieved: Sequence[Range]) ->
     )
 
 
-def query_best_precision(
-    references: Sequence[Range], chunks_by_doc: Mapping[str, Sequence[Chunk]]
-) -> BestPrecision:
-    """Best precision of one question under a chunking (module docstring). `chunks_by_doc` holds each
-    document's chunks sorted by start."""
-    met: list[tuple[str, int, int]] = []
-    for doc, r_start, r_end in references:
-        doc_chunks = chunks_by_doc.get(doc, ())
-        for chunk in doc_chunks:
+def query_best_precision(references: Sequence[Range], chunks: Sequence[Range]) -> BestPrecision:
+    """Best precision of one question under a chunking (module docstring); `chunks` are the chunking's
+    chunks (all of them, or at least all that could meet a reference)."""
+    spans_by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for doc, start, end in references:
+        spans_by_doc[doc].append((start, end))
+    met: set[Range] = set()  # a chunk meeting two spans is one chunk
+    for doc, c_start, c_end in chunks:
+        for r_start, r_end in spans_by_doc.get(doc, ()):
             # closed ranges: a chunk touching a span counts (the study's rule)
-            if chunk.start <= r_end and r_start <= chunk.end:
-                met.append((doc, chunk.start, chunk.end))
-    unique = sorted(set(met))  # a chunk meeting two spans is one chunk
-    covered = covered_characters(references, unique)
-    if not unique:
+            if c_start <= r_end and r_start <= c_end:
+                met.add((doc, c_start, c_end))
+                break
+    if not met:
         return BestPrecision(0.0, 0)
+    covered = covered_characters(references, list(met))
     relevant = sum(end - start for _, start, end in references)
     by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for doc, start, end in unique:
+    for doc, start, end in met:
         by_doc[doc].append((start, end))
     read = sum(_union_length(ranges) for ranges in by_doc.values())
-    return BestPrecision(covered / (read + relevant - covered), len(unique))
+    return BestPrecision(covered / (read + relevant - covered), len(met))
 
 
 def _relevant_ranges(spans: SpanQrels, level: int) -> dict[str, list[Range]]:
@@ -150,32 +150,43 @@ def _relevant_ranges(spans: SpanQrels, level: int) -> dict[str, list[Range]]:
 
 def best_precision(spans: SpanQrels, chunks: Sequence[Chunk], *, level: int = 1) -> dict[str, BestPrecision]:
     """Best precision and the chunks it needs, per question with a relevant span."""
-    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    by_doc: dict[str, list[Range]] = defaultdict(list)
     for chunk in chunks:
-        by_doc[chunk.doc_id].append(chunk)
-    for doc_chunks in by_doc.values():
-        doc_chunks.sort(key=lambda c: (c.start, c.end))
+        by_doc[chunk.doc_id].append((chunk.doc_id, chunk.start, chunk.end))
+    index = {doc: _DocChunks.of(ranges) for doc, ranges in by_doc.items()}
     result: dict[str, BestPrecision] = {}
     for query, references in _relevant_ranges(spans, level).items():
         if references:
-            result[query] = query_best_precision(references, _near(by_doc, references))
+            near = [
+                c
+                for doc in {d for d, _, _ in references}
+                if doc in index
+                for c in index[doc].near(references)
+            ]
+            result[query] = query_best_precision(references, near)
     return result
 
 
-def _near(by_doc: Mapping[str, list[Chunk]], references: Sequence[Range]) -> dict[str, list[Chunk]]:
-    """The chunks of each referenced document that could meet a reference (by start, within the longest
-    chunk's reach), so a question costs its neighbourhood, not the whole corpus."""
-    near: dict[str, list[Chunk]] = {}
-    for doc in {doc for doc, _, _ in references}:
-        doc_chunks = by_doc.get(doc, [])
-        if not doc_chunks:
-            continue
-        longest = max(len(c) for c in doc_chunks)
-        starts = [c.start for c in doc_chunks]
-        low = min(start for d, start, _ in references if d == doc) - longest
-        high = max(end for d, _, end in references if d == doc)
-        near[doc] = doc_chunks[bisect.bisect_left(starts, low) : bisect.bisect_right(starts, high)]
-    return near
+@dataclass(frozen=True)
+class _DocChunks:
+    """One document's chunks sorted by start, with the longest one's length: the chunks that could meet a
+    span are found by bisection, so a question costs its neighbourhood, not the whole corpus."""
+
+    ranges: list[Range]
+    starts: list[int]
+    longest: int
+
+    @classmethod
+    def of(cls, ranges: list[Range]) -> _DocChunks:
+        ordered = sorted(ranges, key=lambda r: (r[1], r[2]))
+        return cls(ordered, [r[1] for r in ordered], max(r[2] - r[1] for r in ordered))
+
+    def near(self, references: Sequence[Range]) -> list[Range]:
+        doc = self.ranges[0][0]
+        mine = [(start, end) for d, start, end in references if d == doc]
+        low = min(start for start, _ in mine) - self.longest
+        high = max(end for _, end in mine)
+        return self.ranges[bisect.bisect_left(self.starts, low) : bisect.bisect_right(self.starts, high)]
 
 
 def span_scores(

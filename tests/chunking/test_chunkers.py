@@ -3,6 +3,7 @@ that returns text its document does not hold."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_token_windows_hold_size_tokens_and_share_overlap() -> None:
         inside = [t for t in tokens if chunk.start <= t[0] and t[1] <= chunk.end]
         assert 1 <= len(inside) <= 10
     firsts = [starts.index(c.start) for c in chunks]
-    assert all(b - a == 7 for a, b in zip(firsts, firsts[1:], strict=False))  # step = size - overlap
+    assert all(b - a == 7 for a, b in itertools.pairwise(firsts))  # step = size - overlap
     assert chunks[-1].end == tokens[-1][1]  # the last token is in a chunk
     assert chunks[0].start == tokens[0][0]
 
@@ -71,9 +72,7 @@ def test_sentence_windows_follow_sentence_boundaries() -> None:
         "Nobody knew.",
     ]
     chunks = chunk_document(Document("d", text), ChunkingConfig(method="sentences", size=2, overlap=1))
-    assert [c.text for c in chunks] == [
-        " ".join(sentences[i : i + 2]) for i in range(4)
-    ]
+    assert [c.text for c in chunks] == [" ".join(sentences[i : i + 2]) for i in range(4)]
 
 
 def test_recursive_splitting_cuts_at_headings_first() -> None:
@@ -87,7 +86,7 @@ def test_recursive_chunks_respect_size_and_repeat_at_most_overlap() -> None:
     document = Document("d", PARAGRAPH * 6)
     chunks = chunk_document(document, ChunkingConfig(method="recursive", size=70, overlap=25))
     assert all(len(c) <= 70 for c in chunks)
-    shared = [max(0, a.end - b.start) for a, b in zip(chunks, chunks[1:], strict=False)]
+    shared = [max(0, a.end - b.start) for a, b in itertools.pairwise(chunks)]
     assert max(shared) <= 25 and any(shared)
 
 
@@ -108,14 +107,21 @@ def test_config_refuses_inconsistent_settings() -> None:
         ChunkingConfig(method="custom")
     with pytest.raises(ValueError, match="length and separators"):
         ChunkingConfig(method="tokens", size=5, length="tokens")
-    assert ChunkingConfig(method="tokens", size=5).fingerprint() != ChunkingConfig(method="tokens", size=6).fingerprint()
+    assert (
+        ChunkingConfig(method="tokens", size=5).fingerprint()
+        != ChunkingConfig(method="tokens", size=6).fingerprint()
+    )
 
 
 def test_a_custom_chunker_gets_its_offsets_checked() -> None:
     document = Document("doc-7", "alpha beta gamma delta")
     config = ChunkingConfig(method="custom", callable="team:chunker")
     good = chunk_document(document, config, lambda text: ["alpha beta", {"start": 11, "end": 22}, (6, 16)])
-    assert [(c.start, c.end, c.text) for c in good] == [(0, 10, "alpha beta"), (11, 22, "gamma delta"), (6, 16, "beta gamma")]
+    assert [(c.start, c.end, c.text) for c in good] == [
+        (0, 10, "alpha beta"),
+        (11, 22, "gamma delta"),
+        (6, 16, "beta gamma"),
+    ]
 
     with pytest.raises(InputError, match=r"document 'doc-7', chunk 1.*not the document's text") as exc:
         chunk_document(document, config, lambda text: ["alpha", {"start": 6, "end": 10, "text": "BETA"}])

@@ -45,7 +45,8 @@ def test_the_same_chunking_gives_back_exactly_the_chunk_qrels(config: ChunkingCo
     chunks = chunk_documents(documents, config)
     rng = random.Random(7)
     original = {
-        f"q{i}": {c.id: rng.choice([0, 1, 2, 3]) for c in rng.sample(chunks, rng.randint(1, 6))} for i in range(40)
+        f"q{i}": {c.id: rng.choice([0, 1, 2, 3]) for c in rng.sample(chunks, rng.randint(1, 6))}
+        for i in range(40)
     }
     spans = spans_from_chunk_qrels(original, chunks)
     assert derive_chunk_qrels(spans, chunks).to_dict() == original
@@ -94,6 +95,8 @@ def test_two_chunkings_of_the_same_documents_score_the_same_questions() -> None:
     qrels = {"q1": {source_chunks[1].id: 2}, "q2": {source_chunks[5].id: 1, source_chunks[6].id: 1}}
     spans = spans_from_chunk_qrels(qrels, source_chunks)
     small = derive_chunk_qrels(spans, chunk_documents(documents, ChunkingConfig(method="tokens", size=8)))
-    large = derive_chunk_qrels(spans, chunk_documents(documents, ChunkingConfig(method="recursive", size=300)))
+    large = derive_chunk_qrels(
+        spans, chunk_documents(documents, ChunkingConfig(method="recursive", size=300))
+    )
     assert set(small.query_ids) == set(large.query_ids) == {"q1", "q2"}
     assert all(small.to_dict()[q] and large.to_dict()[q] for q in ("q1", "q2"))

@@ -1,0 +1,233 @@
+"""Span metrics: how much of the judged text a retrieval brings back, and at what price in other text.
+
+Definitions are those of Chroma's chunking study (Smith and Troynikov, "Evaluating Chunking Strategies for
+Retrieval", 2024; brandonstarxel/chunking_evaluation, MIT: `_scores_from_dataset_and_retrievals` and
+`_full_precision_score`), over characters. For one question with relevant spans R (grade >= `level`) and
+retrieved chunks C (the first k of its ranking):
+
+- covered = the characters of R that some chunk of C holds (counted once);
+- recall = covered / |R|;
+- precision = covered / sum of |c| over C (a character two retrieved chunks both hold is read, and
+  counted, twice);
+- IoU = covered / (sum of |c| over C + the characters of R no chunk of C holds).
+
+Best precision ("precision Ω" in the study) is the precision a chunking allows at best: retrieve exactly the
+chunks that meet a relevant span, then covered / (the characters of their union + the characters of R no
+chunk holds). As in the study, a chunk meets a span when their closed ranges touch, so a chunk that ends
+where a span begins counts among them (and among the `chunks_needed`, which the study uses as k when it
+retrieves "as many chunks as the question needs"). benchmarks/check_span_metrics_reference.py runs the
+study's own functions beside these on its corpora and questions and finds them equal to 1e-12.
+
+A question with no relevant span has no recall and is not scored (listed in `unscored`); a question the run
+did not answer retrieved nothing: 0 on all three, as trec_eval scores a missing query.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ragmetrics.chunking.model import Chunk
+from ragmetrics.chunking.spans import SpanQrels
+from ragmetrics.errors import InputError
+
+__all__ = [
+    "BestPrecision",
+    "SpanScore",
+    "SpanScores",
+    "best_precision",
+    "covered_characters",
+    "query_best_precision",
+    "query_span_score",
+    "ranked_chunk_ids",
+    "span_scores",
+]
+
+Range = tuple[str, int, int]
+"""(document id, start, end): a span or a chunk, [start, end) in the document's characters."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpanScore:
+    recall: float
+    precision: float
+    iou: float
+
+
+@dataclass(frozen=True, slots=True)
+class BestPrecision:
+    value: float
+    chunks_needed: int
+
+
+@dataclass(frozen=True)
+class SpanScores:
+    """Per-question span scores of one run, and the questions that could not be scored."""
+
+    per_query: dict[str, SpanScore]
+    unscored: list[str]
+
+    def mean(self, name: str) -> float:
+        """The mean over scored questions of "recall", "precision" or "iou"."""
+        values: list[float] = [float(getattr(score, name)) for score in self.per_query.values()]
+        if not values:
+            raise ValueError("no question was scored")
+        return sum(values) / len(values)
+
+
+def _union_length(ranges: list[tuple[int, int]]) -> int:
+    total, reach = 0, None
+    for start, end in sorted(ranges):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
+
+
+def covered_characters(references: Sequence[Range], chunks: Sequence[Range]) -> int:
+    """The characters of `references` (disjoint) that some chunk of `chunks` holds, each counted once."""
+    by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for doc, start, end in references:
+        by_doc[doc].append((start, end))
+    pieces: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for doc, c_start, c_end in chunks:
+        for r_start, r_end in by_doc.get(doc, ()):
+            low, high = max(c_start, r_start), min(c_end, r_end)
+            if high > low:
+                pieces[doc].append((low, high))
+    return sum(_union_length(ranges) for ranges in pieces.values())
+
+
+def query_span_score(references: Sequence[Range], retrieved: Sequence[Range]) -> SpanScore:
+    """Recall, precision and IoU of one question (module docstring); `references` disjoint and non-empty."""
+    relevant = sum(end - start for _, start, end in references)
+    if relevant <= 0:
+        raise ValueError("a question needs at least one non-empty relevant span")
+    read = sum(end - start for _, start, end in retrieved)
+    covered = covered_characters(references, retrieved)
+    return SpanScore(
+        recall=covered / relevant,
+        precision=covered / read if read else 0.0,
+        iou=covered / (read + relevant - covered),
+    )
+
+
+def query_best_precision(references: Sequence[Range], chunks: Sequence[Range]) -> BestPrecision:
+    """Best precision of one question under a chunking (module docstring); `chunks` are the chunking's
+    chunks (all of them, or at least all that could meet a reference)."""
+    spans_by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for doc, start, end in references:
+        spans_by_doc[doc].append((start, end))
+    met: set[Range] = set()  # a chunk meeting two spans is one chunk
+    for doc, c_start, c_end in chunks:
+        for r_start, r_end in spans_by_doc.get(doc, ()):
+            # closed ranges: a chunk touching a span counts (the study's rule)
+            if c_start <= r_end and r_start <= c_end:
+                met.add((doc, c_start, c_end))
+                break
+    if not met:
+        return BestPrecision(0.0, 0)
+    covered = covered_characters(references, list(met))
+    relevant = sum(end - start for _, start, end in references)
+    by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for doc, start, end in met:
+        by_doc[doc].append((start, end))
+    read = sum(_union_length(ranges) for ranges in by_doc.values())
+    return BestPrecision(covered / (read + relevant - covered), len(met))
+
+
+def _relevant_ranges(spans: SpanQrels, level: int) -> dict[str, list[Range]]:
+    return {
+        query: [(s.doc_id, s.start, s.end) for s in judgments if s.grade >= level]
+        for query, judgments in spans.by_query.items()
+    }
+
+
+def best_precision(spans: SpanQrels, chunks: Sequence[Chunk], *, level: int = 1) -> dict[str, BestPrecision]:
+    """Best precision and the chunks it needs, per question with a relevant span."""
+    by_doc: dict[str, list[Range]] = defaultdict(list)
+    for chunk in chunks:
+        by_doc[chunk.doc_id].append((chunk.doc_id, chunk.start, chunk.end))
+    index = {doc: _DocChunks.of(ranges) for doc, ranges in by_doc.items()}
+    result: dict[str, BestPrecision] = {}
+    for query, references in _relevant_ranges(spans, level).items():
+        if references:
+            near = [
+                c
+                for doc in {d for d, _, _ in references}
+                if doc in index
+                for c in index[doc].near(references)
+            ]
+            result[query] = query_best_precision(references, near)
+    return result
+
+
+@dataclass(frozen=True)
+class _DocChunks:
+    """One document's chunks sorted by start, with the longest one's length: the chunks that could meet a
+    span are found by bisection, so a question costs its neighbourhood, not the whole corpus."""
+
+    ranges: list[Range]
+    starts: list[int]
+    longest: int
+
+    @classmethod
+    def of(cls, ranges: list[Range]) -> _DocChunks:
+        ordered = sorted(ranges, key=lambda r: (r[1], r[2]))
+        return cls(ordered, [r[1] for r in ordered], max(r[2] - r[1] for r in ordered))
+
+    def near(self, references: Sequence[Range]) -> list[Range]:
+        doc = self.ranges[0][0]
+        mine = [(start, end) for d, start, end in references if d == doc]
+        low = min(start for start, _ in mine) - self.longest
+        high = max(end for _, end in mine)
+        return self.ranges[bisect.bisect_left(self.starts, low) : bisect.bisect_right(self.starts, high)]
+
+
+def span_scores(
+    spans: SpanQrels,
+    chunks: Mapping[str, Chunk] | Sequence[Chunk],
+    rankings: Mapping[str, Sequence[str]],
+    *,
+    k: int | Mapping[str, int] | None = None,
+    level: int = 1,
+) -> SpanScores:
+    """Recall, precision and IoU per question of a run. `rankings` maps question ids to ranked chunk ids
+    (`ranked_chunk_ids(run)` turns a `Run` into one); `k` cuts each ranking (one depth, or one per question,
+    e.g. each question's `chunks_needed`); unset, whole rankings count. A ranked chunk id the chunking does
+    not hold is an InputError naming it."""
+    by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
+    per_query: dict[str, SpanScore] = {}
+    unscored: list[str] = []
+    for query, references in _relevant_ranges(spans, level).items():
+        if not references:
+            unscored.append(query)
+            continue
+        depth = k.get(query) if isinstance(k, Mapping) else k
+        ranked = list(rankings.get(query, ()))[:depth]
+        retrieved: list[Range] = []
+        for chunk_id in ranked:
+            chunk = by_id.get(chunk_id)
+            if chunk is None:
+                raise InputError(
+                    f"question {query!r} retrieved {chunk_id!r}, which is not a chunk of the corpus",
+                    source="run",
+                )
+            retrieved.append((chunk.doc_id, chunk.start, chunk.end))
+        per_query[query] = query_span_score(references, retrieved)
+    return SpanScores(per_query, unscored)
+
+
+def ranked_chunk_ids(run: object) -> dict[str, list[str]]:
+    """A `ragmetrics.retrieval.Run`'s rankings as lists of chunk ids, best first (the run's own order:
+    score descending, ties by id descending, trec_eval's rule)."""
+    from ragmetrics.retrieval.run import Run
+
+    if not isinstance(run, Run):
+        raise TypeError(f"expected a Run, got {type(run).__name__}")
+    return {query: list(scored) for query, scored in run.to_dict().items()}

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragmetrics.chunking.model import ChunkingConfig
 from ragmetrics.options import FusionNorm
 
 __all__ = [
@@ -150,9 +151,11 @@ class SweepConfig(_Section):
         description="the quality the winner is chosen on: one of retrieval.metrics (computed on the top-k "
         "passages) or judge.metrics (judged on the top-k passages as contexts; no answer is generated)",
     )
-    chunking: list[dict[str, Any]] | None = Field(
+    chunking: list[ChunkingConfig] | None = Field(
         default=None,
-        description="chunkings of the dataset's passages (ragmetrics.chunking); unset: the passages as given",
+        description="chunkings of the dataset's passages, each read as a whole document (ragmetrics.chunking: "
+        "{method, size, overlap, ...}); the passage qrels become span qrels and each chunking is scored on chunk "
+        "qrels derived from them, so every chunking is compared on the same questions; unset: the passages as given",
     )
     retrievers: list[SweepRetriever] = Field(
         description="first-stage retrievers, one index each per chunking"

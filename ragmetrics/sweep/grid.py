@@ -51,13 +51,9 @@ def chunking_labels(config: SweepConfig) -> list[str]:
         return [AS_GIVEN]
     labels: list[str] = []
     for i, settings in enumerate(config.chunking):
-        label = str(
-            settings.get("name")
-            or "-".join(str(settings[key]) for key in ("method", "size", "overlap") if key in settings)
-            or f"chunking{i}"
-        )
+        label = settings.name
         if label in labels:
-            raise ConfigError(f"sweep.chunking[{i}]: label {label!r} is used twice; give it a 'name'")
+            raise ConfigError(f"sweep.chunking[{i}]: chunking {label!r} is listed twice")
         labels.append(label)
     return labels
 

@@ -45,6 +45,8 @@ class SweepResult:
     the winner, runner-up and baseline on the confirmation half."""
     failures: dict[str, dict[str, str]] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
+    relevance: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """chunking label -> question id -> judged id -> grade: what each chunking was scored against."""
 
     @property
     def units_avoided(self) -> int:
@@ -55,7 +57,8 @@ class SweepResult:
 class SweepInputs:
     questions: dict[str, str]
     references: dict[str, str | None]
-    relevance: dict[str, dict[str, int]]
+    relevance: dict[str, dict[str, dict[str, int]]]
+    """chunking label -> question id -> judged passage (or chunk) id -> grade."""
     corpora: dict[str, list[dict[str, str]]]
     strata: dict[str, str]
     strata_source: str
@@ -109,7 +112,7 @@ def sweep_inputs(config: NightlyConfig, dataset: QADataset, metric_kind: str) ->
     return SweepInputs(
         questions={s.id: s.question for s in samples},
         references={s.id: s.reference for s in samples},
-        relevance={q: dict(dataset.relevance.get(q, {})) for q in qids},
+        relevance={AS_GIVEN: {q: dict(dataset.relevance.get(q, {})) for q in qids}},
         corpora={AS_GIVEN: passages},
         strata=strata,
         strata_source=source,
@@ -213,6 +216,7 @@ def run_sweep(
         units_full=len(grid) * len(split.selection) + len(finalists) * len(split.confirmation),
         failures=objective.failures,
         left_out=inputs.left_out,
+        relevance=inputs.relevance,
     )
 
 

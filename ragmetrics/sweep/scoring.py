@@ -32,7 +32,8 @@ class Objective:
     questions: Mapping[str, str]
     passages: Mapping[str, Mapping[str, str]]
     """chunking label -> passage id -> text."""
-    relevance: Mapping[str, Mapping[str, int]]
+    relevance: Mapping[str, Mapping[str, Mapping[str, int]]]
+    """chunking label -> question id -> judged id -> grade."""
     references: Mapping[str, str | None] = field(default_factory=dict)
     judge: Any = None
     """A `ragmetrics.judge.base.Judge` for a judge metric; None for a retrieval metric."""
@@ -56,7 +57,7 @@ class Objective:
     def _retrieval(self, config: Configuration, qids: Sequence[str]) -> dict[str, float | None]:
         from ragmetrics.retrieval.evaluate import score_matrix
 
-        qrels = {q: dict(self.relevance[q]) for q in qids}
+        qrels = {q: dict(self.relevance[config.chunking][q]) for q in qids}
         run = {q: dict(self.stages.top(config, q)) for q in qids}
         matrix = score_matrix(qrels, run, [self.metric], query_set="qrels", name="sweep", allow_disjoint=True)
         column = matrix.column(self.metric)

@@ -24,7 +24,9 @@ def write_collection(folder: Path, questions: int = 48) -> tuple[Path, Path]:
         })  # fmt: skip
         passages.append({"id": f"p{i:03d}r", "text": f"the {noun} token{i} is kept in the vault [useful]"})
         for j in range(3):
-            passages.append({"id": f"p{i:03d}d{j}", "text": f"token{i} appears in unrelated note {j} about paint"})
+            passages.append(
+                {"id": f"p{i:03d}d{j}", "text": f"token{i} appears in unrelated note {j} about paint"}
+            )
     qa, corpus = folder / "qa.jsonl", folder / "passages.jsonl"
     qa.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     corpus.write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")

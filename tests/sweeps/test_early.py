@@ -7,7 +7,9 @@ import numpy as np
 from ragmetrics.sweep.early import Race
 
 
-def _batches(scores: dict[str, np.ndarray], size: int) -> list[tuple[dict[str, dict[str, float | None]], list[str]]]:
+def _batches(
+    scores: dict[str, np.ndarray], size: int
+) -> list[tuple[dict[str, dict[str, float | None]], list[str]]]:
     n = len(next(iter(scores.values())))
     out = []
     for start in range(0, n, size):

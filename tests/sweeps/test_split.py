@@ -63,7 +63,12 @@ def test_a_stratum_of_two_gives_one_question_to_each_half() -> None:
 
 
 def test_relevant_strata_bucket_the_number_of_relevant_documents() -> None:
-    relevance = {"a": {"d1": 1, "d2": 0}, "b": {"d1": 2, "d2": 1}, "c": {"d": 1, "e": 1, "f": 3, "g": 1}, "d": {}}
+    relevance = {
+        "a": {"d1": 1, "d2": 0},
+        "b": {"d1": 2, "d2": 1},
+        "c": {"d": 1, "e": 1, "f": 3, "g": 1},
+        "d": {},
+    }
     assert relevant_strata(relevance, ["a", "b", "c", "d"]) == {"a": "1", "b": "2", "c": "3+", "d": "0"}
 
 

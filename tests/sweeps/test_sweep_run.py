@@ -30,7 +30,10 @@ def test_each_shared_stage_runs_once(tmp_path: Path) -> None:
     result = run_sweep(config, mapper=counting_mapper)  # type: ignore[arg-type]
     assert len(result.grid) == 12  # (bm25, bm25b, hybrid) x (none, flip) x k in (2, 4)
     # one index per retriever, searched once to the deepest need, whatever the number of configurations over it
-    assert Counter((j.chunking, j.retriever.name) for j in jobs) == {("passages", "bm25"): 1, ("passages", "bm25b"): 1}
+    assert Counter((j.chunking, j.retriever.name) for j in jobs) == {
+        ("passages", "bm25"): 1,
+        ("passages", "bm25b"): 1,
+    }
     assert {j.depth for j in jobs} == {4}
     assert dict(result.stages.index_builds) == {("passages", "bm25"): 1, ("passages", "bm25b"): 1}
     # the reranker runs once per question and retrieval arm, not once per k

@@ -31,6 +31,14 @@ from ragmetrics.nightly.config import (
     RetrievalConfig,
     RetrieverRunSpec,
 )
+from ragmetrics.sweep.config import (
+    EarlyDropConfig,
+    SplitConfig,
+    SweepConfig,
+    SweepFusion,
+    SweepReranker,
+    SweepRetriever,
+)
 from ragmetrics.testset.settings import TestsetSettings
 
 __all__ = ["render_reference"]
@@ -89,6 +97,12 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
         "an agreement floor: below it a judge metric neither passes nor fails the gate (exit 5)",
     ),
     ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
+    ("sweep", SweepConfig, "a grid of retrieval configurations, run by `ragmetrics sweep` (docs/sweeps.md)"),
+    ("sweep.retrievers[]", SweepRetriever, "a first-stage retriever: one index per chunking"),
+    ("sweep.fusion", SweepFusion, "hybrids of two retrievers, one per weight"),
+    ("sweep.rerankers[]", SweepReranker, "a reranker, applied once per retrieval arm and chunking"),
+    ("sweep.split", SplitConfig, "the selection and confirmation halves"),
+    ("sweep.early_drop", EarlyDropConfig, "clear losers dropped early by anytime-valid sequences"),
 )
 
 

@@ -18,22 +18,14 @@ from ragmetrics.errors import ConfigError
 if TYPE_CHECKING:
     from ragmetrics.nightly.dataset import QADataset
     from ragmetrics.sweep.config import SweepConfig
-    from ragmetrics.sweep.run import SweepInputs
 
 __all__ = ["chunked_inputs"]
 
 
 def chunked_inputs(
-    sweep: SweepConfig,
-    samples: Sequence[Any],
-    dataset: QADataset,
-    passages: Sequence[Mapping[str, str]],
-    strata: dict[str, str],
-    strata_source: str,
-    left_out: dict[str, str],
-) -> SweepInputs:
-    from ragmetrics.sweep.run import SweepInputs
-
+    sweep: SweepConfig, samples: Sequence[Any], dataset: QADataset, passages: Sequence[Mapping[str, str]]
+) -> tuple[dict[str, list[dict[str, str]]], dict[str, dict[str, dict[str, int]]]]:
+    """(chunking label -> its chunks as passages, chunking label -> question -> chunk id -> derived grade)."""
     assert sweep.chunking is not None
     documents = [Document(p["id"], p["text"]) for p in passages if p["text"]]
     whole = [Chunk(d.id, d.id, 0, len(d.text), d.text) for d in documents]
@@ -50,12 +42,4 @@ def chunked_inputs(
         corpora[settings.name] = [{"id": c.id, "text": c.text} for c in chunks]
         derived = derive_chunk_qrels(spans, chunks).to_dict()
         relevance[settings.name] = {q: dict(derived.get(q, {})) for q in qids}
-    return SweepInputs(
-        questions={s.id: s.question for s in samples},
-        references={s.id: s.reference for s in samples},
-        relevance=relevance,
-        corpora=corpora,
-        strata=strata,
-        strata_source=strata_source,
-        left_out=left_out,
-    )
+    return corpora, relevance

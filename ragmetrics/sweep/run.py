@@ -108,12 +108,15 @@ def sweep_inputs(config: NightlyConfig, dataset: QADataset, metric_kind: str) ->
     if sweep.chunking is not None:
         from ragmetrics.sweep.chunked import chunked_inputs
 
-        return chunked_inputs(sweep, samples, dataset, passages, strata, source, left_out)
+        corpora, relevance = chunked_inputs(sweep, samples, dataset, passages)
+    else:
+        corpora = {AS_GIVEN: passages}
+        relevance = {AS_GIVEN: {q: dict(dataset.relevance.get(q, {})) for q in qids}}
     return SweepInputs(
         questions={s.id: s.question for s in samples},
         references={s.id: s.reference for s in samples},
-        relevance={AS_GIVEN: {q: dict(dataset.relevance.get(q, {})) for q in qids}},
-        corpora={AS_GIVEN: passages},
+        relevance=relevance,
+        corpora=corpora,
         strata=strata,
         strata_source=source,
         left_out=left_out,

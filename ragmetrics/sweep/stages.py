@@ -83,23 +83,51 @@ def check_depths(config: SweepConfig) -> None:
             )
 
 
-_EMBEDDER: list[Any] = []
+class PassageVectors:
+    """The local MiniLM embedder for a sweep's stages, keeping the vectors of passages and nothing else.
 
+    A passage's vector does not depend on the question (the dense retriever and the embedding reranker are both
+    bi-encoders), so a deployed system computes it once when indexing; the sweep does too, and the reranker reads
+    the vectors the dense index made. A question's vector is computed afresh by every stage that needs it, as two
+    deployed stages would, so each stage's per-question latency holds its own embedding. The built-in collection's
+    stored passage vectors answer first; the model is loaded and run once before any timing.
+    """
 
-def _embedder() -> Any:
-    """One embedder per process, shared by every dense index and the embedding reranker: the local MiniLM with
-    the built-in collection's stored passage vectors, and no cache of its own, so a question embedded by the dense
-    retriever is embedded again by the reranker, as two deployed stages would (their latencies stay honest).
-    Loaded and run once before any timing, so no question's latency carries the model's load."""
-    if not _EMBEDDER:
+    def __init__(self) -> None:
         from ragmetrics.collection import load_passage_embeddings
         from ragmetrics.embeddings.minilm import MiniLMEmbedder
         from ragmetrics.retrievers.rerank import PrecomputedEmbedder
 
         model, vectors = load_passage_embeddings()
-        embedder = PrecomputedEmbedder(MiniLMEmbedder(cache_size=0), model, vectors)
-        embedder.encode(["warm-up"])
-        _EMBEDDER.append(embedder)
+        self._base = PrecomputedEmbedder(MiniLMEmbedder(cache_size=0), model, vectors)
+        self._base.encode(["warm-up"])
+        self.passages: set[str] = set()
+        self._vectors: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return self._base.name
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        fresh = dict(zip(todo, self._base.encode(todo), strict=True)) if todo else {}
+        for text, vector in fresh.items():
+            if text in self.passages:
+                self._vectors[text] = vector
+        rows = [self._vectors[t] if t in self._vectors else fresh[t] for t in texts]
+        return np.stack(rows).astype(np.float32) if rows else np.empty((0, 0), dtype=np.float32)
+
+
+_EMBEDDER: list[PassageVectors] = []
+
+
+def _embedder(passages: Sequence[Mapping[str, str]] = ()) -> PassageVectors:
+    """One embedder per process, shared by every dense index and the embedding reranker (class docstring)."""
+    if not _EMBEDDER:
+        _EMBEDDER.append(PassageVectors())
+    _EMBEDDER[0].passages.update(p["text"] for p in passages)
     return _EMBEDDER[0]
 
 
@@ -108,7 +136,7 @@ def first_stage(job: StageJob) -> FirstStage:
     from ragmetrics.retrievers import timed_search
 
     params = {**job.retriever.params, "top_k": job.depth}
-    embedder = _embedder() if job.retriever.retriever == "dense" else None
+    embedder = _embedder(job.passages) if job.retriever.retriever == "dense" else None
     rankings, timing = timed_search(
         job.retriever.retriever, params, job.passages, job.queries, embedder=embedder
     )
@@ -144,6 +172,7 @@ def _rerank(
     from ragmetrics.retrievers.rerank import _lookup, load_scorer, rerank, rerank_with
 
     lookup = _lookup(corpus)
+    embedder = _embedder([{"text": t} for t in corpus.texts]) if reranker.kind == "embedding" else None
     out: dict[str, Ranking] = {}
     seconds: dict[str, float] = {}
     scorer = load_scorer(reranker.scorer) if reranker.kind == "callable" else None
@@ -155,9 +184,8 @@ def _rerank(
                 qid
             ]
         else:
-            out[qid] = rerank(corpus, {qid: question}, candidates, _embedder(), reranker.candidates, lookup)[
-                qid
-            ]
+            assert embedder is not None
+            out[qid] = rerank(corpus, {qid: question}, candidates, embedder, reranker.candidates, lookup)[qid]
         seconds[qid] = time.perf_counter() - started
     return out, seconds
 

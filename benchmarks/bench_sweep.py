@@ -8,7 +8,7 @@
 - CISI / CACM (SMART files in DIR; public copies in ../shared/collections.md; nothing is downloaded and no text
   is copied into the project): the grid on ndcg@10 against their human qrels;
 - with --chunking, CISI again over two chunkings of its abstracts (scored on chunk qrels derived from the
-  abstracts' qrels), BM25 and the hybrids only.
+  abstracts' qrels), two BM25 settings, no reranker.
 
 Prints one table row per sweep; every sweep's files (sweep.json, sweep.md, pareto.png, sweep.html) go to OUT.
 """
@@ -98,7 +98,7 @@ def main() -> int:
     parser.add_argument(
         "--chunking", action="store_true", help="also CISI over two chunkings of its abstracts"
     )
-    parser.add_argument("--only", choices=("builtin", "testset", "public"), help="run one part")
+    parser.add_argument("--only", choices=("builtin", "testset", "public", "chunking"), help="run one part")
     parser.add_argument("--out", type=Path, default=Path("/tmp/ragmetrics-sweeps"))
     args = parser.parse_args()
     rows: list[str] = []
@@ -130,7 +130,7 @@ def main() -> int:
                 _row(label, _run(label, config, args.out / f"builtin-testset-{metric.replace('@', '')}"))
             )
     public = [("CISI", args.cisi, testset_collections.cisi), ("CACM", args.cacm, testset_collections.cacm)]
-    for label, folder, loader in public if args.only in (None, "public") else []:
+    for label, folder, loader in public if args.only in (None, "public", "chunking") else []:
         if folder is None:
             print(f"{label}: skipped (no --{label.lower()} folder given)", file=sys.stderr)
             continue
@@ -140,12 +140,14 @@ def main() -> int:
             "retrieval": {"metrics": ["ndcg@10"]},
             "sweep": {**GRID, "metric": "ndcg@10"},
         }
-        rows.append(_row(label, _run(label, config, args.out / label.lower())))
-        if args.chunking and label == "CISI":
+        if args.only != "chunking":
+            rows.append(_row(label, _run(label, config, args.out / label.lower())))
+        if (args.chunking or args.only == "chunking") and label == "CISI":
             chunked = {
                 **config,
                 "sweep": {
-                    **GRID, "metric": "ndcg@10", "retrievers": GRID["retrievers"][:1], "fusion": None,
+                    **GRID, "metric": "ndcg@10", "fusion": None,
+                    "retrievers": [GRID["retrievers"][0], {"name": "bm25-b0.4", "retriever": "bm25", "params": {"k1": 0.9, "b": 0.4}}],
                     "rerankers": GRID["rerankers"][:1],
                     "chunking": [{"method": "sentences", "size": 3, "overlap": 1}, {"method": "recursive", "size": 100000}],
                     "baseline": "recursive-100000c-0/bm25/none/k5",

@@ -17,7 +17,12 @@ from ragmetrics.render.plots import _figure
 __all__ = ["pareto_figure", "write_pareto_page"]
 
 _AXES = (("latency_ms", "latency per question (ms)"), ("tokens", "context tokens per question"),
-         ("cost_usd", "context cost per question (USD)"))  # fmt: skip
+         ("cost_usd", "context cost per 1,000 questions (USD)"))  # fmt: skip
+_SCALE = {
+    "latency_ms": 1.0,
+    "tokens": 1.0,
+    "cost_usd": 1000.0,
+}  # cost drawn per 1,000 questions: readable ticks
 
 
 def pareto_figure(s: dict[str, Any]) -> Any:
@@ -26,6 +31,7 @@ def pareto_figure(s: dict[str, Any]) -> Any:
     points = [p for p in s["points"] if p["quality"] is not None]
     winner, baseline = s["winner"]["name"], s["baseline"]
     for ax, (key, label) in zip(axes, _AXES, strict=True):
+        points = [{**p, key: p[key] * _SCALE[key]} for p in s["points"] if p["quality"] is not None]
         live = [p for p in points if not p["dropped"]]
         dropped = [p for p in points if p["dropped"]]
         ax.scatter([p[key] for p in live], [p["quality"] for p in live], s=28, color="#3a6ea5", label="kept")
@@ -48,9 +54,9 @@ def pareto_figure(s: dict[str, Any]) -> Any:
             if p is not None:
                 ax.scatter([p[key]], [p["quality"]], s=160 if marker == "*" else 70, marker=marker, color=colour,
                            zorder=5)  # fmt: skip
-                ax.annotate(f"{text}: {name}", (p[key], p["quality"]), textcoords="offset points", xytext=(6, 6),
+                ax.annotate(text, (p[key], p["quality"]), textcoords="offset points", xytext=(6, -10),
                             fontsize=7, color=colour)  # fmt: skip
-        if key == "latency_ms" and any(p[key] > 0 for p in points):
+        if key == "latency_ms" and points and all(p[key] > 0 for p in points):
             ax.set_xscale("log")
         ax.set_xlabel(label)
         ax.set_ylabel(f"{s['metric']} (selection half)")
@@ -58,9 +64,9 @@ def pareto_figure(s: dict[str, Any]) -> Any:
     axes[0].legend(fontsize=7, loc="lower right")
     w = s["winner"]
     figure.suptitle(
-        f"{s['name']}: {s['configurations']} configurations; winner {w['name']} "
-        f"{w['selection_mean']} selection, {w['confirmation_mean']} confirmation (gap {w['gap']})",
-        fontsize=10,
+        f"{s['name']}: {s['configurations']} configurations. Winner {w['name']}: {w['selection_mean']} selection, "
+        f"{w['confirmation_mean']} confirmation (winner's curse gap {w['gap']}). Baseline {baseline}.",
+        fontsize=9,
     )
     return figure
 

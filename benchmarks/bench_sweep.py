@@ -87,7 +87,8 @@ def _row(label: str, s: dict[str, Any]) -> str:
     return (
         f"| {label} | {s['configurations']} | {s['metric']} | {s['split']['selection']}/{s['split']['confirmation']} "
         f"| `{w['name']}` | {w['selection_mean']:.4f} | {w['confirmation_mean']:.4f} | {w['gap']:+.4f} | {checks} "
-        f"| {len(e['dropped'])} | {e['units_avoided']}/{e['units_without_dropping']} | {s['seconds']} |"
+        f"| {len(e['dropped'])} | {e['units_avoided']}/{e['units_without_dropping']} | "
+        f"{e['judge_calls'] if e['judged'] else '-'} | {s['seconds']} |"
     )
 
 
@@ -155,8 +156,8 @@ def main() -> int:
             }  # fmt: skip
             rows.append(_row("CISI chunkings", _run("CISI chunkings", chunked, args.out / "cisi-chunking")))
     print("| collection | configs | metric | questions sel/conf | winner | selection | confirmation | gap | "
-          "confirmation tests | dropped | units avoided | s |")  # fmt: skip
-    print("|---|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|")
+          "confirmation tests | dropped | units avoided | judgments made | s |")  # fmt: skip
+    print("|---|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|")
     print("\n".join(rows))
     return 0
 

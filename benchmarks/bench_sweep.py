@@ -130,6 +130,10 @@ def main() -> int:
             rows.append(
                 _row(label, _run(label, config, args.out / f"builtin-testset-{metric.replace('@', '')}"))
             )
+            if judge:  # the judge calls early dropping saved: the same sweep judged in full
+                full = {**config, "sweep": {**config["sweep"], "early_drop": {"enabled": False}}}
+                label += ", no early dropping"
+                rows.append(_row(label, _run(label, full, args.out / "builtin-testset-full")))
     public = [("CISI", args.cisi, testset_collections.cisi), ("CACM", args.cacm, testset_collections.cacm)]
     for label, folder, loader in public if args.only in (None, "public", "chunking") else []:
         if folder is None:

@@ -29,7 +29,10 @@ def _judged_sweep(tmp_path: Path, server: LoopbackServer, early: bool) -> tuple[
         "cache_path": str(tmp_path / "verdicts.sqlite"), "metrics": ["context_precision"], "max_retries": 1, "max_concurrency": 16,
     }  # fmt: skip
     section = sweep_section(
-        metric="context_precision", baseline="bm25/flip/k4", early_drop={"enabled": early, "batch_size": 4}
+        metric="context_precision",
+        baseline="bm25/flip/k4",
+        fusion=None,
+        early_drop={"enabled": early, "batch_size": 4},
     )
     config = load_config(write_config(tmp_path, section, judge=judge))
     before = server.count(path="/v1/chat/completions")

@@ -93,3 +93,16 @@ def test_a_config_without_a_sweep_section_exits_2(tmp_path: Path, capsys: pytest
     path.write_text(text)
     assert main(["sweep", str(path)]) == 2
     assert "no 'sweep:' section" in capsys.readouterr().err
+
+
+def test_the_shipped_config_is_a_grid_of_30_with_its_baseline() -> None:
+    from ragmetrics.sweep.grid import expand, pick_baseline
+
+    root = Path(__file__).resolve().parents[2]
+    config = load_config(root / "configs" / "sweep.yaml")
+    assert config.sweep is not None
+    grid = expand(config.sweep)
+    assert len(grid) == 30 and len({c.name for c in grid}) == 30
+    assert pick_baseline(config.sweep, grid).name == "bm25/none/k5"
+    ignored = (root / ".gitignore").read_text(encoding="utf-8").split()
+    assert f"{config.output.dir.relative_to(root).parts[0]}/" in ignored

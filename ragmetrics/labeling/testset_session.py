@@ -14,6 +14,7 @@ Labels go to DIR/labels.jsonl (or --labels); `review_testset` then applies them 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
@@ -102,6 +103,15 @@ class TestsetLabelSession(LabelSession):
         self.order = labelling_order({k: v.score for k, v in self._verdicts.items()}, seed=seed)
         self.store = LabelStore(labels_path)
         self.target = min(target if target is not None else DEFAULT_TARGET, len(self.order))
+
+    def item(self, position: int) -> dict[str, Any]:
+        """The page's item; in the qrels pass over a corpus with offsets, also the spans already selected in
+        the passage (passage characters), so the page can mark them and offer selecting more."""
+        shown = super().item(position)
+        if self.spans is not None:
+            query_id, _, chunk_id = self.order[position].partition(PAIR_SEPARATOR)
+            shown["spans"] = self.spans.of(query_id, chunk_id) if chunk_id in self.spans.offsets else None
+        return shown
 
     def select_span(self, position: int, start: int, end: int, grade: int) -> dict[str, object]:
         """The person selected [start, end) of the passage at `position` as answering text with `grade`:

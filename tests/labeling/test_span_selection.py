@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from ragmetrics.chunking import ChunkingConfig, Document, chunk_documents, read_span_qrels, write_chunks
 from ragmetrics.labeling.server import TOKEN_HEADER, LabelServer
@@ -60,3 +64,44 @@ def test_a_selection_in_a_passage_becomes_a_span_of_its_document(tmp_path: Path)
         assert status == 400 and "grade 7" in answer["error"]
     finally:
         server.stop()
+
+
+@pytest.mark.browser
+def test_selecting_text_on_the_page_marks_it_and_stores_the_span(
+    chromium_driver: Callable[[int, int], Any], tmp_path: Path
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    write_chunks(corpus, chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=2, overlap=1)))
+    folder = tmp_path / "ts"
+    write_testset(build_testset(str(corpus), size=3, seed=0, judge_checks=False, min_terms=2), folder)
+    session = TestsetLabelSession(folder, "qrels", folder / "labels.jsonl")
+    server = LabelServer(session).start()
+    driver = chromium_driver(1200, 1000)
+    try:
+        driver.get(server.url)
+        body = driver.find_element("tag name", "body")
+        _wait(lambda: body.get_attribute("data-ready") == "true")
+        position = int(body.get_attribute("data-position"))
+        passage = session.item(position)["texts"]["contexts"][0]
+        # what a person's drag does: a selection over characters 4..14 of the passage
+        driver.execute_script(
+            "const node = document.querySelector('#fields ol.contexts li .text').firstChild;"
+            "const range = document.createRange(); range.setStart(node, 4); range.setEnd(node, 14);"
+            "const s = window.getSelection(); s.removeAllRanges(); s.addRange(range);"
+        )
+        driver.find_element("css selector", "#span-tools button[data-grade='3']").click()
+        _wait(lambda: body.get_attribute("data-spans") == "1")
+        assert driver.find_element("css selector", "#fields mark").text == passage[4:14]
+        (span,) = read_span_qrels(folder / LABELLED_SPANS_FILE, {d.id: d.text for d in DOCUMENTS}).judgments()
+        assert (span.text, span.grade) == (passage[4:14], 3)
+    finally:
+        server.stop()
+
+
+def _wait(condition: Callable[[], object], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out")

@@ -55,7 +55,13 @@ CHUNKINGS = [
     ChunkingConfig(method="sentences", size=5, overlap=1),
     ChunkingConfig(method="recursive", size=800, overlap=200),
     ChunkingConfig(method="recursive", size=300, overlap=0, length="tokens"),
+    # a team's chunker: 3 sentences a chunk, whitespace kept, so each chunk ends where the next begins, and
+    # chunks touch the references that start a sentence (the study's closed-range rule is then exercised)
+    ChunkingConfig(method="custom", callable="benchmark:contiguous_sentences"),
 ]
+# overlap, structure, touching chunks
+FIXTURE_CHUNKINGS = ("tokens-250-125", "recursive-800c-200", "custom-benchmark:contiguous_sentences")
+FIXTURE_STEP = 2  # every other question: the fixture stays small, the benchmark checks them all
 FIXED_K = 5
 TOLERANCE = 1e-12
 
@@ -120,12 +126,15 @@ def main() -> int:
         f"Anton Troynikov, Chroma), commit {commit}, on its general evaluation corpora and questions, with "
         "ragmetrics' chunkings and seeded random retrievals (benchmarks/check_span_metrics_reference.py). "
         "Offsets only: no text of the corpora or questions.",
+        "questions": list(range(0, len(questions), FIXTURE_STEP)),
         "references": [
             [[row["corpus_id"], int(r["start_index"]), int(r["end_index"])] for r in row["references"]]
             for _, row in questions.iterrows()
         ],
         "chunkings": [],
     }
+    references = fixture["references"]
+    fixture["references"] = references[::FIXTURE_STEP]
     print(
         f"{len(questions)} questions, {sum(len(d.text) for d in documents):,} characters in {len(documents)} corpora"
     )
@@ -133,8 +142,9 @@ def main() -> int:
         f"{'chunking':<22} {'chunks':>6} {'mode':>6} {'max |diff|':>11} {'recall':>7} {'prec':>7} {'iou':>7} {'prec_Ω':>7} {'s ours':>7} {'s ref':>7}"
     )
     worst_overall = 0.0
+    touching: dict[str, int] = {}
     for config in CHUNKINGS:
-        chunks = chunk_documents(documents, config)
+        chunks = chunk_documents(documents, config, chunker=contiguous_sentences)
         metadatas = [{"start_index": c.start, "end_index": c.end, "corpus_id": c.doc_id} for c in chunks]
         started = time.perf_counter()
         omega_ref, needed_ref = evaluation._full_precision_score(metadatas)
@@ -148,10 +158,14 @@ def main() -> int:
         by_corpus: dict[str, list[int]] = {}
         for index, chunk in enumerate(chunks):
             by_corpus.setdefault(chunk.doc_id, []).append(index)
-        meeting = _meeting(chunks, fixture["references"])
+        meeting = _meeting(chunks, references)
+        touching[config.name] = sum(
+            any(c.doc_id == d and (c.end == s or c.start == e) for c in chunks for d, s, e in refs)
+            for refs in references
+        )
         entry: dict[str, Any] = {
             "name": config.name,
-            "chunks": [[c.doc_id, c.start, c.end] for c in chunks],
+            "chunks": _flat_offsets(chunks),
             "precision_omega": list(omega_ref),
             "chunks_needed": list(needed_ref),
             "modes": {},
@@ -199,13 +213,48 @@ def main() -> int:
                 f"{ours.mean('precision'):>7.4f} {ours.mean('iou'):>7.4f} "
                 f"{sum(b.value for b in best.values()) / len(best):>7.4f} {ours_seconds:>7.2f} {ref_seconds:>7.2f}"
             )
-        fixture["chunkings"].append(entry)
+        if config.name in FIXTURE_CHUNKINGS:
+            fixture["chunkings"].append(_thinned(entry))
+    print(f"questions whose references a chunk only touches (per chunking): {touching}")
     print(f"largest difference from the study's functions: {worst_overall:.1e} (tolerance {TOLERANCE:.0e})")
     print("(s ours / s ref: seconds for best precision over every question, ragmetrics vs the study's code)")
     if "--write-fixture" in sys.argv:
         FIXTURE.write_text(json.dumps(fixture, separators=(",", ":")) + "\n", encoding="utf-8")
         print(f"wrote {FIXTURE.relative_to(ROOT)} ({FIXTURE.stat().st_size / 1024:.0f} KB)")
     return 0 if worst_overall <= TOLERANCE else 1
+
+
+def contiguous_sentences(text: str) -> list[tuple[int, int]]:
+    """Windows of 3 sentences, each running up to where the next window starts (the custom chunker)."""
+    from ragmetrics.chunking.units import sentence_spans
+
+    sentences = sentence_spans(text)
+    starts = [sentences[i][0] for i in range(0, len(sentences), 3)]
+    return [(a, b) for a, b in zip(starts, [*starts[1:], sentences[-1][1]], strict=True)]
+
+
+def _flat_offsets(chunks: list[Chunk]) -> dict[str, list[int]]:
+    """{document: [start0, end0, start1, end1, ...]}, documents in the chunks' order (retrievals index the
+    chunks in this order)."""
+    flat: dict[str, list[int]] = {}
+    for chunk in chunks:
+        flat.setdefault(chunk.doc_id, []).extend((chunk.start, chunk.end))
+    assert [c.doc_id for c in chunks] == [d for d, o in flat.items() for _ in range(len(o) // 2)]
+    return flat
+
+
+def _thinned(entry: dict[str, Any]) -> dict[str, Any]:
+    """A chunking's fixture entry for every FIXTURE_STEP-th question (all chunks kept: best precision needs them)."""
+    step = FIXTURE_STEP
+    needed = entry["modes"]["needed"]
+    # the study reads only the first k of a ranking: the rest need not be stored
+    needed["retrievals"] = [r[:k] for r, k in zip(needed["retrievals"], needed["k"], strict=True)]
+    modes = {
+        mode: {key: (value[::step] if isinstance(value, list) else value) for key, value in values.items()}
+        for mode, values in entry["modes"].items()
+    }
+    return {**entry, "precision_omega": entry["precision_omega"][::step],
+            "chunks_needed": entry["chunks_needed"][::step], "modes": modes}  # fmt: skip
 
 
 def _meeting(chunks: list[Chunk], references: list[list[list[Any]]]) -> list[list[int]]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ragmetrics.chunking.model import Chunk
 from ragmetrics.chunking.spans import SpanQrels
 from ragmetrics.errors import InputError
+from ragmetrics.schema import RunMetadata, RunResult
 
 __all__ = [
     "BestPrecision",
@@ -75,6 +76,28 @@ class SpanScores:
         if not values:
             raise ValueError("no question was scored")
         return sum(values) / len(values)
+
+    def to_run_result(self, name: str, *, k: int | None = None) -> RunResult:
+        """The scores as a `RunResult` ("span_recall", "span_precision", "span_iou", with "@k" when one depth
+        applies), so runs over different chunkings go through `compare_results`: the same question ids, the
+        usual paired tests, corrections and gate."""
+        suffix = f"@{k}" if k is not None else ""
+        names = {field: f"span_{field}{suffix}" for field in ("recall", "precision", "iou")}
+        result = RunResult(
+            name=name,
+            per_query={
+                query: {names[field]: float(getattr(score, field)) for field in names}
+                for query, score in self.per_query.items()
+            },
+            metadata=RunMetadata(
+                kind="retrieval",
+                metrics=list(names.values()),
+                num_queries=len(self.per_query),
+                extra={"unscored_queries": list(self.unscored)},
+            ),
+        )
+        result.recompute_aggregate()
+        return result
 
 
 def _union_length(ranges: list[tuple[int, int]]) -> int:

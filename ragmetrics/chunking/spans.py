@@ -130,9 +130,8 @@ class SpanQrels:
             held = documents[span.doc_id]
             size = held if isinstance(held, int) else len(held)
             if span.end > size:
-                self._fail(
-                    span, f"span [{span.start}, {span.end}) lies beyond the document's end ({size})", "end"
-                )
+                end = "document's end" if isinstance(held, str) else "end of the document's last chunk"
+                self._fail(span, f"span [{span.start}, {span.end}) lies beyond the {end} ({size})", "end")
             if isinstance(held, str) and span.text is not None and held[span.start : span.end] != span.text:
                 self._fail(span, f"text is not the document's text at [{span.start}, {span.end})", "text")
 

@@ -18,7 +18,9 @@ __all__ = ["Span", "sentence_spans", "token_spans"]
 Span = tuple[int, int]
 """A [start, end) character range of a document."""
 
-_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# Lines that start a block of their own: list items and Markdown headings (a heading also ends its block).
+_LIST_OR_HEADING = re.compile(r"[ \t]*(?:[-*•]|\d{1,3}[.)]|#{1,6})[ \t]+")
+_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]")
 
 
 @lru_cache(maxsize=1)
@@ -43,25 +45,45 @@ def token_spans(text: str) -> list[Span]:
 
 def sentence_spans(text: str, language: str | None = None) -> list[Span]:
     """The character range of every sentence of `text`, whitespace around it excluded. A blank line always
-    ends a sentence; inside a paragraph sentencex decides, in `language` (else the paragraph's script's)."""
+    ends a sentence, a list item or a Markdown heading starts one (and a heading line is one), as in the
+    judge's segmentation; inside a block sentencex decides, in `language` (else the block's script's). A list
+    marker ("- ", "2. ") stays with its item's first sentence rather than being taken for a sentence."""
     from sentencex import segment
 
     from ragmetrics.judge.text.language import detect_language
 
     spans: list[Span] = []
-    position = 0
-    for paragraph_end in [m.start() for m in _PARAGRAPH_BREAK.finditer(text)] + [len(text)]:
-        paragraph = text[position:paragraph_end]
-        if paragraph.strip():
-            offset = position
-            for piece in segment(language or detect_language(paragraph), paragraph):
-                span = _stripped(text, offset, offset + len(piece))
-                if span is not None:
-                    spans.append(span)
-                offset += len(piece)
-        match = _PARAGRAPH_BREAK.match(text, paragraph_end)
-        position = match.end() if match else paragraph_end
+    for start, body, end in _blocks(text):
+        offset = body
+        first = True
+        for piece in segment(language or detect_language(text[body:end]), text[body:end]):
+            span = _stripped(text, start if first else offset, offset + len(piece))
+            if span is not None:
+                spans.append(span)
+                first = False
+            offset += len(piece)
     return spans
+
+
+def _blocks(text: str) -> list[tuple[int, int, int]]:
+    """(start, start of the text after a list marker, end) of each block: lines up to a blank line, a list
+    item or a heading; a heading line alone."""
+    blocks: list[list[int]] = []  # [start, body start, end]
+    open_block = False
+    heading = False
+    position = 0
+    for line in text.splitlines(keepends=True):
+        line_start, position = position, position + len(line)
+        if not line.strip():
+            open_block = False
+            continue
+        marker = _LIST_OR_HEADING.match(line)
+        if not open_block or marker is not None or heading:
+            blocks.append([line_start, line_start + (marker.end() if marker else 0), position])
+            open_block = True
+        blocks[-1][2] = position
+        heading = _HEADING.match(line) is not None
+    return [(start, body, end) for start, body, end in blocks]
 
 
 def _stripped(text: str, start: int, end: int) -> Span | None:

@@ -2,7 +2,8 @@
 
 Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/<position> (texts, no
 verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
-with the judge's verdict); POST /api/finish (ends the session). The Host header must name the loopback
+with the judge's verdict); POST /api/span {position, start, end, grade} (a test set's qrels pass: the selected answering
+text stored as a span of its document, labeling.spans); POST /api/finish (ends the session). The Host header must name the loopback
 address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
 from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
 /api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
@@ -115,7 +116,12 @@ class LabelServer:
         if method == "POST" and path == "/api/label":
             assert body is not None
             at, value = body.get("position"), body.get("value")
-            if not isinstance(at, int) or isinstance(at, bool) or isinstance(value, bool) or not isinstance(value, int | float):
+            if (
+                not isinstance(at, int)
+                or isinstance(at, bool)
+                or isinstance(value, bool)
+                or not isinstance(value, int | float)
+            ):
                 return 400, {"error": "expected {position: int, value: number}"}
             try:
                 verdict = team.label(who, at, float(value))
@@ -151,6 +157,13 @@ class LabelServer:
                 verdict = session.label(at, float(value))
                 status = session.status()
             return 200, {"score": verdict.score, "reason": verdict.reason, "status": status}
+        if method == "POST" and path == "/api/span" and hasattr(session, "select_span"):
+            assert body is not None
+            fields = [body.get(key) for key in ("position", "start", "end", "grade")]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in fields):
+                return 400, {"error": "expected {position, start, end, grade: int}"}
+            with self._lock:
+                return 200, session.select_span(*fields)
         if method == "POST" and path == "/api/finish":
             self.finished.set()
             return 200, session.status()
@@ -220,7 +233,10 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 # A team queue: every call, reads included, is made as the labeller its token names.
                 who = server.team.labeller_of(self.headers.get(TOKEN_HEADER, ""))
                 if who is None:
-                    self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or unknown {TOKEN_HEADER}: open your own link"})
+                    self._json(
+                        HTTPStatus.FORBIDDEN,
+                        {"error": f"missing or unknown {TOKEN_HEADER}: open your own link"},
+                    )
                     return
             if method == "POST":
                 origin = self.headers.get("Origin")
@@ -233,7 +249,9 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 if not self.headers.get("Content-Type", "").startswith("application/json"):
                     self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
                     return
-                if who is None and not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), server.token):
+                if who is None and not secrets.compare_digest(
+                    self.headers.get(TOKEN_HEADER, ""), server.token
+                ):
                     self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or wrong {TOKEN_HEADER}"})
                     return
                 declared = (self.headers.get("Content-Length") or "").strip()

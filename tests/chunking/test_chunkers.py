@@ -75,6 +75,15 @@ def test_sentence_windows_follow_sentence_boundaries() -> None:
     assert [c.text for c in chunks] == [" ".join(sentences[i : i + 2]) for i in range(4)]
 
 
+def test_list_items_and_headings_are_sentences_of_their_own() -> None:
+    text = (
+        "# Install\nRun the installer. Then restart.\n- on Linux use apt\n- on macOS use brew\n2. check it\n"
+    )
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "# Install", "Run the installer.", "Then restart.", "- on Linux use apt", "- on macOS use brew", "2. check it",
+    ]  # fmt: skip
+
+
 def test_recursive_splitting_cuts_at_headings_first() -> None:
     document = Document("guide.md", MARKDOWN)
     chunks = chunk_document(document, ChunkingConfig(method="recursive", size=80, overlap=0))

@@ -7,7 +7,8 @@
   so the split is stratified by kind), on context_recall and on ndcg@10;
 - CISI / CACM (SMART files in DIR; public copies in ../shared/collections.md; nothing is downloaded and no text
   is copied into the project): the grid on ndcg@10 against their human qrels;
-- with --chunking, CISI again over two chunkings of its abstracts (scored on chunk qrels derived from the
+- with --chunking, the built-in test set over two chunkings of its passages (BM25, dense, one hybrid; chunk
+  qrels derived from the passages' qrels), and CISI again over two chunkings of its abstracts (scored on chunk qrels derived from the
   abstracts' qrels), two BM25 settings, no reranker.
 
 Prints one table row per sweep; every sweep's files (sweep.json, sweep.md, pareto.png, sweep.html) go to OUT.
@@ -99,7 +100,11 @@ def main() -> int:
     parser.add_argument(
         "--chunking", action="store_true", help="also CISI over two chunkings of its abstracts"
     )
-    parser.add_argument("--only", choices=("builtin", "testset", "public", "chunking"), help="run one part")
+    parser.add_argument(
+        "--only",
+        choices=("builtin", "testset", "public", "chunking", "testset-chunking"),
+        help="run one part",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/ragmetrics-sweeps"))
     args = parser.parse_args()
     rows: list[str] = []
@@ -134,6 +139,19 @@ def main() -> int:
                 full = {**config, "sweep": {**config["sweep"], "early_drop": {"enabled": False}}}
                 label += ", no early dropping"
                 rows.append(_row(label, _run(label, full, args.out / "builtin-testset-full")))
+    if args.only == "testset-chunking" or (args.chunking and args.only in (None, "testset")):
+        chunked = {
+            "dataset": {"path": str(args.out / "builtin-testset-data")},
+            "retrieval": {"metrics": ["ndcg@10"]},
+            "sweep": {
+                **GRID, "metric": "ndcg@10", "fusion": {**GRID["fusion"], "weights": [0.5]},
+                "rerankers": GRID["rerankers"][:1],
+                "chunking": [{"method": "sentences", "size": 3, "overlap": 1}, {"method": "recursive", "size": 100000}],
+                "baseline": "recursive-100000c-0/bm25/none/k5",
+            },
+        }  # fmt: skip
+        label = "builtin test set chunkings"
+        rows.append(_row(label, _run(label, chunked, args.out / "builtin-testset-chunking")))
     public = [("CISI", args.cisi, testset_collections.cisi), ("CACM", args.cacm, testset_collections.cacm)]
     for label, folder, loader in public if args.only in (None, "public", "chunking") else []:
         if folder is None:

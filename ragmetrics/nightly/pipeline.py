@@ -151,6 +151,8 @@ def run_pipeline(
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
     if adaptive:
         config = with_adaptive(config)
+    if config.sweep is not None:  # said, not silently ignored: a night scores `runs:`, `ragmetrics sweep` the grid
+        (log or (lambda m: print(m, file=sys.stderr)))("ragmetrics: note: the sweep: section is run by `ragmetrics sweep`")
     with own_metrics(config):
         return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
 

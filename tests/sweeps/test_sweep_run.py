@@ -106,3 +106,12 @@ def test_the_shipped_config_is_a_grid_of_30_with_its_baseline() -> None:
     assert pick_baseline(config.sweep, grid).name == "bm25/none/k5"
     ignored = (root / ".gitignore").read_text(encoding="utf-8").split()
     assert f"{config.output.dir.relative_to(root).parts[0]}/" in ignored
+
+
+def test_a_night_says_it_does_not_run_the_sweep_section(tmp_path: Path) -> None:
+    from ragmetrics.nightly.pipeline import run_pipeline
+
+    path = write_config(tmp_path, sweep_section(), runs=[{"source": "retriever", "retriever": "bm25"}])
+    said: list[str] = []
+    run_pipeline(path, output_dir=tmp_path / "night", progress=False, write=False, log=said.append)
+    assert any("sweep: section is run by `ragmetrics sweep`" in line for line in said)

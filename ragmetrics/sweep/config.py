@@ -74,6 +74,13 @@ class SweepFusion(_Section):
         default="wsum", description="a weighted fusion method of ragmetrics.retrieval.fusion"
     )
     norm: FusionNorm = Field(default="min-max", description="score normalisation before fusing")
+    depth: int = Field(
+        default=50,
+        ge=1,
+        le=10_000,
+        description="how many results of each retriever are fused (and kept): explicit, so a hybrid's ranking never "
+        "depends on the other axes of the grid",
+    )
 
     @field_validator("weights")
     @classmethod
@@ -216,4 +223,6 @@ class SweepConfig(_Section):
                     )
             if self.fusion.runs[0] == self.fusion.runs[1]:
                 raise ValueError("fusion.runs: two different retrievers are fused")
+            if self.fusion.depth < max(self.k):
+                raise ValueError(f"fusion.depth ({self.fusion.depth}) is below the largest k ({max(self.k)})")
         return self

@@ -65,15 +65,16 @@ class Race:
                 self._pairs[(a, b)].update(np.asarray(diffs, dtype=np.float64))
         dropped: list[Drop] = []
         for name in list(self.alive):
-            for other in self.alive:
+            for (
+                other
+            ) in self.alive:  # only against configurations still in: the last one can never be dropped
                 if other == name:
                     continue
                 high = self.upper(name, other)
                 if high < 0.0:
                     dropped.append(Drop(name, other, self.seen, high))
+                    self.alive.remove(name)
                     break
-        gone = {d.name for d in dropped}
-        self.alive = [n for n in self.alive if n not in gone]
         self.drops.extend(dropped)
         return dropped
 

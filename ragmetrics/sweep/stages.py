@@ -1,9 +1,14 @@
 """The grid's rankings, each shared stage computed once.
 
-- one index per (chunking, retriever), searched once per question to the grid's deepest need (the largest k, or
-  the largest reranker's candidates): a smaller k is that ranking truncated, never a second search;
-- one fused ranking per (chunking, fusion weight), from the retrievers' rankings already computed;
-- one reranked ranking per (chunking, arm, reranker): every k over it is a truncation.
+- one index per (chunking, retriever), searched once per question to the grid's deepest need (the largest k,
+  a reranker's candidates, the fusion depth): a smaller k is that ranking truncated, never a second search;
+- one fused ranking per (chunking, fusion weight), from the retrievers' top `fusion.depth` already computed;
+- one reranked ranking per (chunking, arm, reranker), of the arm's top `candidates`: every k over it is a
+  truncation.
+
+Every consumer takes its own explicit slice of a deeper ranking (k, candidates, fusion depth), so a
+configuration's ranking never depends on the other values of the grid: adding a reranker with more candidates
+deepens the search, and changes no hybrid.
 
 What each stage cost is kept per question (seconds), so a configuration's latency is the sum of the stages it
 reads: its retrievers' searches, the fusion, its reranker. Index building is counted and timed apart: it is paid
@@ -68,8 +73,10 @@ class Stages:
 
 
 def search_depth(config: SweepConfig) -> int:
-    """How deep each first stage searches: the largest k, or the most candidates a reranker reorders."""
+    """How deep each first stage searches: the largest k, the most candidates a reranker reorders, the fusion depth."""
     needs = [max(config.k), *(r.candidates for r in config.rerankers if r.kind != "none")]
+    if config.fusion is not None:
+        needs.append(config.fusion.depth)
     return max(needs)
 
 
@@ -154,11 +161,14 @@ def _fuse(
     from ragmetrics.retrieval.run import Run
 
     assert config.fusion is not None and arm.weight is not None
-    runs = [Run.from_dict({q: dict(r) for q, r in first[name].items()}, name=name) for name in arm.retrievers]
+    depth = config.fusion.depth  # each retriever's top `depth`, whatever else the grid searched deeper for
+    runs = [
+        Run.from_dict({q: dict(r[:depth]) for q, r in first[name].items()}, name=name)
+        for name in arm.retrievers
+    ]
     started = time.perf_counter()
     fused = fuse(runs, config.fusion.method, norm=config.fusion.norm, weights=[arm.weight, 1.0 - arm.weight])
     elapsed = time.perf_counter() - started
-    depth = search_depth(config)
     rankings: dict[str, Ranking] = {}
     for qid, scores in fused.to_dict().items():
         by_id = sorted(scores.items(), key=lambda item: item[0], reverse=True)  # ties: passage id descending

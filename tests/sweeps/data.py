@@ -40,7 +40,7 @@ def sweep_section(**overrides: Any) -> dict[str, Any]:
             {"name": "bm25", "retriever": "bm25"},
             {"name": "bm25b", "retriever": "bm25", "params": {"k1": 0.9, "b": 0.5}},
         ],
-        "fusion": {"runs": ["bm25", "bm25b"], "weights": [0.5]},
+        "fusion": {"runs": ["bm25", "bm25b"], "weights": [0.5], "depth": 4},
         "rerankers": [
             {"name": "none", "kind": "none"},
             {"name": "flip", "kind": "callable", "scorer": "sweeps.scorers:flip", "candidates": 4},

@@ -115,3 +115,32 @@ def test_a_night_says_it_does_not_run_the_sweep_section(tmp_path: Path) -> None:
     said: list[str] = []
     run_pipeline(path, output_dir=tmp_path / "night", progress=False, write=False, log=said.append)
     assert any("sweep: section is run by `ragmetrics sweep`" in line for line in said)
+
+
+def test_a_configuration_does_not_depend_on_the_rest_of_the_grid(tmp_path: Path) -> None:
+    """A hybrid fuses each retriever's top fusion.depth, however deep a reranker elsewhere makes the search."""
+    from ragmetrics.sweep.grid import expand
+    from ragmetrics.sweep.stages import build_stages, search_depth
+
+    config = load_config(write_config(tmp_path, sweep_section(fusion={"runs": ["bm25", "bm25b"], "weights": [0.5],
+                                                                      "depth": 5})))  # fmt: skip
+    assert config.sweep is not None
+    deep = config.sweep.model_copy(
+        update={
+            "rerankers": [
+                *config.sweep.rerankers[:1],
+                config.sweep.rerankers[1].model_copy(update={"candidates": 40}),
+            ]
+        }
+    )
+    passages = [json.loads(line) for line in (tmp_path / "data" / "passages.jsonl").read_text().splitlines()]
+    queries = {
+        row["id"]: row["question"]
+        for row in map(json.loads, (tmp_path / "data" / "qa.jsonl").read_text().splitlines())
+    }
+    shallow_stages = build_stages(config.sweep, expand(config.sweep), {"passages": passages}, queries)
+    deep_stages = build_stages(deep, expand(deep), {"passages": passages}, queries)
+    assert (search_depth(config.sweep), search_depth(deep)) == (5, 40)
+    key = ("passages", "hybrid(bm25+bm25b@0.5)", "none")
+    assert shallow_stages.rankings[key] == deep_stages.rankings[key]
+    assert all(len(r) <= 5 for r in deep_stages.rankings[key].values())

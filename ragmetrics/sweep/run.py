@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics.errors import ConfigError
+from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.sweep.early import Drop, Race
 from ragmetrics.sweep.grid import AS_GIVEN, Configuration, expand, pick_baseline
 from ragmetrics.sweep.pareto import Point, operational_points
@@ -186,12 +186,20 @@ def run_sweep(
             scores[name].update(row)
         if sweep.early_drop.enabled and start + batch < len(split.selection):
             race.feed(fresh, qids)
+    if not any(v is not None for name in race.alive for v in scores[name].values()):
+        causes = sorted({why for rows in objective.failures.values() for why in rows.values()})[:3]
+        raise InputError(
+            f"sweep: no configuration has a score on the selection half; every {sweep.metric} failed "
+            f"({'; '.join(causes) or 'no cause recorded'})"
+        )
     winner, runner_up = rank_finalists(scores, race.alive, [d.name for d in race.drops], split.selection)
     finalists = list(dict.fromkeys([winner, *([runner_up] if runner_up else []), baseline.name]))
     for name, row in objective.score([by_name[n] for n in finalists], list(split.confirmation)).items():
         scores[name].update(row)
     others = [(baseline.name, "baseline")] if baseline.name != winner else []
-    if runner_up is not None:
+    if runner_up == baseline.name:  # one configuration in both roles: one test, not the same test twice
+        others = [(baseline.name, "baseline and runner-up")]
+    elif runner_up is not None:
         others.append((runner_up, "runner-up"))
     confirmation = confirm(
         winner, others, scores, split.selection, split.confirmation, test=config.compare.test,

@@ -144,3 +144,18 @@ def test_a_configuration_does_not_depend_on_the_rest_of_the_grid(tmp_path: Path)
     key = ("passages", "hybrid(bm25+bm25b@0.5)", "none")
     assert shallow_stages.rankings[key] == deep_stages.rankings[key]
     assert all(len(r) <= 5 for r in deep_stages.rankings[key].values())
+
+
+@pytest.mark.parametrize(
+    ("baseline", "roles"),
+    [(None, ["runner-up"]), ("bm25/none/k4", ["baseline and runner-up"])],
+)
+def test_a_configuration_in_two_roles_is_tested_once(
+    tmp_path: Path, baseline: str | None, roles: list[str]
+) -> None:
+    section = sweep_section(rerankers=[{"name": "none", "kind": "none"}], fusion=None, baseline=baseline)
+    result = run_sweep(load_config(write_config(tmp_path, section)))
+    assert (
+        result.confirmation.winner == "bm25/none/k2"
+    )  # ties go to the grid's first; it is also the default baseline
+    assert [c.role for c in result.confirmation.checks] == roles

@@ -67,6 +67,7 @@ class Budget:
     requests: int = 0
     spent: float = 0.0
     reserved: float = 0.0
+    _settled: asyncio.Event | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_requests is not None and self.max_requests < 0:
@@ -74,19 +75,33 @@ class Budget:
         if self.max_cost is not None and (not math.isfinite(self.max_cost) or self.max_cost < 0):
             raise InputError(f"max_cost must be a number >= 0, got {self.max_cost}", field="max_cost")
 
-    def take(self, reservation: float) -> bool:
+    def take(self, reservation: float) -> bool | None:
+        """True: the call is taken; False: the budget cannot pay for it; None: it can only once the calls in
+        flight have settled (their reservations are above what they will likely cost): wait and ask again."""
         if self.max_requests is not None and self.requests >= self.max_requests:
             return False
-        if self.max_cost is not None and self.spent + self.reserved + reservation > self.max_cost + 1e-12:
-            return False
+        if self.max_cost is not None and self.spent + self.reserved + reservation > self.max_cost:
+            return None if self.reserved > 0 and self.spent + reservation <= self.max_cost else False
         self.requests += 1
         self.reserved += reservation
         return True
 
     def settle(self, reservation: float, actual: float) -> None:
         """Replace a call's reservation by what it cost (never more than was reserved)."""
-        self.reserved -= reservation
-        self.spent += min(actual, reservation) if reservation > 0 else actual
+        self.reserved = max(0.0, self.reserved - reservation)
+        self.spent += min(actual, reservation)
+        if self._settled is not None:
+            self._settled.set()
+
+    async def acquire(self, reservation: float) -> bool:
+        """`take`, waiting for calls in flight to settle while only their reservations stand in the way."""
+        while True:
+            taken = self.take(reservation)
+            if taken is not None:
+                return taken
+            self._settled = self._settled or asyncio.Event()
+            self._settled.clear()
+            await self._settled.wait()
 
 
 def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
@@ -96,7 +111,8 @@ def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
     pool: dict[tuple[str, str], None] = {}
     for run in runs:
         for qid, ranking in run.to_dict().items():
-            ranked = sorted(ranking.items(), key=lambda item: (-item[1], item[0]))
+            # the order every retrieval metric reads: score descending, ties by document id descending
+            ranked = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
             for doc, _ in ranked[:k]:
                 pool[(qid, doc)] = None
     return list(pool)
@@ -174,7 +190,7 @@ def plan_utility(
     distinct_todo = list(dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo))
     costs = [generator.reservation(questions[q].question, passages[d]) for q, d in todo]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
-    fits = sum(1 for c in costs if trial.take(c))
+    fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
     return UtilityPlan(
         pairs=len(work.pairs),
         cached=len(work.pairs) - len(todo),
@@ -234,7 +250,7 @@ async def abuild_utility(
         question, passage = texts[key]
         for attempt in range(retries + 1):
             reservation = generator.reservation(question, passage)
-            if not budget.take(reservation):
+            if not await budget.acquire(reservation):
                 failures[key] = ("budget_reached", f"the budget ({_budget_text(budget)}) was spent before this request")
                 return
             try:

@@ -27,20 +27,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--dry-run prices a build without sending anything.",
     )
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run files whose top k is pooled")
-    parser.add_argument("--questions", type=Path, required=True, help='JSONL of {"id", "question", "reference"}')
+    parser.add_argument(
+        "--questions", type=Path, required=True, help='JSONL of {"id", "question", "reference"}'
+    )
     parser.add_argument("--passages", type=Path, required=True, help='JSONL of {"id", "text"}')
     parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="folder to write")
     parser.add_argument("--k", type=int, default=10, help="pool depth per run (default: 10)")
-    parser.add_argument("--metric", choices=["token_f1", "exact_match", "answer_correctness"], default="token_f1")
-    parser.add_argument("--max-grade", type=int, default=3, help="grade = round(score x MAX_GRADE) (default: 3)")
+    parser.add_argument(
+        "--metric", choices=["token_f1", "exact_match", "answer_correctness"], default="token_f1"
+    )
+    parser.add_argument(
+        "--max-grade", type=int, default=3, help="grade = round(score x MAX_GRADE) (default: 3)"
+    )
     gen = parser.add_argument_group("generator")
-    gen.add_argument("--generator", choices=["extractive", "openai", "http", "callable"], default="extractive")
+    gen.add_argument(
+        "--generator", choices=["extractive", "openai", "http", "callable"], default="extractive"
+    )
     gen.add_argument("--model", help="openai: the model name")
     gen.add_argument("--base-url", help="openai: an OpenAI-compatible endpoint (default: OpenAI's)")
     gen.add_argument("--api-key-env", default="OPENAI_API_KEY", help="openai: variable holding the key")
     gen.add_argument("--temperature", type=float, default=0.0)
     gen.add_argument("--max-tokens", type=int, default=64)
-    gen.add_argument("--logprobs", action="store_true", help="openai: ask for logprobs (probability of abstaining)")
+    gen.add_argument(
+        "--logprobs", action="store_true", help="openai: ask for logprobs (probability of abstaining)"
+    )
     gen.add_argument("--timeout", type=float, default=60.0, help="seconds per request (default: 60)")
     gen.add_argument("--price-in", type=float, default=0.0, help="USD per million prompt tokens")
     gen.add_argument("--price-out", type=float, default=0.0, help="USD per million completion tokens")
@@ -49,11 +59,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     gen.add_argument("--cache-key", help="http/callable: what decides answers that the code does not show")
     parser.add_argument("--cache", type=Path, help="answer cache (default: DIR/answers.sqlite)")
     parser.add_argument("--max-requests", type=int, help="at most this many generator calls")
-    parser.add_argument("--max-cost", type=float, help="at most this many USD (calls reserved at their bound)")
+    parser.add_argument(
+        "--max-cost", type=float, help="at most this many USD (calls reserved at their bound)"
+    )
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--retries", type=int, default=1, help="re-asks of a pair after a passing failure")
     parser.add_argument("--dry-run", action="store_true", help="price the build; send nothing, write nothing")
-    parser.add_argument("--judge", choices=["local", "openai"], default="local", help="answer_correctness judge")
+    parser.add_argument(
+        "--judge", choices=["local", "openai"], default="local", help="answer_correctness judge"
+    )
     parser.add_argument("--judge-model", help="answer_correctness: the judge's model")
     parser.add_argument("--judge-base-url", help="answer_correctness: the judge's endpoint")
     parser.set_defaults(handler=run_command)
@@ -105,7 +119,9 @@ def run_command(args: argparse.Namespace) -> int:
 
     for name in ("k", "max_grade", "concurrency"):
         if getattr(args, name) < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}", field=name)
+            raise InputError(
+                f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}", field=name
+            )
     questions = read_questions(args.questions)
     passages = read_passages(args.passages)
     runs = load_runs(args.runs)
@@ -129,7 +145,9 @@ def run_command(args: argparse.Namespace) -> int:
         from ragmetrics.judge.select import make_judge
         from ragmetrics.judge.settings import JudgeSettings
 
-        judge = make_judge(JudgeSettings(backend=args.judge, model=args.judge_model, base_url=args.judge_base_url))
+        judge = make_judge(
+            JudgeSettings(backend=args.judge, model=args.judge_model, base_url=args.judge_base_url)
+        )
     result = build_utility(
         questions, passages, runs, generator, k=args.k, metric=args.metric, judge=judge,
         cache=VerdictCache(cache_path), budget=budget, max_grade=args.max_grade,

@@ -27,7 +27,9 @@ def _cause(cause: str) -> FailureCause:
     return "invalid_output" if cause.startswith("invalid") else "internal_error"
 
 
-def target_generator(settings: CallSettings, search: list[Path], *, cost_per_call: float = 0.0) -> FunctionGenerator:
+def target_generator(
+    settings: CallSettings, search: list[Path], *, cost_per_call: float = 0.0
+) -> FunctionGenerator:
     """A `FunctionGenerator` calling `settings.target` (retries: the target's own, HTTP only)."""
     caller = make_caller(
         settings.target,

@@ -35,10 +35,24 @@ from ragmetrics.errors import InputError
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.deterministic import exact_match_score, token_f1_score
 from ragmetrics.retrieval.run import Run
-from ragmetrics.utility.generators import RETRYABLE, GeneratedAnswer, GenerationFailed, Generator, check_answer
+from ragmetrics.utility.generators import (
+    RETRYABLE,
+    GeneratedAnswer,
+    GenerationFailed,
+    Generator,
+    check_answer,
+)
 from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan
 
-__all__ = ["ANSWER_METRICS", "AnswerMetric", "Budget", "UtilityQuestion", "abuild_utility", "build_utility", "pool_pairs"]
+__all__ = [
+    "ANSWER_METRICS",
+    "AnswerMetric",
+    "Budget",
+    "UtilityQuestion",
+    "abuild_utility",
+    "build_utility",
+    "pool_pairs",
+]
 
 AnswerMetric = Literal["token_f1", "exact_match", "answer_correctness"]
 ANSWER_METRICS: tuple[str, ...] = get_args(AnswerMetric)
@@ -121,7 +135,9 @@ def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
 def answer_key(identity: Mapping[str, Any], question: str, passage: str) -> str:
     """What decides an answer: the generator (kind, model, prompt version, settings), the question's text and
     the passage's text; ids are not in it, so one text asked under two ids is asked once."""
-    return cache_key({"schema": ANSWER_SCHEMA, "generator": dict(identity), "question": question, "passage": passage})
+    return cache_key(
+        {"schema": ANSWER_SCHEMA, "generator": dict(identity), "question": question, "passage": passage}
+    )
 
 
 def _stored_answer(value: Any) -> GeneratedAnswer | None:
@@ -161,7 +177,9 @@ def _prepare(
         if asked is None:
             raise InputError(f"query {qid!r} is ranked by a run but has no question", field="query_id")
         if doc not in passages:
-            raise InputError(f"document {doc!r} (ranked for query {qid!r}) has no passage text", field="doc_id")
+            raise InputError(
+                f"document {doc!r} (ranked for query {qid!r}) has no passage text", field="doc_id"
+            )
         if asked.reference is None or not asked.reference.strip():
             skipped[qid] = None
             work.skipped_pairs += 1
@@ -186,8 +204,14 @@ def plan_utility(
     work = _prepare(questions, passages, pool_pairs(runs, k))
     keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
-    todo = [(q, d) for (q, d), key in zip(work.pairs, keys, strict=True) if _stored_answer(getattr(found.get(key), "value", None)) is None]
-    distinct_todo = list(dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo))
+    todo = [
+        (q, d)
+        for (q, d), key in zip(work.pairs, keys, strict=True)
+        if _stored_answer(getattr(found.get(key), "value", None)) is None
+    ]
+    distinct_todo = list(
+        dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo)
+    )
     costs = [generator.reservation(questions[q].question, passages[d]) for q, d in todo]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
     fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
@@ -251,7 +275,10 @@ async def abuild_utility(
         for attempt in range(retries + 1):
             reservation = generator.reservation(question, passage)
             if not await budget.acquire(reservation):
-                failures[key] = ("budget_reached", f"the budget ({_budget_text(budget)}) was spent before this request")
+                failures[key] = (
+                    "budget_reached",
+                    f"the budget ({_budget_text(budget)}) was spent before this request",
+                )
                 return
             try:
                 got = await generator.answer(question, passage)
@@ -265,7 +292,10 @@ async def abuild_utility(
                 continue
             except Exception as exc:  # a team's generator raised: its fault is recorded, never a grade
                 budget.settle(reservation, reservation)
-                failures[key] = ("metric_error", f"the generator raised {type(exc).__name__}: {str(exc)[:200]}")
+                failures[key] = (
+                    "metric_error",
+                    f"the generator raised {type(exc).__name__}: {str(exc)[:200]}",
+                )
                 return
             cost = getattr(generator, "cost", None)
             budget.settle(reservation, cost(got.usage) if callable(cost) else reservation)

@@ -90,7 +90,9 @@ def check_answer(text: object) -> str:
     if not text.strip():
         raise GenerationFailed("invalid_output", "the generator returned a blank answer")
     if len(text) > MAX_ANSWER_CHARS:
-        raise GenerationFailed("invalid_output", f"an answer of {len(text):,} characters (> {MAX_ANSWER_CHARS:,})")
+        raise GenerationFailed(
+            "invalid_output", f"an answer of {len(text):,} characters (> {MAX_ANSWER_CHARS:,})"
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -175,9 +177,7 @@ def abstention_probability(logprobs: Any, abstention: str) -> float | None:
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
-    "the a an and or of to in on for with by from as at is are was were be been being do does did how what "
-    "which who whom whose when where why that this these those it its can could should would will may might "
-    "i you he she we they my your our their there here not no yes if then than so into about".split()
+    ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "from", "as", "at", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "that", "this", "these", "those", "it", "its", "can", "could", "should", "would", "will", "may", "might", "i", "you", "he", "she", "we", "they", "my", "your", "our", "their", "there", "here", "not", "no", "yes", "if", "then", "than", "so", "into", "about"]
 )
 
 
@@ -318,16 +318,18 @@ class OpenAIGenerator:
         key = os.environ.get(self.api_key_env) or ("not-needed" if self.base_url else None)
         if key is None:
             raise GenerationFailed("auth", f"no API key: set {self.api_key_env} (or give base_url)")
-        return openai.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s
-        )
+        return openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
 
     def reservation(self, question: str, passage: str) -> float:
         prompt_bytes = sum(len(m["content"].encode("utf-8")) for m in self.prompt.messages(question, passage))
-        return ((prompt_bytes + _PROMPT_OVERHEAD_TOKENS) * self.price_in + self.max_tokens * self.price_out) / 1e6
+        return (
+            (prompt_bytes + _PROMPT_OVERHEAD_TOKENS) * self.price_in + self.max_tokens * self.price_out
+        ) / 1e6
 
     def cost(self, usage: Mapping[str, int]) -> float:
-        return (usage.get("prompt_tokens", 0) * self.price_in + usage.get("completion_tokens", 0) * self.price_out) / 1e6
+        return (
+            usage.get("prompt_tokens", 0) * self.price_in + usage.get("completion_tokens", 0) * self.price_out
+        ) / 1e6
 
     async def answer(self, question: str, passage: str) -> GeneratedAnswer:
         import openai
@@ -350,11 +352,15 @@ class OpenAIGenerator:
         except openai.APITimeoutError:
             raise GenerationFailed("timeout", f"no response within {self.timeout_s:g} s") from None
         except openai.APIConnectionError as exc:
-            raise GenerationFailed("connection", f"the endpoint could not be reached ({type(exc).__name__})") from None
+            raise GenerationFailed(
+                "connection", f"the endpoint could not be reached ({type(exc).__name__})"
+            ) from None
         except openai.APIStatusError as exc:
             raise GenerationFailed(_status_cause(exc.status_code), f"HTTP {exc.status_code}") from None
         except (ValueError, TypeError) as exc:  # a 200 whose body is not a chat completion
-            raise GenerationFailed("invalid_response", f"the response could not be read: {type(exc).__name__}") from None
+            raise GenerationFailed(
+                "invalid_response", f"the response could not be read: {type(exc).__name__}"
+            ) from None
         choices = getattr(response, "choices", None)
         if not isinstance(choices, list) or not choices:
             raise GenerationFailed("invalid_response", "the response holds no choice")
@@ -366,7 +372,11 @@ class OpenAIGenerator:
             for k in ("prompt_tokens", "completion_tokens")
             if isinstance(v := getattr(usage_obj, k, None), int) and not isinstance(v, bool) and v >= 0
         }
-        p = abstention_probability(getattr(choice, "logprobs", None), self.prompt.abstention) if self.logprobs else None
+        p = (
+            abstention_probability(getattr(choice, "logprobs", None), self.prompt.abstention)
+            if self.logprobs
+            else None
+        )
         return GeneratedAnswer(text, p_abstain=p, usage=usage)
 
     async def aclose(self) -> None:
@@ -391,5 +401,7 @@ def _status_cause(status: int) -> FailureCause:
     return "bad_request"
 
 
-RETRYABLE: frozenset[str] = frozenset({"rate_limited", "server_error", "timeout", "connection", "invalid_response"})
+RETRYABLE: frozenset[str] = frozenset(
+    {"rate_limited", "server_error", "timeout", "connection", "invalid_response"}
+)
 """Causes worth asking again (each new ask is a new budgeted request)."""

@@ -95,7 +95,9 @@ class UtilityJudgments:
         """The graded qrels (source "utility"); an InputError when no pair was scored."""
         grades = self.grades()
         if not grades:
-            raise InputError("no pair was scored: there are no utility qrels (see the failures)", field="utility")
+            raise InputError(
+                "no pair was scored: there are no utility qrels (see the failures)", field="utility"
+            )
         return Qrels.from_dict(grades, source="utility")
 
     def abstention(self) -> AbstentionProbabilities | None:
@@ -129,8 +131,11 @@ class UtilityJudgments:
             "provenance": self.provenance,
             "counts": counts,
             "skipped_questions": {"ids": self.skipped_questions, "why": "no reference answer"},
-            "files": {"qrels": QRELS_FILE, "abstention": ABSTENTION_FILE if counts["with_p_abstain"] else None,
-                      "judgments": JUDGMENTS_FILE},  # fmt: skip
+            "files": {
+                "qrels": QRELS_FILE,
+                "abstention": ABSTENTION_FILE if counts["with_p_abstain"] else None,
+                "judgments": JUDGMENTS_FILE,
+            },
         }
 
     def write(self, folder: str | Path) -> Path:
@@ -141,14 +146,18 @@ class UtilityJudgments:
         lines = [f"{q} 0 {d} {g}" for q, docs in grades.items() for d, g in docs.items()]
         _replace(out / QRELS_FILE, "".join(f"{line}\n" for line in lines))
         abstention = [
-            json.dumps({"query_id": j.query_id, "doc_id": j.doc_id, "p_abstain": j.p_abstain}, ensure_ascii=False)
+            json.dumps(
+                {"query_id": j.query_id, "doc_id": j.doc_id, "p_abstain": j.p_abstain}, ensure_ascii=False
+            )
             for j in self.judgments
             if j.p_abstain is not None
         ]
         if abstention:
             _replace(out / ABSTENTION_FILE, "".join(f"{line}\n" for line in abstention))
         elif (out / ABSTENTION_FILE).exists():
-            (out / ABSTENTION_FILE).unlink()  # a stale file from an earlier build must not be read as tonight's
+            (
+                out / ABSTENTION_FILE
+            ).unlink()  # a stale file from an earlier build must not be read as tonight's
         records = [json.dumps(asdict(j), ensure_ascii=False) for j in self.judgments]
         _replace(out / JUDGMENTS_FILE, "".join(f"{r}\n" for r in records))
         _replace(out / MANIFEST, json.dumps(self.manifest(), indent=2, ensure_ascii=False) + "\n")

@@ -51,7 +51,9 @@ def test_one_request_per_distinct_pair_and_a_rerun_sends_none(server: Any, tmp_p
     assert _asked(server) == 0 and again.requests == 0
     assert all(j.cached for j in again.judgments) and again.grades() == grades
     # a changed setting (a generator that decides differently) is asked afresh
-    build_utility(QUESTIONS, PASSAGES, runs(), _generator(server, max_tokens=32), k=3, cache=VerdictCache(cache))
+    build_utility(
+        QUESTIONS, PASSAGES, runs(), _generator(server, max_tokens=32), k=3, cache=VerdictCache(cache)
+    )
     assert _asked(server) == DISTINCT_PAIRS
 
 
@@ -59,14 +61,21 @@ def test_the_dry_run_prices_without_sending(server: Any, tmp_path: Path) -> None
     gen = _generator(server, price_in=1.0, price_out=2.0)
     plan = plan_utility(QUESTIONS, PASSAGES, runs(), gen, k=3, budget=Budget(max_requests=5))
     assert _asked(server) == 0
-    assert (plan.pairs, plan.cached, plan.requests, plan.within_budget) == (DISTINCT_PAIRS, 0, DISTINCT_PAIRS, 5)
+    assert (plan.pairs, plan.cached, plan.requests, plan.within_budget) == (
+        DISTINCT_PAIRS,
+        0,
+        DISTINCT_PAIRS,
+        5,
+    )
     bound = sum(gen.reservation(QUESTIONS[q].question, PASSAGES[d]) for q, d in
                 [(f"q{n}", p) for n in range(1, 7) for p in (f"q{n}-a", f"q{n}-b", "shared")])  # fmt: skip
     assert plan.cost_bound == pytest.approx(bound) and bound > 0
 
 
 @pytest.mark.parametrize("limit", ["requests", "cost"])
-def test_a_budget_is_never_exceeded_and_the_rest_is_asked_later(server: Any, tmp_path: Path, limit: str) -> None:
+def test_a_budget_is_never_exceeded_and_the_rest_is_asked_later(
+    server: Any, tmp_path: Path, limit: str
+) -> None:
     cache = VerdictCache(tmp_path / "answers.sqlite")
     gen = _generator(server, price_in=1.0, price_out=1.0)
     one = gen.reservation(QUESTIONS["q1"].question, PASSAGES["q1-a"])
@@ -111,7 +120,12 @@ def test_faults_are_recorded_per_pair_with_their_cause_never_scored(server: Any,
 
 def test_logprobs_give_the_probability_of_abstaining(server: Any, tmp_path: Path) -> None:
     result = build_utility(
-        QUESTIONS, PASSAGES, runs(), _generator(server, logprobs=True), k=3, cache=VerdictCache(tmp_path / "a.db")
+        QUESTIONS,
+        PASSAGES,
+        runs(),
+        _generator(server, logprobs=True),
+        k=3,
+        cache=VerdictCache(tmp_path / "a.db"),
     )
     probs = result.abstention()
     assert probs is not None and len(probs) == DISTINCT_PAIRS
@@ -140,13 +154,16 @@ def test_questions_without_a_reference_are_skipped_and_said(server: Any, tmp_pat
     assert _asked(server) == DISTINCT_PAIRS - 6
     assert {j.query_id for j in result.judgments} == {"q1", "q3", "q4", "q6"}
     manifest = json.loads((result.write(tmp_path / "o") / "utility.json").read_text())
-    assert manifest["counts"]["skipped_questions"] == 2 and manifest["skipped_questions"]["ids"] == ["q2", "q5"]
+    assert manifest["counts"]["skipped_questions"] == 2 and manifest["skipped_questions"]["ids"] == [
+        "q2",
+        "q5",
+    ]
 
 
 def test_every_retrieval_metric_of_the_registry_runs_on_utility_qrels(tmp_path: Path) -> None:
+    from ragmetrics import collection
     from ragmetrics.collection import load_pipeline_run
     from ragmetrics.utility.inputs import read_passages, read_questions
-    from ragmetrics import collection
 
     run = load_pipeline_run()
     result = build_utility(
@@ -174,7 +191,9 @@ def test_the_extractive_generator_answers_from_the_passage_or_abstains() -> None
     import asyncio
 
     gen = ExtractiveGenerator()
-    got = asyncio.run(gen.answer("Where is the Eiffel tower?", "Paris is big. The Eiffel tower stands in Paris."))
+    got = asyncio.run(
+        gen.answer("Where is the Eiffel tower?", "Paris is big. The Eiffel tower stands in Paris.")
+    )
     assert (got.text, got.p_abstain) == ("The Eiffel tower stands in Paris.", 0.0)
     none = asyncio.run(gen.answer("Where is the Eiffel tower?", "Bananas are yellow."))
     assert (none.text, none.p_abstain) == ("UNANSWERABLE", 1.0)
@@ -189,7 +208,9 @@ def test_the_cli_builds_prices_and_refuses_bad_input(server: Any, tmp_path: Path
         "--generator", "openai", "--model", "test-model", "--base-url", server.url,
     ]  # fmt: skip
     assert main([*base, "--dry-run"]) == 0
-    assert _asked(server) == 0 and json.loads(capsys.readouterr().out.split("\n}\n")[0] + "}")["requests"] == 18
+    assert (
+        _asked(server) == 0 and json.loads(capsys.readouterr().out.split("\n}\n")[0] + "}")["requests"] == 18
+    )
     assert main([*base, "--logprobs"]) == 0
     assert _asked(server) == DISTINCT_PAIRS
     manifest = json.loads((out / "utility.json").read_text())

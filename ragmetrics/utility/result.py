@@ -138,13 +138,11 @@ class UtilityJudgments:
             },
         }
 
-    def write(self, folder: str | Path) -> Path:
-        """Write the folder (module docstring); each file replaced whole (written aside, then renamed)."""
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+    def texts(self) -> dict[str, str]:
+        """The folder's files by name (module docstring); abstention.jsonl only when a pair has a probability."""
         grades = self.grades()
         lines = [f"{q} 0 {d} {g}" for q, docs in grades.items() for d, g in docs.items()]
-        _replace(out / QRELS_FILE, "".join(f"{line}\n" for line in lines))
+        out = {QRELS_FILE: "".join(f"{line}\n" for line in lines)}
         abstention = [
             json.dumps(
                 {"query_id": j.query_id, "doc_id": j.doc_id, "p_abstain": j.p_abstain}, ensure_ascii=False
@@ -153,14 +151,24 @@ class UtilityJudgments:
             if j.p_abstain is not None
         ]
         if abstention:
-            _replace(out / ABSTENTION_FILE, "".join(f"{line}\n" for line in abstention))
-        elif (out / ABSTENTION_FILE).exists():
+            out[ABSTENTION_FILE] = "".join(f"{line}\n" for line in abstention)
+        out[JUDGMENTS_FILE] = "".join(
+            json.dumps(asdict(j), ensure_ascii=False) + "\n" for j in self.judgments
+        )
+        out[MANIFEST] = json.dumps(self.manifest(), indent=2, ensure_ascii=False) + "\n"
+        return out
+
+    def write(self, folder: str | Path) -> Path:
+        """Write the folder (module docstring); each file replaced whole (written aside, then renamed)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        texts = self.texts()
+        if ABSTENTION_FILE not in texts and (out / ABSTENTION_FILE).exists():
             (
                 out / ABSTENTION_FILE
             ).unlink()  # a stale file from an earlier build must not be read as tonight's
-        records = [json.dumps(asdict(j), ensure_ascii=False) for j in self.judgments]
-        _replace(out / JUDGMENTS_FILE, "".join(f"{r}\n" for r in records))
-        _replace(out / MANIFEST, json.dumps(self.manifest(), indent=2, ensure_ascii=False) + "\n")
+        for name, text in texts.items():
+            _replace(out / name, text)
         return out
 
 

@@ -49,11 +49,12 @@ MAX_ANSWER_CHARS = 100_000
 
 
 class GenerationFailed(Exception):
-    """A call that gave no usable answer: `cause` (errors.FailureCause), `message` (no secret in it)."""
+    """A call that gave no usable answer: `cause` (an errors.FailureCause, or `target_error` when the team's
+    callable raised), `message` (no secret in it)."""
 
-    def __init__(self, cause: FailureCause, message: str) -> None:
+    def __init__(self, cause: FailureCause | str, message: str) -> None:
         super().__init__(message)
-        self.cause: FailureCause = cause
+        self.cause: str = cause
         self.message = message
 
 

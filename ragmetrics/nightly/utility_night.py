@@ -195,3 +195,44 @@ def add_utility_scores(
     texts.update(night.texts)
     for name, result in night.results.items():
         results[name] = results[name].merge(result) if name in results else result
+
+
+def utility_plan_notes(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    *,
+    output_dir: Path | None,
+    search: list[Path],
+) -> list[str]:
+    """The dry run's line for `utility_qrels:`: pairs, cached, requests to send, their cost bound, what the budget
+    pays for, questions skipped; nothing is called and no cache is created."""
+    section = config.utility_qrels
+    if section is None or dataset.passages is None:
+        return (
+            [] if section is None else ["utility_qrels: dataset.passages is not set: the night will refuse"]
+        )
+    from ragmetrics.judge.cache import VerdictCache
+    from ragmetrics.utility.build import Budget, UtilityQuestion, plan_utility
+
+    names = section.runs if section.runs is not None else [n for n, r in runs.items() if r is not None]
+    ranked = [r for n in names if (r := runs.get(n)) is not None]
+    if not ranked:
+        return []
+    questions = {s.id: UtilityQuestion(s.id, s.question, s.reference) for s in dataset.samples}
+    passages = {pid: p.text for pid, p in dataset.passages.items()}
+    path = section.cache or (output_dir or config.output.dir) / "utility_cache.sqlite"
+    cache = VerdictCache(path) if path.exists() else None
+    try:
+        plan = plan_utility(
+            questions, passages, ranked, _generator(config, search), k=section.k, cache=cache,
+            budget=Budget(section.max_requests, section.max_cost),
+        )  # fmt: skip
+    finally:
+        if cache is not None:
+            cache.close()
+    return [
+        f"utility qrels: {plan.pairs} pooled pairs, {plan.cached} cached, {plan.requests} generator requests to "
+        f"send (cost at most {plan.cost_bound:.4f} USD); the budget pays for {plan.within_budget}; "
+        f"{len(plan.skipped_questions)} questions without a reference skipped ({plan.skipped_pairs} pairs)"
+    ]

@@ -253,5 +253,7 @@ def test_answer_correctness_is_scored_by_the_judge_and_its_failures_are_recorded
     assert all(j.grade is None and j.score is None and j.cause == "server_error" and j.answer for j in failed)
     assert result.failed == {"server_error": 3}
     scored = [j for j in result.judgments if j.score is not None]
-    assert len(scored) == DISTINCT_PAIRS - 3 and all(0.0 <= j.score <= 1.0 for j in scored if j.score is not None)
+    assert len(scored) == DISTINCT_PAIRS - 3 and all(
+        0.0 <= j.score <= 1.0 for j in scored if j.score is not None
+    )
     assert result.provenance["metric"] == "answer_correctness"

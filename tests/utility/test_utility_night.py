@@ -1,6 +1,7 @@
 """`utility_qrels:` in a night: the utility judgments are built offline on the built-in collection (extractive
 generator), written to the night's folder in the `ragmetrics utility` format, and every run is scored on them
-(`utility:<metric>`, udcg with the probabilities of abstaining); a second night asks the generator nothing."""
+(`utility:<metric>`, udcg with the probabilities of abstaining); the dry run prices them, and after a night
+finds every answer cached."""
 
 from __future__ import annotations
 
@@ -47,8 +48,23 @@ def _config(tmp_path: Path, **utility: Any) -> Path:
     return path
 
 
+def _dry_line(config: Path) -> str:
+    from ragmetrics.nightly.estimate import estimate_night
+
+    lines = [a for a in estimate_night(load_config(config)).assumptions if a.startswith("utility qrels:")]
+    assert len(lines) == 1
+    return lines[0]
+
+
 def test_a_night_builds_utility_qrels_and_scores_its_runs_on_them(tmp_path: Path) -> None:
-    outcome = run_pipeline(_config(tmp_path))
+    config = _config(tmp_path)
+    before = _dry_line(config)
+    pairs = int(before.split(": ")[1].split()[0])
+    assert (
+        f"0 cached, {pairs} generator requests" in before
+        and not (tmp_path / "out" / "utility_cache.sqlite").exists()
+    )
+    outcome = run_pipeline(config)
     assert outcome.folder is not None
     folder = outcome.folder / "utility"
     manifest = json.loads((folder / "utility.json").read_text())
@@ -73,8 +89,8 @@ def test_a_night_builds_utility_qrels_and_scores_its_runs_on_them(tmp_path: Path
         )
     assert any(c.metric == "utility:ndcg@5" for c in outcome.report.comparisons)
     assert any("utility qrels (token_f1, generator extractive)" in n for n in outcome.notes)
-    again = run_pipeline(_config(tmp_path))
-    assert any("0 generator requests" in n for n in again.notes)
+    assert manifest["counts"]["pairs"] == pairs
+    assert f"{pairs} cached, 0 generator requests" in _dry_line(config)
 
 
 def test_a_bad_utility_section_fails_with_the_config(tmp_path: Path) -> None:

@@ -49,7 +49,9 @@ def test_an_http_generator_is_asked_once_per_pair_and_its_faults_are_recorded(tm
         assert main(args) == 0
         asked = [r for r in server.requests if r["path"] == "/generate"]
         assert len(asked) == DISTINCT_PAIRS
-        assert all(r["body"].keys() == {"question", "contexts"} and len(r["body"]["contexts"]) == 1 for r in asked)
+        assert all(
+            r["body"].keys() == {"question", "contexts"} and len(r["body"]["contexts"]) == 1 for r in asked
+        )
         rows = _judgments(out)
         failed = [r for r in rows if r["cause"] is not None]
         assert sorted(r["cause"] for r in failed) == ["invalid_output", "server_error"]
@@ -97,4 +99,6 @@ def test_a_callable_generator_that_raises_or_returns_no_text_is_recorded(
     assert rows[("q3", "q3-a")]["grade"] == 3 and rows[("q3", "q3-b")]["grade"] == 0
     manifest = json.loads((out / "utility.json").read_text())
     assert manifest["provenance"]["generator"]["target"] == "team_generator:generate"
-    assert len(manifest["provenance"]["generator"]["build"]) == 64  # the callable's build (code, env, settings)
+    assert (
+        len(manifest["provenance"]["generator"]["build"]) == 64
+    )  # the callable's build (code, env, settings)

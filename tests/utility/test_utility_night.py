@@ -38,7 +38,7 @@ def _config(tmp_path: Path, **utility: Any) -> Path:
             {"source": "dataset", "name": "pipeline"},
             {"source": "file", "path": "weaker.trec", "name": "weaker"},
         ],
-        "compare": {"test": "fisher", "permutations": 500},
+        "compare": {"test": "t"},
         "output": {"dir": "out", "plots": False, "formats": ["json"]},
         "progress": False,
         "utility_qrels": {"k": 5, **utility},

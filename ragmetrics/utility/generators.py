@@ -363,14 +363,16 @@ class OpenAIGenerator:
 
     @property
     def identity(self) -> dict[str, Any]:
-        """What decides an answer besides its inputs; the base URL only by host and path (no query string, no
+        """What decides an answer besides its inputs; the base URL by host, port and path (a local server answers
+        whatever model name it is sent, so the endpoint tells two of them apart; no query string, no
         credentials), the key never."""
         from urllib.parse import urlsplit
 
         endpoint = None
         if self.base_url:
             parts = urlsplit(self.base_url)
-            endpoint = f"{parts.hostname}{parts.path.rstrip('/')}"
+            port = f":{parts.port}" if parts.port is not None else ""
+            endpoint = f"{parts.hostname}{port}{parts.path.rstrip('/')}"
         return {
             "kind": "openai",
             "model": self.model,

@@ -21,7 +21,14 @@ from ragmetrics.utility.generators import (
     abstention_probability,
     load_rag_prompt,
 )
-from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan, read_manifest
+from ragmetrics.utility.result import (
+    PairJudgment,
+    UtilityFolder,
+    UtilityJudgments,
+    UtilityPlan,
+    read_folder,
+    read_manifest,
+)
 
 __all__ = [
     "ANSWER_METRICS",
@@ -34,6 +41,7 @@ __all__ = [
     "Generator",
     "OpenAIGenerator",
     "PairJudgment",
+    "UtilityFolder",
     "UtilityJudgments",
     "UtilityPlan",
     "UtilityQuestion",
@@ -43,5 +51,6 @@ __all__ = [
     "load_rag_prompt",
     "plan_utility",
     "pool_pairs",
+    "read_folder",
     "read_manifest",
 ]

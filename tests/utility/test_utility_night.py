@@ -20,6 +20,7 @@ from ragmetrics.retrieval.evaluate import evaluate
 from ragmetrics.retrieval.qrels import Qrels
 from ragmetrics.retrieval.run import Run
 from ragmetrics.retrieval.utilities import AbstentionProbabilities
+from ragmetrics.utility import read_folder
 
 
 def _config(tmp_path: Path, **utility: Any) -> Path:
@@ -75,6 +76,9 @@ def test_a_night_builds_utility_qrels_and_scores_its_runs_on_them(tmp_path: Path
     assert manifest["provenance"]["runs"] == ["pipeline", "weaker"] and manifest["counts"]["failed"] == {}
     qrels = Qrels.read(folder / "utility.qrels")
     probs = AbstentionProbabilities.read(folder / "abstention.jsonl", missing="skip")
+    back = read_folder(folder)  # what another step (validity) reads
+    assert back.qrels.to_dict() == qrels.to_dict() and back.abstention is not None
+    assert back.abstention.by_query == probs.by_query and len(back.judgments) == manifest["counts"]["pairs"]
     by_name = {r.name: r for r in outcome.report.runs}
     for name in ("pipeline", "weaker"):
         result = by_name[name]

@@ -204,21 +204,17 @@ def plan_utility(
     work = _prepare(questions, passages, pool_pairs(runs, k))
     keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
-    todo = [
-        (q, d)
-        for (q, d), key in zip(work.pairs, keys, strict=True)
-        if _stored_answer(getattr(found.get(key), "value", None)) is None
-    ]
-    distinct_todo = list(
-        dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo)
-    )
-    costs = [generator.reservation(questions[q].question, passages[d]) for q, d in todo]
+    todo: dict[str, tuple[str, str]] = {}  # distinct answers to ask for: key -> (question, passage)
+    for (q, d), key in zip(work.pairs, keys, strict=True):
+        if _stored_answer(getattr(found.get(key), "value", None)) is None:
+            todo.setdefault(key, (questions[q].question, passages[d]))
+    costs = [generator.reservation(question, passage) for question, passage in todo.values()]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
     fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
     return UtilityPlan(
         pairs=len(work.pairs),
-        cached=len(work.pairs) - len(todo),
-        requests=len(distinct_todo),
+        cached=sum(1 for key in keys if key not in todo),
+        requests=len(todo),
         cost_bound=sum(costs),
         within_budget=fits,
         skipped_questions=work.skipped_questions,
@@ -252,6 +248,7 @@ async def abuild_utility(
     if concurrency < 1 or retries < 0:
         raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
     budget = budget if budget is not None else Budget()
+    budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
     work = _prepare(questions, passages, pool_pairs(runs, k))
     identity = generator.identity
     keys = {pair: answer_key(identity, questions[pair[0]].question, passages[pair[1]]) for pair in work.pairs}
@@ -275,9 +272,14 @@ async def abuild_utility(
         for attempt in range(retries + 1):
             reservation = generator.reservation(question, passage)
             if not await budget.acquire(reservation):
+                earlier = (
+                    f" (an earlier ask failed: {failures[key][0]}: {failures[key][1]})"
+                    if key in failures
+                    else ""
+                )
                 failures[key] = (
                     "budget_reached",
-                    f"the budget ({_budget_text(budget)}) was spent before this request",
+                    f"the budget ({_budget_text(budget)}) was spent before this request{earlier}",
                 )
                 return
             try:
@@ -413,10 +415,19 @@ async def _score(
 
 
 def build_utility(*args: Any, **kwargs: Any) -> UtilityJudgments:
-    """`abuild_utility` from synchronous code (its own event loop)."""
+    """`abuild_utility` from synchronous code, in its own event loop; a `judge` passed in is closed before that
+    loop ends (its connections cannot outlive it; it reopens them on its next use), as `evaluate_rag` does."""
     from ragmetrics._async import run_sync
 
-    return run_sync(abuild_utility(*args, **kwargs))
+    async def run() -> UtilityJudgments:
+        try:
+            return await abuild_utility(*args, **kwargs)
+        finally:
+            judge = kwargs.get("judge")
+            if judge is not None:
+                await judge.aclose()
+
+    return run_sync(run())
 
 
 def read_cache(path: str | Path | None) -> VerdictCache | None:

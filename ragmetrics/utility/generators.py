@@ -360,6 +360,8 @@ class OpenAIGenerator:
         self.price_out = price_out
         self.prompt = prompt or load_rag_prompt()
         self._client: Any = None
+        if base_url is None and not os.environ.get(api_key_env):
+            raise ConfigError(f"the OpenAI generator needs an API key: set {api_key_env} (or give base_url)")
 
     @property
     def identity(self) -> dict[str, Any]:

@@ -257,3 +257,18 @@ def test_answer_correctness_is_scored_by_the_judge_and_its_failures_are_recorded
         0.0 <= j.score <= 1.0 for j in scored if j.score is not None
     )
     assert result.provenance["metric"] == "answer_correctness"
+
+
+def test_one_text_under_two_ids_is_asked_once(server: Any) -> None:
+    from ragmetrics.retrieval.run import Run
+
+    questions = {**QUESTIONS, "q1-copy": UtilityQuestion("q1-copy", QUESTIONS["q1"].question, "answer 1")}
+    passages = {**PASSAGES, "q1-a-copy": PASSAGES["q1-a"]}
+    run = Run.from_dict({"q1": {"q1-a": 2.0, "q1-b": 1.0}, "q1-copy": {"q1-a-copy": 2.0, "q1-a": 1.0}})
+    gen = _generator(server)
+    assert plan_utility(questions, passages, [run], gen, k=2).requests == 2
+    result = build_utility(questions, passages, [run], gen, k=2)
+    assert _asked(server) == 2 and len(result.judgments) == 4  # (q1, q1-a) text asked once for three id pairs
+    assert {(j.query_id, j.doc_id): j.grade for j in result.judgments} == {
+        ("q1", "q1-a"): 3, ("q1", "q1-b"): 0, ("q1-copy", "q1-a-copy"): 3, ("q1-copy", "q1-a"): 3,
+    }  # fmt: skip

@@ -120,16 +120,21 @@ class Budget:
 
 def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
     """The distinct (query id, document id) pairs in the top `k` of `runs`, in first-seen order."""
+    return list(_pool(runs, k))
+
+
+def _pool(runs: Sequence[Run], k: int) -> dict[tuple[str, str], Run]:
+    """Each pooled pair and the first run that ranks it (named in an error about the pair)."""
     if k < 1:
         raise InputError(f"k must be >= 1, got {k}", field="k")
-    pool: dict[tuple[str, str], None] = {}
+    pool: dict[tuple[str, str], Run] = {}
     for run in runs:
         for qid, ranking in run.to_dict().items():
             # the order every retrieval metric reads: score descending, ties by document id descending
             ranked = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
             for doc, _ in ranked[:k]:
-                pool[(qid, doc)] = None
-    return list(pool)
+                pool.setdefault((qid, doc), run)
+    return pool
 
 
 def answer_key(identity: Mapping[str, Any], question: str, passage: str) -> str:
@@ -168,17 +173,23 @@ class _Work:
 
 
 def _prepare(
-    questions: Mapping[str, UtilityQuestion], passages: Mapping[str, str], pool: list[tuple[str, str]]
+    questions: Mapping[str, UtilityQuestion], passages: Mapping[str, str], pool: Mapping[tuple[str, str], Run]
 ) -> _Work:
     work = _Work(questions, passages)
     skipped: dict[str, None] = {}
-    for qid, doc in pool:
+    for (qid, doc), run in pool.items():
         asked = questions.get(qid)
         if asked is None:
-            raise InputError(f"query {qid!r} is ranked by a run but has no question", field="query_id")
+            raise InputError(
+                f"query {qid!r} is ranked by run {run.name!r} but the questions hold no such id",
+                source=run.source,
+                field="query_id",
+            )
         if doc not in passages:
             raise InputError(
-                f"document {doc!r} (ranked for query {qid!r}) has no passage text", field="doc_id"
+                f"document {doc!r} (ranked for query {qid!r} by run {run.name!r}) has no passage text",
+                source=run.source,
+                field="doc_id",
             )
         if asked.reference is None or not asked.reference.strip():
             skipped[qid] = None
@@ -201,7 +212,7 @@ def plan_utility(
 ) -> UtilityPlan:
     """What `build_utility` would ask (the dry run): distinct pairs, those the cache holds, the calls and their
     cost bound, and how many of them the budget pays for. Nothing is sent."""
-    work = _prepare(questions, passages, pool_pairs(runs, k))
+    work = _prepare(questions, passages, _pool(runs, k))
     keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
     todo: dict[str, tuple[str, str]] = {}  # distinct answers to ask for: key -> (question, passage)
@@ -249,7 +260,7 @@ async def abuild_utility(
         raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
     budget = budget if budget is not None else Budget()
     budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
-    work = _prepare(questions, passages, pool_pairs(runs, k))
+    work = _prepare(questions, passages, _pool(runs, k))
     identity = generator.identity
     keys = {pair: answer_key(identity, questions[pair[0]].question, passages[pair[1]]) for pair in work.pairs}
     found = cache.get_many(list(dict.fromkeys(keys.values()))) if cache is not None else {}

@@ -226,7 +226,8 @@ def test_the_cli_builds_prices_and_refuses_bad_input(server: Any, tmp_path: Path
     missing = tmp_path / "few.jsonl"
     missing.write_text('{"id": "q1-a", "text": "only one"}\n')
     assert main([*base[:5], "--passages", str(missing), *base[7:]]) == 2
-    assert "has no passage text" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "has no passage text" in err and str(paths["first"]) in err and "first" in err
     assert main([*base[:13], *base[15:]]) == 2  # openai without --model
     assert "--model" in capsys.readouterr().err
 

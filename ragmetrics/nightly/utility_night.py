@@ -40,7 +40,8 @@ class UtilityNight:
 
 
 def _generator(config: NightlyConfig, search: list[Path]) -> Any:
-    from ragmetrics.utility.generators import ExtractiveGenerator, OpenAIGenerator
+    from ragmetrics.utility.generators import ExtractiveGenerator
+    from ragmetrics.utility.openai_generator import OpenAIGenerator
 
     section = config.utility_qrels
     assert section is not None

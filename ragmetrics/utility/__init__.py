@@ -17,10 +17,8 @@ from ragmetrics.utility.generators import (
     GeneratedAnswer,
     GenerationFailed,
     Generator,
-    OpenAIGenerator,
-    abstention_probability,
-    load_rag_prompt,
 )
+from ragmetrics.utility.openai_generator import OpenAIGenerator, abstention_probability, load_rag_prompt
 from ragmetrics.utility.result import (
     PairJudgment,
     UtilityFolder,

@@ -104,3 +104,9 @@ def test_a_bad_utility_section_fails_with_the_config(tmp_path: Path) -> None:
         load_config(_config(tmp_path, metrics=["ndcg@5", "nope@3"]))
     with pytest.raises(ConfigError, match="no run named 'missing'"):
         run_pipeline(_config(tmp_path, runs=["missing"]), write=False)
+
+
+def test_the_shipped_utility_config_loads() -> None:
+    config = load_config(Path(__file__).resolve().parents[2] / "configs" / "utility.yaml")
+    assert config.utility_qrels is not None and config.utility_qrels.generator == "extractive"
+    assert "utility:udcg@10" in config.all_metrics()

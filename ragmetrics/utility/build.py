@@ -101,9 +101,11 @@ class Budget:
         return True
 
     def settle(self, reservation: float, actual: float) -> None:
-        """Replace a call's reservation by what it cost (never more than was reserved)."""
+        """Replace a call's reservation by what the server says it cost. That is at most the reservation for a
+        server that keeps to max_tokens; one that reports more is counted at what it reports (the budget then
+        stops the next calls), never at the smaller bound."""
         self.reserved = max(0.0, self.reserved - reservation)
-        self.spent += min(actual, reservation)
+        self.spent += actual
         if self._settled is not None:
             self._settled.set()
 

@@ -262,6 +262,7 @@ async def abuild_utility(
         raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
     budget = budget if budget is not None else Budget()
     budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
+    requests_before, spent_before = budget.requests, budget.spent  # a budget shared by builds counts them all
     work = _prepare(questions, passages, _pool(runs, k))
     identity = generator.identity
     keys = {pair: answer_key(identity, questions[pair[0]].question, passages[pair[1]]) for pair in work.pairs}
@@ -308,7 +309,7 @@ async def abuild_utility(
             except Exception as exc:  # a team's generator raised: its fault is recorded, never a grade
                 budget.settle(reservation, reservation)
                 failures[key] = (
-                    "metric_error",
+                    "target_error",
                     f"the generator raised {type(exc).__name__}: {str(exc)[:200]}",
                 )
                 return
@@ -367,8 +368,8 @@ async def abuild_utility(
         },
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,
-        requests=budget.requests,
-        cost=budget.spent,
+        requests=budget.requests - requests_before,
+        cost=budget.spent - spent_before,
     )
 
 

@@ -102,3 +102,27 @@ def test_a_callable_generator_that_raises_or_returns_no_text_is_recorded(
     assert (
         len(manifest["provenance"]["generator"]["build"]) == 64
     )  # the callable's build (code, env, settings)
+
+
+def test_a_generator_that_raises_anything_is_a_recorded_target_error() -> None:
+    from conftest import runs
+
+    from ragmetrics.utility import Budget, FunctionGenerator, build_utility
+
+    async def broken(question: str, passage: str) -> str:
+        if "answer 2" in passage:
+            raise KeyError("no model loaded")
+        return "answer 1"
+
+    budget = Budget(max_requests=100)
+    gen = FunctionGenerator(call=broken, identity_parts={"target": "broken"})
+    result = build_utility(QUESTIONS, PASSAGES, runs(), gen, k=3, budget=budget)
+    failed = [j for j in result.judgments if j.cause is not None]
+    assert [(j.query_id, j.doc_id, j.cause) for j in failed] == [("q2", "q2-a", "target_error")]
+    assert "KeyError" in (failed[0].message or "") and failed[0].grade is None
+    again = build_utility(QUESTIONS, PASSAGES, runs(), gen, k=3, budget=budget)  # no cache: asked again
+    assert (result.requests, again.requests, budget.requests) == (
+        DISTINCT_PAIRS,
+        DISTINCT_PAIRS,
+        2 * DISTINCT_PAIRS,
+    )

@@ -11,16 +11,23 @@ intervals may overlap while the paired difference is clearly positive.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ragmetrics.validity.model import TauInterval, ValidityVerdict
 
-if TYPE_CHECKING:
-    from ragmetrics.validity.study import TauSamples
+__all__ = ["TauSamples", "name_best"]
 
-__all__ = ["name_best"]
+
+@dataclass(frozen=True)
+class TauSamples:
+    """One metric's per-query tau on every resample (NaN where undefined): what the naming rule pairs."""
+
+    metric: str
+    tau: float | None
+    resampled: NDArray[np.float64]
 
 
 def _percentile(estimate: float, resampled: np.ndarray, confidence: float) -> TauInterval:

@@ -11,8 +11,6 @@ Every metric uses the same resamples, so the naming rule (`naming`) compares tau
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -22,20 +20,11 @@ from ragmetrics.errors import InputError
 from ragmetrics.options import lower_is_better
 from ragmetrics.validity.data import ValidityData
 from ragmetrics.validity.model import MetricValidity, TauInterval, ValidityResult, ValiditySettings
-from ragmetrics.validity.naming import name_best
+from ragmetrics.validity.naming import TauSamples, name_best
 
-__all__ = ["MIN_SYSTEM_RUNS", "TauSamples", "validity_study"]
+__all__ = ["MIN_SYSTEM_RUNS", "validity_study"]
 
 MIN_SYSTEM_RUNS = 4
-
-
-@dataclass(frozen=True)
-class TauSamples:
-    """One metric's per-query tau on every resample (NaN where undefined): what the naming rule pairs."""
-
-    metric: str
-    tau: float | None
-    resampled: NDArray[np.float64]
 
 
 def _interval(estimate: float | None, resampled: NDArray[np.float64], confidence: float, why: str | None

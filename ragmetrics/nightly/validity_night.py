@@ -19,7 +19,17 @@ from ragmetrics.schema import Report
 if TYPE_CHECKING:
     from ragmetrics.validity import ValidityData, ValidityResult
 
-__all__ = ["VALIDITY_KEY", "answered_questions", "night_settings", "study_night", "write_validity"]
+__all__ = [
+    "VALIDITY_KEY",
+    "answered_questions",
+    "attach_validity",
+    "night_settings",
+    "stored_validity",
+    "study_night",
+    "validity_markdown_section",
+    "validity_page",
+    "write_validity",
+]
 
 VALIDITY_KEY = "validity"
 """Where report.json keeps the night's study: metadata.extra["validity"]."""
@@ -120,3 +130,60 @@ def write_validity(
         os.replace(temp, folder / name)
         written.append(folder / name)
     return written
+
+
+def attach_validity(report: Report, judged: Mapping[str, Sequence[RagSample]], notes: list[str]) -> None:
+    """Tonight's study into report.json (metadata.extra["validity"]) when the night has answers with an answer
+    quality in at least 2 runs; otherwise nothing (`ragmetrics validity` says why, naming what is missing)."""
+    from ragmetrics.validity import validity_data, validity_study
+
+    answered = answered_questions(judged)
+    try:
+        data = validity_data(report, answered=answered)
+    except InputError:
+        return
+    result = validity_study(data, night_settings(report, data.answer_metric))
+    report.metadata.extra[VALIDITY_KEY] = result.model_dump(mode="json")
+    notes.append(f"validity: {result.verdict.text}")
+
+
+def stored_validity(report: Report) -> ValidityResult | None:
+    """The study report.json holds, or None."""
+    from ragmetrics.validity import ValidityResult
+
+    stored = report.metadata.extra.get(VALIDITY_KEY)
+    return ValidityResult.model_validate(stored) if isinstance(stored, dict) else None
+
+
+def validity_markdown_section(report: Report) -> list[str]:
+    """report.md's section ([] without a study)."""
+    from ragmetrics.validity.section import validity_markdown
+
+    result = stored_validity(report)
+    return validity_markdown(result) if result is not None else []
+
+
+def validity_page(report: Report, plots: bool) -> tuple[list[str], list[Any]]:
+    """report.html's section and its two plots (`PagePlot`s; none without matplotlib or with `plots` off)."""
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.render.html.plots import PagePlot, _png
+    from ragmetrics.validity import validity_data
+    from ragmetrics.validity.plots import scatter_plot, tau_chart
+    from ragmetrics.validity.section import validity_html
+
+    result = stored_validity(report)
+    if result is None:
+        return [], []
+    images: list[Any] = []
+    if plots:
+        data = validity_data(report, answer_metric=result.settings.answer_metric,
+                             metrics=[m.metric for m in result.metrics])  # fmt: skip
+        try:
+            images = [
+                PagePlot("which metric tracks the answers: per-query tau with its interval", _png(tau_chart(result))),
+                PagePlot(f"each metric against {result.settings.answer_metric}", _png(scatter_plot(data, result)),
+                         wide=True),
+            ]  # fmt: skip
+        except ConfigError:
+            images = []  # the other plots' note already says matplotlib is missing
+    return [validity_html(result)], images

@@ -7,7 +7,7 @@ from ragmetrics.render._text import Grid, to_markdown, to_terminal
 from ragmetrics.render.safe_text import markdown_text
 from ragmetrics.validity.model import MetricValidity, TauInterval, ValidityResult
 
-__all__ = ["validity_grid", "validity_markdown", "validity_terminal"]
+__all__ = ["validity_grid", "validity_html", "validity_markdown", "validity_terminal"]
 
 HEADERS = ["metric", "kind", "qrels", "pairs", "tau per query", "tau per system", "separated pairs"]
 
@@ -76,3 +76,26 @@ def validity_markdown(result: ValidityResult, *, heading: str = "##") -> list[st
         *(f"- {markdown_text(line)}" for line in rest),
         "",
     ]
+
+
+def validity_html(result: ValidityResult) -> str:
+    """The report page's section: the verdict, then the same table as report.md, its notes as the legend."""
+    from ragmetrics.render.html.cells import esc
+
+    grid = validity_grid(result)
+    head = "".join(f"<th{' class=l' if k < 3 else ''}>{esc(h)}</th>" for k, h in enumerate(grid.headers))
+    body = "".join(
+        "<tr>" + "".join(
+            f"<td{' class=l' if k < 3 else ''}>{'<b>' + esc(c) + '</b>' if (r, k) in grid.bold else esc(c)}</td>"
+            for k, c in enumerate(row)
+        ) + "</tr>"
+        for r, row in enumerate(grid.rows)
+    )  # fmt: skip
+    notes = "".join(f"<li>{esc(n)}</li>" for n in result.notes)
+    return (
+        "<h2 id='validity'>Which metric tracks the answers</h2>"
+        f"<p><b>{esc(result.verdict.text)}</b></p>"
+        f"<div class='scroll'><table class='validity'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"</div><p class='legend'>{' '.join(esc(n) for n in grid.notes)}</p>"
+        + (f"<ul class='notes'>{notes}</ul>" if notes else "")
+    )

@@ -73,3 +73,15 @@ def test_bootstrap_counts_draw_every_question_count_and_repeat_by_seed() -> None
     assert not np.array_equal(counts, bootstrap_counts(30, 50, seed=6))
     with pytest.raises(InputError):
         bootstrap_counts(0, 10, seed=1)
+
+
+def test_the_units_order_does_not_matter() -> None:
+    rng = np.random.default_rng(9)
+    g = np.repeat(np.arange(12), 3)
+    x, y = rng.integers(0, 3, g.size).astype(float), rng.random(g.size)
+    shuffled = rng.permutation(g.size)
+    counts = bootstrap_counts(12, 15, seed=2)
+    expected = tau_b_of_counts(grouped_pairs(x, y, g, 12), counts)
+    assert tau_b_of_counts(grouped_pairs(x[shuffled], y[shuffled], g[shuffled], 12), counts) == pytest.approx(expected)
+    empty = grouped_pairs(x, y, g, 14)  # groups 12 and 13 have no unit
+    assert tau_b_of_counts(empty, np.ones((1, 14)))[0] == pytest.approx(kendalltau(x, y).statistic)

@@ -38,6 +38,8 @@ def test_metric_kinds_come_from_the_registries() -> None:
     assert metric_kind("ndcg@10", "human") == ("retrieval", "human")
     assert metric_kind("ndcg@10 (utility)", "human") == ("retrieval", "utility")
     assert metric_kind("udcg@5 [utility]") == ("udcg", "utility")
+    assert metric_kind("utility:udcg@10") == ("udcg", "utility")  # as a night's utility_qrels names them
+    assert metric_kind("utility:ndcg@10", "human") == ("retrieval", "utility")
     assert metric_kind("context_precision") == ("judge context", None)
     assert metric_kind("context_sufficiency") == ("judge context", None)
     assert metric_kind("faithfulness") is None and metric_kind("latency_s") is None
@@ -71,7 +73,7 @@ def test_a_constant_metric_has_an_undefined_tau_said_as_such() -> None:
     assert "hit_rate@1 is constant (1 on all 180 pairs)" in flat.per_query.undefined
     assert "NaN" not in result.model_dump_json() and json.loads(result.model_dump_json())  # strict JSON
     # 3 runs: no per-system tau, and the reason instead of a number
-    assert all(m.per_system.estimate is None for m in result.metrics)
+    assert all(m.per_system.estimate is None and m.per_system.undefined == "3 runs, fewer than 4" for m in result.metrics)
     assert result.per_system_note is not None and "3 runs" in result.per_system_note
 
 

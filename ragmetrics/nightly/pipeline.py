@@ -674,6 +674,10 @@ def score_judge(
         return {}, None
     assert config.judge is not None
     base = config.judge.settings()
+    if config.judge.cascade:
+        from ragmetrics.nightly.cascade_night import judge_cascade
+
+        return judge_cascade(config, plan, notes, engine=engine)
     if config.judge.adaptive is not None:
         from ragmetrics.nightly.adaptive_night import judge_adaptively
 

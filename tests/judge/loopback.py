@@ -22,7 +22,8 @@ and answers deterministically from markers in the test data:
 - pairwise preference: the answer marked ``[better]``; a question holding ``[bias:first]`` always gets the
   first answer shown (a position-biased judge);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
-  checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
+  checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``;
+  a server given a `persona` reads ``[<persona>@rating:X]`` and ``[<persona>@probs:...]`` first (`_persona`).
 
 Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
 Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
@@ -122,6 +123,7 @@ class State:
     slots: threading.Semaphore | None = None
     redirect_to: str = ""
     refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
+    persona: str = ""  # a judge of its own: reads ``[<persona>@rating:X]`` first (`_persona`)
     # The Batch API (files and batches): what was uploaded and created, and how batches behave.
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -293,6 +295,17 @@ def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
         ],
         "refusal": None,
     }
+
+
+def _persona(user: str, persona: str) -> str:
+    """The input as the judge `persona` reads it: its tagged rubric markers (``[small@rating:no]``,
+    ``[small@probs:yes=0.3,no=0.7]``) replace the untagged ones, and other judges' tagged markers are ignored;
+    several servers with distinct personas then judge one item differently (a cascade's judges)."""
+    tagged = r"\[([A-Za-z0-9_-]+)@(rating|probs):([^\]]*)\]"
+    if persona:
+        for kind in {k for who, k, _ in re.findall(tagged, user) if who == persona}:
+            user = re.sub(r"\[" + kind + r":[^\]]*\]", "", user)
+    return re.sub(tagged, lambda m: f"[{m.group(2)}:{m.group(3)}]" if m.group(1) == persona else "", user)
 
 
 def _testset_item(user: str) -> dict[str, Any]:
@@ -816,7 +829,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status = 400
                 self._error(400, "no prompt marker in the system message")
             else:
-                verdict = scripted_verdict(prompt, user, body.get("seed"), system)
+                verdict = scripted_verdict(prompt, _persona(user, state.persona), body.get("seed"), system)
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "key_in_reason":
@@ -834,7 +847,8 @@ class _Handler(BaseHTTPRequestHandler):
                     content = "Here is my judgement.\n```json\n" + json.dumps(verdict) + "\n```"
                 else:
                     content = json.dumps(verdict)
-                logprobs = _rating_logprobs(content, user) if body.get("logprobs") else None
+                read = _persona(user, state.persona)
+                logprobs = _rating_logprobs(content, read) if body.get("logprobs") else None
                 if body.get("logprobs") and state.refuse_logprobs:
                     status = 400
                     self._error(400, "logprobs is not supported by this server (test)")

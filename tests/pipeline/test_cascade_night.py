@@ -20,6 +20,8 @@ import yaml
 from ragmetrics.cli.main import main
 from ragmetrics.judge.cascade.config import labels_needed
 from ragmetrics.judge.cascade.run import ABSTAINED
+from ragmetrics.nightly.gate import check_regressions
+from ragmetrics.schema import ComparisonSettings, NotApplicableScore, Report, RunMetadata, RunResult
 
 from .conftest import ConfigWriter, _load_loopback
 from .helpers import qa_rows, report_of, write_jsonl
@@ -195,3 +197,32 @@ def test_bad_cascade_input_exits_2_naming_the_key(
     assert _items(small, status=None) == [] and _items(big, status=None) == []  # refused before judging
     config = _setup(qa_dir, write_config, servers, monkeypatch, labelled=needed)
     assert main(["run", str(config), "--no-progress"]) in (0, 1)
+
+
+def test_the_gate_reads_decided_queries_and_says_how_many_were_abstained() -> None:
+    def result(values: list[float | None]) -> RunResult:
+        r = RunResult(
+            name="a",
+            per_query={f"q{i:02d}": {"m": v} for i, v in enumerate(values)},
+            not_applicable=[
+                NotApplicableScore(query_id=f"q{i:02d}", metric="m", reason=f"{ABSTAINED} (m)")
+                for i, v in enumerate(values)
+                if v is None
+            ],
+            metadata=RunMetadata(metrics=["m"], num_queries=len(values)),
+        )
+        r.recompute_aggregate()
+        return r
+
+    high = [0.9, 0.8, 0.95, 0.85, 0.9, 0.7, 0.8, 0.9, 0.75, 0.85, 0.9, 0.8]
+    tonight = [None, None, *high[2:]]  # abstained on the first two
+    reports = [
+        Report(runs=[result(v)], metrics=["m"], settings=ComparisonSettings(test="t", correction="holm"))
+        for v in (tonight, high)
+    ]
+    gate = check_regressions(
+        reports[0], reports[1], baseline_source="b.json", thresholds=lambda m: 0.0, test="t"
+    )
+    assert "a / m: read on the 10 queries decided in both reports; the cascade abstained on 2 tonight, 0 in the " \
+           "baseline" in gate.notes  # fmt: skip
+    assert not gate.failed  # the same scores on the decided queries: no drop

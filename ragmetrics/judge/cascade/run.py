@@ -27,13 +27,19 @@ from ragmetrics.judge.cascade.thresholds import (
 )
 from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunResult, SampleFailure
 
-__all__ = ["ABSTAINED", "CascadeReport", "Stage", "StageReport", "run_cascade"]
+__all__ = ["ABSTAINED", "CascadeReport", "Stage", "StageReport", "abstained_count", "run_cascade"]
 
 ABSTAINED = "abstained: no judge of the cascade was confident enough to keep its verdict"
 """The start of an abstained score's not-applicable reason (the gate and the adaptive night count them)."""
 
 Item = tuple[str, str]
 """(run, sample id)"""
+
+
+def abstained_count(result: RunResult, metric: str) -> int:
+    """How many of a result's queries the cascade abstained on for `metric` (none unless a cascade judged it)."""
+    return sum(1 for n in result.not_applicable if n.metric == metric and n.reason.startswith(ABSTAINED))
+
 
 Scorer = Callable[[str, Sequence[RagSample], str], Sequence[RunResult]]
 """(run, samples, metric) -> one result per view (one verdict each; several for sampled confidences)."""

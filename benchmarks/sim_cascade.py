@@ -23,7 +23,8 @@ Settings (what differs from the first row):
 Printed per setting: the share of repetitions whose agreement on decided test items reaches the target (the
 guarantee asks >= 1 - delta = 0.90), the mean agreement reached, the mean coverage (items decided), judge 1's
 share of decisions, the test cost against judge 2 alone on every item, and judge 2 alone's agreement and the
-share of repetitions in which it reaches the target by itself.
+share of repetitions in which it reaches the target by itself, and the coverage of judge 2 alone as a one-judge
+cascade with the same guarantee (calibrated on all calibration items at the full delta).
 """
 
 from __future__ import annotations
@@ -108,7 +109,15 @@ def repetition(rng: np.random.Generator, setting: Setting, n_cal: int, n_test: i
         by_first += int(keep.sum()) if k == 0 else 0
         undecided &= ~keep
     strong_alone = float(test[1][1].mean())
+
+    def alone(k: int, reaching: list[int]) -> tuple[list[float], list[bool]]:
+        return stage(1, reaching)
+
+    (single,) = calibrate_cascade(target=TARGET, delta=DELTA, judges=1, judge_stage=alone, items=n_cal)
+    kept = np.array([is_confident(float(c), single.threshold) for c in test[1][0]])
     return {
+        "selective": float(kept.mean()),
+        "selective_agreement": float(test[1][1][kept].mean()) if kept.any() else float("nan"),
         "agreement": agreeing / decided if decided else float("nan"),
         "coverage": decided / n_test,
         "first_share": by_first / decided if decided else float("nan"),
@@ -123,17 +132,22 @@ def main() -> None:
     parser.add_argument("--calibration", type=int, default=500)
     parser.add_argument("--test", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--agreement", type=float, default=0.9, help="the agreement target")
+    parser.add_argument("--delta", type=float, default=0.1)
     args = parser.parse_args()
     print(
-        f"target agreement {TARGET}, delta {DELTA}, {args.calibration} calibration and {args.test} test items, "
+        f"target agreement {args.agreement}, delta {args.delta}, {args.calibration} calibration and {args.test} test items, "
         f"{args.reps} repetitions per row"
     )
     header = (
         "| setting | reps with agreement >= target | agreement reached | coverage | decided by judge 1 "
-        "| cost vs judge 2 alone | judge 2 alone: agreement | judge 2 alone reaches target |"
+        "| cost vs judge 2 alone | judge 2 alone: agreement | judge 2 alone reaches target "
+        "| judge 2 alone, same guarantee: coverage |"
     )
     print(header)
-    print("|" + "---|" * 8)
+    print("|" + "---|" * 9)
+    global TARGET, DELTA
+    TARGET, DELTA = args.agreement, args.delta
     for setting in SETTINGS:
         rng = np.random.default_rng(args.seed)
         rows = [repetition(rng, setting, args.calibration, args.test) for _ in range(args.reps)]
@@ -147,7 +161,8 @@ def main() -> None:
         strong_held = np.mean([r["strong"] >= TARGET for r in rows])
         print(
             f"| {setting.name} | {held:.3f} | {mean('agreement'):.3f} | {mean('coverage'):.3f} "
-            f"| {mean('first_share'):.3f} | {mean('cost'):.3f} | {mean('strong'):.3f} | {strong_held:.3f} |"
+            f"| {mean('first_share'):.3f} | {mean('cost'):.3f} | {mean('strong'):.3f} | {strong_held:.3f} "
+            f"| {mean('selective'):.3f} |"
         )
 
 

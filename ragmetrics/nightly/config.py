@@ -450,7 +450,7 @@ class AdaptiveConfig(_Section):
     )
 
 
-class JudgeConfig(JudgeSettings, CascadeKeys):
+class JudgeConfig(CascadeKeys, JudgeSettings):
     """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge
     (and a cascade's keys: judge.cascade.config)."""
 

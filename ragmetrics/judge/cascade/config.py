@@ -41,7 +41,7 @@ class CascadeKeys(BaseModel):
         min_length=1,
         description="judges tried in order, cheapest first (members as in panel: {name, model, base_url, "
         "api_key_env, price_per_million_tokens, ...}): each decides where it is confident, the rest go on, "
-        "the last abstains (docs/judges.md)",
+        "the last abstains (docs/cascade.md)",
     )
     agreement: float | None = Field(
         default=None,

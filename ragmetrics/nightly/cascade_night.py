@@ -2,8 +2,9 @@
 
 The labels (`judge.labels`) are split by sample id, deterministically (a hash, so a sample stays on its side
 night after night and a sample labelled for every run is never calibrated in one run and held out in
-another): with `simulated_annotators`, first a pool of labelled examples the annotators are shown (never
-judged against their own label), then the held-out share, the rest calibrates. Each judge of the cascade
+another): with `simulated_annotators`, first a pool of labelled examples the annotators are shown (judged like
+every sample, but neither calibrating nor held out: an annotator may have seen its label), then the held-out
+share, the rest calibrates. Each judge of the cascade
 is one session (its own cache keys: its endpoint and model), kept open across metrics and runs so every item
 is asked once per view; a rerun finds every verdict in the cache and sends nothing.
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.judge.base import RagSample
-from ragmetrics.judge.cascade.config import check_enough_labels
+from ragmetrics.judge.cascade.config import check_confidence_source, check_enough_labels
 from ragmetrics.judge.cascade.run import CascadeReport, Stage, run_cascade
 from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 
@@ -118,13 +119,17 @@ def _sessions(
         return [engine.judge_session(s) for s in views]
     from ragmetrics.judge.aligned.prompt_edit import PromptEdit, example_of
     from ragmetrics.judge.registry import spec
+    from ragmetrics.judge.rubric import RubricMetric
+
+    rubrics = {m.name: m for m in judge.custom_metrics if isinstance(m, RubricMetric)}
 
     sessions = []
     for r, settings in enumerate(views):
         edits: dict[str, PromptEdit] = {}
         for metric, pool in examples.items():
             shots = pool[r * judge.shots : (r + 1) * judge.shots]
-            edit = PromptEdit(examples=[example_of(s, label, spec(metric).required) for s, label in shots])
+            reads = tuple(rubrics[metric].reads) if metric in rubrics else spec(metric).required
+            edit = PromptEdit(examples=[example_of(s, label, reads) for s, label in shots])
             edits.update({name: edit for name in _prompt_names(metric)})
         sessions.append(_annotator_session(settings, edits))
     return sessions
@@ -142,8 +147,9 @@ def judge_cascade(
 
     judge_config = config.judge
     assert judge_config is not None and judge_config.cascade is not None and judge_config.labels is not None
-    labels = _labels(judge_config)
     metrics = sorted({m for _, ms in plan.values() for m in ms})
+    check_confidence_source(judge_config, metrics, list(judge_config.custom_metrics))
+    labels = _labels(judge_config)
     labels.check_metrics(metrics)
     by_metric: dict[str, dict[Item, float]] = {}
     samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
@@ -176,18 +182,16 @@ def judge_cascade(
     try:
         for metric in metrics:
             pool, _, calibrating = splits[metric]
-            runs = {
-                run: [s for s in samples if s.id not in pool]
-                for run, (samples, run_metrics) in plan.items()
-                if metric in run_metrics
-            }
-            calibration = {item for item in by_metric[metric] if item[1] in calibrating}
+            runs = {run: samples for run, (samples, run_metrics) in plan.items() if metric in run_metrics}
+            # the annotators' examples are judged like any item, but neither calibrate nor count as held out
+            labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
+            calibration = {item for item in labelled if item[1] in calibrating}
             before = [j.asked for j in judges]
             out, report = run_cascade(
                 [Stage(j.name, j.score) for j in judges],
                 runs,
                 metric,
-                by_metric[metric],
+                labelled,
                 calibration,
                 target=judge_config.agreement_target,
                 delta=judge_config.cascade_delta,

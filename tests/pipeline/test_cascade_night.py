@@ -198,6 +198,14 @@ def test_bad_cascade_input_exits_2_naming_the_key(
     config = _setup(qa_dir, write_config, servers, monkeypatch, labelled=needed)
     assert main(["run", str(config), "--no-progress"]) in (0, 1)
 
+    # log-probabilities give a yes/no rubric's verdict a confidence; faithfulness has none to give
+    config = _setup(qa_dir, write_config, servers, monkeypatch, metrics=["helpful", "faithfulness"])
+    small.reset_records()
+    assert main(["run", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "judge.confidence" in err and "'faithfulness' is not a yes/no rubric" in err
+    assert _items(small, status=None) == []
+
 
 def test_the_gate_reads_decided_queries_and_says_how_many_were_abstained() -> None:
     def result(values: list[float | None]) -> RunResult:
@@ -226,3 +234,44 @@ def test_the_gate_reads_decided_queries_and_says_how_many_were_abstained() -> No
     assert "a / m: read on the 10 queries decided in both reports; the cascade abstained on 2 tonight, 0 in the " \
            "baseline" in gate.notes  # fmt: skip
     assert not gate.failed  # the same scores on the decided queries: no drop
+
+
+def test_simulated_annotators_each_see_their_own_examples_and_vote(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three annotators (the judge shown 2 different labelled examples each) per item. The first example of the
+    first annotator carries [trait:x] and people's "no": that annotator follows it on every [trait:x] item (the
+    scripted judge obeys a matching example), the other two rate them "yes", so those items get "yes" with
+    confidence 2/3, and people say "no": the threshold is certified at 1 (all three agree, and are right) and
+    the [trait:x] items are abstained on."""
+    from ragmetrics.nightly.cascade_night import split_labels
+
+    small, _ = servers
+    n, held_out = 40, 0.25
+    ids = [f"c{i:02d}" for i in range(n)]
+    pool, _, _ = split_labels(ids, held_out, 6)
+    trait = {pool[0]} | {sid for i, sid in enumerate(ids) if i % 5 == 0 and sid not in pool}
+    truth = {sid: "no" if sid in trait else ("yes" if i % 2 == 0 else "no") for i, sid in enumerate(ids)}
+    rows = _rows()[:n]
+    for row in rows:
+        sid = row["id"]
+        rating = "yes" if sid in trait else truth[sid]
+        row["style"] = f"[item:{sid}] [rating:{rating}]" + (" [trait:x]" if sid in trait else "")
+    config = _setup(qa_dir, write_config, servers, monkeypatch, confidence="simulated_annotators", samples=3,
+                    shots=2, held_out=held_out, cascade=[{"name": "small", "model": "m", "base_url": small.url}])  # fmt: skip
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    lines = ["sample_id,metric,label"] + [f"{sid},helpful,{int(truth[sid] == 'yes')}" for sid in ids]
+    (qa_dir / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["run", str(config), "--no-progress"]) == 0
+    asked = _items(small)
+    assert sorted(asked) == sorted(ids * 3)  # each item once per annotator
+    result = next(r for r in report_of(qa_dir / "out").runs if r.name == "pipeline")
+    summary = result.metadata.extra["cascade:helpful"]
+    assert summary["judges"][0]["threshold"] == pytest.approx(1.0)
+    abstained = sorted(q.query_id for q in result.not_applicable if q.reason.startswith(ABSTAINED))
+    # only a vote split 2 to 1 explains this: the same examples for all three would give confidence 1 either way
+    assert abstained == sorted(trait)
+    assert summary["held_out_agreement"] == 1.0
+    small.reset_records()
+    assert main(["run", str(config), "--no-progress"]) == 0
+    assert _items(small, status=None) == []  # every annotator's verdicts are cached apart

@@ -144,3 +144,26 @@ def check_enough_labels(counts: dict[str, int], keys: CascadeKeys, source: str) 
                 source=source,
                 field="judge.labels",
             )
+
+
+def check_confidence_source(keys: CascadeKeys, metrics: list[str], custom: list[object]) -> None:
+    """An InputError naming judge.confidence when `logprobs` cannot give a metric's verdicts a confidence.
+
+    Log-probabilities state how sure a judge is of a yes/no rating: a binary rubric whose score is
+    probability-weighted. Other metrics (claim fractions, ordinal levels, checklists) carry no probability of
+    the verdict itself, so every item would be abstained on; they take `samples` or `simulated_annotators`.
+    """
+    if keys.confidence != "logprobs":
+        return
+    from ragmetrics.judge.rubric import BinaryScale, RubricMetric
+
+    rubrics = {m.name: m for m in custom if isinstance(m, RubricMetric)}
+    for metric in metrics:
+        rubric = rubrics.get(metric)
+        scale = rubric.scale if rubric is not None else None
+        if not isinstance(scale, BinaryScale) or scale.weighting != "probability":
+            raise InputError(
+                f"metric {metric!r} is not a yes/no rubric weighted by probability, so its verdicts carry no "
+                "log-probability to be confident by: use confidence: samples or simulated_annotators",
+                field="judge.confidence",
+            )

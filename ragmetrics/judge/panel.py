@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
@@ -27,10 +28,10 @@ from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo, TokenUsage
 
 if TYPE_CHECKING:
-    from ragmetrics.judge.panel_config import PanelSettings
+    from ragmetrics.judge.panel_config import PanelMember, PanelSettings
     from ragmetrics.judge.settings import JudgeSettings
 
-__all__ = ["Member", "PanelJudge", "combine_item", "make_panel"]
+__all__ = ["Member", "PanelJudge", "build_member", "combine_item", "identity", "make_panel", "member_settings"]
 
 PANEL_BACKEND = "panel"
 
@@ -176,7 +177,7 @@ class PanelJudge:
             backend=PANEL_BACKEND,
             model="panel: " + ", ".join(m.name for m in self.members),
             settings={"panel": {"combine": self.combine, "threshold": self.threshold,
-                                "members": self.member_report()}},  # fmt: skip
+                                "members": self.member_report()}},
             cache=cache,
             usage=usage,
             failures=sum(m.failures for m in self.members),
@@ -187,11 +188,36 @@ class PanelJudge:
             await member.judge.aclose()
 
 
+def member_settings(member: PanelMember, base: JudgeSettings) -> JudgeSettings:
+    """The night's judge settings with the member's keys laid over them (and no panel of its own)."""
+    from ragmetrics.judge.panel_config import MEMBER_KEYS
+    from ragmetrics.judge.settings import JudgeSettings
+
+    update: dict[str, Any] = {k: getattr(member, k) for k in MEMBER_KEYS if getattr(member, k) is not None}
+    update["backend"] = member.resolved_backend()
+    fields = set(JudgeSettings.model_fields)
+    merged = {k: v for k, v in base.model_dump().items() if k in fields} | update
+    merged["panel"] = None
+    return JudgeSettings.model_validate(merged)
+
+
+def identity(settings: JudgeSettings) -> dict[str, Any]:
+    """What makes one judge's verdicts its own in the cache: backend, endpoint (without credentials, query or
+    fragment) and model. Never the key variable's value."""
+    from ragmetrics.judge.select import resolve_backend
+
+    backend, _ = resolve_backend(settings)
+    if backend == "local":
+        return {"backend": "local", "local_model": settings.local_model}
+    parts = urlsplit(settings.base_url or "https://api.openai.com/v1")
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return {"backend": "openai", "endpoint": f"{parts.scheme}://{netloc}{parts.path}", "model": settings.model}
+
+
 def make_panel(settings: JudgeSettings, *, cache: VerdictCache | None = None) -> PanelJudge:
     """The panel `settings.panel` names, each member built from the night's settings with its keys laid over
     them, sharing one verdict cache (keys differ by member identity)."""
-    from ragmetrics.judge.panel_config import identity
-
     panel: PanelSettings | None = settings.panel
     if panel is None:
         raise ConfigError("judge.panel is not set")
@@ -200,18 +226,17 @@ def make_panel(settings: JudgeSettings, *, cache: VerdictCache | None = None) ->
     members: list[Member] = []
     seen: dict[str, str] = {}
     for position, spec in enumerate(panel.members):
-        member_settings = spec.settings(settings)
-        who = identity(member_settings)
-        signature = repr(sorted({**who, "temperature": member_settings.temperature,
-                                 "seed": member_settings.seed}.items()))  # fmt: skip
-        name = spec.label(settings)
+        own = member_settings(spec, settings)
+        who = identity(own)
+        signature = repr(sorted({**who, "temperature": own.temperature, "seed": own.seed}.items()))
+        name = spec.label(settings.model, settings.base_url)
         if signature in seen:
             raise ConfigError(
                 f"judge.panel.members.{position}: {name!r} is the same judge as {seen[signature]!r} "
                 "(same backend, endpoint, model and sampling); a panel's members must differ"
             )
         seen[signature] = name
-        members.append(Member(name=name, judge=build_member(member_settings, who, cache), identity=who))
+        members.append(Member(name=name, judge=build_member(own, who, cache), identity=who))
     return PanelJudge(members, combine=panel.combine, threshold=panel.threshold)
 
 

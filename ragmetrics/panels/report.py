@@ -79,7 +79,7 @@ def _numbers(outcome: JudgesOutcome) -> dict[str, Any]:
              "gap_upper": r.gap_upper, "not_worse": r.not_worse, "mcnemar_p": r.mcnemar_p,
              "significantly_worse": r.significantly_worse}
             for r in c.rows
-        ],  # fmt: skip
+        ],
         "left_out": [f.model_dump() for f in outcome.left_out],
     }
 

@@ -23,8 +23,8 @@ from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.evaluate import aevaluate_rag
-from ragmetrics.judge.panel import build_member
-from ragmetrics.judge.panel_config import CandidatesFile, JudgeCandidate, PanelCandidate, identity
+from ragmetrics.judge.panel import build_member, identity, member_settings
+from ragmetrics.judge.panel_config import CandidatesFile, JudgeCandidate, PanelCandidate
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.schema import JudgeInfo, SampleFailure
 from ragmetrics.trust.judge_choice import Choice, JudgeEvidence, choose_judge
@@ -101,7 +101,7 @@ def _check_prices(candidates: CandidatesFile, base: JudgeSettings) -> None:
 async def _score_single(
     cand: JudgeCandidate, base: JudgeSettings, samples: list[RagSample], metrics: list[str], cache: VerdictCache | None
 ) -> tuple[dict[tuple[str, str], float], list[SampleFailure], float, float | None, int]:
-    settings = cand.settings(base)
+    settings = member_settings(cand, base)
     judge = TimedJudge(build_member(settings, identity(settings), cache))
     try:
         result = await aevaluate_rag(samples, metrics, judge, name=cand.name, progress=False)

@@ -203,11 +203,11 @@ def member_settings(member: PanelMember, base: JudgeSettings) -> JudgeSettings:
 
 def identity(settings: JudgeSettings) -> dict[str, Any]:
     """What makes one judge's verdicts its own in the cache: backend, endpoint (without credentials, query or
-    fragment) and model. Never the key variable's value."""
-    from ragmetrics.judge.select import resolve_backend
-
-    backend, _ = resolve_backend(settings)
-    if backend == "local":
+    fragment) and model. Never the key variable's value. A member's settings name their backend
+    (`member_settings`)."""
+    if settings.backend is None:
+        raise ValueError("a panel member's settings must name their backend")
+    if settings.backend == "local":
         return {"backend": "local", "local_model": settings.local_model}
     parts = urlsplit(settings.base_url or "https://api.openai.com/v1")
     host = parts.hostname or ""

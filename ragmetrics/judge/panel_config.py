@@ -142,7 +142,7 @@ class PanelSettings(BaseModel):
 class JudgeCandidate(PanelMember):
     """A single judge among the candidates of `ragmetrics judges` (a `name` is required)."""
 
-    name: str = Field(description="how the table, chart and snippet name it")  # type: ignore[assignment]
+    name: str = Field(description="how the table, chart and snippet name it")
 
 
 class PanelCandidate(BaseModel):

@@ -515,6 +515,8 @@ class JudgeConfig(JudgeSettings):
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
         if self.adaptive is not None and self.repeats > 1:
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
+        if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
+            raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:

@@ -56,7 +56,7 @@ def table(outcome: JudgesOutcome) -> str:
 
 
 def _numbers(outcome: JudgesOutcome) -> dict[str, Any]:
-    def est(e: Estimate | None) -> dict[str, float] | None:
+    def est(e: Estimate | None) -> dict[str, float | None] | None:
         if e is None:
             return None
         return {k: (None if math.isnan(v) else v) for k, v in (("value", e.value), ("low", e.low), ("high", e.high))}

@@ -26,6 +26,7 @@ from ragmetrics.judge.evaluate import aevaluate_rag
 from ragmetrics.judge.panel import build_member, identity, member_settings
 from ragmetrics.judge.panel_config import CandidatesFile, JudgeCandidate, PanelCandidate
 from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.panels.night import people_alpha
 from ragmetrics.schema import JudgeInfo, SampleFailure
 from ragmetrics.trust.judge_choice import Choice, JudgeEvidence, choose_judge
 from ragmetrics.trust.labels import HumanLabels
@@ -178,17 +179,19 @@ async def judge_candidates(
     costs: dict[str, float] = {}
     latency: dict[str, float | None] = {}
     calls: dict[str, int] = {}
-    for cand in singles:
-        s, f, cost, lat, n_calls = await _score_single(cand, base, chosen_samples, wanted, cache)
-        scored[cand.name], costs[cand.name], latency[cand.name], calls[cand.name] = s, cost, lat, n_calls
-        failures.extend(f.model_copy(update={"message": f"{cand.name}: {f.message}"}) for f in f)
+    for single in singles:
+        s, failed, cost, lat, n_calls = await _score_single(single, base, chosen_samples, wanted, cache)
+        scored[single.name], costs[single.name], latency[single.name], calls[single.name] = s, cost, lat, n_calls
+        failures.extend(f.model_copy(update={"message": f"{single.name}: {f.message}"}) for f in failed)
 
     units = [(sid, m) for m in wanted for sid in sorted(labelled[m]) if all((sid, m) in scored[c] for c in scored)]
-    left_out = [f for f in failures if (f.query_id, f.metric) not in set(units)]
+    kept = set(units)
+    left_out = [f for f in failures if (f.query_id, f.metric) not in kept]
     if not units:
         raise InputError("no labelled unit was scored by every candidate; see the failures", source=human.source)
     y = np.array([labelled[m][sid].value for sid, m in units], dtype=np.float64)
-    clusters = np.array([ids.index(sid) for sid, _ in units], dtype=np.int64)
+    position = {sid: i for i, sid in enumerate(ids)}
+    clusters = np.array([position[sid] for sid, _ in units], dtype=np.int64)
     metric_of = [m for _, m in units]
     member_scores = {c: np.array([scored[c][u] for u in units], dtype=np.float64) for c in scored}
 
@@ -198,13 +201,15 @@ async def judge_candidates(
             evidence.append(JudgeEvidence(cand.name, member_scores[cand.name], costs[cand.name], latency[cand.name]))
         else:
             panel = _panel_scores(cand, member_scores, y, metric_of, threshold, folds, seed)
-            lat = [latency[m] for m in cand.panel]
+            member_latency = [latency[m] for m in cand.panel]  # members are asked in parallel
             evidence.append(
                 JudgeEvidence(
                     cand.name,
                     panel,
                     math.fsum(costs[m] for m in cand.panel),
-                    max(v for v in lat if v is not None) if all(v is not None for v in lat) else None,
+                    max(v for v in member_latency if v is not None)
+                    if all(v is not None for v in member_latency)
+                    else None,
                     tuned_on_labels=cand.combine == "learned",
                 )
             )
@@ -212,7 +217,7 @@ async def judge_candidates(
                           resamples=resamples, seed=seed)  # fmt: skip
     decisions = np.array([member_scores[c] >= threshold for c in scored], dtype=np.float64)
     judges_alpha = krippendorff_alpha(decisions) if len(scored) >= 2 else None
-    people_alpha = _people_alpha(human, wanted, run, threshold)
+    people = people_alpha(human, wanted, threshold, run)
     notes = []
     if left_out:
         notes.append(f"{len({(f.query_id, f.metric) for f in left_out})} labelled units left out for every "
@@ -224,30 +229,11 @@ async def judge_candidates(
         left_out=left_out,
         calls=calls,
         judges_alpha=None if judges_alpha is None or math.isnan(judges_alpha) else judges_alpha,
-        people_alpha=people_alpha,
+        people_alpha=people,
         candidates=candidates,
         base=base,
         notes=notes,
     )
-
-
-def _people_alpha(human: HumanLabels, metrics: Sequence[str], run: str | None, threshold: float) -> float | None:
-    """Krippendorff alpha among the people on their yes/no decisions, over every metric's units (None with
-    fewer than two named labellers)."""
-    columns: list[dict[str, float]] = []
-    people: set[str] = set()
-    for metric in metrics:
-        ratings = human.ratings(metric, run)
-        people |= set(ratings)
-        items = sorted({i for per in ratings.values() for i in per})
-        columns.extend({p: ratings[p][i] for p in ratings if i in ratings[p]} for i in items)
-    if len(people) < 2:
-        return None
-    order = sorted(people)
-    scale = human.scale or 1.0
-    matrix = np.array([[float(c[p] / scale >= threshold) if p in c else np.nan for c in columns] for p in order])
-    value = krippendorff_alpha(matrix)
-    return None if math.isnan(value) else value
 
 
 def snippet(outcome: JudgesOutcome) -> dict[str, Any]:

@@ -95,6 +95,7 @@ def _handle(args: argparse.Namespace) -> int:
             folds=args.folds,
             resamples=args.resamples,
             seed=args.seed,
+            source=str(args.candidates),
         )
     )
     table = write_outputs(outcome, args.out)

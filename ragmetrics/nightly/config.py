@@ -931,6 +931,8 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
         config.judge.aligned = _resolve(config.judge.aligned, base)
+        if config.judge.panel is not None and config.judge.panel.labels is not None:
+            config.judge.panel.labels = _resolve(config.judge.panel.labels, base)
         config.judge.metric_files = [p for p in (_resolve(p, base) for p in config.judge.metric_files) if p]
         for i, item in enumerate(config.judge.custom_metrics):
             if isinstance(item, RubricMetric) and item.labelled_file is not None:

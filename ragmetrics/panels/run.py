@@ -9,6 +9,7 @@ candidate's agreement is measured on labels it was never tuned on. Cost is what 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -88,13 +89,13 @@ class JudgesOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def _check_prices(candidates: CandidatesFile, base: JudgeSettings) -> None:
+def _check_prices(candidates: CandidatesFile, base: JudgeSettings, source: str) -> None:
     for position, cand in enumerate(candidates.candidates):
         if isinstance(cand, JudgeCandidate) and cand.resolved_backend() == "openai":
             prices = cand.price_per_million_tokens or base.price_per_million_tokens
             if prices is None:
                 raise ConfigError(
-                    f"candidates.{position}.price_per_million_tokens: {cand.name!r} has no prices, so its cost "
+                    f"{source}: candidates.{position}.price_per_million_tokens: {cand.name!r} has no prices, so its cost "
                     "cannot be compared; give {prompt: USD, completion: USD} per 1M tokens"
                 )
 
@@ -158,10 +159,14 @@ async def judge_candidates(
     folds: int = 5,
     resamples: int = 2000,
     seed: int = 0,
+    source: str = "candidates",
 ) -> JudgesOutcome:
     """Score every candidate on the labelled units and choose (module docstring; `trust.judge_choice`)."""
-    base = JudgeSettings.model_validate(candidates.judge)
-    _check_prices(candidates, base)
+    try:
+        base = JudgeSettings.model_validate(candidates.judge)
+    except ValueError as exc:  # pydantic's ValidationError included
+        raise ConfigError(f"{source}: judge: {exc}") from None
+    _check_prices(candidates, base, source)
     by_id = {s.id: s for s in samples}
     human.check_ids(by_id)
     wanted = list(metrics) if metrics else human.metrics()
@@ -179,8 +184,9 @@ async def judge_candidates(
     costs: dict[str, float] = {}
     latency: dict[str, float | None] = {}
     calls: dict[str, int] = {}
-    for single in singles:
-        s, failed, cost, lat, n_calls = await _score_single(single, base, chosen_samples, wanted, cache)
+    # The candidates judge side by side (each within its own concurrency limit), as a panel's members do.
+    outcomes = await asyncio.gather(*(_score_single(c, base, chosen_samples, wanted, cache) for c in singles))
+    for single, (s, failed, cost, lat, n_calls) in zip(singles, outcomes, strict=True):
         scored[single.name], costs[single.name], latency[single.name], calls[single.name] = s, cost, lat, n_calls
         failures.extend(f.model_copy(update={"message": f"{single.name}: {f.message}"}) for f in failed)
 

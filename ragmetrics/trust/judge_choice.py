@@ -92,14 +92,33 @@ def _interval(value: float, draws: NDArray[np.float64], alpha: float) -> Estimat
     return Estimate(value, float(low), float(high))
 
 
-def _weighted_kappa(j: NDArray[np.bool_], h: NDArray[np.bool_], w: NDArray[np.float64]) -> float:
-    total = w.sum()
-    if total <= 0:
-        return math.nan
-    observed = float(w[j == h].sum() / total)
-    pj, ph = float(w[j].sum() / total), float(w[h].sum() / total)
+def _kappa_draws(j: NDArray[np.bool_], h: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cohen's kappa of yes/no decisions under every bootstrap draw's unit weights at once."""
+    total = weights.sum(axis=1)
+    observed = weights @ (j == h).astype(np.float64) / total
+    pj = weights @ j.astype(np.float64) / total
+    ph = weights @ h.astype(np.float64) / total
     expected = pj * ph + (1 - pj) * (1 - ph)
-    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = np.where(expected >= 1, np.where(observed >= 1, 1.0, 0.0), (observed - expected) / (1 - expected))
+    return np.asarray(kappa, dtype=np.float64)
+
+
+def _auc_draws(scores: NDArray[np.float64], positive: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """ROC AUC under every draw's unit weights: at once over the score levels when they are few (verdicts),
+    draw by draw otherwise."""
+    levels, level_of = np.unique(scores, return_inverse=True)
+    if levels.size > 64:
+        return np.array([_weighted_auc(scores, positive, w) for w in weights])
+    onehot = np.zeros((scores.size, levels.size))
+    onehot[np.arange(scores.size), level_of] = 1.0
+    pos_at = weights @ (onehot * positive[:, None])
+    neg_at = weights @ (onehot * ~positive[:, None])
+    neg_below = np.cumsum(neg_at, axis=1) - neg_at
+    wp, wn = pos_at.sum(axis=1), neg_at.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        auc = (pos_at * (neg_below + 0.5 * neg_at)).sum(axis=1) / (wp * wn)
+    return np.where((wp > 0) & (wn > 0), auc, np.nan)
 
 
 def choose_judge(
@@ -147,11 +166,9 @@ def choose_judge(
         kappa = None
         auc = None
         if binary:
-            kappa_draws = np.array([_weighted_kappa(judged, human, w) for w in weights])
-            kappa = _interval(decision_kappa(judged, human), kappa_draws, alpha)
+            kappa = _interval(decision_kappa(judged, human), _kappa_draws(judged, human, weights), alpha)
             if human.any() and (~human).any():
-                auc_draws = np.array([_weighted_auc(c.scores, human, w) for w in weights])
-                auc = _interval(roc_auc(c.scores, human.astype(int)), auc_draws, alpha)
+                auc = _interval(roc_auc(c.scores, human.astype(int)), _auc_draws(c.scores, human, weights), alpha)
         rows.append(
             CandidateRow(
                 name=c.name,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ragmetrics.trust.agreement import roc_auc
-from ragmetrics.trust.judge_choice import JudgeEvidence, _weighted_auc, choose_judge
+from ragmetrics.trust.judge_choice import JudgeEvidence, _auc_draws, _kappa_draws, _weighted_auc, choose_judge
 
 
 def _correlated(truth: np.ndarray, accuracies: dict[str, float], shared: float, seed: int) -> dict[str, np.ndarray]:
@@ -68,6 +68,14 @@ def test_agreement_figures_and_their_checks() -> None:
     assert row.accuracy.value == pytest.approx(6 / 8)
     assert row.auc is not None and row.auc.value == pytest.approx(roc_auc(scores, truth.astype(int)))
     assert _weighted_auc(scores, truth == 1, np.ones(8)) == pytest.approx(roc_auc(scores, truth.astype(int)))
+    w = np.random.default_rng(0).poisson(1.0, size=(5, 8)).astype(np.float64) + 0.1
+    for draw, kappa, auc in zip(w, _kappa_draws(scores >= 0.5, truth == 1, w), _auc_draws(scores, truth == 1, w),
+                                strict=True):  # fmt: skip
+        assert auc == pytest.approx(_weighted_auc(scores, truth == 1, draw))
+        p_j, p_h = np.average(scores >= 0.5, weights=draw), np.average(truth == 1, weights=draw)
+        expected = p_j * p_h + (1 - p_j) * (1 - p_h)
+        assert kappa == pytest.approx((np.average((scores >= 0.5) == (truth == 1), weights=draw) - expected)
+                                      / (1 - expected))  # fmt: skip
     with pytest.raises(ValueError, match="one finite score per labelled unit"):
         choose_judge([JudgeEvidence("j", scores[:5], 0.0)], truth, np.arange(8))
     with pytest.raises(ValueError, match="margin and alpha"):

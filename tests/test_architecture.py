@@ -30,6 +30,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",
     "ragmetrics.alignment": "api",
+    "ragmetrics.panels": "api",
     "ragmetrics.traces": "api",
     "ragmetrics.mlflow": "api",
     "ragmetrics.testset": "testset",

@@ -2,7 +2,7 @@
 
 A panel member overlays a few backend keys (model, endpoint, key variable, prices, sampling) on the night's
 judge settings; everything else (cache file, retries, concurrency, timeouts) is the night's. A member is a
-judge of its own: its verdicts are cached under its `identity` (backend, endpoint, model), so two members
+judge of its own: its verdicts are cached under its identity (backend, endpoint, model: `judge.panel.identity`), so two members
 never share a verdict even when they name the same model on two endpoints.
 
 Two shapes use these models:
@@ -18,13 +18,10 @@ config loaders turn into an exit 2 naming that key.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
-
-if TYPE_CHECKING:
-    from ragmetrics.judge.settings import JudgeSettings
 
 __all__ = [
     "COMBINE_METHODS",
@@ -38,7 +35,8 @@ __all__ = [
 CombineMethod = Literal["mean", "majority", "learned", "dawid_skene"]
 COMBINE_METHODS: tuple[str, ...] = ("mean", "majority", "learned", "dawid_skene")
 
-# The member keys that overlay the night's judge settings (the rest is shared by every member).
+# The member keys that overlay the night's judge settings (the rest is shared by every member;
+# `judge.panel.member_settings`). This module imports no other judge module, so settings.py can import it.
 MEMBER_KEYS = (
     "backend",
     "model",
@@ -94,42 +92,17 @@ class PanelMember(BaseModel):
             return self.backend
         return "openai" if (self.base_url or self.model) else "local"
 
-    def settings(self, base: JudgeSettings) -> JudgeSettings:
-        """The night's judge settings with this member's keys laid over them (and no panel of its own)."""
-        update: dict[str, Any] = {k: getattr(self, k) for k in MEMBER_KEYS if getattr(self, k) is not None}
-        update["backend"] = self.resolved_backend()
-        from ragmetrics.judge.settings import JudgeSettings
-
-        fields = set(JudgeSettings.model_fields)
-        merged = {k: v for k, v in base.model_dump().items() if k in fields} | update
-        merged.pop("panel", None)
-        return JudgeSettings.model_validate(merged)
-
-    def label(self, base: JudgeSettings | None = None) -> str:
-        """Its name, or model@host (the local judge: 'local')."""
+    def label(self, default_model: str = "model", default_url: str | None = None) -> str:
+        """Its name, or model@host (the local judge: 'local'); the defaults are the night's judge's."""
         if self.name is not None:
             return self.name
         if self.resolved_backend() == "local":
             return "local" if self.local_model in (None, "auto") else f"local-{self.local_model}"
-        model = self.model or (base.model if base is not None else "model")
-        url = self.base_url or (base.base_url if base is not None else None)
-        host = urlsplit(url).netloc if url else "api.openai.com"
+        model = self.model or default_model
+        url = self.base_url or default_url
+        parts = urlsplit(url) if url else None
+        host = "api.openai.com" if parts is None else (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         return f"{model}@{host}"
-
-
-def identity(settings: JudgeSettings) -> dict[str, Any]:
-    """What makes one judge's verdicts its own in the cache: backend, endpoint (without credentials or query)
-    and model. Never the key variable's value."""
-    from ragmetrics.judge.select import resolve_backend
-
-    backend, _ = resolve_backend(settings)
-    if backend == "local":
-        return {"backend": "local", "local_model": settings.local_model}
-    url = settings.base_url or "https://api.openai.com/v1"
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return {"backend": "openai", "endpoint": f"{parts.scheme}://{netloc}{parts.path}", "model": settings.model}
 
 
 class PanelSettings(BaseModel):
@@ -169,7 +142,7 @@ class PanelSettings(BaseModel):
 class JudgeCandidate(PanelMember):
     """A single judge among the candidates of `ragmetrics judges` (a `name` is required)."""
 
-    name: str = Field(description="how the table, chart and snippet name it")  # type: ignore[assignment]
+    name: str = Field(description="how the table, chart and snippet name it")
 
 
 class PanelCandidate(BaseModel):

@@ -19,15 +19,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics.judge.base import RagSample
+from ragmetrics.errors import InputError
+from ragmetrics.judge.base import Judge, RagSample
+from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.cascade.config import check_confidence_source, check_enough_labels
 from ragmetrics.judge.cascade.run import CascadeReport, Stage, run_cascade
 from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 
 if TYPE_CHECKING:
-    from ragmetrics.engines.base import Engine, JudgeSession
+    from ragmetrics.engines.base import Engine
     from ragmetrics.judge.panel_config import PanelMember
-    from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
     from ragmetrics.trust.labels import HumanLabels
 
@@ -55,7 +56,7 @@ class _Judge:
     """One judge of the cascade: its views' sessions and the requests it was sent."""
 
     name: str
-    sessions: list[JudgeSession]
+    sessions: list[_Session]
     asked: int = 0
     infos: list[JudgeInfo] = field(default_factory=list)
 
@@ -71,29 +72,26 @@ def _labels(judge: JudgeConfig) -> HumanLabels:
     return load_labels(judge.labels, scale=judge.label_scale)
 
 
-def _annotator_session(settings: JudgeSettings, metric_examples: Mapping[str, Any]) -> JudgeSession:
-    """A session whose judge shows its own labelled examples (a simulated annotator): the local engine's."""
-    from ragmetrics._async import run_sync
-    from ragmetrics.judge.aligned.prompt_edit import EditedLibrary
-    from ragmetrics.judge.backends.llm import LLMJudge
-    from ragmetrics.judge.evaluate import evaluate_rag
-    from ragmetrics.judge.prompts import default_library
+class _Session:
+    """One judge scoring in this process: a cascade's member or one simulated annotator."""
 
-    judge = LLMJudge(settings, prompts=EditedLibrary(default_library(), dict(metric_examples)))
+    def __init__(self, judge: Judge) -> None:
+        self._judge = judge
 
-    class _Session:
-        def score(
-            self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
-        ) -> RunResult:
-            return evaluate_rag(samples, metrics, judge, name=name, progress=progress)
+    def score(
+        self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
+    ) -> RunResult:
+        from ragmetrics.judge.evaluate import evaluate_rag
 
-        def info(self) -> JudgeInfo:
-            return judge.info()
+        return evaluate_rag(samples, metrics, self._judge, name=name, progress=progress)
 
-        def close(self) -> None:
-            run_sync(judge.aclose())
+    def info(self) -> JudgeInfo:
+        return self._judge.info()
 
-    return _Session()
+    def close(self) -> None:
+        from ragmetrics._async import run_sync
+
+        run_sync(self._judge.aclose())
 
 
 def _prompt_names(metric: str) -> tuple[str, ...]:
@@ -107,22 +105,32 @@ def _prompt_names(metric: str) -> tuple[str, ...]:
 def _sessions(
     member: PanelMember,
     judge: JudgeConfig,
-    engine: Engine,
+    cache: VerdictCache | None,
     examples: Mapping[str, list[tuple[RagSample, float]]],
-) -> list[JudgeSession]:
-    base = member.settings(judge.settings())
+) -> list[_Session]:
+    """The member's views: one judge (logprobs), `samples` seeds, or `samples` annotators with their examples.
+    Each is cached under the member's identity (endpoint and model), so two members never share a verdict."""
+    from ragmetrics.judge.panel import build_member, identity, member_settings
+
+    base = member_settings(member, judge.settings())
+    who = identity(base)
     if judge.confidence == "logprobs":
-        return [engine.judge_session(base)]
+        return [_Session(build_member(base, who, cache))]
     seed = base.seed or 0
     views = [base.model_copy(update={"seed": seed + r}) for r in range(judge.samples)]
     if judge.confidence == "samples":
-        return [engine.judge_session(s) for s in views]
-    from ragmetrics.judge.aligned.prompt_edit import PromptEdit, example_of
+        return [_Session(build_member(s, who, cache)) for s in views]
+    if who["backend"] != "openai":
+        raise InputError(
+            "simulated annotators are LLM judges shown labelled examples", field="judge.confidence"
+        )
+    from ragmetrics.judge.aligned.prompt_edit import EditedLibrary, PromptEdit, example_of
+    from ragmetrics.judge.backends.llm import LLMJudge
+    from ragmetrics.judge.prompts import default_library
     from ragmetrics.judge.registry import spec
     from ragmetrics.judge.rubric import RubricMetric
 
     rubrics = {m.name: m for m in judge.custom_metrics if isinstance(m, RubricMetric)}
-
     sessions = []
     for r, settings in enumerate(views):
         edits: dict[str, PromptEdit] = {}
@@ -131,7 +139,8 @@ def _sessions(
             reads = tuple(rubrics[metric].reads) if metric in rubrics else spec(metric).required
             edit = PromptEdit(examples=[example_of(s, label, reads) for s, label in shots])
             edits.update({name: edit for name in _prompt_names(metric)})
-        sessions.append(_annotator_session(settings, edits))
+        library = EditedLibrary(default_library(), edits)
+        sessions.append(_Session(LLMJudge(settings, cache=cache, prompts=library, identity=who)))
     return sessions
 
 
@@ -143,8 +152,6 @@ def judge_cascade(
     engine: Engine | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
     """Every run's judge metrics through the cascade; the first judge's info with the cascade's usage."""
-    from ragmetrics.engines import LocalEngine
-
     judge_config = config.judge
     assert judge_config is not None and judge_config.cascade is not None and judge_config.labels is not None
     metrics = sorted({m for _, ms in plan.values() for m in ms})
@@ -173,9 +180,11 @@ def judge_cascade(
         m: [(samples_by_id[sid], next(v for (_, s), v in by_metric[m].items() if s == sid)) for sid in pool]
         for m, (pool, _, _) in splits.items()
     }
-    engine = engine or LocalEngine()
+    del engine  # the cascade's judges score in this process (each member's identity in its cache keys)
+    base = judge_config.settings()
+    cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
     judges = [
-        _Judge(member.label(judge_config.settings()), _sessions(member, judge_config, engine, examples))
+        _Judge(member.label(base.model, base.base_url), _sessions(member, judge_config, cache, examples))
         for member in judge_config.cascade
     ]
     results: dict[str, RunResult] = {}
@@ -206,6 +215,8 @@ def judge_cascade(
         for j in judges:
             for s in j.sessions:
                 s.close()
+        if cache is not None:
+            cache.close()
     info = _info(infos, [j.name for j in judges])
     for result in results.values():
         result.metadata.judge = info

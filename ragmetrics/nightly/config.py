@@ -517,6 +517,8 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
         if self.adaptive is not None and self.repeats > 1:
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
+        if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
+            raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
         if self.cascade and (self.panel is not None or self.adaptive is not None or self.repeats > 1):
             raise ValueError("judge.cascade: not with judge.panel, judge.adaptive or judge.repeats > 1 (yet)")
         return self
@@ -935,6 +937,8 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
         config.judge.aligned = _resolve(config.judge.aligned, base)
         config.judge.labels = _resolve(config.judge.labels, base)
+        if config.judge.panel is not None and config.judge.panel.labels is not None:
+            config.judge.panel.labels = _resolve(config.judge.panel.labels, base)
         config.judge.metric_files = [p for p in (_resolve(p, base) for p in config.judge.metric_files) if p]
         for i, item in enumerate(config.judge.custom_metrics):
             if isinstance(item, RubricMetric) and item.labelled_file is not None:

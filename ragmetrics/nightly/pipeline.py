@@ -732,6 +732,10 @@ def score_judge(
             notes.append(
                 "judge.repeats with the local judge: it is deterministic, so repeats agree exactly (noise 0)"
             )
+    if base.panel is not None:  # run-wide combinations and the panel's agreement (ragmetrics.panels.night)
+        from ragmetrics.panels.night import finish_panel_night, people_labels
+
+        out, info = finish_panel_night(base.panel, out, info, people=people_labels(config.human_labels))
     return out, info
 
 

@@ -103,6 +103,41 @@ class Record:
     max_tokens: int | None = None
     examples: bool = False
     response_format: dict[str, Any] | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Persona:
+    """A simulated judge of known quality on the binary context_sufficiency verdict (`LoopbackServer.persona`).
+
+    On item i (its question), judge j is right iff Phi^-1(accuracy_j) > sqrt(shared)*z_i + sqrt(1-shared)*e_ij,
+    with z_i the item's difficulty (``[z:0.7]`` in the question, else 0) and e_ij a standard normal drawn from a
+    hash of (model, question): so P(right) = accuracy, and two judges err together more the larger `shared`.
+    `yes_bias`: of the items it gets right whose truth is "not sufficient", this share it calls sufficient anyway
+    (a lenient judge). Deterministic: the same request always gets the same verdict."""
+
+    accuracy: float
+    shared: float = 0.0
+    yes_bias: float = 0.0
+
+
+def _uniform(*parts: str) -> float:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2.0**64
+
+
+def _persona_sufficient(persona: Persona, model: str, question: str, truth: bool) -> bool:
+    from statistics import NormalDist
+
+    normal = NormalDist()
+    m = re.search(r"\[z:(-?[0-9.]+)\]", question)
+    z = float(m.group(1)) if m else 0.0
+    e = normal.inv_cdf(_uniform("noise", model, question))
+    right = math.sqrt(persona.shared) * z + math.sqrt(1 - persona.shared) * e < normal.inv_cdf(persona.accuracy)
+    verdict = truth if right else not truth
+    if not truth and not verdict and _uniform("bias", model, question) < persona.yes_bias:
+        verdict = True
+    return verdict
 
 
 @dataclass
@@ -124,6 +159,7 @@ class State:
     redirect_to: str = ""
     refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
     persona: str = ""  # a judge of its own: reads ``[<persona>@rating:X]`` first (`_persona`)
+    personas: dict[str, Persona] = field(default_factory=dict)  # model name -> simulated judge (Persona)
     # The Batch API (files and batches): what was uploaded and created, and how batches behave.
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -801,6 +837,7 @@ class _Handler(BaseHTTPRequestHandler):
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "examples": bool(example_answers),
             "response_format": fmt or None,
+            "model": body.get("model"),
         }
         digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
         fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
@@ -830,6 +867,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(400, "no prompt marker in the system message")
             else:
                 verdict = scripted_verdict(prompt, _persona(user, state.persona), body.get("seed"), system)
+                persona = state.personas.get(str(body.get("model")))
+                if persona is not None and prompt == "context_sufficiency":
+                    said = _persona_sufficient(persona, str(body.get("model")), _section(user, "question"),
+                                               bool(verdict["sufficient"]))  # fmt: skip
+                    verdict = {"reason": f"simulated judge: {'sufficient' if said else 'not'}", "sufficient": said}
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "key_in_reason":
@@ -992,6 +1034,13 @@ class LoopbackServer:
             raise ValueError(f"unknown fault {kind!r}; known: {FAULTS}")
         with self.state.lock:
             self.state.rules.append(Rule(kind, times, prompt, match, path))
+
+    def persona(self, model: str, accuracy: float, *, shared: float = 0.0, yes_bias: float = 0.0) -> None:
+        """Requests naming `model` get context_sufficiency verdicts of a judge of this quality (`Persona`)."""
+        if not (0.0 < accuracy < 1.0 and 0.0 <= shared < 1.0 and 0.0 <= yes_bias <= 1.0):
+            raise ValueError("accuracy in (0, 1), shared in [0, 1), yes_bias in [0, 1]")
+        with self.state.lock:
+            self.state.personas[model] = Persona(accuracy, shared, yes_bias)
 
     def clear_faults(self) -> None:
         with self.state.lock:

@@ -5,7 +5,8 @@ requests each receives are counted at the server.
 80 samples, people say yes to the even ones. The small judge is sure (P = 0.97) and right on c00-c39, unsure
 (P = 0.6, always "yes") on the rest; the big judge is sure and right on c00-c67 and unsure and wrong on c68-c79.
 With agreement 0.8 and delta 0.2 (0.1 per judge), the small judge is certified at 0.97, the big one at its
-sure level: c40-c67 are decided by the big judge, c68-c79 abstained on.
+sure level: c40-c67 are decided by the big judge, c68-c79 abstained on. Both servers serve one model name: each
+member's verdicts are cached under its endpoint too, or the big judge would be answered from the small one's.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def _setup(qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: 
         "metric_files": ["helpful.yaml"],
         "metrics": ["helpful"],
         "cascade": [
-            {"name": "small", "model": "small-model", "base_url": small.url},
-            {"name": "big", "model": "big-model", "base_url": big.url},
+            {"name": "small", "model": "judge-model", "base_url": small.url},
+            {"name": "big", "model": "judge-model", "base_url": big.url},
         ],
         "agreement": 0.8,
         "delta": 0.2,

@@ -23,7 +23,7 @@ from ragmetrics.errors import InputError
 from ragmetrics.judge.base import Judge, RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.cascade.config import check_confidence_source, check_enough_labels
-from ragmetrics.judge.cascade.run import CascadeReport, Stage, run_cascade
+from ragmetrics.judge.cascade.run import Cascade, CascadeReport, Stage
 from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
     from ragmetrics.trust.labels import HumanLabels
 
-__all__ = ["judge_cascade", "split_labels"]
+__all__ = ["CascadeSession", "judge_cascade", "split_labels"]
 
 Item = tuple[str, str]
 
@@ -144,6 +144,101 @@ def _sessions(
     return sessions
 
 
+class CascadeSession:
+    """A judge session (`engines.base.JudgeSession`) that sends each (sample, metric) up the cascade.
+
+    Built over the night's plan: the labels are read and checked, and every metric's thresholds certified on
+    its calibration items, before anything else is judged. `score` then routes whatever samples it is given
+    (a whole run, or an adaptive night's batch) and returns abstentions as not applicable.
+    """
+
+    def __init__(self, config: NightlyConfig, plan: Mapping[str, tuple[list[RagSample], list[str]]]) -> None:
+        judge = config.judge
+        assert judge is not None and judge.cascade is not None and judge.labels is not None
+        metrics = sorted({m for _, ms in plan.values() for m in ms})
+        check_confidence_source(judge, metrics, list(judge.custom_metrics))
+        labels = _labels(judge)
+        labels.check_metrics(metrics)
+        by_metric: dict[str, dict[Item, float]] = {}
+        samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
+        for metric in metrics:
+            found: dict[Item, float] = {}
+            for run, (samples, run_metrics) in plan.items():
+                if metric in run_metrics:
+                    applying = labels.for_metric(metric, run)
+                    found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
+            by_metric[metric] = found
+        pool_size = judge.samples * judge.shots if judge.confidence == "simulated_annotators" else 0
+        counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
+        check_enough_labels(counts, judge, str(judge.labels))
+        splits = {m: split_labels([sid for _, sid in found], judge.held_out, pool_size)
+                  for m, found in by_metric.items()}  # fmt: skip
+        label_of = {m: {sid: v for (_, sid), v in found.items()} for m, found in by_metric.items()}
+        examples = {
+            m: [(samples_by_id[sid], label_of[m][sid]) for sid in pool] for m, (pool, _, _) in splits.items()
+        }
+        base = judge.settings()
+        self._cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
+        self.judges = [
+            _Judge(member.label(base.model, base.base_url), _sessions(member, judge, self._cache, examples))
+            for member in judge.cascade
+        ]
+        self.cascades: dict[str, Cascade] = {}
+        try:
+            for metric in metrics:
+                pool, _, calibrating = splits[metric]
+                # the annotators' examples are judged like any item, but neither calibrate nor count as held out
+                labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
+                cascade = Cascade(
+                    [Stage(j.name, j.score) for j in self.judges],
+                    metric,
+                    labelled,
+                    {item for item in labelled if item[1] in calibrating},
+                    target=judge.agreement_target,
+                    delta=judge.cascade_delta,
+                    need_probabilities=judge.confidence == "logprobs",
+                )
+                cascade.calibrate({run: samples for run, (samples, ms) in plan.items() if metric in ms})
+                self.cascades[metric] = cascade
+        except BaseException:
+            self.close()
+            raise
+
+    def score(
+        self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
+    ) -> RunResult:
+        del progress
+        merged: RunResult | None = None
+        for metric in metrics:
+            result = self.cascades[metric].route({name: samples})[name]
+            merged = result if merged is None else merged.merge(result)
+        assert merged is not None
+        merged.metadata.judge = self.info()
+        merged.metadata.kind = "judge"
+        return merged
+
+    def info(self) -> JudgeInfo:
+        info = _info([[s.info() for s in j.sessions] for j in self.judges], [j.name for j in self.judges])
+        assert info is not None
+        return info
+
+    def finish(self, results: Mapping[str, RunResult]) -> list[str]:
+        """The night's lines about the cascade; each result's `cascade:<metric>` figures made final."""
+        for result in results.values():
+            for metric, cascade in self.cascades.items():
+                if metric in result.metadata.metrics:
+                    result.metadata.extra[f"cascade:{metric}"] = cascade.report.as_dict()
+        return [_note(c.report) for c in self.cascades.values()]
+
+    def close(self) -> None:
+        for j in self.judges:
+            for s in j.sessions:
+                s.close()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+
 def judge_cascade(
     config: NightlyConfig,
     plan: Mapping[str, tuple[list[RagSample], list[str]]],
@@ -151,80 +246,20 @@ def judge_cascade(
     *,
     engine: Engine | None = None,
 ) -> tuple[dict[str, RunResult], JudgeInfo | None]:
-    """Every run's judge metrics through the cascade; the first judge's info with the cascade's usage."""
-    judge_config = config.judge
-    assert judge_config is not None and judge_config.cascade is not None and judge_config.labels is not None
-    metrics = sorted({m for _, ms in plan.values() for m in ms})
-    check_confidence_source(judge_config, metrics, list(judge_config.custom_metrics))
-    labels = _labels(judge_config)
-    labels.check_metrics(metrics)
-    by_metric: dict[str, dict[Item, float]] = {}
-    samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
-    for metric in metrics:
-        found: dict[Item, float] = {}
-        for run, (samples, run_metrics) in plan.items():
-            if metric not in run_metrics:
-                continue
-            applying = labels.for_metric(metric, run)
-            found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
-        by_metric[metric] = found
-    annotators = judge_config.confidence == "simulated_annotators"
-    pool_size = judge_config.samples * judge_config.shots if annotators else 0
-    counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
-    check_enough_labels(counts, judge_config, str(judge_config.labels))
-    splits = {
-        m: split_labels([sid for _, sid in found], judge_config.held_out, pool_size)
-        for m, found in by_metric.items()
-    }
-    examples = {
-        m: [(samples_by_id[sid], next(v for (_, s), v in by_metric[m].items() if s == sid)) for sid in pool]
-        for m, (pool, _, _) in splits.items()
-    }
-    del engine  # the cascade's judges score in this process (each member's identity in its cache keys)
-    base = judge_config.settings()
-    cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
-    judges = [
-        _Judge(member.label(base.model, base.base_url), _sessions(member, judge_config, cache, examples))
-        for member in judge_config.cascade
-    ]
-    results: dict[str, RunResult] = {}
+    """Every run's judge metrics through the cascade; the first judge's info with the cascade's usage. The
+    cascade's judges score in this process (each member's identity in its cache keys), whatever `engine`."""
+    del engine
+    session = CascadeSession(config, plan)
     try:
-        for metric in metrics:
-            pool, _, calibrating = splits[metric]
-            runs = {run: samples for run, (samples, run_metrics) in plan.items() if metric in run_metrics}
-            # the annotators' examples are judged like any item, but neither calibrate nor count as held out
-            labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
-            calibration = {item for item in labelled if item[1] in calibrating}
-            before = [j.asked for j in judges]
-            out, report = run_cascade(
-                [Stage(j.name, j.score) for j in judges],
-                runs,
-                metric,
-                labelled,
-                calibration,
-                target=judge_config.agreement_target,
-                delta=judge_config.cascade_delta,
-                need_probabilities=judge_config.confidence == "logprobs",
-            )
-            asked = [j.asked - b for j, b in zip(judges, before, strict=True)]
-            notes.append(_note(report, asked, sum(len(v) for v in runs.values()), len(judges[-1].sessions)))
-            for run, result in out.items():
-                results[run] = result if run not in results else results[run].merge(result)
-        infos = [[s.info() for s in j.sessions] for j in judges]
+        results = {run: session.score(samples, metrics, name=run, progress=False)
+                   for run, (samples, metrics) in plan.items() if samples}  # fmt: skip
+        notes.extend(session.finish(results))
+        return results, session.info()
     finally:
-        for j in judges:
-            for s in j.sessions:
-                s.close()
-        if cache is not None:
-            cache.close()
-    info = _info(infos, [j.name for j in judges])
-    for result in results.values():
-        result.metadata.judge = info
-        result.metadata.kind = "judge"
-    return results, info
+        session.close()
 
 
-def _note(report: CascadeReport, asked: Sequence[int], items: int, strongest_views: int) -> str:
+def _note(report: CascadeReport) -> str:
     coverage = "n/a" if report.coverage is None else f"{report.coverage:.1%}"
     reached = (
         f"{report.held_out_agreement:.3f} on {report.held_out_decided} decided held-out labels"
@@ -232,16 +267,15 @@ def _note(report: CascadeReport, asked: Sequence[int], items: int, strongest_vie
         else "not measured (no held-out label was decided)"
     )
     per_judge = ", ".join(
-        f"{s.judge}: asked about {n} items, {s.decided} decided (threshold "
+        f"{s.judge}: asked about {s.asked} items, {s.decided} decided (threshold "
         f"{'none certified' if s.threshold.threshold is None else f'{s.threshold.threshold:.4g}'})"
-        for s, n in zip(report.stages, asked, strict=True)
+        for s in report.stages
     )
-    alone = items * strongest_views
     return (
         f"cascade {report.metric}: {report.decided} decided, {report.abstained} abstained (never scored), "
         f"{report.failed} failed; coverage {coverage}; agreement with people guaranteed >= {report.target:g} "
         f"with probability >= {1 - report.delta:g} (if the labelled and judged items are exchangeable); "
-        f"reached {reached}; {per_judge}; the strongest judge alone: asked about {alone} items"
+        f"reached {reached}; {per_judge}; the strongest judge alone: asked about {report.items} items"
     )
 
 

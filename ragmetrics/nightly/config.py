@@ -519,8 +519,8 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
         if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
             raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
-        if self.cascade and (self.panel is not None or self.adaptive is not None or self.repeats > 1):
-            raise ValueError("judge.cascade: not with judge.panel, judge.adaptive or judge.repeats > 1 (yet)")
+        if self.cascade and (self.panel is not None or self.repeats > 1):
+            raise ValueError("judge.cascade: not with judge.panel or judge.repeats > 1 (yet)")
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:

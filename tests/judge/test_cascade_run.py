@@ -81,8 +81,8 @@ def test_items_go_up_only_when_unconfident_and_the_rest_is_abstained() -> None:
         [Stage("one", first), Stage("two", second)], {"r": samples}, "m", labels, calibration,
         target=0.8, delta=0.2,
     )  # fmt: skip
-    assert first.asked == [s.id for s in samples]
-    assert second.asked == [f"s{i:02d}" for i in range(30, n)]  # exactly the escalated ones
+    assert sorted(first.asked) == [s.id for s in samples]  # each once: calibration's verdicts are reused
+    assert sorted(second.asked) == [f"s{i:02d}" for i in range(30, n)]  # exactly the escalated ones, once
     assert [s.threshold.threshold for s in report.stages] == [0.98, 0.96]
     result = out["r"]
     assert all(result.per_query[f"s{i:02d}"]["m"] is not None for i in range(45))

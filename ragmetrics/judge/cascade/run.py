@@ -27,7 +27,7 @@ from ragmetrics.judge.cascade.thresholds import (
 )
 from ragmetrics.schema import JudgeDetail, NotApplicableScore, RunResult, SampleFailure
 
-__all__ = ["ABSTAINED", "CascadeReport", "Stage", "StageReport", "abstained_count", "run_cascade"]
+__all__ = ["ABSTAINED", "Cascade", "CascadeReport", "Stage", "StageReport", "abstained_count", "run_cascade"]
 
 ABSTAINED = "abstained: no judge of the cascade was confident enough to keep its verdict"
 """The start of an abstained score's not-applicable reason (the gate and the adaptive night count them)."""
@@ -152,6 +152,109 @@ def _read(
     return _Outcome(voted=vote(views, threshold, need_probabilities=need_probabilities))
 
 
+class Cascade:
+    """One metric's cascade: thresholds certified once (`calibrate`), then any batch of items routed (`route`).
+
+    A judge is asked about an item once: what it said during calibration is kept and reused when the item is
+    routed, so a batch-by-batch night (the adaptive night) and a whole night send the same requests.
+    """
+
+    def __init__(
+        self,
+        stages: Sequence[Stage],
+        metric: str,
+        labels: Mapping[Item, float],
+        calibration: set[Item],
+        *,
+        target: float,
+        delta: float,
+        threshold: float = 0.5,
+        need_probabilities: bool = True,
+    ) -> None:
+        self.stages = list(stages)
+        self.metric = metric
+        self.labels = labels
+        self.calibration = calibration
+        self.threshold = threshold
+        self.need_probabilities = need_probabilities
+        self.report = CascadeReport(metric, target, delta)
+        self.report.stages = [StageReport(s.name, ThresholdChoice(None, 0, 0, None, 0)) for s in self.stages]
+        self._said: list[dict[Item, _Outcome]] = [{} for _ in self.stages]
+        self._metadata: dict[str, RunResult] = {}
+
+    def _ask(self, k: int, samples: Mapping[str, Sequence[RagSample]]) -> dict[Item, _Outcome]:
+        """Judge k's outcome on each item, asking it only about the items it has not been asked about yet."""
+        said = self._said[k]
+        for run, items in samples.items():
+            fresh = [s for s in items if (run, s.id) not in said]
+            if not fresh:
+                continue
+            results = list(self.stages[k].score(run, fresh, self.metric))
+            self.report.stages[k].asked += len(fresh)
+            if results and run not in self._metadata:
+                self._metadata[run] = results[0]
+            for sample in fresh:
+                said[(run, sample.id)] = _read(results, sample.id, self.metric, self.threshold,
+                                               self.need_probabilities)  # fmt: skip
+        return {(run, s.id): said[(run, s.id)] for run, items in samples.items() for s in items}
+
+    def _kept(self, k: int, outcome: _Outcome) -> bool:
+        voted = outcome.voted
+        return voted is not None and is_confident(voted.confidence, self.report.stages[k].threshold.threshold)
+
+    def calibrate(self, samples: Mapping[str, Sequence[RagSample]]) -> None:
+        """Certify each judge's threshold on the calibration items among `samples` that reach it."""
+        level = stage_delta(self.report.delta, len(self.stages))
+        reaching = {
+            run: [s for s in items if (run, s.id) in self.calibration] for run, items in samples.items()
+        }
+        for k in range(len(self.stages)):
+            read = self._ask(k, reaching)
+            seen = [(o.voted.confidence, o.voted.positive == (self.labels[item] >= self.threshold))
+                    for item, o in read.items() if o.voted is not None]  # fmt: skip
+            self.report.stages[k].threshold = fixed_sequence_threshold(
+                [c for c, _ in seen], [a for _, a in seen], target=self.report.target, delta=level
+            )
+            reaching = {
+                run: [
+                    s
+                    for s in items
+                    if read[(run, s.id)].not_applicable is None and not self._kept(k, read[(run, s.id)])
+                ]
+                for run, items in reaching.items()
+            }
+
+    def route(self, samples: Mapping[str, Sequence[RagSample]]) -> dict[str, RunResult]:
+        """Each run's result for the metric: every item up the cascade until a judge keeps its verdict."""
+        reaching = {run: list(items) for run, items in samples.items()}
+        final: dict[Item, _Outcome] = {}
+        decided_by: dict[Item, tuple[str, float, float]] = {}
+        last = len(self.stages) - 1
+        for k, stage in enumerate(self.stages):
+            read = self._ask(k, reaching)
+            stage_report = self.report.stages[k]
+            for item, outcome in read.items():
+                if outcome.not_applicable is not None:
+                    final[item] = outcome
+                elif outcome.voted is None:
+                    stage_report.failed += 1
+                    if k == last:
+                        final[item] = outcome
+                else:
+                    stage_report.unstated += int(not outcome.voted.stated)
+                    if self._kept(k, outcome):
+                        stage_report.decided += 1
+                        final[item] = outcome
+                        cut = stage_report.threshold.threshold or 0.0
+                        decided_by[item] = (stage.name, outcome.voted.confidence, cut)
+            reaching = {
+                run: [s for s in items if (run, s.id) not in final] for run, items in reaching.items()
+            }
+        out, _ = _results(samples, self.metric, final, decided_by, self._metadata, self.labels, self.calibration,
+                          self.threshold, self.report)  # fmt: skip
+        return out
+
+
 def run_cascade(
     stages: Sequence[Stage],
     samples: Mapping[str, Sequence[RagSample]],
@@ -170,54 +273,11 @@ def run_cascade(
     the labelled items thresholds are certified on (the others are held out). `need_probabilities`: the
     confidence is read from log-probabilities (a verdict without them is never kept).
     """
-    report = CascadeReport(metric, target, delta)
-    level = stage_delta(delta, len(stages))
-    by_id = {run: {s.id: s for s in items} for run, items in samples.items()}
-    reaching: dict[str, list[str]] = {run: [s.id for s in items] for run, items in samples.items()}
-    final: dict[Item, _Outcome] = {}
-    decided_by: dict[Item, tuple[str, float, float]] = {}
-    first_results: dict[str, RunResult] = {}
-    for k, stage in enumerate(stages):
-        read: dict[Item, _Outcome] = {}
-        for run, ids in reaching.items():
-            if not ids:
-                continue
-            results = list(stage.score(run, [by_id[run][q] for q in ids], metric))
-            if results and run not in first_results:
-                first_results[run] = results[0]
-            for qid in ids:
-                read[(run, qid)] = _read(results, qid, metric, threshold, need_probabilities)
-        stage_report = StageReport(stage.name, ThresholdChoice(None, 0, 0, None, 0))
-        stage_report.asked = len(read)
-        calibration_seen = [
-            (o.voted.confidence, o.voted.positive == (labels[item] >= threshold))
-            for item, o in read.items()
-            if item in calibration and o.voted is not None
-        ]
-        stage_report.threshold = fixed_sequence_threshold(
-            [c for c, _ in calibration_seen], [a for _, a in calibration_seen], target=target, delta=level
-        )
-        last = k == len(stages) - 1
-        for item, outcome in read.items():
-            if outcome.not_applicable is not None:
-                final[item] = outcome
-            elif outcome.voted is None:
-                stage_report.failed += 1
-                if last:
-                    final[item] = outcome
-            else:
-                stage_report.unstated += int(not outcome.voted.stated)
-                if is_confident(outcome.voted.confidence, stage_report.threshold.threshold):
-                    stage_report.decided += 1
-                    final[item] = outcome
-                    decided_by[item] = (
-                        stage.name,
-                        outcome.voted.confidence,
-                        stage_report.threshold.threshold or 0,
-                    )
-        reaching = {run: [q for q in ids if (run, q) not in final] for run, ids in reaching.items()}
-        report.stages.append(stage_report)
-    return _results(samples, metric, final, decided_by, first_results, labels, calibration, threshold, report)
+    cascade = Cascade(stages, metric, labels, calibration, target=target, delta=delta, threshold=threshold,
+                      need_probabilities=need_probabilities)  # fmt: skip
+    cascade.calibrate(samples)
+    out = cascade.route(samples)
+    return out, cascade.report
 
 
 def _results(

@@ -276,3 +276,26 @@ def test_simulated_annotators_each_see_their_own_examples_and_vote(
     small.reset_records()
     assert main(["run", str(config), "--no-progress"]) == 0
     assert _items(small, status=None) == []  # every annotator's verdicts are cached apart
+
+
+def test_an_adaptive_night_with_a_cascade_reads_decided_items_and_counts_the_abstained(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small, big = servers
+    config = _setup(qa_dir, write_config, servers, monkeypatch, adaptive={"batch_size": 20, "seed": 0})
+    assert main(["run", str(config), "--no-progress"]) == 0
+    report = report_of(qa_dir / "out")
+    assert report.metadata.nightly is not None and report.metadata.nightly.adaptive is not None
+    judged = [q for q in report.metadata.nightly.adaptive.not_judged]
+    result = next(r for r in report.runs if r.name == "pipeline")
+    asked_small, asked_big = _items(small), _items(big)
+    assert len(asked_small) == len(set(asked_small)) and len(asked_big) == len(set(asked_big))  # each once
+    assert set(asked_big) == {
+        q for q in asked_small if int(q[1:]) >= 40
+    }  # only what the small judge passed up
+    abstained = {n.query_id for n in result.not_applicable if n.reason.startswith(ABSTAINED)}
+    assert abstained == {q for q in asked_small if int(q[1:]) >= 68}
+    assert all(result.per_query[q]["helpful"] is None for q in abstained)  # read as no score, never as 0
+    assert not set(judged) & set(asked_small)  # what was not judged was never sent
+    note = next(n for n in report.metadata.notes if n.startswith("cascade helpful:"))
+    assert f"{len(abstained)} abstained (never scored)" in note

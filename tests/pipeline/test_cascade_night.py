@@ -185,6 +185,11 @@ def test_bad_cascade_input_exits_2_naming_the_key(
         assert main(["run", str(config), "--no-progress"]) == 2
         assert "judge.agreement: Input should be" in capsys.readouterr().err
 
+    config = _setup(qa_dir, write_config, servers, monkeypatch,
+                    cascade=[{"name": "a", "backend": "vllm", "base_url": small.url}, {"name": "b"}])  # fmt: skip
+    assert main(["run", str(config), "--no-progress"]) == 2
+    assert "judge.cascade.0.backend" in capsys.readouterr().err
+
     needed = labels_needed(0.8, 0.2, 2, 0.25)
     assert needed == 15  # 11 to calibrate (0.8^11 = 0.086 <= 0.1 < 0.8^10 = 0.107), 11 / 0.75 rounded up
     config = _setup(qa_dir, write_config, servers, monkeypatch, labelled=needed - 1)
@@ -286,7 +291,7 @@ def test_an_adaptive_night_with_a_cascade_reads_decided_items_and_counts_the_abs
     assert main(["run", str(config), "--no-progress"]) == 0
     report = report_of(qa_dir / "out")
     assert report.metadata.nightly is not None and report.metadata.nightly.adaptive is not None
-    judged = [q for q in report.metadata.nightly.adaptive.not_judged]
+    not_judged = report.metadata.nightly.adaptive.not_judged
     result = next(r for r in report.runs if r.name == "pipeline")
     asked_small, asked_big = _items(small), _items(big)
     assert len(asked_small) == len(set(asked_small)) and len(asked_big) == len(set(asked_big))  # each once
@@ -296,6 +301,6 @@ def test_an_adaptive_night_with_a_cascade_reads_decided_items_and_counts_the_abs
     abstained = {n.query_id for n in result.not_applicable if n.reason.startswith(ABSTAINED)}
     assert abstained == {q for q in asked_small if int(q[1:]) >= 68}
     assert all(result.per_query[q]["helpful"] is None for q in abstained)  # read as no score, never as 0
-    assert not set(judged) & set(asked_small)  # what was not judged was never sent
+    assert not set(not_judged) & set(asked_small)  # what was not judged was never sent
     note = next(n for n in report.metadata.notes if n.startswith("cascade helpful:"))
     assert f"{len(abstained)} abstained (never scored)" in note

@@ -188,7 +188,7 @@ def test_bad_cascade_input_exits_2_naming_the_key(
     config = _setup(qa_dir, write_config, servers, monkeypatch,
                     cascade=[{"name": "a", "backend": "vllm", "base_url": small.url}, {"name": "b"}])  # fmt: skip
     assert main(["run", str(config), "--no-progress"]) == 2
-    assert "judge.cascade.0.backend" in capsys.readouterr().err
+    assert "judge.cascade[0].backend: Input should be 'openai' or 'local'" in capsys.readouterr().err
 
     needed = labels_needed(0.8, 0.2, 2, 0.25)
     assert needed == 15  # 11 to calibrate (0.8^11 = 0.086 <= 0.1 < 0.8^10 = 0.107), 11 / 0.75 rounded up

@@ -88,7 +88,8 @@ class CascadeKeys(BaseModel):
     def _only_with_a_cascade(cls, value: object, info: ValidationInfo) -> object:
         defaults = {"confidence": "logprobs", "held_out": 0.3}
         given = value is not None and value != defaults.get(str(info.field_name))
-        if given and not info.data.get("cascade"):
+        # a cascade that failed its own validation is absent from info.data: its error is the one to read
+        if given and "cascade" in info.data and not info.data["cascade"]:
             raise ValueError(f"{info.field_name} applies to a cascade: set judge.cascade too")
         return value
 

@@ -16,6 +16,7 @@ from ragmetrics.judge.cascade.thresholds import (
     calibrate_cascade,
     fixed_sequence_threshold,
     minimum_labels,
+    scan_start,
     stage_delta,
 )
 
@@ -86,14 +87,39 @@ def test_ties_enter_together_and_levels_below_the_minimum_are_skipped() -> None:
 
 
 def test_steps_test_every_twentieth_of_the_items() -> None:
-    # 100 distinct confidences, the top 50 right, the rest wrong; candidates at 5, 10, ... kept, those under
-    # the minimum (22) moved up to it: 22 kept (p = 0.9^22 = 0.098 <= 0.1), 25, 30, ..., 50 certified; 55
-    # kept with 5 errors: p = P(Bin(55, 0.1) <= 5) = 0.52 fails
+    # 100 distinct confidences, the top 50 right, the rest wrong. 100 >= 2 x scan_start (38), so the scan starts
+    # at 38 kept; candidates every 5 kept from there: 38 (p = 0.9^38 = 0.018), 40, 45, 50 certified; 55 kept
+    # with 5 errors: p = P(Bin(55, 0.1) <= 5) = 0.52 fails
     confidences = [1 - i / 100 for i in range(100)]
     agrees = [i < 50 for i in range(100)]
     chosen = fixed_sequence_threshold(confidences, agrees, target=0.9, delta=0.1, steps=20)
     assert chosen.kept == 50 and chosen.threshold == pytest.approx(0.51)
-    assert chosen.tested == 8  # 22, 25, 30, 35, 40, 45, 50 rejected, 55 not
+    assert chosen.tested == 5  # 38, 40, 45, 50 rejected, 55 not
+
+
+def test_scan_start_by_hand() -> None:
+    # the fewest n with P(Bin(n, 0.1) <= floor(n * 0.1 / 2)) <= 0.1: n = 38 tolerates 1 error,
+    # p = 0.9^38 + 38 * 0.1 * 0.9^37 = 0.0953; n = 37: 0.9^37 + 37 * 0.1 * 0.9^36 = 0.1036 > 0.1
+    assert scan_start(0.9, 0.1) == 38
+    assert binomial_p_value(1, 38, 0.1) == pytest.approx(0.9**38 + 38 * 0.1 * 0.9**37)
+    assert binomial_p_value(1, 37, 0.1) == pytest.approx(0.9**37 + 37 * 0.1 * 0.9**36)
+    assert binomial_p_value(1, 37, 0.1) > 0.1
+
+
+def test_one_early_disagreement_does_not_end_the_scan_on_a_large_set() -> None:
+    # 200 items, only the 4th most confident disagrees. Started at the minimum (22 kept, 1 error:
+    # p = P(Bin(22, 0.1) <= 1) = 0.339 > 0.1) the scan would certify nothing; started at 38 kept (p = 0.0953)
+    # it goes on to keep all 200 (1 error in 200).
+    confidences = [1 - i / 1000 for i in range(200)]
+    agrees = [i != 3 for i in range(200)]
+    assert binomial_p_value(1, 22, 0.1) > 0.1
+    chosen = fixed_sequence_threshold(confidences, agrees, target=0.9, delta=0.1, steps=None)
+    assert chosen.kept == 200 and chosen.agreeing == 199
+    # a tie at the top larger than the start is tested whole: 40 right at 0.999, then 260 with a third wrong
+    tied = fixed_sequence_threshold([0.999] * 40 + [0.9] * 260, [True] * 40 + [i % 3 != 0 for i in range(260)],
+                                    target=0.9, delta=0.1, steps=None)  # fmt: skip
+    assert (tied.threshold, tied.kept, tied.tested) == (0.999, 40, 2)
+    assert tied.p_value == pytest.approx(0.9**40)
 
 
 def test_a_cascade_calibrates_each_judge_on_what_reaches_it() -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "fixed_sequence_threshold",
     "is_confident",
     "minimum_labels",
+    "scan_start",
     "stage_delta",
 ]
 
@@ -76,6 +77,23 @@ def minimum_labels(target: float, delta: float) -> int:
     while target**n > delta:
         n += 1
     return max(n, 1)
+
+
+def scan_start(target: float, delta: float) -> int:
+    """How many items the strictest tested threshold keeps (when the calibration set has that many): the fewest
+    with which a judge erring at half the tolerated rate is certified, P(Bin(n, a) <= floor(n a / 2)) <= delta
+    with a = 1 - target.
+
+    Starting where only a perfect record can pass (`minimum_labels`) ends the scan at its first test whenever
+    one of those few items disagrees, even for a judge far better than the target; the start is read from the
+    confidences' count alone, never from the labels, so the order of the tests is still fixed in advance.
+    """
+    _check_levels(target, delta)
+    alpha = 1.0 - target
+    n = minimum_labels(target, delta)
+    while stats.binom.cdf(math.floor(n * alpha / 2), n, alpha) > delta:
+        n += 1
+    return n
 
 
 def _check_levels(target: float, delta: float) -> None:
@@ -133,9 +151,17 @@ def fixed_sequence_threshold(
     # every item tied at one confidence enters together: the candidates end where the next level starts
     ends = np.flatnonzero(np.append(level[1:] != level[:-1], True))
     # A level keeping fewer items than `minimum_labels` cannot be rejected even with no error: testing it would
-    # stop the scan before it starts. It is skipped; which levels are skipped depends on the confidences alone,
-    # never on the labels, so the order of the tests is still fixed before any label is read.
+    # stop the scan before it starts. With at least 2 x `scan_start` items, the scan starts further down, at the
+    # level keeping the most items up to `scan_start` (a large tie at the top stays whole), so one disagreement
+    # among the first few does not end it (a smaller set starts at the minimum). Which levels are skipped
+    # depends on the confidences' count alone, never on the labels: the order of the tests is fixed in advance.
     ends = ends[ends + 1 >= minimum_labels(target, delta)]
+    start = scan_start(target, delta)
+    within = np.flatnonzero(ends + 1 <= start)
+    if (
+        len(level) >= 2 * start and within.size
+    ):  # a large set: from the level keeping the most items up to start
+        ends = ends[int(within[-1]) :]
     # Candidates every len/steps items (by count kept, read from the confidences alone): each step adds enough
     # items that one unlucky disagreement near the top does not end the scan, as one item at a time would.
     if steps is not None and ends.size:

@@ -142,10 +142,10 @@ def main() -> None:
     header = (
         "| setting | reps with agreement >= target | agreement reached | coverage | decided by judge 1 "
         "| cost vs judge 2 alone | judge 2 alone: agreement | judge 2 alone reaches target "
-        "| judge 2 alone, same guarantee: coverage | reps deciding nothing |"
+        "| judge 2 alone, same guarantee: coverage | reps deciding nothing | of the others, agreement >= target |"
     )
     print(header)
-    print("|" + "---|" * 10)
+    print("|" + "---|" * 11)
     global TARGET, DELTA
     TARGET, DELTA = args.agreement, args.delta
     for setting in SETTINGS:
@@ -160,10 +160,12 @@ def main() -> None:
         held = np.mean([not (r["agreement"] < TARGET) for r in rows])
         strong_held = np.mean([r["strong"] >= TARGET for r in rows])
         empty = np.mean([r["coverage"] == 0 for r in rows])
+        decided = [r["agreement"] >= TARGET for r in rows if r["coverage"] > 0]
+        deciding = f"{np.mean(decided):.3f}" if decided else "n/a"
         print(
             f"| {setting.name} | {held:.3f} | {mean('agreement'):.3f} | {mean('coverage'):.3f} "
             f"| {mean('first_share'):.3f} | {mean('cost'):.3f} | {mean('strong'):.3f} | {strong_held:.3f} "
-            f"| {mean('selective'):.3f} | {empty:.3f} |"
+            f"| {mean('selective'):.3f} | {empty:.3f} | {deciding} |"
         )
 
 

@@ -159,6 +159,7 @@ class CascadeSession:
         check_confidence_source(judge, metrics, list(judge.custom_metrics))
         labels = _labels(judge)
         labels.check_metrics(metrics)
+        labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused
         by_metric: dict[str, dict[Item, float]] = {}
         samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
         for metric in metrics:

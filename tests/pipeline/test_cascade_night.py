@@ -204,6 +204,13 @@ def test_bad_cascade_input_exits_2_naming_the_key(
     config = _setup(qa_dir, write_config, servers, monkeypatch, labelled=needed)
     assert main(["run", str(config), "--no-progress"]) in (0, 1)
 
+    # a label of a sample the night does not have is named, not silently left out
+    config = _setup(qa_dir, write_config, servers, monkeypatch)
+    with (qa_dir / "labels.csv").open("a", encoding="utf-8") as f:
+        f.write("nosuch,helpful,1\n")
+    assert main(["run", str(config), "--no-progress"]) == 2
+    assert f"line {N + 2}" in (err := capsys.readouterr().err) and "unknown sample id 'nosuch'" in err
+
     # log-probabilities give a yes/no rubric's verdict a confidence; faithfulness has none to give
     config = _setup(qa_dir, write_config, servers, monkeypatch, metrics=["helpful", "faithfulness"])
     small.reset_records()

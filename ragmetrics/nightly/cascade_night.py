@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import Judge, RagSample
 from ragmetrics.judge.cache import VerdictCache
-from ragmetrics.judge.cascade.config import check_confidence_source, check_enough_labels
+from ragmetrics.judge.cascade.config import CascadePanel, check_confidence_source, check_enough_labels
 from ragmetrics.judge.cascade.run import Cascade, CascadeReport, Stage
 from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 
@@ -57,6 +57,8 @@ class _Judge:
 
     name: str
     sessions: list[_Session]
+    spread: bool = False
+    """a panel step: the sessions are its members, their agreement the confidence"""
     asked: int = 0
     infos: list[JudgeInfo] = field(default_factory=list)
 
@@ -180,10 +182,7 @@ class CascadeSession:
         }
         base = judge.settings()
         self._cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
-        self.judges = [
-            _Judge(member.label(base.model, base.base_url), _sessions(member, judge, self._cache, examples))
-            for member in judge.cascade
-        ]
+        self.judges = [_step(member, judge, self._cache, examples) for member in judge.cascade]
         self.cascades: dict[str, Cascade] = {}
         try:
             for metric in metrics:
@@ -191,7 +190,7 @@ class CascadeSession:
                 # the annotators' examples are judged like any item, but neither calibrate nor count as held out
                 labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
                 cascade = Cascade(
-                    [Stage(j.name, j.score) for j in self.judges],
+                    [Stage(j.name, j.score, spread=j.spread) for j in self.judges],
                     metric,
                     labelled,
                     {item for item in labelled if item[1] in calibrating},
@@ -238,6 +237,25 @@ class CascadeSession:
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+
+
+def _step(
+    member: PanelMember | CascadePanel,
+    judge: JudgeConfig,
+    cache: VerdictCache | None,
+    examples: Mapping[str, list[tuple[RagSample, float]]],
+) -> _Judge:
+    """One step of the cascade: a judge (its views by `judge.confidence`), or a panel (one view per member)."""
+    base = judge.settings()
+    if isinstance(member, CascadePanel):
+        from ragmetrics.judge.panel import build_member, identity, member_settings
+
+        views = []
+        for one in member.panel:
+            own = member_settings(one, base)
+            views.append(_Session(build_member(own, identity(own), cache)))
+        return _Judge(member.name, views, spread=True)
+    return _Judge(member.label(base.model, base.base_url), _sessions(member, judge, cache, examples))
 
 
 def judge_cascade(

@@ -105,3 +105,38 @@ def test_without_enough_calibration_nothing_is_certified_and_everything_abstains
     assert report.stages[0].threshold.threshold is None  # 10 < 22 perfect labels needed
     assert report.decided == 0 and abstained_count(out["r"], "m") == 10
     assert out["r"].aggregate["m"] is None
+
+
+def test_a_panel_step_is_confident_by_its_members_agreement() -> None:
+    """Three members, no log-probabilities: all agree on s00-s29 (and are right), split 2 to 1 on the rest (the
+    majority wrong). Confidence by spread: 1 then 2/3; certified at 1, the split items go on to the last judge
+    even though `logprobs` is the cascade's source (a panel's agreement needs none)."""
+    n = 60
+    samples = _samples(n)
+    truth = {s.id: float(i % 2 == 0) for i, s in enumerate(samples)}
+
+    def member(flip: bool) -> _Scripted:
+        def verdict(i: int, t: float) -> float:
+            if i < 30:
+                return t
+            return t if flip else 1.0 - t
+
+        return _Scripted({s: verdict(i, t) for i, (s, t) in enumerate(truth.items())})
+
+    members = [member(False), member(False), member(True)]
+
+    def panel(run: str, items: Sequence[RagSample], metric: str) -> list[RunResult]:
+        results = [m(run, items, metric)[0] for m in members]
+        for result in results:  # votes only: no probabilities in the details
+            result.details = {q: {metric: JudgeDetail(verdicts=[{"rating": "x"}])} for q in result.per_query}
+        return results
+
+    last = _Scripted({s: (0.97 if t else 0.03) for s, t in truth.items()})
+    labels = {("r", s): t for s, t in truth.items()}
+    _, report = run_cascade(
+        [Stage("trio", panel, spread=True), Stage("last", last)], {"r": samples}, "m", labels, set(labels),
+        target=0.8, delta=0.2,
+    )  # fmt: skip
+    assert report.stages[0].threshold.threshold == 1.0 and report.stages[0].decided == 30
+    assert sorted(last.asked) == [f"s{i:02d}" for i in range(30, n)]
+    assert report.stages[0].unstated == 0  # a spread needs no log-probabilities

@@ -190,6 +190,11 @@ def test_bad_cascade_input_exits_2_naming_the_key(
     assert main(["run", str(config), "--no-progress"]) == 2
     assert "judge.cascade[0].backend: Input should be 'openai' or 'local'" in capsys.readouterr().err
 
+    config = _setup(qa_dir, write_config, servers, monkeypatch,
+                    cascade=[{"name": "a", "base_url": small.url}, {"name": "trio", "panel": [{"name": "b"}]}])  # fmt: skip
+    assert main(["run", str(config), "--no-progress"]) == 2
+    assert "judge.cascade[1].panel: List should have at least 2 items" in capsys.readouterr().err
+
     needed = labels_needed(0.8, 0.2, 2, 0.25)
     assert needed == 15  # 11 to calibrate (0.8^11 = 0.086 <= 0.1 < 0.8^10 = 0.107), 11 / 0.75 rounded up
     config = _setup(qa_dir, write_config, servers, monkeypatch, labelled=needed - 1)

@@ -18,30 +18,64 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ragmetrics.errors import InputError
 from ragmetrics.judge.cascade.thresholds import minimum_labels, stage_delta
 from ragmetrics.judge.panel_config import PanelMember
 
-__all__ = ["CONFIDENCE_SOURCES", "CascadeKeys", "check_enough_labels", "labels_needed"]
+__all__ = ["CONFIDENCE_SOURCES", "CascadeKeys", "CascadePanel", "check_enough_labels", "labels_needed"]
 
 ConfidenceSource = Literal["logprobs", "samples", "simulated_annotators"]
 CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "samples", "simulated_annotators")
 DEFAULT_AGREEMENT, DEFAULT_DELTA = 0.9, 0.1
 
 
+class CascadePanel(BaseModel):
+    """A panel as one step of the cascade: its members' agreement (their spread) is the verdict's confidence."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    name: str = Field(min_length=1, description="how the cascade's notes name this step")
+    panel: list[PanelMember] = Field(
+        min_length=2, description="the members (as in judge.panel), at least two"
+    )
+
+
+def _step_kind(value: object) -> str:
+    panel = isinstance(value, CascadePanel) or (isinstance(value, dict) and "panel" in value)
+    return "function-panel" if panel else "function-judge"
+
+
+# The tags start with "function-" as pydantic's own callable steps do, so an error's key path (`_yaml.key_path`)
+# leaves them out: `judge.cascade[0].backend`, as the user wrote it.
+CascadeStep = Annotated[
+    Annotated[PanelMember, Tag("function-judge")] | Annotated[CascadePanel, Tag("function-panel")],
+    Discriminator(_step_kind),
+]
+"""A judge, or a panel (a mapping with a `panel` key): each error is the one of the shape written."""
+
+
 class CascadeKeys(BaseModel):
     """The keys a judge section takes for a cascade; mixed into the night's JudgeConfig."""
 
-    cascade: list[PanelMember] | None = Field(
+    cascade: list[CascadeStep] | None = Field(
         default=None,
         min_length=1,
         description="judges tried in order, cheapest first (members as in panel: {name, model, base_url, "
-        "api_key_env, price_per_million_tokens, ...}): each decides where it is confident, the rest go on, "
-        "the last abstains (docs/cascade.md)",
+        "api_key_env, price_per_million_tokens, ...}; or {name, panel: [members]}, confident by the members' "
+        "agreement): each decides where it is confident, the rest go on, the last abstains (docs/cascade.md)",
     )
     agreement: float | None = Field(
         default=None,
@@ -106,7 +140,7 @@ class CascadeKeys(BaseModel):
     @model_validator(mode="after")
     def _names_distinct(self) -> CascadeKeys:
         if self.cascade:
-            names = [m.label() for m in self.cascade]
+            names = [m.name if isinstance(m, CascadePanel) else m.label() for m in self.cascade]
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ValueError(f"cascade: two judges are named {twice[0]!r}; give each a distinct `name`")

@@ -47,10 +47,12 @@ Scorer = Callable[[str, Sequence[RagSample], str], Sequence[RunResult]]
 
 @dataclass(frozen=True)
 class Stage:
-    """One judge of the cascade: its name and how it scores."""
+    """One judge of the cascade: its name and how it scores. `spread`: its views are a panel's members, whose
+    agreement is the confidence (log-probabilities, where sent, refine each member's vote, never required)."""
 
     name: str
     score: Scorer
+    spread: bool = False
 
 
 @dataclass
@@ -194,8 +196,8 @@ class Cascade:
             if results and run not in self._metadata:
                 self._metadata[run] = results[0]
             for sample in fresh:
-                said[(run, sample.id)] = _read(results, sample.id, self.metric, self.threshold,
-                                               self.need_probabilities)  # fmt: skip
+                need = self.need_probabilities and not self.stages[k].spread
+                said[(run, sample.id)] = _read(results, sample.id, self.metric, self.threshold, need)
         return {(run, s.id): said[(run, s.id)] for run, items in samples.items() for s in items}
 
     def _kept(self, k: int, outcome: _Outcome) -> bool:

@@ -30,7 +30,7 @@ def table(outcome: JudgesOutcome) -> str:
         f"Candidates on {c.n_units} labelled units ({c.n_samples} samples; metrics: {', '.join(outcome.metrics)}).",
         "",
         "| candidate | accuracy [95% CI] | kappa [95% CI] | AUC [95% CI] | cost USD | latency s/unit | "
-        "gap to best (upper) | not worse | McNemar p |",
+        "gap to best (upper) | not worse by the margin | McNemar p (Holm) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in c.rows:
@@ -38,13 +38,14 @@ def table(outcome: JudgesOutcome) -> str:
         latency = "cached" if r.latency_s is None else f"{r.latency_s:.3f}"
         lines.append(
             f"| {r.name}{mark} | {_ci(r.accuracy)} | {_ci(r.kappa)} | {_ci(r.auc)} | {r.cost_usd:.6f} | {latency} | "
-            f"{r.gap_to_best:+.3f} ({r.gap_upper:+.3f}) | {'yes' if r.not_worse else 'no'} | {r.mcnemar_p:.3g} |"
+            f"{r.gap_to_best:+.3f} ({r.gap_upper:+.3f}) | {'yes' if r.not_worse else 'no'} | {r.mcnemar_p_holm:.3g} |"
         )
     lines += [
         "",
         f"Chosen: {c.chosen}, the cheapest candidate whose accuracy the data show to be at most {c.margin:g} below "
-        f"the best ({c.best}): the one-sided {1 - c.alpha:.0%} paired-bootstrap upper bound of the gap is below "
-        f"{c.margin:g}. A learned panel is scored cross-fitted: never on the labels its weights were fitted on.",
+        f"the best ({c.best}) (the one-sided {1 - c.alpha:.0%} paired-bootstrap upper bound of the gap is below "
+        f"{c.margin:g}) and that is not significantly worse than it (McNemar, Holm-adjusted, level {c.alpha:g}). "
+        "A learned panel is scored cross-fitted: never on the labels its weights were fitted on.",
         "Agreement among the judges (Krippendorff alpha on their verdicts): "
         + ("n/a" if outcome.judges_alpha is None else f"{outcome.judges_alpha:.3f}")
         + "; among the people: "
@@ -76,7 +77,7 @@ def _numbers(outcome: JudgesOutcome) -> dict[str, Any]:
         "candidates": [
             {"name": r.name, "accuracy": est(r.accuracy), "kappa": est(r.kappa), "auc": est(r.auc),
              "cost_usd": r.cost_usd, "latency_s": r.latency_s, "gap_to_best": r.gap_to_best,
-             "gap_upper": r.gap_upper, "not_worse": r.not_worse, "mcnemar_p": r.mcnemar_p,
+             "gap_upper": r.gap_upper, "not_worse": r.not_worse, "mcnemar_p": r.mcnemar_p, "mcnemar_p_holm": r.mcnemar_p_holm,
              "significantly_worse": r.significantly_worse}
             for r in c.rows
         ],

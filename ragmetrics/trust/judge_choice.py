@@ -12,18 +12,21 @@ The choice, a non-inferiority test on per-unit agreement (correct / incorrect):
 2. a candidate is *not worse than the best* when the one-sided (1 - alpha) upper bound of
    accuracy(best) - accuracy(candidate), from the paired bootstrap, is below `margin`: the data rule out that it
    loses `margin` or more. "Not significantly different" would not do: with few labels every judge would pass;
-3. the choice is the cheapest candidate not worse than the best (the best itself always is).
+3. and it must not be significantly worse than the best at all: McNemar's exact test (two-sided, no margin,
+   level alpha, Holm-adjusted over the candidates compared with the best, since the best was picked among them)
+   on the units where the two disagree must not find it worse;
+4. the choice is the cheapest candidate meeting 2 and 3 (the best itself always does).
 
-Beside it, McNemar's exact test (two-sided, no margin) on the units where the two disagree says whether a
-candidate is significantly worse than the best at all; the benchmark checks the choice never is by more than
-the margin.
+So the choice is never significantly worse than the best, and the data rule out that it loses `margin` or more.
+With too few labels to rule that out, the choice falls back on a dearer, better-shown candidate: never on one
+that could be worse by the margin.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -58,7 +61,8 @@ class CandidateRow:
     gap_upper: float  # its one-sided upper bound (paired bootstrap)
     not_worse: bool  # gap_upper < margin
     mcnemar_p: float  # two-sided exact McNemar against the best (1.0 for the best itself)
-    significantly_worse: bool  # mcnemar_p < alpha and gap_to_best > 0
+    mcnemar_p_holm: float  # the same, Holm-adjusted over every candidate's comparison with the best
+    significantly_worse: bool  # mcnemar_p_holm < alpha and gap_to_best > 0
 
 
 @dataclass(frozen=True)
@@ -79,8 +83,10 @@ def _draws(clusters: NDArray[np.int64], resamples: int, seed: int) -> NDArray[np
     """Bootstrap weights per unit (resamples x units): samples drawn with replacement, a unit weighs what its
     sample was drawn."""
     ids, inverse = np.unique(clusters, return_inverse=True)
+    k = len(ids)
     rng = np.random.default_rng(seed)
-    counts = rng.multinomial(len(ids), np.full(len(ids), 1.0 / len(ids)), size=resamples).astype(np.float64)
+    drawn = rng.integers(0, k, size=(resamples, k)) + (np.arange(resamples) * k)[:, None]
+    counts = np.bincount(drawn.ravel(), minlength=resamples * k).reshape(resamples, k).astype(np.float64)
     return counts[:, inverse]
 
 
@@ -92,16 +98,18 @@ def _interval(value: float, draws: NDArray[np.float64], alpha: float) -> Estimat
     return Estimate(value, float(low), float(high))
 
 
-def _kappa_draws(j: NDArray[np.bool_], h: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Cohen's kappa of yes/no decisions under every bootstrap draw's unit weights at once."""
-    total = weights.sum(axis=1)
-    observed = weights @ (j == h).astype(np.float64) / total
-    pj = weights @ j.astype(np.float64) / total
-    ph = weights @ h.astype(np.float64) / total
+def _kappa_from(observed: NDArray[np.float64], pj: NDArray[np.float64], ph: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cohen's kappa of yes/no decisions from the share agreeing and each side's share of yes (per draw)."""
     expected = pj * ph + (1 - pj) * (1 - ph)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = np.where(expected >= 1, np.where(observed >= 1, 1.0, 0.0), (observed - expected) / (1 - expected))
     return np.asarray(kappa, dtype=np.float64)
+
+
+def _kappa_draws(j: NDArray[np.bool_], h: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Cohen's kappa of yes/no decisions under every bootstrap draw's unit weights at once."""
+    shares = weights @ np.column_stack([j == h, j, h]).astype(np.float64) / weights.sum(axis=1)[:, None]
+    return _kappa_from(shares[:, 0], shares[:, 1], shares[:, 2])
 
 
 def _auc_draws(scores: NDArray[np.float64], positive: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -149,9 +157,13 @@ def choose_judge(
     binary = bool(np.all(np.isin(y, (0.0, 1.0))))
     weights = _draws(np.asarray(clusters), resamples, seed)
     correct = {c.name: ((c.scores >= threshold) == human).astype(np.float64) for c in candidates}
-    totals = weights.sum(axis=1)
     accuracy = {name: float(v.mean()) for name, v in correct.items()}
-    draws_acc = {name: (weights @ v) / totals for name, v in correct.items()}
+    # One product gives every draw's share correct and share of yes for every candidate, and the people's.
+    k = len(candidates)
+    columns = [correct[c.name] for c in candidates] + [(c.scores >= threshold) for c in candidates] + [human]
+    shares = weights @ np.column_stack(columns).astype(np.float64) / weights.sum(axis=1)[:, None]
+    draws_acc = {c.name: shares[:, i] for i, c in enumerate(candidates)}
+    yes_share = {c.name: shares[:, k + i] for i, c in enumerate(candidates)}
     cost = {c.name: c.cost_usd for c in candidates}
     best = min(candidates, key=lambda c: (-accuracy[c.name], c.cost_usd)).name
     rows: list[CandidateRow] = []
@@ -166,7 +178,8 @@ def choose_judge(
         kappa = None
         auc = None
         if binary:
-            kappa = _interval(decision_kappa(judged, human), _kappa_draws(judged, human, weights), alpha)
+            kappa_draws = _kappa_from(draws_acc[c.name], yes_share[c.name], shares[:, 2 * k])
+            kappa = _interval(decision_kappa(judged, human), kappa_draws, alpha)
             if human.any() and (~human).any():
                 auc = _interval(roc_auc(c.scores, human.astype(int)), _auc_draws(c.scores, human, weights), alpha)
         rows.append(
@@ -182,12 +195,28 @@ def choose_judge(
                 gap_upper=upper,
                 not_worse=c.name == best or upper < margin,
                 mcnemar_p=p,
-                significantly_worse=p < alpha and gap > 0,
+                mcnemar_p_holm=p,
+                significantly_worse=False,
             )
         )
-    eligible = [r for r in rows if r.not_worse]
+    rows = _holm(rows, best, alpha)
+    # Shown not worse by the margin, and not significantly worse at all (so the choice never is).
+    eligible = [r for r in rows if r.not_worse and not r.significantly_worse]
     chosen = min(eligible, key=lambda r: (cost[r.name], -accuracy[r.name])).name
     return Choice(rows, best, chosen, margin, alpha, int(y.size), int(np.unique(clusters).size))
+
+
+def _holm(rows: list[CandidateRow], best: str, alpha: float) -> list[CandidateRow]:
+    """McNemar p-values against the best, Holm-adjusted over the candidates compared with it: the best is picked
+    among them, so one comparison alone would call an equal candidate worse too often."""
+    others = sorted((r for r in rows if r.name != best), key=lambda r: r.mcnemar_p)
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    for i, r in enumerate(others):
+        running = max(running, min(1.0, (len(others) - i) * r.mcnemar_p))
+        adjusted[r.name] = running
+    return [replace(r, mcnemar_p_holm=adjusted.get(r.name, 1.0),
+                    significantly_worse=adjusted.get(r.name, 1.0) < alpha and r.gap_to_best > 0) for r in rows]  # fmt: skip
 
 
 def _weighted_auc(scores: NDArray[np.float64], positive: NDArray[np.bool_], w: NDArray[np.float64]) -> float:

@@ -31,6 +31,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.metric_check": "api",
     "ragmetrics.utility": "api",
     "ragmetrics.alignment": "api",
+    "ragmetrics.panels": "api",
     "ragmetrics.traces": "api",
     "ragmetrics.mlflow": "api",
     "ragmetrics.testset": "testset",

@@ -34,6 +34,7 @@ _COMMANDS = (
     "summary",
     "utility",
     "validity",
+    "judges",
 )
 
 

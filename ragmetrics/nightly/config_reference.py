@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ragmetrics.judge.cascade.config import CascadeStep
 from ragmetrics.judge.own_metrics import CustomMetric
 from ragmetrics.judge.settings import EmbeddingSettings
 from ragmetrics.nightly.config import (
@@ -98,6 +99,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
 def _type_name(annotation: Any) -> str:
     if annotation == list[CustomMetric]:
         return "list of metric definitions (type: contains, matches or python)"
+    if annotation == list[CascadeStep] | None:
+        return "list of judges (as panel members) or {name, panel: [members]} | null"
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
     text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
     text = re.sub(r"\bragmetrics(\.\w+)*\.(\w+Settings)\b", r"\2 (below)", text)

@@ -88,6 +88,7 @@ from ragmetrics.schema import (
 
 if TYPE_CHECKING:
     from ragmetrics.engines import Engine
+    from ragmetrics.engines.base import JudgeSession
     from ragmetrics.judge.base import Judge
     from ragmetrics.retrieval.run import Run
     from ragmetrics.retrievers import RetrieverTiming
@@ -686,6 +687,10 @@ def score_judge(
         return {}, None
     assert config.judge is not None
     base = config.judge.settings()
+    if config.judge.cascade and config.judge.adaptive is None:
+        from ragmetrics.nightly.cascade_night import judge_cascade
+
+        return judge_cascade(config, plan, notes, engine=engine)
     if config.judge.adaptive is not None:
         from ragmetrics.nightly.adaptive_night import judge_adaptively
 
@@ -693,10 +698,17 @@ def score_judge(
         # planned, the cap is what no request in flight can pass
         caps = [c for c in (base.max_requests, config.judge.adaptive.max_calls) if c is not None]
         capped = base.model_copy(update={"max_requests": min(caps) if caps else None})
-        session = (engine or LocalEngine()).judge_session(capped)
+        cascade = None
+        if config.judge.cascade:  # a cascade's batches: decided items only, the abstained counted in its notes
+            from ragmetrics.nightly.cascade_night import CascadeSession
+
+            cascade = CascadeSession(config, plan)
+        session: JudgeSession = cascade or (engine or LocalEngine()).judge_session(capped)
         try:
             results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,
                                                 retrieval=retrieval)  # fmt: skip
+            if cascade is not None:
+                notes.extend(cascade.finish(results))
             adaptive_info = session.info()
         finally:
             session.close()
@@ -740,6 +752,10 @@ def score_judge(
             notes.append(
                 "judge.repeats with the local judge: it is deterministic, so repeats agree exactly (noise 0)"
             )
+    if base.panel is not None:  # run-wide combinations and the panel's agreement (ragmetrics.panels.night)
+        from ragmetrics.panels.night import finish_panel_night, people_labels
+
+        out, info = finish_panel_night(base.panel, out, info, people=people_labels(config.human_labels))
     return out, info
 
 

@@ -29,6 +29,7 @@ from ragmetrics.judge.base import MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.openai.embeddings import DEFAULT_BATCH_SIZE
+from ragmetrics.judge.openai.usage import CallUsage
 from ragmetrics.judge.prompts import InputValue, Prompt, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.rubric import RubricProbe
@@ -146,6 +147,7 @@ class PlanningJudge(LLMJudge):
         self._rubric_prompts = {}
         self._asking = {}
         self._planned: set[str] = set()
+        self.cached_usage = CallUsage()
         self._completion_means = cache.completion_tokens_by_kind()
 
     async def judged(

@@ -219,11 +219,12 @@ def span_scores(
     *,
     k: int | Mapping[str, int] | None = None,
     level: int = 1,
+    source: str = "run",
 ) -> SpanScores:
     """Recall, precision and IoU per question of a run. `rankings` maps question ids to ranked chunk ids
     (`ranked_chunk_ids(run)` turns a `Run` into one); `k` cuts each ranking (one depth, or one per question,
     e.g. each question's `chunks_needed`); unset, whole rankings count. A ranked chunk id the chunking does
-    not hold is an InputError naming it."""
+    not hold is an InputError naming it and `source` (the run's file or name)."""
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     per_query: dict[str, SpanScore] = {}
     unscored: list[str] = []
@@ -239,7 +240,7 @@ def span_scores(
             if chunk is None:
                 raise InputError(
                     f"question {query!r} retrieved {chunk_id!r}, which is not a chunk of the corpus",
-                    source="run",
+                    source=source,
                 )
             retrieved.append((chunk.doc_id, chunk.start, chunk.end))
         per_query[query] = query_span_score(references, retrieved)

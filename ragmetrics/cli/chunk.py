@@ -190,8 +190,8 @@ def _score(args: argparse.Namespace) -> int:
     omega = sum(b.value for b in best.values()) / len(best) if best else float("nan")
     print(f"best precision of this chunking: {omega:.4f} over {len(best)} questions")
     print(f"{'run':<30} {'recall':>8} {'precision':>10} {'iou':>8}")
-    for run in load_runs(args.runs):
-        scores = span_scores(spans, by_id, ranked_chunk_ids(run), k=depth, level=args.level)
+    for path, run in zip(args.runs, load_runs(args.runs), strict=True):
+        scores = span_scores(spans, by_id, ranked_chunk_ids(run), k=depth, level=args.level, source=path)
         if not scores.per_query:
             print(f"{run.name:<30} no question has a relevant span", file=sys.stderr)
             continue

@@ -102,6 +102,9 @@ def test_score_prints_span_metrics_of_runs(
     printed = capsys.readouterr().out
     assert "best precision of this chunking: 1.0000" in printed
     assert json.loads(out.read_text())["runs"]["bm25"]["q1"] == {"recall": 1.0, "precision": 1.0, "iou": 1.0}
+    assert main([*argv, "--unit", "tokens", "--docs", str(docs)]) == 0
+    assert json.loads(out.read_text())["runs"]["bm25"]["q1"] == {"recall": 1.0, "precision": 1.0, "iou": 1.0}
+    assert main([*argv, "--unit", "tokens"]) == 2
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",
     "ragmetrics.retrievers": "extras",
+    "ragmetrics.chunking": "extras",
     "ragmetrics.retrieval": "retrieval",
     "ragmetrics.judge": "judge",
     "ragmetrics.comparison": "comparison",

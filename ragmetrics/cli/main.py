@@ -35,6 +35,7 @@ _COMMANDS = (
     "utility",
     "validity",
     "judges",
+    "chunk",
 )
 
 

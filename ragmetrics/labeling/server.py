@@ -2,7 +2,9 @@
 
 Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/<position> (texts, no
 verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
-with the judge's verdict); POST /api/finish (ends the session). The Host header must name the loopback
+with the judge's verdict); POST /api/span {position, start, end, grade} (a test set's qrels pass: the
+selected answering text stored as a span of its document, labeling.spans); POST /api/finish (ends the
+session). The Host header must name the loopback
 address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
 from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
 /api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
@@ -151,6 +153,13 @@ class LabelServer:
                 verdict = session.label(at, float(value))
                 status = session.status()
             return 200, {"score": verdict.score, "reason": verdict.reason, "status": status}
+        if method == "POST" and path == "/api/span" and hasattr(session, "select_span"):
+            assert body is not None
+            fields = [body.get(key) for key in ("position", "start", "end", "grade")]
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in fields):
+                return 400, {"error": "expected {position, start, end, grade: int}"}
+            with self._lock:
+                return 200, session.select_span(*fields)
         if method == "POST" and path == "/api/finish":
             self.finished.set()
             return 200, session.status()

@@ -14,12 +14,14 @@ Labels go to DIR/labels.jsonl (or --labels); `review_testset` then applies them 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.labeling.questions import GRADES, YES_PARTLY_NO, Question
 from ragmetrics.labeling.selection import labelling_order
 from ragmetrics.labeling.session import DEFAULT_TARGET, LabelSession, Verdict
+from ragmetrics.labeling.spans import LABELLED_SPANS_FILE, SpanSelections
 from ragmetrics.labeling.store import LabelStore
 from ragmetrics.testset.corpus import open_corpus
 from ragmetrics.testset.output import read_grades, read_items, read_manifest
@@ -54,6 +56,7 @@ class TestsetLabelSession(LabelSession):
         self.source = str(folder)
         self._verdicts: dict[str, Verdict] = {}
         self.samples: dict[str, RagSample] = {}
+        self.spans: SpanSelections | None = None  # the qrels pass over a corpus with offsets (labeling.spans)
         if what == "question":
             self.question = Question(
                 self.metric,
@@ -92,8 +95,38 @@ class TestsetLabelSession(LabelSession):
                     f": {grade.reason}" if grade.reason else ""
                 )
                 self._verdicts[key] = Verdict(min(1.0, grade.grade / top), reason)
+            offsets = {cid: (doc, s, e) for cid, doc, s, e, _ in corpus.offset_rows() if cid in texts}
+            if offsets:
+                self.spans = SpanSelections(folder / LABELLED_SPANS_FILE, offsets, texts)
         if not self._verdicts:
             raise InputError(f"nothing to label: the test set has no {what}", source=str(folder))
         self.order = labelling_order({k: v.score for k, v in self._verdicts.items()}, seed=seed)
         self.store = LabelStore(labels_path)
         self.target = min(target if target is not None else DEFAULT_TARGET, len(self.order))
+
+    def item(self, position: int) -> dict[str, Any]:
+        """The page's item; in the qrels pass over a corpus with offsets, also the spans already selected in
+        the passage (passage characters), so the page can mark them and offer selecting more."""
+        shown = super().item(position)
+        if self.spans is not None:
+            query_id, _, chunk_id = self.order[position].partition(PAIR_SEPARATOR)
+            shown["spans"] = self.spans.of(query_id, chunk_id) if chunk_id in self.spans.offsets else None
+        return shown
+
+    def select_span(self, position: int, start: int, end: int, grade: int) -> dict[str, object]:
+        """The person selected [start, end) of the passage at `position` as answering text with `grade`:
+        stored as a span of the passage's document (labeling.spans); returns it in both coordinates."""
+        if self.spans is None:
+            raise InputError("spans are selected in the qrels pass over a corpus with doc_id/start/end")
+        if not 0 <= position < len(self.order):
+            raise IndexError(f"no sample at position {position}")
+        if grade not in {int(c.key) for c in GRADES}:  # the 0-3 scale the qrels use
+            raise ValueError(f"grade {grade} is not one of the offered grades")
+        query_id, _, chunk_id = self.order[position].partition(PAIR_SEPARATOR)
+        span = self.spans.select(query_id, chunk_id, start, end, grade)
+        return {
+            "doc_id": span.doc_id,
+            "start": span.start,
+            "end": span.end,
+            "spans": self.spans.of(query_id, chunk_id),
+        }

@@ -119,6 +119,14 @@ class Corpus:
             raise InputError("the corpus has no chunks", source=self.source)
         self._count = count
 
+    def offset_rows(self) -> Iterator[tuple[str, str, int, int, str]]:
+        """(chunk id, document id, start, end, text) of each row that carries its place in a document (a corpus
+        `ragmetrics chunk split` wrote), for the evidence spans of a test set (`testset.evidence`)."""
+        for line, row in self._rows():
+            doc, start, end = row.get("doc_id"), row.get("start"), row.get("end")
+            if "id" in row and isinstance(doc, str) and type(start) is int and type(end) is int:
+                yield _id_of(row, self.source, line), doc, start, end, str(row.get(self.text_key, ""))
+
     def __len__(self) -> int:
         if self._count is None:
             for _ in self:

@@ -5,6 +5,7 @@
                          is a complete QA dataset for `ragmetrics run`)
     DIR/qrels.txt        TREC qrels (query 0 doc grade), judged-non-relevant pool entries included as 0
     DIR/grades.tsv       every grade with its origin (source, judge, person) and the judge's reason
+    DIR/spans.jsonl      the source judgments as spans of documents, when the corpus has offsets (evidence.py)
     DIR/testset.json     settings, counts, coverage, filters with examples, pool, review, provenance
     DIR/testset.html     the same for people (ragmetrics.testset.page)
 
@@ -142,6 +143,10 @@ def write_testset(testset: TestSet, folder: str | Path) -> dict[str, Path]:
     }
     write_items(out, testset.items)
     write_grades(out, testset.grades)
+    from ragmetrics.testset.evidence import write_evidence_spans
+
+    if (spans := write_evidence_spans(testset, out)) is not None:
+        paths["spans"] = spans
     data = summary(testset)
     write_atomic(paths["manifest"], json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     write_atomic(paths["html"], render_page(data, testset.items, source_texts(testset.items, testset.corpus)))

@@ -106,8 +106,61 @@ async function show(position) {
   const fields = $("fields");
   fields.replaceChildren();
   for (const [name, value] of Object.entries(item.texts)) fields.append(fieldBox(name, value));
+  renderSpans(item.spans);
   renderChoices(item.label);
   document.body.dataset.position = String(position);
+}
+
+// A test set's qrels pass over a corpus with offsets: the person may select the text of the passage that
+// answers the question; it is stored as a span of the passage's document (labeling/spans.py).
+function passageBox() {
+  return document.querySelector("#fields ol.contexts li .text");
+}
+
+function markSpans(box, spans) {
+  const text = box.textContent;
+  box.replaceChildren();
+  let at = 0;
+  for (const span of [...spans].sort((a, b) => a.start - b.start)) {
+    if (span.start > at) box.append(document.createTextNode(text.slice(at, span.start)));
+    const mark = document.createElement("mark");
+    mark.textContent = text.slice(span.start, span.end);
+    mark.title = `selected as answering text, grade ${span.grade}`;
+    box.append(mark);
+    at = span.end;
+  }
+  if (at < text.length) box.append(document.createTextNode(text.slice(at)));
+}
+
+function renderSpans(spans) {
+  const tools = $("span-tools");
+  tools.hidden = spans === null || spans === undefined;
+  if (tools.hidden) return;
+  markSpans(passageBox(), spans);
+  document.body.dataset.spans = String(spans.length);
+}
+
+function selectionInPassage() {
+  const box = passageBox();
+  const selection = window.getSelection();
+  if (!box || !selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+  const range = selection.getRangeAt(0);
+  if (!box.contains(range.startContainer) || !box.contains(range.endContainer)) return null;
+  const before = document.createRange();  // characters before the selection, across marks
+  before.setStart(box, 0);
+  before.setEnd(range.startContainer, range.startOffset);
+  const start = before.toString().length;
+  return { start, end: start + range.toString().length };
+}
+
+async function markSelection(grade) {
+  const selected = selectionInPassage();
+  if (!selected) { showError(new Error("select the answering text inside the passage first")); return; }
+  try {
+    const result = await api("POST", "/api/span", { position: state.position, ...selected, grade });
+    window.getSelection().removeAllRanges();
+    renderSpans(result.spans);
+  } catch (error) { showError(error); }
 }
 
 async function answer(choice) {
@@ -189,6 +242,9 @@ window.addEventListener("DOMContentLoaded", async () => {
   $("next").addEventListener("click", next);
   $("finish").addEventListener("click", finish);
   $("continue").addEventListener("click", () => { state.keepGoing = true; next(); });
+  for (const button of document.querySelectorAll("#span-tools button")) {
+    button.addEventListener("click", () => markSelection(Number(button.dataset.grade)));
+  }
   try {
     renderStatus(await api("GET", "/api/status"));
     const start = await api("GET", "/api/next?after=-1");

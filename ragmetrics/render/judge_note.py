@@ -140,6 +140,9 @@ def judge_line(judge: JudgeInfo | None) -> str:
         embedder = "" if same else f", embeddings {judge.embedding_model}"
         return f"judge: the built-in local judge ({judge.model}{embedder}; not an LLM)"
     if judge.backend == "panel":
-        return f"judge: {judge.model} (a panel of judges; docs/judges.md)"
+        panel = judge.settings.get("panel")
+        members = [m.get("name") for m in panel.get("members", [])] if isinstance(panel, dict) else []
+        combine = panel.get("combine") if isinstance(panel, dict) else None
+        return f"judge: a panel of {len(members)} judges ({', '.join(map(str, members))}), combined by {combine}"
     where = f" at {judge.base_url}" if judge.base_url else ""
     return f"judge: {judge.model} through an OpenAI-compatible endpoint{where}"

@@ -162,37 +162,39 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
     planner stops a unit at its first uncached verdict). The local judge costs nothing."""
     if config.judge is None or not plan:
         return [(0, 0.0)] * len(questions)
-    from ragmetrics.judge.select import resolve_backend
-
     settings = config.judge.settings()
-    backend, _why = resolve_backend(settings)
-    if backend == "local":
+    judges = _judges_of(settings)  # a panel: every member that sends requests, at its own prices
+    if not judges:
         return [(0, 0.0)] * len(questions)
     from ragmetrics.judge.backends.planning import PlanningJudge
     from ragmetrics.judge.cache import VerdictCache
 
-    factor = settings.batch.price_factor if settings.batch is not None else 1.0
     path = settings.cache_path if settings.use_cache else None
     cache = VerdictCache(path if path is not None and path.exists() else None, enabled=path is not None)
     costs = [[0, 0.0] for _ in questions]
     try:
-        for repeat in range(settings.repeats):
-            seeded = settings if repeat == 0 else settings.model_copy(update={"seed": (settings.seed or 0) + repeat})
-            judge = PlanningJudge(seeded, cache=cache)
-            for i, qid in enumerate(questions):
-                one = {run: ([x for x in samples if x.id == qid], metrics) for run, (samples, metrics) in plan.items()}
-                before = CallUsage(prompt_tokens=judge.work.prompt_tokens, completion_tokens=judge.work.completion_tokens,
-                                   embedding_tokens=judge.work.embedding_tokens)  # fmt: skip
-                calls = judge.work.chat_calls
-                run_sync(_plan_units(judge, {run: part for run, part in one.items() if part[0]}))
-                spent = CallUsage(prompt_tokens=judge.work.prompt_tokens - before.prompt_tokens,
-                                  completion_tokens=judge.work.completion_tokens - before.completion_tokens,
-                                  embedding_tokens=judge.work.embedding_tokens - before.embedding_tokens)  # fmt: skip
-                if factor != 1.0:
-                    spent.batch_prompt_tokens, spent.batch_completion_tokens = spent.prompt_tokens, spent.completion_tokens
-                cost = token_usage(spent, settings.price_per_million_tokens, batch_factor=factor).cost_usd
-                costs[i][0] += judge.work.chat_calls - calls
-                costs[i][1] += cost or 0.0
+        for member, identity in judges:
+            factor = member.batch.price_factor if member.batch is not None else 1.0
+            for repeat in range(member.repeats):
+                seeded = member if repeat == 0 else member.model_copy(update={"seed": (member.seed or 0) + repeat})
+                judge = PlanningJudge(seeded, cache=cache, identity=identity)
+                for i, qid in enumerate(questions):
+                    one = {run: ([x for x in samples if x.id == qid], metrics)
+                           for run, (samples, metrics) in plan.items()}  # fmt: skip
+                    before = CallUsage(prompt_tokens=judge.work.prompt_tokens,
+                                       completion_tokens=judge.work.completion_tokens,
+                                       embedding_tokens=judge.work.embedding_tokens)  # fmt: skip
+                    calls = judge.work.chat_calls
+                    run_sync(_plan_units(judge, {run: part for run, part in one.items() if part[0]}))
+                    spent = CallUsage(prompt_tokens=judge.work.prompt_tokens - before.prompt_tokens,
+                                      completion_tokens=judge.work.completion_tokens - before.completion_tokens,
+                                      embedding_tokens=judge.work.embedding_tokens - before.embedding_tokens)  # fmt: skip
+                    if factor != 1.0:
+                        spent.batch_prompt_tokens = spent.prompt_tokens
+                        spent.batch_completion_tokens = spent.completion_tokens
+                    cost = token_usage(spent, member.price_per_million_tokens, batch_factor=factor).cost_usd
+                    costs[i][0] += judge.work.chat_calls - calls
+                    costs[i][1] += cost or 0.0
     finally:
         cache.close()
     return [(int(c), float(u)) for c, u in costs]

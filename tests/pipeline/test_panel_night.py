@@ -128,3 +128,16 @@ def test_a_learned_panel_with_too_few_labels_exits_2_naming_the_key(
     assert main(["run", str(config), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "judge.panel.labels" in err and "at least 5" in err and "found 2" in err
+
+
+def test_an_adaptive_night_combines_unit_by_unit_only(tmp_path: Path, loopback: Any, key: None) -> None:
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.nightly.config import load_config
+
+    _data(tmp_path)
+    config = _config(tmp_path, loopback, "adaptive", combine="dawid_skene")
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["adaptive"] = {"batch_size": 10}
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"judge\.panel\.combine: an adaptive night combines per unit"):
+        load_config(config)

@@ -107,8 +107,8 @@ def panel_lines(judge: JudgeInfo) -> list[str]:
         calls = (member.get("usage") or {}).get("calls", 0)
         where = f" at {member['base_url']}" if member.get("base_url") else ""
         bill = "no price given" if not isinstance(cost, float | int) else (
-            f"${cost:.4f}" + (f", {cost / total:.0%} of the bill" if total > 0 else ""))  # fmt: skip
-        lines.append(f"  {member.get('name')} ({member.get('model')}{where}): {calls} requests, {bill}")
+            f"its verdicts cost ${cost:.4f}" + (f", {cost / total:.0%} of the bill" if total > 0 else ""))  # fmt: skip
+        lines.append(f"  {member.get('name')} ({member.get('model')}{where}): {calls} requests tonight, {bill}")
     for metric, entry in sorted((panel.get("agreement") or {}).items()):
         if not isinstance(entry, dict):
             continue

@@ -141,3 +141,13 @@ def test_an_adaptive_night_combines_unit_by_unit_only(tmp_path: Path, loopback: 
     config.write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"judge\.panel\.combine: an adaptive night combines per unit"):
         load_config(config)
+
+
+def test_the_pairwise_judge_is_not_a_panels(tmp_path: Path) -> None:
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.nightly.config import parse_config
+
+    panel = [{"model": "a", "base_url": "http://127.0.0.1:9/v1"}, {"model": "b", "base_url": "http://127.0.0.1:9/v1"}]
+    data = {"dataset": {"path": "qa.jsonl"}, "judge": {"metrics": [METRIC], "panel": panel}, "pairwise": {"judge": True}}
+    with pytest.raises(ConfigError, match=r"pairwise\.judge: one LLM says which answer is better"):
+        parse_config(data, base_dir=tmp_path, source="c.yaml")

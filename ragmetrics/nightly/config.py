@@ -867,6 +867,8 @@ class NightlyConfig(_Section):
         ]
         if unknown:
             raise ValueError(f"baseline: {', '.join(map(repr, unknown))} not among this config's metrics")
+        if self.pairwise is not None and self.pairwise.judge and self.judge is not None and self.judge.panel:
+            raise ValueError("pairwise.judge: one LLM says which answer is better; it is not a panel's (judge.panel)")
         return self
 
     def all_metrics(self) -> list[str]:

@@ -107,8 +107,8 @@ def panel_lines(judge: JudgeInfo) -> list[str]:
         calls = (member.get("usage") or {}).get("calls", 0)
         where = f" at {member['base_url']}" if member.get("base_url") else ""
         bill = "no price given" if not isinstance(cost, float | int) else (
-            f"${cost:.4f}" + (f", {cost / total:.0%} of the bill" if total > 0 else ""))  # fmt: skip
-        lines.append(f"  {member.get('name')} ({member.get('model')}{where}): {calls} requests, {bill}")
+            f"its verdicts cost ${cost:.4f}" + (f", {cost / total:.0%} of the bill" if total > 0 else ""))  # fmt: skip
+        lines.append(f"  {member.get('name')} ({member.get('model')}{where}): {calls} requests tonight, {bill}")
     for metric, entry in sorted((panel.get("agreement") or {}).items()):
         if not isinstance(entry, dict):
             continue
@@ -140,6 +140,9 @@ def judge_line(judge: JudgeInfo | None) -> str:
         embedder = "" if same else f", embeddings {judge.embedding_model}"
         return f"judge: the built-in local judge ({judge.model}{embedder}; not an LLM)"
     if judge.backend == "panel":
-        return f"judge: {judge.model} (a panel of judges; docs/judges.md)"
+        panel = judge.settings.get("panel")
+        members = [m.get("name") for m in panel.get("members", [])] if isinstance(panel, dict) else []
+        combine = panel.get("combine") if isinstance(panel, dict) else None
+        return f"judge: a panel of {len(members)} judges ({', '.join(map(str, members))}), combined by {combine}"
     where = f" at {judge.base_url}" if judge.base_url else ""
     return f"judge: {judge.model} through an OpenAI-compatible endpoint{where}"

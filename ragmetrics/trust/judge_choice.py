@@ -2,7 +2,7 @@
 
 Agreement per candidate, on the labelled units (a unit is a (sample, metric) with a label): accuracy of the
 decision (both sides cut at `threshold`), Cohen's kappa of those decisions when the labels are yes/no, and the
-ROC AUC of the candidate's scores against the people's yes/no. Intervals are percentile bootstraps that
+ROC AUC of the candidate's scores against the people's yes/no (graded labels cut at `threshold`). Intervals are percentile bootstraps that
 resample samples (all of a sample's metrics together), with one set of draws shared by every candidate so
 their differences are paired.
 
@@ -180,8 +180,8 @@ def choose_judge(
         if binary:
             kappa_draws = _kappa_from(draws_acc[c.name], yes_share[c.name], shares[:, 2 * k])
             kappa = _interval(decision_kappa(judged, human), kappa_draws, alpha)
-            if human.any() and (~human).any():
-                auc = _interval(roc_auc(c.scores, human.astype(int)), _auc_draws(c.scores, human, weights), alpha)
+        if human.any() and (~human).any():  # the candidate's scores against the people's yes / no
+            auc = _interval(roc_auc(c.scores, human.astype(int)), _auc_draws(c.scores, human, weights), alpha)
         rows.append(
             CandidateRow(
                 name=c.name,

@@ -76,6 +76,9 @@ def test_agreement_figures_and_their_checks() -> None:
         expected = p_j * p_h + (1 - p_j) * (1 - p_h)
         assert kappa == pytest.approx((np.average((scores >= 0.5) == (truth == 1), weights=draw) - expected)
                                       / (1 - expected))  # fmt: skip
+    graded = np.array([1.0, 0.75, 0.25, 0.0, 0.5, 0.0, 1.0, 0.25])  # cut at 0.5: the same yes / no as truth
+    row = choose_judge([JudgeEvidence("j", scores, 0.0)], graded, np.arange(8), resamples=200).row("j")
+    assert row.kappa is None and row.auc is not None and row.auc.value == pytest.approx(roc_auc(scores, truth))
     with pytest.raises(ValueError, match="one finite score per labelled unit"):
         choose_judge([JudgeEvidence("j", scores[:5], 0.0)], truth, np.arange(8))
     with pytest.raises(ValueError, match="margin and alpha"):

@@ -79,3 +79,20 @@ def test_bad_scores_are_refused() -> None:
         combine_scores("mean", np.array([[0.2], [0.1]]))
     with pytest.raises(ValueError, match="unknown combination"):
         combine_scores("median", np.array([[0.2, 0.3]]))
+
+
+def test_the_peoples_alpha_the_judges_alpha_stands_beside() -> None:
+    from ragmetrics.panels.night import people_alpha
+    from ragmetrics.trust.labels import labels_from_rows
+    from ragmetrics.trust.people import krippendorff_alpha
+
+    ann = [1, 0, 1, 1, 0, 0, 1, 0]
+    bob = [1, 0, 0, 1, 0, 1, 1, 0]
+    rows = [(i + 1, {"sample_id": f"q{i}", "metric": "faithfulness", "label": v, "labeller": who})
+            for who, values in (("ann", ann), ("bob", bob)) for i, v in enumerate(values)]  # fmt: skip
+    labels = labels_from_rows([(n + 16 * (r["labeller"] == "bob"), r) for n, r in rows], source="l.csv")
+    expected = krippendorff_alpha(np.array([ann, bob], dtype=np.float64))
+    assert people_alpha(labels, ["faithfulness"], 0.5) == pytest.approx(expected)
+    one = labels_from_rows([(i + 1, {"sample_id": f"q{i}", "metric": "faithfulness", "label": v})
+                            for i, v in enumerate(ann)], source="l.csv")  # fmt: skip
+    assert people_alpha(one, ["faithfulness"], 0.5) is None  # one labeller: no agreement between people

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -126,9 +127,11 @@ class PlanningJudge(LLMJudge):
         *,
         cache: VerdictCache,
         prompts: PromptLibrary | None = None,
+        identity: Mapping[str, Any] | None = None,
     ) -> None:
         # Deliberately not LLMJudge.__init__: no client is built, so nothing here can reach a server.
         self.settings = settings
+        self.identity = dict(identity) if identity is not None else None  # a panel member's (LLMJudge._key)
         self.prompts = prompts or default_library()
         self.cache = cache
         self.work = PlannedWork()

@@ -2,7 +2,9 @@
 
 Definitions are those of Chroma's chunking study (Smith and Troynikov, "Evaluating Chunking Strategies for
 Retrieval", 2024; brandonstarxel/chunking_evaluation, MIT: `_scores_from_dataset_and_retrievals` and
-`_full_precision_score`), over characters. For one question with relevant spans R (grade >= `level`) and
+`_full_precision_score`), over characters (or, with ``unit="tokens"``, over tokens of the shipped MiniLM
+tokenizer: a token counts for a span or chunk it shares a character with; there a chunk meets a span only
+when they share a token, since consecutive chunks always touch in tokens). For one question with relevant spans R (grade >= `level`) and
 retrieved chunks C (the first k of its ranking):
 
 - covered = the characters of R that some chunk of C holds (counted once);
@@ -28,9 +30,11 @@ import bisect
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ragmetrics.chunking.model import Chunk
 from ragmetrics.chunking.spans import SpanQrels
+from ragmetrics.chunking.units import TokenIndex
 from ragmetrics.errors import InputError
 from ragmetrics.schema import RunMetadata, RunResult
 
@@ -45,6 +49,9 @@ __all__ = [
     "ranked_chunk_ids",
     "span_scores",
 ]
+
+Unit = Literal["characters", "tokens"]
+"""What the span metrics count: characters (the study's code) or tokens of the shipped MiniLM tokenizer."""
 
 Range = tuple[str, int, int]
 """(document id, start, end): a span or a chunk, [start, end) in the document's characters."""
@@ -140,17 +147,20 @@ def query_span_score(references: Sequence[Range], retrieved: Sequence[Range]) ->
     )
 
 
-def query_best_precision(references: Sequence[Range], chunks: Sequence[Range]) -> BestPrecision:
+def query_best_precision(
+    references: Sequence[Range], chunks: Sequence[Range], *, touching: bool = True
+) -> BestPrecision:
     """Best precision of one question under a chunking (module docstring); `chunks` are the chunking's
-    chunks (all of them, or at least all that could meet a reference)."""
+    chunks (all of them, or at least all that could meet a reference). `touching`: a chunk whose closed range
+    only touches a span meets it (the study's rule, over characters); else it must share a unit with it."""
     spans_by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for doc, start, end in references:
         spans_by_doc[doc].append((start, end))
     met: set[Range] = set()  # a chunk meeting two spans is one chunk
     for doc, c_start, c_end in chunks:
         for r_start, r_end in spans_by_doc.get(doc, ()):
-            # closed ranges: a chunk touching a span counts (the study's rule)
-            if c_start <= r_end and r_start <= c_end:
+            # closed ranges: a chunk touching a span counts (the study's rule, characters)
+            if (c_start <= r_end and r_start <= c_end) if touching else (c_start < r_end and r_start < c_end):
                 met.add((doc, c_start, c_end))
                 break
     if not met:
@@ -164,21 +174,54 @@ def query_best_precision(references: Sequence[Range], chunks: Sequence[Range]) -
     return BestPrecision(covered / (read + relevant - covered), len(met))
 
 
-def _relevant_ranges(spans: SpanQrels, level: int) -> dict[str, list[Range]]:
-    return {
-        query: [(s.doc_id, s.start, s.end) for s in judgments if s.grade >= level]
-        for query, judgments in spans.by_query.items()
-    }
+def _relevant_ranges(spans: SpanQrels, level: int, tokens: TokenIndex | None) -> dict[str, list[Range]]:
+    result: dict[str, list[Range]] = {}
+    for query, judgments in spans.by_query.items():
+        ranges: list[Range] = []
+        for s in judgments:
+            if s.grade < level:
+                continue
+            start, end = (s.start, s.end) if tokens is None else tokens.range(s.doc_id, s.start, s.end)
+            if end <= start:
+                raise InputError(
+                    f"span [{s.start}, {s.end}) of question {query!r} holds no token of document {s.doc_id!r}",
+                    source=spans.source,
+                    line=spans.line(s),
+                )
+            ranges.append((s.doc_id, start, end))
+        result[query] = ranges
+    return result
 
 
-def best_precision(spans: SpanQrels, chunks: Sequence[Chunk], *, level: int = 1) -> dict[str, BestPrecision]:
-    """Best precision and the chunks it needs, per question with a relevant span."""
+def _token_index(unit: Unit, documents: Mapping[str, str] | None) -> TokenIndex | None:
+    if unit == "characters":
+        return None
+    if documents is None:
+        raise ValueError("unit='tokens' needs the documents' texts (documents=)")
+    return TokenIndex(documents)
+
+
+def _in_unit(doc_id: str, start: int, end: int, tokens: TokenIndex | None) -> Range:
+    return (doc_id, start, end) if tokens is None else (doc_id, *tokens.range(doc_id, start, end))
+
+
+def best_precision(
+    spans: SpanQrels,
+    chunks: Sequence[Chunk],
+    *,
+    level: int = 1,
+    unit: Unit = "characters",
+    documents: Mapping[str, str] | None = None,
+) -> dict[str, BestPrecision]:
+    """Best precision and the chunks it needs, per question with a relevant span; `unit="tokens"` counts
+    tokens of the shipped MiniLM tokenizer instead of characters (and needs the `documents`' texts)."""
+    tokens = _token_index(unit, documents)
     by_doc: dict[str, list[Range]] = defaultdict(list)
     for chunk in chunks:
-        by_doc[chunk.doc_id].append((chunk.doc_id, chunk.start, chunk.end))
+        by_doc[chunk.doc_id].append(_in_unit(chunk.doc_id, chunk.start, chunk.end, tokens))
     index = {doc: _DocChunks.of(ranges) for doc, ranges in by_doc.items()}
     result: dict[str, BestPrecision] = {}
-    for query, references in _relevant_ranges(spans, level).items():
+    for query, references in _relevant_ranges(spans, level, tokens).items():
         if references:
             near = [
                 c
@@ -186,7 +229,7 @@ def best_precision(spans: SpanQrels, chunks: Sequence[Chunk], *, level: int = 1)
                 if doc in index
                 for c in index[doc].near(references)
             ]
-            result[query] = query_best_precision(references, near)
+            result[query] = query_best_precision(references, near, touching=tokens is None)
     return result
 
 
@@ -219,15 +262,19 @@ def span_scores(
     *,
     k: int | Mapping[str, int] | None = None,
     level: int = 1,
+    source: str = "run",
+    unit: Unit = "characters",
+    documents: Mapping[str, str] | None = None,
 ) -> SpanScores:
     """Recall, precision and IoU per question of a run. `rankings` maps question ids to ranked chunk ids
     (`ranked_chunk_ids(run)` turns a `Run` into one); `k` cuts each ranking (one depth, or one per question,
     e.g. each question's `chunks_needed`); unset, whole rankings count. A ranked chunk id the chunking does
-    not hold is an InputError naming it."""
+    not hold is an InputError naming it and `source` (the run's file or name)."""
+    tokens = _token_index(unit, documents)
     by_id = chunks if isinstance(chunks, Mapping) else {c.id: c for c in chunks}
     per_query: dict[str, SpanScore] = {}
     unscored: list[str] = []
-    for query, references in _relevant_ranges(spans, level).items():
+    for query, references in _relevant_ranges(spans, level, tokens).items():
         if not references:
             unscored.append(query)
             continue
@@ -239,9 +286,9 @@ def span_scores(
             if chunk is None:
                 raise InputError(
                     f"question {query!r} retrieved {chunk_id!r}, which is not a chunk of the corpus",
-                    source="run",
+                    source=source,
                 )
-            retrieved.append((chunk.doc_id, chunk.start, chunk.end))
+            retrieved.append(_in_unit(chunk.doc_id, chunk.start, chunk.end, tokens))
         per_query[query] = query_span_score(references, retrieved)
     return SpanScores(per_query, unscored)
 

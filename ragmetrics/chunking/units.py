@@ -9,11 +9,13 @@ whose pieces concatenate back to their paragraph, so their offsets are exact by 
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["Span", "sentence_spans", "token_spans"]
+__all__ = ["Span", "TokenIndex", "sentence_spans", "token_spans"]
 
 Span = tuple[int, int]
 """A [start, end) character range of a document."""
@@ -93,3 +95,20 @@ def _stripped(text: str, start: int, end: int) -> Span | None:
     while end > start and text[end - 1].isspace():
         end -= 1
     return (start, end) if end > start else None
+
+
+class TokenIndex:
+    """Character ranges of documents turned into token ranges (index of the first token, one past the last),
+    so span metrics can count tokens instead of characters: a token belongs to a range when they share a
+    character. Each document is tokenized once, when first asked about."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = texts
+        self._tokens: dict[str, tuple[list[int], list[int]]] = {}
+
+    def range(self, doc_id: str, start: int, end: int) -> Span:
+        if doc_id not in self._tokens:
+            spans = token_spans(self._texts[doc_id])
+            self._tokens[doc_id] = ([s for s, _ in spans], [e for _, e in spans])
+        starts, ends = self._tokens[doc_id]
+        return bisect.bisect_right(ends, start), bisect.bisect_left(starts, end)

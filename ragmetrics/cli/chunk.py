@@ -69,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="read as many chunks as each question needs (the study's k=-1)",
     )
     score.add_argument("--level", type=int, default=1, help="lowest relevant grade (default 1)")
+    score.add_argument(
+        "--unit",
+        choices=("characters", "tokens"),
+        default="characters",
+        help="count characters (the study's) or MiniLM tokens (needs --docs)",
+    )
     score.add_argument("--json", type=Path, help="also write per-question scores here")
     score.set_defaults(handler=_score)
 
@@ -177,11 +183,16 @@ def _qrels(args: argparse.Namespace) -> int:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from ragmetrics.chunking.documents import load_documents
     from ragmetrics.chunking.span_metrics import best_precision, ranked_chunk_ids, span_scores
     from ragmetrics.cli._common import load_runs
+    from ragmetrics.errors import InputError
 
+    if args.unit == "tokens" and args.docs is None:
+        raise InputError("--unit tokens counts the documents' tokens: give --docs", field="docs")
     spans, chunks = _load(args)
-    best = best_precision(spans, chunks, level=args.level)
+    texts = {d.id: d.text for d in load_documents(args.docs)} if args.unit == "tokens" else None
+    best = best_precision(spans, chunks, level=args.level, unit=args.unit, documents=texts)
     depth: int | dict[str, int] | None = (
         {q: b.chunks_needed for q, b in best.items()} if args.k_needed else args.k
     )
@@ -190,8 +201,17 @@ def _score(args: argparse.Namespace) -> int:
     omega = sum(b.value for b in best.values()) / len(best) if best else float("nan")
     print(f"best precision of this chunking: {omega:.4f} over {len(best)} questions")
     print(f"{'run':<30} {'recall':>8} {'precision':>10} {'iou':>8}")
-    for run in load_runs(args.runs):
-        scores = span_scores(spans, by_id, ranked_chunk_ids(run), k=depth, level=args.level)
+    for path, run in zip(args.runs, load_runs(args.runs), strict=True):
+        scores = span_scores(
+            spans,
+            by_id,
+            ranked_chunk_ids(run),
+            k=depth,
+            level=args.level,
+            source=path,
+            unit=args.unit,
+            documents=texts,
+        )
         if not scores.per_query:
             print(f"{run.name:<30} no question has a relevant span", file=sys.stderr)
             continue

@@ -33,6 +33,9 @@ _COMMANDS = (
     "attack",
     "summary",
     "sweep",
+    "utility",
+    "validity",
+    "judges",
     "chunk",
 )
 

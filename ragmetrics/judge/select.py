@@ -38,6 +38,10 @@ def make_judge(settings: JudgeSettings | None = None, *, cache: VerdictCache | N
     """Build the judge the settings ask for (see `resolve_backend`); `cache` replaces the one the settings
     name (a worker's shard of it, say)."""
     settings = settings or JudgeSettings()
+    if settings.panel is not None:
+        from ragmetrics.judge.panel import make_panel
+
+        return make_panel(settings, cache=cache)
     backend, why = resolve_backend(settings)
     if backend == "local":
         from ragmetrics.judge.backends.local import LocalJudge

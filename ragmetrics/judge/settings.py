@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ragmetrics._numbers import number_problem
+from ragmetrics.judge.panel_config import PanelSettings
 
 PRICE_KEYS = ("prompt", "completion", "embedding")
 TokenPooling = Literal["refuse", "mean", "first", "last"]
@@ -173,6 +174,13 @@ class JudgeSettings(BaseModel):
         default=None,
         description="true (or {price_factor, gather_s, poll_s, poll_max_s, wait_s}): chat "
         "verdicts go through the OpenAI Batch API at batch prices; resumable, never submitted twice",
+    )
+
+    panel: PanelSettings | None = Field(
+        default=None,
+        description="several judges on every (sample, metric), combined per metric: a list of members "
+        "({name, backend, model, base_url, api_key_env, price_per_million_tokens, ...}; the rest from here) or "
+        "{members, combine: mean|majority|learned|dawid_skene, labels, folds, threshold} (docs/judges.md)",
     )
 
     @field_validator("batch", mode="before")

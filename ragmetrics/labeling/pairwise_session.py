@@ -58,9 +58,7 @@ class PairwiseSession:
         samples = read_judged_samples(path.parent / FILENAME)
         for run in runs:
             if run not in samples or not any(s.answer is not None for s in samples[run].values()):
-                answered = sorted(
-                    r for r, got in samples.items() if any(s.answer is not None for s in got.values())
-                )
+                answered = sorted(r for r, got in samples.items() if any(s.answer is not None for s in got.values()))
                 raise InputError(f"run {run!r} has no answers in this report (runs with answers: "
                                  f"{', '.join(answered) or 'none'})", source=str(path), field="--pairwise")  # fmt: skip
         shared = sorted(q for q, s in samples[a].items()
@@ -113,9 +111,7 @@ class PairwiseSession:
         self.store.put({"sample_id": question, "left": left, "right": right, "choice": choice,
                         **({"labeller": labeller} if labeller else {})})  # fmt: skip
         scores = [self._scores.get(run, {}).get(question, {}) for run in (left, right)]
-        shown = ", ".join(
-            f"{k} {scores[0].get(k)} vs {scores[1].get(k)}" for k in sorted(scores[0]) if k in scores[1]
-        )
+        shown = ", ".join(f"{k} {scores[0].get(k)} vs {scores[1].get(k)}" for k in sorted(scores[0]) if k in scores[1])
         return Verdict(1.0 if choice == "left" else 0.0 if choice == "right" else 0.5,
                        f"left was {left}, right was {right}" + (f"; metrics {shown}" if shown else ""))  # fmt: skip
 

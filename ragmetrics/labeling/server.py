@@ -2,8 +2,9 @@
 
 Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/<position> (texts, no
 verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
-with the judge's verdict); POST /api/span {position, start, end, grade} (a test set's qrels pass: the selected answering
-text stored as a span of its document, labeling.spans); POST /api/finish (ends the session). The Host header must name the loopback
+with the judge's verdict); POST /api/span {position, start, end, grade} (a test set's qrels pass: the
+selected answering text stored as a span of its document, labeling.spans); POST /api/finish (ends the
+session). The Host header must name the loopback
 address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
 from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
 /api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
@@ -116,12 +117,7 @@ class LabelServer:
         if method == "POST" and path == "/api/label":
             assert body is not None
             at, value = body.get("position"), body.get("value")
-            if (
-                not isinstance(at, int)
-                or isinstance(at, bool)
-                or isinstance(value, bool)
-                or not isinstance(value, int | float)
-            ):
+            if not isinstance(at, int) or isinstance(at, bool) or isinstance(value, bool) or not isinstance(value, int | float):
                 return 400, {"error": "expected {position: int, value: number}"}
             try:
                 verdict = team.label(who, at, float(value))
@@ -233,10 +229,7 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 # A team queue: every call, reads included, is made as the labeller its token names.
                 who = server.team.labeller_of(self.headers.get(TOKEN_HEADER, ""))
                 if who is None:
-                    self._json(
-                        HTTPStatus.FORBIDDEN,
-                        {"error": f"missing or unknown {TOKEN_HEADER}: open your own link"},
-                    )
+                    self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or unknown {TOKEN_HEADER}: open your own link"})
                     return
             if method == "POST":
                 origin = self.headers.get("Origin")
@@ -249,9 +242,7 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
                 if not self.headers.get("Content-Type", "").startswith("application/json"):
                     self._json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"error": "send application/json"})
                     return
-                if who is None and not secrets.compare_digest(
-                    self.headers.get(TOKEN_HEADER, ""), server.token
-                ):
+                if who is None and not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), server.token):
                     self._json(HTTPStatus.FORBIDDEN, {"error": f"missing or wrong {TOKEN_HEADER}"})
                     return
                 declared = (self.headers.get("Content-Length") or "").strip()

@@ -74,9 +74,7 @@ class LabelStore:
                 out.setdefault(sid, {})[who] = value
         return out
 
-    def set(
-        self, run: str | None, metric: str, sample_id: str, value: float, labeller: str | None = None
-    ) -> None:
+    def set(self, run: str | None, metric: str, sample_id: str, value: float, labeller: str | None = None) -> None:
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"a label is in [0, 1], not {value}")
         with self._locked():
@@ -93,13 +91,7 @@ class LabelStore:
     def _text(self) -> str:
         named = any(who is not None for (_, _, _, who) in self._labels)
         rows = [
-            {
-                "sample_id": sid,
-                "metric": metric,
-                "run": run or "",
-                "label": value,
-                **({"labeller": who or ""} if named else {}),
-            }
+            {"sample_id": sid, "metric": metric, "run": run or "", "label": value, **({"labeller": who or ""} if named else {})}
             for (run, metric, sid, who), value in self._labels.items()
         ]
         if self.path.suffix.lower() == ".jsonl":

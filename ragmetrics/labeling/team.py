@@ -77,17 +77,11 @@ class TeamQueue:
     ) -> None:
         names = [n.strip() for n in labellers]
         if len(names) < 1 or any(not n for n in names) or len(set(names)) != len(names):
-            raise InputError(
-                f"labellers must be distinct non-empty names, got {labellers}", field="--labellers"
-            )
+            raise InputError(f"labellers must be distinct non-empty names, got {labellers}", field="--labellers")
         if overlap.k > len(names):
-            raise InputError(
-                f"{overlap.k} labels per item need at least {overlap.k} labellers", field="--overlap"
-            )
+            raise InputError(f"{overlap.k} labels per item need at least {overlap.k} labellers", field="--overlap")
         if adjudicator is not None and adjudicator not in names:
-            raise InputError(
-                f"adjudicator {adjudicator!r} is not one of the labellers", field="--adjudicator"
-            )
+            raise InputError(f"adjudicator {adjudicator!r} is not one of the labellers", field="--adjudicator")
         if lease_s <= 0:
             raise InputError("the lease must be positive", field="--lease")
         self.session = session
@@ -187,9 +181,7 @@ class TeamQueue:
             if labeller not in labels and labeller not in live:
                 others = {who: end for who, end in live.items() if who != labeller}
                 if not self._wants(sample, labeller, labels, others, now):
-                    raise Reassigned(
-                        f"item {position + 1} was handed to someone else after your hold ran out"
-                    )
+                    raise Reassigned(f"item {position + 1} was handed to someone else after your hold ran out")
             verdict = self.session.label(position, value, labeller=labeller)
             self._holds.get(sample, {}).pop(labeller, None)
             return verdict
@@ -212,8 +204,8 @@ class TeamQueue:
             **base,
             "labeller": labeller,
             "labelled": progress[labeller],
-            "target": progress[labeller]
-            + sum(1 for s, v in in_queue.items() if labeller not in v and len(v) < self.required[s]),
+            "target": progress[labeller] + sum(1 for s, v in in_queue.items() if labeller not in v
+                                               and len(v) < self.required[s]),
             "total": len(self.order),
             "queue": {"labels_needed": needed, "labels_given": given, "per_labeller": progress},
             "plan": f"team queue: {given} of {needed} labels given ({', '.join(f'{n} {c}' for n, c in progress.items())})",

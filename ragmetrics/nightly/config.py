@@ -32,6 +32,7 @@ from pydantic import (
 from ragmetrics._yaml import key_path, read_yaml_file
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
+from ragmetrics.judge.cascade.config import CascadeKeys
 from ragmetrics.judge.own_metrics import (
     CustomMetric,
     entry_point_definition,
@@ -42,6 +43,7 @@ from ragmetrics.judge.registry import JudgeMetricSpec, resolve_judge_metric
 from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
+from ragmetrics.nightly.utility_config import UtilityQrelsConfig
 from ragmetrics.options import FusionMethod, FusionNorm
 from ragmetrics.sweep.config import SweepConfig
 from ragmetrics.testset.settings import TestsetSettings
@@ -450,8 +452,9 @@ class AdaptiveConfig(_Section):
     )
 
 
-class JudgeConfig(JudgeSettings):
-    """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge."""
+class JudgeConfig(CascadeKeys, JudgeSettings):
+    """JudgeSettings (backend, model, base_url, concurrency, timeouts, cache) plus which metrics to judge
+    (and a cascade's keys: judge.cascade.config)."""
 
     _metric_origins: dict[str, str] = PrivateAttr(default_factory=dict)
     adaptive: AdaptiveConfig | None = Field(
@@ -516,6 +519,10 @@ class JudgeConfig(JudgeSettings):
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
         if self.adaptive is not None and self.repeats > 1:
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
+        if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
+            raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
+        if self.cascade and (self.panel is not None or self.repeats > 1):
+            raise ValueError("judge.cascade: not with judge.panel or judge.repeats > 1 (yet)")
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:
@@ -534,6 +541,7 @@ class JudgeConfig(JudgeSettings):
         """The backend settings alone, as `make_judge` takes them."""
         fields = set(JudgeSettings.model_fields)
         return JudgeSettings.model_validate(self.model_dump(include=fields))
+
 
 
 class CompareConfig(_Section):
@@ -787,6 +795,9 @@ class NightlyConfig(_Section):
     trust: TrustConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     generator: GeneratorConfig | None = None
+    utility_qrels: UtilityQrelsConfig | None = Field(
+        default=None, description="utility judgments (eRAG) for the runs, and their metrics on them (docs/utilities.md)"
+    )
     testset: TestsetSettings | None = Field(
         default=None,
         description="how `ragmetrics testset --config` builds a test collection (docs/testset.md)",
@@ -860,6 +871,8 @@ class NightlyConfig(_Section):
         ]
         if unknown:
             raise ValueError(f"baseline: {', '.join(map(repr, unknown))} not among this config's metrics")
+        if self.pairwise is not None and self.pairwise.judge and self.judge is not None and self.judge.panel:
+            raise ValueError("pairwise.judge: one LLM says which answer is better; it is not a panel's (judge.panel)")
         return self
 
     def all_metrics(self) -> list[str]:
@@ -867,7 +880,8 @@ class NightlyConfig(_Section):
 
         judged = self.judge.metrics if self.judge is not None else []
         attacked = [*ATTACK_METRICS, *EXPOSURE_METRICS] if self.dataset.attacks is not None else []
-        return [*self.retrieval.metrics, *judged, *attacked]
+        utility = self.utility_qrels.report_metrics(self.retrieval.metrics) if self.utility_qrels else []
+        return [*self.retrieval.metrics, *judged, *attacked, *utility]
 
 
 def _default_runs() -> list[AnyRunSpec]:
@@ -933,6 +947,9 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
     if config.judge is not None:
         config.judge.cache_path = _resolve(config.judge.cache_path, base)
         config.judge.aligned = _resolve(config.judge.aligned, base)
+        config.judge.labels = _resolve(config.judge.labels, base)
+        if config.judge.panel is not None and config.judge.panel.labels is not None:
+            config.judge.panel.labels = _resolve(config.judge.panel.labels, base)
         config.judge.metric_files = [p for p in (_resolve(p, base) for p in config.judge.metric_files) if p]
         for i, item in enumerate(config.judge.custom_metrics):
             if isinstance(item, RubricMetric) and item.labelled_file is not None:

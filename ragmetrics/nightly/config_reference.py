@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ragmetrics.judge.cascade.config import CascadeStep
 from ragmetrics.judge.own_metrics import CustomMetric
 from ragmetrics.judge.settings import EmbeddingSettings
 from ragmetrics.nightly.config import (
@@ -31,6 +32,7 @@ from ragmetrics.nightly.config import (
     RetrievalConfig,
     RetrieverRunSpec,
 )
+from ragmetrics.nightly.utility_config import UtilityOpenAIConfig, UtilityQrelsConfig
 from ragmetrics.sweep.config import (
     EarlyDropConfig,
     SplitConfig,
@@ -80,6 +82,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
         "an HTTP target; a string target is 'package.module:function'",
     ),
     ("generator", GeneratorConfig, "answers for runs that have none (retriever, file, fusion runs)"),
+    ("utility_qrels", UtilityQrelsConfig, "utility judgments (eRAG) as qrels; leave out for none (docs/utilities.md)"),
+    ("utility_qrels.openai", UtilityOpenAIConfig, "the OpenAI-compatible generator of utility judgments"),
     ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
     (
         "judge.embeddings",
@@ -109,6 +113,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
 def _type_name(annotation: Any) -> str:
     if annotation == list[CustomMetric]:
         return "list of metric definitions (type: contains, matches or python)"
+    if annotation == list[CascadeStep] | None:
+        return "list of judges (as panel members) or {name, panel: [members]} | null"
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
     text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
     text = re.sub(r"\bragmetrics(\.\w+)*\.(\w+Settings)\b", r"\2 (below)", text)

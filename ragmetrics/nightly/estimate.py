@@ -21,7 +21,7 @@ import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragmetrics._async import run_sync
 from ragmetrics._textfile import read_bytes
@@ -33,6 +33,7 @@ from ragmetrics.schema import NightWork, Report, WorkFigures
 
 if TYPE_CHECKING:
     from ragmetrics.judge.backends.planning import PlanningJudge
+    from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.retrievers import RetrieverTiming
 
 __all__ = [
@@ -57,65 +58,101 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
     assumptions: list[str] = []
     if config.judge is None or not plan:
         return figures, assumptions
-    from ragmetrics.judge.select import resolve_backend
-
     settings = config.judge.settings()
     units = sum(len(samples) * len(metrics) for samples, metrics in plan.values())
     figures.judge_units = units * settings.repeats
-    backend, _why = resolve_backend(settings)
-    if backend == "local":
+    judges = _judges_of(settings)
+    if not judges:
         assumptions.append("the local judge makes no requests; its time is the last night's per verdict")
         return figures, assumptions
-    from ragmetrics.judge.backends.planning import CHARS_PER_TOKEN, PlanningJudge
+    from ragmetrics.judge.backends.planning import CHARS_PER_TOKEN
     from ragmetrics.judge.cache import VerdictCache
 
     path = settings.cache_path if settings.use_cache else None
     # A cache that does not exist yet holds nothing: read as empty rather than created by a dry run.
     cache = VerdictCache(path if path is not None and path.exists() else None, enabled=path is not None)
+    priced = unpriced = 0
     try:
-        for repeat in range(settings.repeats):
-            seeded = (
-                settings
-                if repeat == 0
-                else settings.model_copy(update={"seed": (settings.seed or 0) + repeat})
+        for judge_settings, identity in judges:
+            before = WorkFigures(prompt_tokens=figures.prompt_tokens, completion_tokens=figures.completion_tokens,
+                                 embedding_tokens=figures.embedding_tokens)  # fmt: skip
+            _plan_judge(judge_settings, identity, plan, cache, figures, assumptions)
+            prices = judge_settings.price_per_million_tokens
+            if prices is None:
+                unpriced += 1
+                continue
+            priced += 1
+            usage = CallUsage(
+                prompt_tokens=figures.prompt_tokens - before.prompt_tokens,
+                completion_tokens=figures.completion_tokens - before.completion_tokens,
+                embedding_tokens=figures.embedding_tokens - before.embedding_tokens,
             )
-            judge = PlanningJudge(seeded, cache=cache)
-            run_sync(_plan_units(judge, plan))
-            work = judge.work
-            figures.judge_calls += work.chat_calls
-            figures.embedding_calls += work.embedding_calls
-            figures.prompt_tokens += work.prompt_tokens
-            figures.completion_tokens += work.completion_tokens
-            figures.embedding_tokens += work.embedding_tokens
-            figures.cached_verdicts += work.cached_verdicts
-            if work.recorded_failures:
-                assumptions.append(
-                    f"{work.recorded_failures} verdicts failed before and are not asked again "
-                    f"(retry_failed={settings.retry_failed!r}): no requests counted for them"
-                )
+            # the chat requests through the Batch API instead (priced both ways for --dry-run)
+            factor = judge_settings.batch.price_factor if judge_settings.batch is not None else 0.5
+            batched = CallUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                                embedding_tokens=usage.embedding_tokens, batch_prompt_tokens=usage.prompt_tokens,
+                                batch_completion_tokens=usage.completion_tokens)  # fmt: skip
+            figures.cost_usd = (figures.cost_usd or 0.0) + (token_usage(usage, prices).cost_usd or 0.0)
+            figures.cost_usd_batch = (figures.cost_usd_batch or 0.0) + (
+                token_usage(batched, prices, batch_factor=factor).cost_usd or 0.0
+            )
     finally:
         cache.close()
-    prices = settings.price_per_million_tokens
-    usage = CallUsage(
-        prompt_tokens=figures.prompt_tokens,
-        completion_tokens=figures.completion_tokens,
-        embedding_tokens=figures.embedding_tokens,
-    )
-    figures.cost_usd = token_usage(usage, prices).cost_usd
-    if prices is not None:  # the chat requests through the Batch API instead (priced both ways for --dry-run)
-        factor = settings.batch.price_factor if settings.batch is not None else 0.5
-        batched = CallUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                            embedding_tokens=usage.embedding_tokens, batch_prompt_tokens=usage.prompt_tokens,
-                            batch_completion_tokens=usage.completion_tokens)  # fmt: skip
-        figures.cost_usd_batch = token_usage(batched, prices, batch_factor=factor).cost_usd
+    if unpriced:  # a partial bill would read as the whole one
+        figures.cost_usd = figures.cost_usd_batch = None
     assumptions.append(
         f"judge requests are exact for this cache (retries and repairs not included); prompt tokens are the "
         f"rendered messages at {CHARS_PER_TOKEN:g} characters a token, completion tokens the cache's mean per "
         "prompt where it has verdicts of it"
     )
-    if prices is None:
+    if unpriced and not priced:
         assumptions.append("no judge.price_per_million_tokens in the config: cost not estimated")
+    elif unpriced:
+        assumptions.append(f"{unpriced} panel members have no price_per_million_tokens: cost not estimated")
     return figures, assumptions
+
+
+def _judges_of(settings: JudgeSettings) -> list[tuple[JudgeSettings, dict[str, Any] | None]]:
+    """The LLM judges that send requests, each with the identity its cache keys carry: the judge alone (no
+    identity), or a panel's OpenAI-compatible members (the local judge sends none)."""
+    from ragmetrics.judge.select import resolve_backend
+
+    if settings.panel is None:
+        backend, _why = resolve_backend(settings)
+        return [] if backend == "local" else [(settings, None)]
+    from ragmetrics.judge.panel import identity, member_settings
+
+    members = [member_settings(m, settings) for m in settings.panel.members]
+    return [(m, identity(m)) for m in members if m.backend != "local"]
+
+
+def _plan_judge(
+    settings: JudgeSettings,
+    identity: dict[str, Any] | None,
+    plan: JudgePlan,
+    cache: Any,
+    figures: WorkFigures,
+    assumptions: list[str],
+) -> None:
+    """Count one judge's requests over `plan` (every repeat) into `figures`."""
+    from ragmetrics.judge.backends.planning import PlanningJudge
+
+    for repeat in range(settings.repeats):
+        seeded = settings if repeat == 0 else settings.model_copy(update={"seed": (settings.seed or 0) + repeat})
+        judge = PlanningJudge(seeded, cache=cache, identity=identity)
+        run_sync(_plan_units(judge, plan))
+        work = judge.work
+        figures.judge_calls += work.chat_calls
+        figures.embedding_calls += work.embedding_calls
+        figures.prompt_tokens += work.prompt_tokens
+        figures.completion_tokens += work.completion_tokens
+        figures.embedding_tokens += work.embedding_tokens
+        figures.cached_verdicts += work.cached_verdicts
+        if work.recorded_failures:
+            assumptions.append(
+                f"{work.recorded_failures} verdicts failed before and are not asked again "
+                f"(retry_failed={settings.retry_failed!r}): no requests counted for them"
+            )
 
 
 def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str]) -> list[tuple[int, float]]:
@@ -125,37 +162,39 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
     planner stops a unit at its first uncached verdict). The local judge costs nothing."""
     if config.judge is None or not plan:
         return [(0, 0.0)] * len(questions)
-    from ragmetrics.judge.select import resolve_backend
-
     settings = config.judge.settings()
-    backend, _why = resolve_backend(settings)
-    if backend == "local":
+    judges = _judges_of(settings)  # a panel: every member that sends requests, at its own prices
+    if not judges:
         return [(0, 0.0)] * len(questions)
     from ragmetrics.judge.backends.planning import PlanningJudge
     from ragmetrics.judge.cache import VerdictCache
 
-    factor = settings.batch.price_factor if settings.batch is not None else 1.0
     path = settings.cache_path if settings.use_cache else None
     cache = VerdictCache(path if path is not None and path.exists() else None, enabled=path is not None)
     costs = [[0, 0.0] for _ in questions]
     try:
-        for repeat in range(settings.repeats):
-            seeded = settings if repeat == 0 else settings.model_copy(update={"seed": (settings.seed or 0) + repeat})
-            judge = PlanningJudge(seeded, cache=cache)
-            for i, qid in enumerate(questions):
-                one = {run: ([x for x in samples if x.id == qid], metrics) for run, (samples, metrics) in plan.items()}
-                before = CallUsage(prompt_tokens=judge.work.prompt_tokens, completion_tokens=judge.work.completion_tokens,
-                                   embedding_tokens=judge.work.embedding_tokens)  # fmt: skip
-                calls = judge.work.chat_calls
-                run_sync(_plan_units(judge, {run: part for run, part in one.items() if part[0]}))
-                spent = CallUsage(prompt_tokens=judge.work.prompt_tokens - before.prompt_tokens,
-                                  completion_tokens=judge.work.completion_tokens - before.completion_tokens,
-                                  embedding_tokens=judge.work.embedding_tokens - before.embedding_tokens)  # fmt: skip
-                if factor != 1.0:
-                    spent.batch_prompt_tokens, spent.batch_completion_tokens = spent.prompt_tokens, spent.completion_tokens
-                cost = token_usage(spent, settings.price_per_million_tokens, batch_factor=factor).cost_usd
-                costs[i][0] += judge.work.chat_calls - calls
-                costs[i][1] += cost or 0.0
+        for member, identity in judges:
+            factor = member.batch.price_factor if member.batch is not None else 1.0
+            for repeat in range(member.repeats):
+                seeded = member if repeat == 0 else member.model_copy(update={"seed": (member.seed or 0) + repeat})
+                judge = PlanningJudge(seeded, cache=cache, identity=identity)
+                for i, qid in enumerate(questions):
+                    one = {run: ([x for x in samples if x.id == qid], metrics)
+                           for run, (samples, metrics) in plan.items()}  # fmt: skip
+                    before = CallUsage(prompt_tokens=judge.work.prompt_tokens,
+                                       completion_tokens=judge.work.completion_tokens,
+                                       embedding_tokens=judge.work.embedding_tokens)  # fmt: skip
+                    calls = judge.work.chat_calls
+                    run_sync(_plan_units(judge, {run: part for run, part in one.items() if part[0]}))
+                    spent = CallUsage(prompt_tokens=judge.work.prompt_tokens - before.prompt_tokens,
+                                      completion_tokens=judge.work.completion_tokens - before.completion_tokens,
+                                      embedding_tokens=judge.work.embedding_tokens - before.embedding_tokens)  # fmt: skip
+                    if factor != 1.0:
+                        spent.batch_prompt_tokens = spent.prompt_tokens
+                        spent.batch_completion_tokens = spent.completion_tokens
+                    cost = token_usage(spent, member.price_per_million_tokens, batch_factor=factor).cost_usd
+                    costs[i][0] += judge.work.chat_calls - calls
+                    costs[i][1] += cost or 0.0
     finally:
         cache.close()
     return [(int(c), float(u)) for c, u in costs]
@@ -389,6 +428,9 @@ def estimate_night(
     plan = judge_plan(config, dataset, runs, notes, answered)
     work = estimate_work(config, plan, calls.made, output_dir, retrieved=retrieved, measure_judge=True)
     work.assumptions.extend(calls.dry_notes)
+    from ragmetrics.nightly.utility_night import utility_plan_notes
+
+    work.assumptions.extend(utility_plan_notes(config, dataset, runs, output_dir=output_dir, search=calls.search))
     if any(calls.made.values()):
         work.assumptions.append(
             "questions the pipeline or generator has not answered yet are judged as placeholders of the same "

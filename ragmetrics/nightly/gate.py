@@ -27,6 +27,7 @@ from ragmetrics._textfile import read_utf8
 from ragmetrics.comparison.clusters import cluster_index, cluster_means
 from ragmetrics.comparison.stats import paired_p_value
 from ragmetrics.errors import InputError
+from ragmetrics.judge.cascade.run import abstained_count
 from ragmetrics.nightly.provenance import Changes, changes_since
 from ragmetrics.options import OPERATIONAL_METRICS, TESTS, is_descriptive, is_significant, lower_is_better
 from ragmetrics.schema import (
@@ -203,6 +204,11 @@ def _pairs_to_check(
                 gate.notes.append(f"{run.name} / {metric}: checked although {why} (baseline.on_change: compare)")
             shared = [q for q in run.per_query
                       if run.per_query[q].get(metric) is not None and old.per_query.get(q, {}).get(metric) is not None]  # fmt: skip
+            abstained = (abstained_count(run, metric), abstained_count(old, metric))
+            if any(abstained):  # a cascade's abstentions are never scores: the pair reads the decided queries alone
+                gate.notes.append(f"{run.name} / {metric}: read on the {len(shared)} queries decided in both "
+                                  f"reports; the cascade abstained on {abstained[0]} tonight, {abstained[1]} "
+                                  "in the baseline")  # fmt: skip
             if not shared:
                 gate.notes.append(f"{run.name} / {metric}: no query scored in both reports, not checked")
                 continue

@@ -90,6 +90,9 @@ def _judge_summary(
     if config.judge is None:
         raise ConfigError("pairwise.judge needs a judge section (an LLM endpoint)")
     settings = config.judge.settings()
+    if settings.panel is not None:
+        raise ConfigError("pairwise.judge asks one LLM which answer is better; with judge.panel set, turn "
+                          "pairwise.judge off or judge the pairs in a night without the panel")  # fmt: skip
     backend, _ = resolve_backend(settings)
     if backend != "openai":
         raise ConfigError("pairwise.judge asks an LLM which answer is better: set judge.base_url (or an API key); "

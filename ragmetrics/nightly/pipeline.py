@@ -65,6 +65,7 @@ from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry r
     target_calls,
     traced_run_names,
 )
+from ragmetrics.nightly.utility_night import add_utility_scores
 from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
@@ -87,6 +88,7 @@ from ragmetrics.schema import (
 
 if TYPE_CHECKING:
     from ragmetrics.engines import Engine
+    from ragmetrics.engines.base import JudgeSession
     from ragmetrics.judge.base import Judge
     from ragmetrics.retrieval.run import Run
     from ragmetrics.retrievers import RetrieverTiming
@@ -190,6 +192,8 @@ class _Night:
     timings: dict[str, float] = field(default_factory=dict)
     retrieved: dict[str, RetrieverTiming] = field(default_factory=dict)
     """Retriever run -> its index building and per-question search seconds."""
+    extra_texts: dict[str, str] = field(default_factory=dict)
+    """Further files of the night's folder by name (the utility judgments' `utility/` folder)."""
 
 
 @dataclass
@@ -231,6 +235,9 @@ def _run_pipeline(
     runs, answered = _answer(night, dataset, calls)
     scored = _score(night, dataset, runs, answered, calls, base.report)
     results = scored.results
+    with _timed(night.timings, "utility_qrels"):
+        add_utility_scores(config, dataset, runs, results, night.notes, night.extra_texts,
+                           output_dir=output_dir, search=calls.search)  # fmt: skip
     attacks = _score_attacks(night, dataset, runs, answered, results) if dataset.attacks is not None else None
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces
@@ -260,6 +267,11 @@ def _run_pipeline(
 
         with _timed(night.timings, "pairwise"):
             report.metadata.pairwise = pairwise_summaries(config, report, scored.judged_samples, night.notes)
+    if scored.judged_samples:  # which metric tracks the answers (nightly/validity_night)
+        from ragmetrics.nightly.validity_night import attach_validity
+
+        with _timed(night.timings, "validity"):
+            attach_validity(report, scored.judged_samples, night.notes)
     gate = None
     if base.report is not None:
         assert base.path is not None
@@ -498,6 +510,7 @@ def _write(
 
     config = night.config
     extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
+    extra.update(night.extra_texts)
     if judged_samples:
         extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
     if attacks is not None:
@@ -676,6 +689,10 @@ def score_judge(
         return {}, None
     assert config.judge is not None
     base = config.judge.settings()
+    if config.judge.cascade and config.judge.adaptive is None:
+        from ragmetrics.nightly.cascade_night import judge_cascade
+
+        return judge_cascade(config, plan, notes, engine=engine)
     if config.judge.adaptive is not None:
         from ragmetrics.nightly.adaptive_night import judge_adaptively
 
@@ -683,10 +700,17 @@ def score_judge(
         # planned, the cap is what no request in flight can pass
         caps = [c for c in (base.max_requests, config.judge.adaptive.max_calls) if c is not None]
         capped = base.model_copy(update={"max_requests": min(caps) if caps else None})
-        session = (engine or LocalEngine()).judge_session(capped)
+        cascade = None
+        if config.judge.cascade:  # a cascade's batches: decided items only, the abstained counted in its notes
+            from ragmetrics.nightly.cascade_night import CascadeSession
+
+            cascade = CascadeSession(config, plan)
+        session: JudgeSession = cascade or (engine or LocalEngine()).judge_session(capped)
         try:
             results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,
                                                 retrieval=retrieval)  # fmt: skip
+            if cascade is not None:
+                notes.extend(cascade.finish(results))
             adaptive_info = session.info()
         finally:
             session.close()
@@ -730,6 +754,10 @@ def score_judge(
             notes.append(
                 "judge.repeats with the local judge: it is deterministic, so repeats agree exactly (noise 0)"
             )
+    if base.panel is not None:  # run-wide combinations and the panel's agreement (ragmetrics.panels.night)
+        from ragmetrics.panels.night import finish_panel_night, people_labels
+
+        out, info = finish_panel_night(base.panel, out, info, people=people_labels(config.human_labels))
     return out, info
 
 

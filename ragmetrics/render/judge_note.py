@@ -60,6 +60,8 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
     if judge is None:
         return None
     aligned = aligned_lines(judge)
+    if judge.backend == "panel":
+        return "\n".join([*panel_lines(judge), *aligned])
     if judge.backend != "local":
         return "\n".join(["judge aligned to your labels (docs/trust.md):", *aligned]) if aligned else None
     figures: dict[str, dict[str, float]] = public_agreement()["auc"]
@@ -87,6 +89,36 @@ def judge_note(judge: JudgeInfo | None, metrics: Iterable[str] | None = None) ->
     return "\n".join([*lines, *aligned])
 
 
+def _figure(value: Any) -> str:
+    return "n/a" if not isinstance(value, float | int) else f"{value:.2f}"
+
+
+def panel_lines(judge: JudgeInfo) -> list[str]:
+    """A panel's members with their share of the bill, and per metric the judges' agreement with each other
+    (Krippendorff alpha on their verdicts) beside the people's (docs/judges.md)."""
+    panel = judge.settings.get("panel")
+    if not isinstance(panel, dict):
+        return []
+    members = [m for m in panel.get("members", []) if isinstance(m, dict)]
+    costs = [((m.get("verdicts_usage") or m.get("usage") or {}).get("cost_usd")) for m in members]
+    total = sum(c for c in costs if isinstance(c, float | int))
+    lines = [f"judge: a panel of {len(members)} judges, combined by {panel.get('combine')} (docs/judges.md):"]
+    for member, cost in zip(members, costs, strict=True):
+        calls = (member.get("usage") or {}).get("calls", 0)
+        where = f" at {member['base_url']}" if member.get("base_url") else ""
+        bill = "no price given" if not isinstance(cost, float | int) else (
+            f"its verdicts cost ${cost:.4f}" + (f", {cost / total:.0%} of the bill" if total > 0 else ""))  # fmt: skip
+        lines.append(f"  {member.get('name')} ({member.get('model')}{where}): {calls} requests tonight, {bill}")
+    for metric, entry in sorted((panel.get("agreement") or {}).items()):
+        if not isinstance(entry, dict):
+            continue
+        people = entry.get("people_alpha")
+        beside = f"; among the people {_figure(people)}" if people is not None else ""
+        lines.append(f"  {metric}: agreement among the judges (Krippendorff alpha) {_figure(entry.get('judges_alpha'))}"
+                     f" on {entry.get('items')} items{beside}")  # fmt: skip
+    return lines
+
+
 def aligned_lines(judge: JudgeInfo) -> list[str]:
     """'  aligned faithfulness: aligned on 120 labels (head): held-out ...' per aligned metric (judge.aligned)."""
     aligned = judge.settings.get("aligned")
@@ -107,5 +139,10 @@ def judge_line(judge: JudgeInfo | None) -> str:
         same = judge.embedding_model in (None, judge.model)
         embedder = "" if same else f", embeddings {judge.embedding_model}"
         return f"judge: the built-in local judge ({judge.model}{embedder}; not an LLM)"
+    if judge.backend == "panel":
+        panel = judge.settings.get("panel")
+        members = [m.get("name") for m in panel.get("members", [])] if isinstance(panel, dict) else []
+        combine = panel.get("combine") if isinstance(panel, dict) else None
+        return f"judge: a panel of {len(members)} judges ({', '.join(map(str, members))}), combined by {combine}"
     where = f" at {judge.base_url}" if judge.base_url else ""
     return f"judge: {judge.model} through an OpenAI-compatible endpoint{where}"

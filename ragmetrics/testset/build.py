@@ -262,9 +262,7 @@ def _cooccurring(
     """The candidate pairs (by key) whose two terms occur together in some chunk: not unanswerable."""
     found: set[tuple[int, int]] = set()
     spaced = {
-        k: (term_stem(a), term_stem(b))
-        for k, (a, b) in pairs.items()
-        if not (is_unspaced(a) or is_unspaced(b))
+        k: (term_stem(a), term_stem(b)) for k, (a, b) in pairs.items() if not (is_unspaced(a) or is_unspaced(b))
     }
     unspaced = {k: pair for k, pair in pairs.items() if k not in spaced}
     by_stem: dict[str, list[tuple[int, int]]] = {}
@@ -276,9 +274,7 @@ def _cooccurring(
         if spaced:
             # Only the stems some pair needs are looked up, so a chunk costs one tokenisation whatever the
             # number of pairs.
-            present = {
-                s for s in (term_stem(t) for t in content_terms(text, language or "en")) if s in needed
-            }
+            present = {s for s in (term_stem(t) for t in content_terms(text, language or "en")) if s in needed}
             if len(present) >= 2:
                 for stem in present:
                     for key in by_stem.get(stem, ()):

@@ -102,6 +102,9 @@ def test_score_prints_span_metrics_of_runs(
     printed = capsys.readouterr().out
     assert "best precision of this chunking: 1.0000" in printed
     assert json.loads(out.read_text())["runs"]["bm25"]["q1"] == {"recall": 1.0, "precision": 1.0, "iou": 1.0}
+    assert main([*argv, "--unit", "tokens", "--docs", str(docs)]) == 0
+    assert json.loads(out.read_text())["runs"]["bm25"]["q1"] == {"recall": 1.0, "precision": 1.0, "iou": 1.0}
+    assert main([*argv, "--unit", "tokens"]) == 2
 
 
 @pytest.mark.parametrize(
@@ -234,4 +237,33 @@ def test_a_folder_of_text_markdown_and_html(tmp_path: Path) -> None:
     }
     assert read_span_qrels(
         _spans(tmp_path, [{"query_id": "q", "doc_id": "c.html", "start": 9, "end": 18}]), {"c.html": 18}
+    )
+
+
+def test_bad_documents_exit_2_naming_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"id": "a", "text": "One."}\n\n{"id": "a", "text": "Two."}\n', encoding="utf-8")
+    assert _split(docs, tmp_path / "c.jsonl", "--method", "sentences", "--size", "1") == 2
+    assert (
+        "docs.jsonl, line 3, field 'id': document id 'a' again (first at line 1)" in capsys.readouterr().err
+    )
+    docs.write_text('{"id": "a", "text": 5}\n', encoding="utf-8")
+    assert _split(docs, tmp_path / "c.jsonl", "--method", "sentences", "--size", "1") == 2
+    assert "docs.jsonl, line 1: not a document: text:" in capsys.readouterr().err
+
+
+def test_a_run_retrieving_an_unknown_chunk_exits_2_naming_the_run(
+    docs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    _split(docs, corpus, "--method", "sentences", "--size", "1")
+    spans = _spans(tmp_path, [{"query_id": "q1", "doc_id": "install", "start": 0, "end": 5}])
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 other-corpus-chunk 1 2.0 bm25\n", encoding="utf-8")
+    assert main(["chunk", "score", "--spans", str(spans), "--corpus", str(corpus), str(run)]) == 2
+    assert (
+        f"{run}: question 'q1' retrieved 'other-corpus-chunk', which is not a chunk"
+        in capsys.readouterr().err
     )

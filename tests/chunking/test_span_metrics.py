@@ -101,3 +101,32 @@ def test_questions_without_relevant_spans_are_listed_not_scored() -> None:
     assert span_scores(spans, chunks, {}, level=2).per_query["a"].recall == 0.0  # missing from the run
     with pytest.raises(InputError, match="retrieved 'zz', which is not a chunk"):
         span_scores(spans, chunks, {"a": ["zz"]})
+
+
+def test_span_metrics_in_tokens_count_tokens_not_characters() -> None:
+    text = "Supercalifragilistic words. a b c d e f g h"
+    documents = {"d": text}
+    spans = SpanQrels.from_judgments([SpanJudgment(query_id="q", doc_id="d", start=0, end=27)])
+    long_word = Chunk("c1", "d", 0, 20, text[:20])  # one long word: 20 characters, several word pieces
+    letters = Chunk("c2", "d", 28, 43, text[28:43])  # eight one-letter tokens, 15 characters
+    chars = span_scores(spans, [long_word, letters], {"q": ["c1", "c2"]})
+    tokens = span_scores(spans, [long_word, letters], {"q": ["c1", "c2"]}, unit="tokens", documents=documents)
+    from ragmetrics.chunking.units import token_spans
+
+    pieces = token_spans(text)
+    in_word = sum(1 for s, e in pieces if e <= 20)
+    in_span = sum(1 for s, e in pieces if s < 27)
+    assert chars.per_query["q"].recall == 20 / 27 and chars.per_query["q"].precision == 20 / 35
+    assert tokens.per_query["q"].recall == in_word / in_span
+    assert tokens.per_query["q"].precision == in_word / (in_word + 8)
+    assert (
+        best_precision(spans, [long_word, letters], unit="tokens", documents=documents)["q"].chunks_needed
+        == 1
+    )
+    with pytest.raises(ValueError, match="needs the documents"):
+        span_scores(spans, [long_word], {}, unit="tokens")
+    blank = SpanQrels.from_judgments(
+        [SpanJudgment(query_id="q", doc_id="d", start=27, end=28)], source="s.jsonl"
+    )
+    with pytest.raises(InputError, match="holds no token"):
+        span_scores(blank, [long_word], {}, unit="tokens", documents=documents)

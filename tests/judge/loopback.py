@@ -21,8 +21,13 @@ and answers deterministically from markers in the test data:
   ``[sup]`` unless the first passage holds ``[nosup]`` (`_testset_item`);
 - pairwise preference: the answer marked ``[better]``; a question holding ``[bias:first]`` always gets the
   first answer shown (a position-biased judge);
+- a generator asked with the RAG prompt (``# rag_answer``, ragmetrics.utility) answers ``X`` when the passage
+  holds ``[ans:X]``, else the abstention reply ``UNANSWERABLE``; asked for logprobs, the first token's
+  alternatives give ``UN`` the probability ``p`` of ``[pabs:p]`` in the passage (default 0 when it answers,
+  1 when it abstains) and the answer's first word the rest (`_rag_answer`);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
-  checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
+  checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``;
+  a server given a `persona` reads ``[<persona>@rating:X]`` and ``[<persona>@probs:...]`` first (`_persona`).
 
 Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
 Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
@@ -73,6 +78,7 @@ FAULTS = (
     "unsupported_500",  # llama.cpp without --embedding: 500 "Llama model must be created with embedding=True"
     "detail_500",  # a 500 whose body is FastAPI's {"detail": ...}, not OpenAI's {"error": {"message"}}
     "token_embeddings",  # llama.cpp with --pooling none: one vector per token (a list of lists) per input
+    "null_content",  # a 200 whose message content is null: no text at all (a generator's non-text answer)
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -102,6 +108,41 @@ class Record:
     max_tokens: int | None = None
     examples: bool = False
     response_format: dict[str, Any] | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Persona:
+    """A simulated judge of known quality on the binary context_sufficiency verdict (`LoopbackServer.persona`).
+
+    On item i (its question), judge j is right iff Phi^-1(accuracy_j) > sqrt(shared)*z_i + sqrt(1-shared)*e_ij,
+    with z_i the item's difficulty (``[z:0.7]`` in the question, else 0) and e_ij a standard normal drawn from a
+    hash of (model, question): so P(right) = accuracy, and two judges err together more the larger `shared`.
+    `yes_bias`: of the items it gets right whose truth is "not sufficient", this share it calls sufficient anyway
+    (a lenient judge). Deterministic: the same request always gets the same verdict."""
+
+    accuracy: float
+    shared: float = 0.0
+    yes_bias: float = 0.0
+
+
+def _uniform(*parts: str) -> float:
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2.0**64
+
+
+def _persona_sufficient(persona: Persona, model: str, question: str, truth: bool) -> bool:
+    from statistics import NormalDist
+
+    normal = NormalDist()
+    m = re.search(r"\[z:(-?[0-9.]+)\]", question)
+    z = float(m.group(1)) if m else 0.0
+    e = normal.inv_cdf(_uniform("noise", model, question))
+    right = math.sqrt(persona.shared) * z + math.sqrt(1 - persona.shared) * e < normal.inv_cdf(persona.accuracy)
+    verdict = truth if right else not truth
+    if not truth and not verdict and _uniform("bias", model, question) < persona.yes_bias:
+        verdict = True
+    return verdict
 
 
 @dataclass
@@ -122,6 +163,8 @@ class State:
     slots: threading.Semaphore | None = None
     redirect_to: str = ""
     refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
+    persona: str = ""  # a judge of its own: reads ``[<persona>@rating:X]`` first (`_persona`)
+    personas: dict[str, Persona] = field(default_factory=dict)  # model name -> simulated judge (Persona)
     # The Batch API (files and batches): what was uploaded and created, and how batches behave.
     files: dict[str, bytes] = field(default_factory=dict)
     batches: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -293,6 +336,40 @@ def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
         ],
         "refusal": None,
     }
+
+
+def _rag_answer(user: str, want_logprobs: bool) -> tuple[str, dict[str, Any] | None]:
+    """The scripted generator's answer to a ``# rag_answer`` request, and its first token's logprobs."""
+    passage = _section(user, "passage")
+    found = re.search(r"\[ans:([^\]]+)\]", passage)
+    content = found.group(1) if found else "UNANSWERABLE"
+    if not want_logprobs:
+        return content, None
+    given = re.search(r"\[pabs:([0-9.]+)\]", passage)
+    p = float(given.group(1)) if given else (0.0 if found else 1.0)
+    first = content.split()[0] if found else "UN"
+    alternatives = []
+    if p > 0:
+        alternatives.append({"token": "UN", "logprob": math.log(p), "bytes": None})
+    if p < 1:
+        word = content.split()[0] if found else "Maybe"
+        alternatives.append({"token": word, "logprob": math.log(1 - p), "bytes": None})
+    sampled = next((a["logprob"] for a in alternatives if a["token"] == first), math.log(1e-6))
+    rest = content[len(first):]
+    pieces = [(first, sampled, alternatives), *([(rest, 0.0, [])] if rest else [])]
+    return content, {
+        "content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces],
+        "refusal": None,
+    }
+def _persona(user: str, persona: str) -> str:
+    """The input as the judge `persona` reads it: its tagged rubric markers (``[small@rating:no]``,
+    ``[small@probs:yes=0.3,no=0.7]``) replace the untagged ones, and other judges' tagged markers are ignored;
+    several servers with distinct personas then judge one item differently (a cascade's judges)."""
+    tagged = r"\[([A-Za-z0-9_-]+)@(rating|probs):([^\]]*)\]"
+    if persona:
+        for kind in {k for who, k, _ in re.findall(tagged, user) if who == persona}:
+            user = re.sub(r"\[" + kind + r":[^\]]*\]", "", user)
+    return re.sub(tagged, lambda m: f"[{m.group(2)}:{m.group(3)}]" if m.group(1) == persona else "", user)
 
 
 def _testset_item(user: str) -> dict[str, Any]:
@@ -788,6 +865,7 @@ class _Handler(BaseHTTPRequestHandler):
             "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
             "examples": bool(example_answers),
             "response_format": fmt or None,
+            "model": body.get("model"),
         }
         digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
         fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
@@ -815,8 +893,24 @@ class _Handler(BaseHTTPRequestHandler):
             if prompt is None:
                 status = 400
                 self._error(400, "no prompt marker in the system message")
+            elif prompt == "rag_answer":
+                content, logprobs = _rag_answer(user, bool(body.get("logprobs")))
+                self._send(200, {
+                    "id": f"chatcmpl-{digest}", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "test-model"),
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
+                                 "message": {"role": "assistant",
+                                             "content": None if fault == "null_content" else content}}],
+                    "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": max(1, len(content) // 4),
+                              "total_tokens": len(user) // 4 + max(1, len(content) // 4)},
+                })  # fmt: skip
             else:
-                verdict = scripted_verdict(prompt, user, body.get("seed"), system)
+                verdict = scripted_verdict(prompt, _persona(user, state.persona), body.get("seed"), system)
+                persona = state.personas.get(str(body.get("model")))
+                if persona is not None and prompt == "context_sufficiency":
+                    said = _persona_sufficient(persona, str(body.get("model")), _section(user, "question"),
+                                               bool(verdict["sufficient"]))  # fmt: skip
+                    verdict = {"reason": f"simulated judge: {'sufficient' if said else 'not'}", "sufficient": said}
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "key_in_reason":
@@ -834,7 +928,8 @@ class _Handler(BaseHTTPRequestHandler):
                     content = "Here is my judgement.\n```json\n" + json.dumps(verdict) + "\n```"
                 else:
                     content = json.dumps(verdict)
-                logprobs = _rating_logprobs(content, user) if body.get("logprobs") else None
+                read = _persona(user, state.persona)
+                logprobs = _rating_logprobs(content, read) if body.get("logprobs") else None
                 if body.get("logprobs") and state.refuse_logprobs:
                     status = 400
                     self._error(400, "logprobs is not supported by this server (test)")
@@ -978,6 +1073,13 @@ class LoopbackServer:
             raise ValueError(f"unknown fault {kind!r}; known: {FAULTS}")
         with self.state.lock:
             self.state.rules.append(Rule(kind, times, prompt, match, path))
+
+    def persona(self, model: str, accuracy: float, *, shared: float = 0.0, yes_bias: float = 0.0) -> None:
+        """Requests naming `model` get context_sufficiency verdicts of a judge of this quality (`Persona`)."""
+        if not (0.0 < accuracy < 1.0 and 0.0 <= shared < 1.0 and 0.0 <= yes_bias <= 1.0):
+            raise ValueError("accuracy in (0, 1), shared in [0, 1), yes_bias in [0, 1]")
+        with self.state.lock:
+            self.state.personas[model] = Persona(accuracy, shared, yes_bias)
 
     def clear_faults(self) -> None:
         with self.state.lock:

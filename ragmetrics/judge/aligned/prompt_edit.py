@@ -87,7 +87,7 @@ def example_of(sample: RagSample, label: float, reads: tuple[str, ...]) -> Label
             if isinstance(value, str):
                 fields[name] = value
         else:  # a dataset column a rubric reads
-            extra = (sample.model_extra or {}).get(name) if hasattr(sample, "model_extra") else None
+            extra = (sample.extra or {}).get(name)  # the dataset's other columns (RagSample forbids extra keys)
             if isinstance(extra, str):
                 fields[name] = extra
     return LabelledExample(sample_id=sample.id, fields=fields, label=label)

@@ -32,6 +32,7 @@ from ragmetrics.judge.openai.breaker import BreakerOpen
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
+from ragmetrics.judge.openai.usage import CallUsage, token_usage
 from ragmetrics.judge.prompts import (
     RENDERING,
     GeneratedPrompt,
@@ -60,7 +61,7 @@ from ragmetrics.judge.verdicts import (
     SupportVerdicts,
     Verdict,
 )
-from ragmetrics.schema import JudgeDetail, JudgeInfo
+from ragmetrics.schema import JudgeDetail, JudgeInfo, TokenUsage
 
 BACKEND = "openai"
 BATCH_UNITS_IN_FLIGHT = 100_000
@@ -107,6 +108,9 @@ def _probabilities_valid(probabilities: Any, probe: RubricProbe | None) -> bool:
     )
 
 
+_USAGE_FIELDS = frozenset(CallUsage().as_dict())
+
+
 class LLMJudge(PlanDispatch):
     """Judge protocol over an OpenAI-compatible chat endpoint (plus `/v1/embeddings` for answer relevancy)."""
 
@@ -118,8 +122,12 @@ class LLMJudge(PlanDispatch):
         prompts: PromptLibrary | None = None,
         retry: RetryPolicy | None = None,
         cache: VerdictCache | None = None,
+        identity: Mapping[str, Any] | None = None,
     ) -> None:
         self.settings = settings or JudgeSettings()
+        # A panel member's identity (endpoint and model, `panel_config.identity`) joins its cache keys, so two
+        # members never share a verdict; a judge alone keeps the keys it always had.
+        self.identity = dict(identity) if identity is not None else None
         self.prompts = prompts or default_library()
         self.cache = cache or VerdictCache(self.settings.cache_path, enabled=self.settings.use_cache)
         memory = _CachedModeMemory(self.cache, self.settings.base_url, self.settings.model)
@@ -129,6 +137,7 @@ class LLMJudge(PlanDispatch):
         self._failures = 0
         self._rubric_prompts: dict[tuple[int, int | None], tuple[RubricMetric, GeneratedPrompt]] = {}
         self._asking: dict[str, asyncio.Future[Judged]] = {}
+        self.cached_usage = CallUsage()  # recorded usage of the verdicts read from the cache
 
     @property
     def backend(self) -> str:
@@ -210,6 +219,9 @@ class LLMJudge(PlanDispatch):
         }
         if probe is not None:  # a verdict with its rating's probabilities is another request than one without
             parts["probabilities_of"] = [probe.key, list(probe.values)]
+        identity = getattr(self, "identity", None)  # a planning judge (dry run) has none
+        if identity is not None:
+            parts["judge"] = identity
         return cache_key(parts)
 
     def request_key(self, prompt_name: str, values: Mapping[str, InputValue]) -> str:
@@ -291,7 +303,18 @@ class LLMJudge(PlanDispatch):
         except ValueError:  # pydantic's ValidationError included
             self.cache.discard_hit()
             return None
+        known = {k: int(v) for k, v in cached.usage.items() if k in _USAGE_FIELDS}
+        self.cached_usage.add(CallUsage(**known))
         return Judged(verdict, probabilities, True)
+
+    def verdicts_usage(self) -> TokenUsage:
+        """What the verdicts this judge gave cost, asked now or read from the cache (their recorded usage):
+        the bill of judging these units with this judge, the same on a rerun that sends nothing."""
+        total = CallUsage()
+        total.add(self.client.usage)
+        total.add(self.cached_usage)
+        factor = self.settings.batch.price_factor if self.settings.batch is not None else 1.0
+        return token_usage(total, self.settings.price_per_million_tokens, batch_factor=factor)
 
     def raise_if_recorded(self, key: str) -> None:
         """JudgeError when `key` failed before and `retry_failed` says not to ask again yet."""

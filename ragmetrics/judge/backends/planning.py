@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +30,7 @@ from ragmetrics.judge.base import MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.embedding_store import StoredEmbedder
 from ragmetrics.judge.openai.embeddings import DEFAULT_BATCH_SIZE
+from ragmetrics.judge.openai.usage import CallUsage
 from ragmetrics.judge.prompts import InputValue, Prompt, PromptLibrary, default_library
 from ragmetrics.judge.registry import JudgeMetricSpec, Plan
 from ragmetrics.judge.rubric import RubricProbe
@@ -125,9 +127,11 @@ class PlanningJudge(LLMJudge):
         *,
         cache: VerdictCache,
         prompts: PromptLibrary | None = None,
+        identity: Mapping[str, Any] | None = None,
     ) -> None:
         # Deliberately not LLMJudge.__init__: no client is built, so nothing here can reach a server.
         self.settings = settings
+        self.identity = dict(identity) if identity is not None else None  # a panel member's (LLMJudge._key)
         self.prompts = prompts or default_library()
         self.cache = cache
         self.work = PlannedWork()
@@ -146,6 +150,7 @@ class PlanningJudge(LLMJudge):
         self._rubric_prompts = {}
         self._asking = {}
         self._planned: set[str] = set()
+        self.cached_usage = CallUsage()
         self._completion_means = cache.completion_tokens_by_kind()
 
     async def judged(

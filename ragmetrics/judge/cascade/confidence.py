@@ -1,0 +1,80 @@
+"""How sure a judge is of one verdict, read from what its scoring left behind.
+
+The cascade keeps a verdict only when this confidence reaches the judge's certified threshold, so it must rank
+verdicts by how likely people agree with them; it need not be calibrated (fixed-sequence testing certifies the
+threshold whatever the scale). Three sources, as in Jung, Brahman & Choi (ICLR 2025):
+
+- `logprobs`: the probability the server gave the verdict it chose (a rubric's rating, from token
+  log-probabilities; the transport asks for them when the metric is probability-weighted);
+- `samples`: N verdicts sampled with distinct seeds; the share that agrees with their majority;
+- `simulated_annotators`: K copies of the judge, each shown a different few labelled examples (the paper's
+  Simulated Annotators); the mean over the K of the probability each gives the majority verdict (its
+  log-probability where the server sends them, else its vote: 1 or 0).
+
+`samples` is `simulated_annotators` with identical prompts, so both are one formula here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragmetrics.schema import JudgeDetail
+
+__all__ = ["View", "Voted", "probability_of_yes", "vote"]
+
+
+@dataclass(frozen=True)
+class View:
+    """One verdict on an item: the metric's value and its detail (None: this view failed on the item)."""
+
+    value: float
+    detail: JudgeDetail
+
+
+@dataclass(frozen=True)
+class Voted:
+    """The verdict a judge gives an item (its value, positive or not) and its confidence in it."""
+
+    value: float
+    positive: bool
+    confidence: float
+    detail: JudgeDetail
+    stated: bool = True
+    """False: the server sent no log-probabilities where they were the confidence's source"""
+
+
+def probability_of_yes(view: View) -> float | None:
+    """P(yes) of a binary verdict from the rating's probabilities (log-probabilities the server sent), or None
+    when there are none or the verdict is not yes/no."""
+    if len(view.detail.verdicts) != 1:
+        return None
+    probabilities = view.detail.verdicts[0].get("probabilities")
+    if not isinstance(probabilities, dict) or not set(probabilities) <= {"yes", "no"} or not probabilities:
+        return None
+    yes, no = float(probabilities.get("yes", 0.0)), float(probabilities.get("no", 0.0))
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+def vote(views: Sequence[View], threshold: float, *, need_probabilities: bool) -> Voted | None:
+    """The majority verdict of the views (positive: value >= threshold) and the judge's confidence in it: the
+    mean over views of the probability each gives that side (P(yes) from log-probabilities where sent, else
+    its vote, 1 or 0). One view with log-probabilities: the probability of the verdict it chose.
+
+    `need_probabilities` (the `logprobs` source): a view without log-probabilities gives confidence 0, so its
+    verdict is never kept on a confidence the judge did not state. None when there is no view.
+    A tie goes to the negative side with confidence 0.5, which no threshold above one half keeps.
+    """
+    if not views:
+        return None
+    positives = sum(v.value >= threshold for v in views)
+    positive = positives * 2 > len(views)
+    shares = []
+    for view in views:
+        p_yes = probability_of_yes(view)
+        if p_yes is None and need_probabilities:
+            return Voted(view.value, view.value >= threshold, 0.0, view.detail, stated=False)
+        said = float(view.value >= threshold) if p_yes is None else p_yes
+        shares.append(said if positive else 1.0 - said)
+    chosen = next((v for v in views if (v.value >= threshold) == positive), views[0])
+    return Voted(chosen.value, positive, sum(shares) / len(shares), chosen.detail, stated=True)

@@ -1,0 +1,322 @@
+"""A night judged by a cascade (`judge.cascade`): the labels read, split, and each metric sent up the cascade.
+
+The labels (`judge.labels`) are split by sample id, deterministically (a hash, so a sample stays on its side
+night after night and a sample labelled for every run is never calibrated in one run and held out in
+another): with `simulated_annotators`, first a pool of labelled examples the annotators are shown (judged like
+every sample, but neither calibrating nor held out: an annotator may have seen its label), then the held-out
+share, the rest calibrates. Each judge of the cascade
+is one session (its own cache keys: its endpoint and model), kept open across metrics and runs so every item
+is asked once per view; a rerun finds every verdict in the cache and sends nothing.
+
+The figures (coverage, guaranteed and reached agreement, requests per judge against the strongest judge
+alone) go into each result's metadata (`cascade:<metric>`) and one note per metric.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragmetrics.errors import InputError
+from ragmetrics.judge.base import Judge, RagSample
+from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.judge.cascade.config import CascadePanel, check_confidence_source, check_enough_labels
+from ragmetrics.judge.cascade.run import Cascade, CascadeReport, Stage
+from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
+
+if TYPE_CHECKING:
+    from ragmetrics.engines.base import Engine
+    from ragmetrics.judge.panel_config import PanelMember
+    from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
+    from ragmetrics.trust.labels import HumanLabels
+
+__all__ = ["CascadeSession", "judge_cascade", "split_labels"]
+
+Item = tuple[str, str]
+
+
+def _order(sample_id: str) -> str:
+    return hashlib.sha256(sample_id.encode()).hexdigest()
+
+
+def split_labels(
+    sample_ids: Sequence[str], held_out: float, examples: int
+) -> tuple[list[str], set[str], set[str]]:
+    """(example pool, held-out ids, calibration ids) of the labelled sample ids, by the hash of each id."""
+    ordered = sorted(set(sample_ids), key=_order)
+    pool, rest = ordered[:examples], ordered[examples:]
+    cut = int(len(rest) * held_out)
+    return pool, set(rest[:cut]), set(rest[cut:])
+
+
+@dataclass
+class _Judge:
+    """One judge of the cascade: its views' sessions and the requests it was sent."""
+
+    name: str
+    sessions: list[_Session]
+    spread: bool = False
+    """a panel step: the sessions are its members, their agreement the confidence"""
+    asked: int = 0
+    infos: list[JudgeInfo] = field(default_factory=list)
+
+    def score(self, run: str, samples: Sequence[RagSample], metric: str) -> list[RunResult]:
+        self.asked += len(samples) * len(self.sessions)
+        return [s.score(samples, [metric], name=run, progress=False) for s in self.sessions]
+
+
+def _labels(judge: JudgeConfig) -> HumanLabels:
+    from ragmetrics.trust import load_labels
+
+    assert judge.labels is not None
+    return load_labels(judge.labels, scale=judge.label_scale)
+
+
+class _Session:
+    """One judge scoring in this process: a cascade's member or one simulated annotator."""
+
+    def __init__(self, judge: Judge) -> None:
+        self._judge = judge
+
+    def score(
+        self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
+    ) -> RunResult:
+        from ragmetrics.judge.evaluate import evaluate_rag
+
+        return evaluate_rag(samples, metrics, self._judge, name=name, progress=progress)
+
+    def info(self) -> JudgeInfo:
+        return self._judge.info()
+
+    def close(self) -> None:
+        from ragmetrics._async import run_sync
+
+        run_sync(self._judge.aclose())
+
+
+def _prompt_names(metric: str) -> tuple[str, ...]:
+    from ragmetrics.judge.registry import resolve_judge_metric, spec
+
+    if resolve_judge_metric(metric) is None or spec(metric).plan == "rubric":
+        return (f"rubric:{metric}",)
+    return spec(metric).prompts
+
+
+def _sessions(
+    member: PanelMember,
+    judge: JudgeConfig,
+    cache: VerdictCache | None,
+    examples: Mapping[str, list[tuple[RagSample, float]]],
+) -> list[_Session]:
+    """The member's views: one judge (logprobs), `samples` seeds, or `samples` annotators with their examples.
+    Each is cached under the member's identity (endpoint and model), so two members never share a verdict."""
+    from ragmetrics.judge.panel import build_member, identity, member_settings
+
+    base = member_settings(member, judge.settings())
+    who = identity(base)
+    if judge.confidence == "logprobs":
+        return [_Session(build_member(base, who, cache))]
+    seed = base.seed or 0
+    views = [base.model_copy(update={"seed": seed + r}) for r in range(judge.samples)]
+    if judge.confidence == "samples":
+        return [_Session(build_member(s, who, cache)) for s in views]
+    if who["backend"] != "openai":
+        raise InputError(
+            "simulated annotators are LLM judges shown labelled examples", field="judge.confidence"
+        )
+    from ragmetrics.judge.aligned.prompt_edit import EditedLibrary, PromptEdit, example_of
+    from ragmetrics.judge.backends.llm import LLMJudge
+    from ragmetrics.judge.prompts import default_library
+    from ragmetrics.judge.registry import spec
+    from ragmetrics.judge.rubric import RubricMetric
+
+    rubrics = {m.name: m for m in judge.custom_metrics if isinstance(m, RubricMetric)}
+    sessions = []
+    for r, settings in enumerate(views):
+        edits: dict[str, PromptEdit] = {}
+        for metric, pool in examples.items():
+            shots = pool[r * judge.shots : (r + 1) * judge.shots]
+            reads = tuple(rubrics[metric].reads) if metric in rubrics else spec(metric).required
+            edit = PromptEdit(examples=[example_of(s, label, reads) for s, label in shots])
+            edits.update({name: edit for name in _prompt_names(metric)})
+        library = EditedLibrary(default_library(), edits)
+        sessions.append(_Session(LLMJudge(settings, cache=cache, prompts=library, identity=who)))
+    return sessions
+
+
+class CascadeSession:
+    """A judge session (`engines.base.JudgeSession`) that sends each (sample, metric) up the cascade.
+
+    Built over the night's plan: the labels are read and checked, and every metric's thresholds certified on
+    its calibration items, before anything else is judged. `score` then routes whatever samples it is given
+    (a whole run, or an adaptive night's batch) and returns abstentions as not applicable.
+    """
+
+    def __init__(self, config: NightlyConfig, plan: Mapping[str, tuple[list[RagSample], list[str]]]) -> None:
+        judge = config.judge
+        assert judge is not None and judge.cascade is not None and judge.labels is not None
+        metrics = sorted({m for _, ms in plan.values() for m in ms})
+        check_confidence_source(judge, metrics, list(judge.custom_metrics))
+        labels = _labels(judge)
+        labels.check_metrics(metrics)
+        labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused
+        by_metric: dict[str, dict[Item, float]] = {}
+        samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
+        for metric in metrics:
+            found: dict[Item, float] = {}
+            for run, (samples, run_metrics) in plan.items():
+                if metric in run_metrics:
+                    applying = labels.for_metric(metric, run)
+                    found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
+            by_metric[metric] = found
+        pool_size = judge.samples * judge.shots if judge.confidence == "simulated_annotators" else 0
+        counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
+        check_enough_labels(counts, judge, str(judge.labels))
+        splits = {m: split_labels([sid for _, sid in found], judge.held_out, pool_size)
+                  for m, found in by_metric.items()}  # fmt: skip
+        label_of = {m: {sid: v for (_, sid), v in found.items()} for m, found in by_metric.items()}
+        examples = {
+            m: [(samples_by_id[sid], label_of[m][sid]) for sid in pool] for m, (pool, _, _) in splits.items()
+        }
+        base = judge.settings()
+        self._cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
+        self.judges = [_step(member, judge, self._cache, examples) for member in judge.cascade]
+        self.cascades: dict[str, Cascade] = {}
+        try:
+            for metric in metrics:
+                pool, _, calibrating = splits[metric]
+                # the annotators' examples are judged like any item, but neither calibrate nor count as held out
+                labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
+                cascade = Cascade(
+                    [Stage(j.name, j.score, spread=j.spread) for j in self.judges],
+                    metric,
+                    labelled,
+                    {item for item in labelled if item[1] in calibrating},
+                    target=judge.agreement_target,
+                    delta=judge.cascade_delta,
+                    need_probabilities=judge.confidence == "logprobs",
+                )
+                cascade.calibrate({run: samples for run, (samples, ms) in plan.items() if metric in ms})
+                self.cascades[metric] = cascade
+        except BaseException:
+            self.close()
+            raise
+
+    def score(
+        self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
+    ) -> RunResult:
+        del progress
+        merged: RunResult | None = None
+        for metric in metrics:
+            result = self.cascades[metric].route({name: samples})[name]
+            merged = result if merged is None else merged.merge(result)
+        assert merged is not None
+        merged.metadata.judge = self.info()
+        merged.metadata.kind = "judge"
+        return merged
+
+    def info(self) -> JudgeInfo:
+        info = _info([[s.info() for s in j.sessions] for j in self.judges], [j.name for j in self.judges])
+        assert info is not None
+        return info
+
+    def finish(self, results: Mapping[str, RunResult]) -> list[str]:
+        """The night's lines about the cascade; each result's `cascade:<metric>` figures made final."""
+        for result in results.values():
+            for metric, cascade in self.cascades.items():
+                if metric in result.metadata.metrics:
+                    result.metadata.extra[f"cascade:{metric}"] = cascade.report.as_dict()
+        return [_note(c.report) for c in self.cascades.values()]
+
+    def close(self) -> None:
+        for j in self.judges:
+            for s in j.sessions:
+                s.close()
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+
+def _step(
+    member: PanelMember | CascadePanel,
+    judge: JudgeConfig,
+    cache: VerdictCache | None,
+    examples: Mapping[str, list[tuple[RagSample, float]]],
+) -> _Judge:
+    """One step of the cascade: a judge (its views by `judge.confidence`), or a panel (one view per member)."""
+    base = judge.settings()
+    if isinstance(member, CascadePanel):
+        from ragmetrics.judge.panel import build_member, identity, member_settings
+
+        views = []
+        for one in member.panel:
+            own = member_settings(one, base)
+            views.append(_Session(build_member(own, identity(own), cache)))
+        return _Judge(member.name, views, spread=True)
+    return _Judge(member.label(base.model, base.base_url), _sessions(member, judge, cache, examples))
+
+
+def judge_cascade(
+    config: NightlyConfig,
+    plan: Mapping[str, tuple[list[RagSample], list[str]]],
+    notes: list[str],
+    *,
+    engine: Engine | None = None,
+) -> tuple[dict[str, RunResult], JudgeInfo | None]:
+    """Every run's judge metrics through the cascade; the first judge's info with the cascade's usage. The
+    cascade's judges score in this process (each member's identity in its cache keys), whatever `engine`."""
+    del engine
+    session = CascadeSession(config, plan)
+    try:
+        results = {run: session.score(samples, metrics, name=run, progress=False)
+                   for run, (samples, metrics) in plan.items() if samples}  # fmt: skip
+        notes.extend(session.finish(results))
+        return results, session.info()
+    finally:
+        session.close()
+
+
+def _note(report: CascadeReport) -> str:
+    coverage = "n/a" if report.coverage is None else f"{report.coverage:.1%}"
+    reached = (
+        f"{report.held_out_agreement:.3f} on {report.held_out_decided} decided held-out labels"
+        if report.held_out_agreement is not None
+        else "not measured (no held-out label was decided)"
+    )
+    per_judge = ", ".join(
+        f"{s.judge}: asked about {s.asked} items, {s.decided} decided (threshold "
+        f"{'none certified' if s.threshold.threshold is None else f'{s.threshold.threshold:.4g}'})"
+        for s in report.stages
+    )
+    return (
+        f"cascade {report.metric}: {report.decided} decided, {report.abstained} abstained (never scored), "
+        f"{report.failed} failed; coverage {coverage}; agreement with people guaranteed >= {report.target:g} "
+        f"with probability >= {1 - report.delta:g} (if the labelled and judged items are exchangeable); "
+        f"reached {reached}; {per_judge}; the strongest judge alone: asked about {report.items} items"
+    )
+
+
+def _add(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    counts = {k: getattr(a, k) + getattr(b, k) for k in TokenUsage.model_fields if k != "cost_usd"}
+    cost = None if a.cost_usd is None and b.cost_usd is None else (a.cost_usd or 0.0) + (b.cost_usd or 0.0)
+    return TokenUsage(**counts, cost_usd=cost)
+
+
+def _info(infos: Sequence[Sequence[JudgeInfo]], names: Sequence[str]) -> JudgeInfo | None:
+    """The first judge's info with the whole cascade's usage; each judge's usage in its settings."""
+    if not infos or not infos[0]:
+        return None
+    total = TokenUsage()
+    per_judge: dict[str, Any] = {}
+    for name, views in zip(names, infos, strict=True):
+        usage = TokenUsage()
+        for view in views:
+            usage = _add(usage, view.usage)
+        per_judge[name] = usage.model_dump()
+        total = _add(total, usage)
+    first = infos[0][0]
+    return first.model_copy(
+        update={"usage": total, "settings": {**first.settings, "cascade_usage": per_judge}}
+    )

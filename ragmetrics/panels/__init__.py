@@ -1,0 +1,1 @@
+"""Judges chosen and combined on evidence: `ragmetrics judges` (docs/judges.md)."""

@@ -39,6 +39,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.render": "render",
     "ragmetrics.collection": "extras",
     "ragmetrics.retrievers": "extras",
+    "ragmetrics.index": "extras",
     "ragmetrics.retrieval": "retrieval",
     "ragmetrics.judge": "judge",
     "ragmetrics.comparison": "comparison",

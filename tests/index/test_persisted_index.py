@@ -21,8 +21,7 @@ from numpy.typing import NDArray
 from ragmetrics.index import IndexStore, build_bm25, build_dense, close_all
 from ragmetrics.retrievers import search, timed_search
 
-WORDS = ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau "
-         "upsilon phi chi psi omega context manager generator yield dictionary sort key value").split()  # fmt: skip
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega", "context", "manager", "generator", "yield", "dictionary", "sort", "key", "value"]  # fmt: skip
 
 
 def corpus(n: int = 60, seed: int = 3) -> list[tuple[str, str]]:
@@ -136,7 +135,13 @@ def test_keys_change_with_the_model_and_the_tokenizer_settings(tmp_path: Path) -
     assert counts.embedded == 0
     first, counts = build_bm25(tmp_path, chunks)
     assert counts.built
-    for settings in ({"k1": 1.2}, {"b": 0.5}, {"method": "bm25+"}, {"stopwords": None}, {"stopwords": ["alpha"]}):
+    for settings in (
+        {"k1": 1.2},
+        {"b": 0.5},
+        {"method": "bm25+"},
+        {"stopwords": None},
+        {"stopwords": ["alpha"]},
+    ):
         other, counts = build_bm25(tmp_path, chunks, **settings)  # type: ignore[arg-type]
         assert counts.built and other.key != first.key, settings
     same, counts = build_bm25(tmp_path, chunks, k1=1.5, b=0.75, method="lucene", stopwords="en")
@@ -154,7 +159,14 @@ def test_persisted_bm25_ranks_and_scores_as_bm25s(tmp_path: Path, method: str) -
     ids, texts = zip(*chunks, strict=True)
     reference = InMemory(Corpus(tuple(ids), tuple(texts)), method=method, k1=1.2, b=0.6)
     stored, _ = build_bm25(tmp_path, lambda: iter(chunks), method=method, k1=1.2, b=0.6)  # streamed
-    for query in ("gamma delta", "yield yield generator", "sigma tau n7", "the", "unknownword", "context manager"):
+    for query in (
+        "gamma delta",
+        "yield yield generator",
+        "sigma tau n7",
+        "the",
+        "unknownword",
+        "context manager",
+    ):
         expected = reference.search_one(query, 30)
         assert [(ids[p], s) for p, s in stored.search(query, 30)] == expected, query
 

@@ -236,3 +236,19 @@ def test_stored_vectors_serve_a_rerankers_candidates_across_runs(tmp_path: Path)
     vectors.finish()
     later = CountingEmbedder()
     assert np.array_equal(store.vectors(later).encode(texts), got) and later.seen == []
+
+
+@pytest.mark.parametrize("kind", ["bm25", "bm25_embedding_rerank"])
+def test_retrievers_over_the_persisted_index_rank_as_in_memory(tmp_path: Path, kind: str) -> None:
+    pytest.importorskip("bm25s")
+    passages = [{"id": cid, "text": text} for cid, text in corpus(90)]
+    queries = {f"q{i}": f"{WORDS[i]} {WORDS[i + 3]} {WORDS[i + 7]}" for i in range(12)}
+    params = {"candidates": 10} if kind == "bm25_embedding_rerank" else {"k1": 1.2}
+    expected = search(kind, params, passages, queries, embedder=CountingEmbedder())
+    for night in ("first", "second"):
+        close_all()
+        model = CountingEmbedder()
+        got, timing = timed_search(kind, params, passages, queries, embedder=model, index_dir=tmp_path)
+        assert got == expected, night
+        if night == "second":  # the reranker's candidates were stored by the first night: only questions embedded
+            assert timing.embedded == 0 and set(model.seen) <= set(queries.values())

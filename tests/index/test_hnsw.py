@@ -46,7 +46,14 @@ def test_hnsw_without_faiss_names_the_extra(tmp_path: Path) -> None:
     close_all()
     passages = [{"id": cid, "text": text} for cid, text in corpus(12)]
     with pytest.raises(ConfigError, match=r"ann.*faiss-cpu"):
-        search("dense", {"search": "hnsw"}, passages, {"q": "gamma"}, embedder=CountingEmbedder(), index_dir=tmp_path)
+        search(
+            "dense",
+            {"search": "hnsw"},
+            passages,
+            {"q": "gamma"},
+            embedder=CountingEmbedder(),
+            index_dir=tmp_path,
+        )
 
 
 def test_approximate_search_is_part_of_a_dense_runs_identity() -> None:
@@ -54,4 +61,6 @@ def test_approximate_search_is_part_of_a_dense_runs_identity() -> None:
     assert exact == ranking_identity("dense", {})
     assert ranking_identity("dense", {"search": "hnsw"}) != exact
     with pytest.raises(ConfigError, match="search must be"):
-        search("dense", {"search": "ivf"}, [{"id": "a", "text": "x"}], {"q": "x"}, embedder=CountingEmbedder())
+        search(
+            "dense", {"search": "ivf"}, [{"id": "a", "text": "x"}], {"q": "x"}, embedder=CountingEmbedder()
+        )

@@ -250,5 +250,26 @@ def test_retrievers_over_the_persisted_index_rank_as_in_memory(tmp_path: Path, k
         model = CountingEmbedder()
         got, timing = timed_search(kind, params, passages, queries, embedder=model, index_dir=tmp_path)
         assert got == expected, night
-        if night == "second":  # the reranker's candidates were stored by the first night: only questions embedded
+        if (
+            night == "second"
+        ):  # the reranker's candidates were stored by the first night: only questions embedded
             assert timing.embedded == 0 and set(model.seen) <= set(queries.values())
+
+
+def test_many_small_segments_are_merged_into_one_without_losing_a_vector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmetrics.index import embeddings
+
+    monkeypatch.setattr(embeddings, "MAX_SEGMENTS", 3)
+    chunks = corpus(40)
+    for start in range(0, 40, 8):  # five nights, each adding a few documents
+        build_dense(tmp_path, chunks[: start + 8], CountingEmbedder())
+    folder = next((tmp_path / "embeddings").iterdir())
+    assert len(list(folder.glob("seg-*.rmx"))) <= 3 + 1
+    model = CountingEmbedder()
+    (tmp_path / "dense").rename(tmp_path / "dense-old")  # force a gather from the merged store
+    index, counts = build_dense(tmp_path, chunks, model)
+    assert counts.embedded == 0 and model.seen == []
+    fresh, _ = build_dense(tmp_path / "fresh", chunks, CountingEmbedder())
+    assert np.array_equal(np.asarray(index.vectors), np.asarray(fresh.vectors))

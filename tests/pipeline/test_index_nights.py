@@ -47,3 +47,10 @@ def test_the_second_night_embeds_no_chunk(
     assert second == {"bm25": 0, "dense": 0, "rerank": 0} and total == 0
     markdown = (latest(qa_dir / "out") / "report.md").read_text(encoding="utf-8")
     assert "| chunks embedded (retriever indexes) |" in markdown
+    # a dry run foretells it: the dense index lacks no passage now (a changed one would be counted)
+    passages[0]["text"] += " Revised."
+    (qa_dir / "passages.jsonl").write_text("".join(json.dumps(p) + "\n" for p in passages), encoding="utf-8")
+    code, out, err = run_cli([str(config), "--dry-run"], capsys)
+    assert code == 0, err
+    assert "chunks to embed             1" in out
+    assert f"1 of {len(passages)} passages lack a vector in the persisted index" in out

@@ -44,6 +44,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.collection": "extras",
     "ragmetrics.retrievers": "extras",
     "ragmetrics.chunking": "extras",
+    "ragmetrics.index": "extras",
     "ragmetrics.retrieval": "retrieval",
     "ragmetrics.judge": "judge",
     "ragmetrics.comparison": "comparison",

@@ -29,6 +29,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.api": "api",
     "ragmetrics.qrels_fill": "api",
     "ragmetrics.metric_check": "api",
+    "ragmetrics.utility": "api",
     "ragmetrics.alignment": "api",
     "ragmetrics.traces": "api",
     "ragmetrics.mlflow": "api",

@@ -35,6 +35,7 @@ InputValue = str | int | Sequence[str]
 SHARED_FILE = "_shared.yaml"
 RUBRIC_FILE = "_rubric.yaml"
 ALIGN_FILE = "_align.yaml"
+RAG_ANSWER_FILE = "_rag_answer.yaml"  # the utility generator's prompt (ragmetrics.utility), not a judge's
 """Texts an aligned metric's prompt gains (`judge.aligned.prompt_edit`); read there, not a prompt."""
 _VERSION_CHARS = 12
 
@@ -395,7 +396,7 @@ class PromptLibrary:
             if entry.name == RUBRIC_FILE:
                 rubric = _parse_rubric_texts(raw, source)
                 continue
-            if entry.name == ALIGN_FILE:
+            if entry.name in (ALIGN_FILE, RAG_ANSWER_FILE):
                 continue
             prompt = _parse_prompt(raw, source)
             if f"{prompt.name}.yaml" != entry.name:

@@ -21,6 +21,10 @@ and answers deterministically from markers in the test data:
   ``[sup]`` unless the first passage holds ``[nosup]`` (`_testset_item`);
 - pairwise preference: the answer marked ``[better]``; a question holding ``[bias:first]`` always gets the
   first answer shown (a position-biased judge);
+- a generator asked with the RAG prompt (``# rag_answer``, ragmetrics.utility) answers ``X`` when the passage
+  holds ``[ans:X]``, else the abstention reply ``UNANSWERABLE``; asked for logprobs, the first token's
+  alternatives give ``UN`` the probability ``p`` of ``[pabs:p]`` in the passage (default 0 when it answers,
+  1 when it abstains) and the answer's first word the rest (`_rag_answer`);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``.
 
@@ -73,6 +77,7 @@ FAULTS = (
     "unsupported_500",  # llama.cpp without --embedding: 500 "Llama model must be created with embedding=True"
     "detail_500",  # a 500 whose body is FastAPI's {"detail": ...}, not OpenAI's {"error": {"message"}}
     "token_embeddings",  # llama.cpp with --pooling none: one vector per token (a list of lists) per input
+    "null_content",  # a 200 whose message content is null: no text at all (a generator's non-text answer)
 )
 REPAIR_PREFIX = "Your previous answer could not be used"
 
@@ -291,6 +296,31 @@ def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
         "content": [
             {"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces if t
         ],
+        "refusal": None,
+    }
+
+
+def _rag_answer(user: str, want_logprobs: bool) -> tuple[str, dict[str, Any] | None]:
+    """The scripted generator's answer to a ``# rag_answer`` request, and its first token's logprobs."""
+    passage = _section(user, "passage")
+    found = re.search(r"\[ans:([^\]]+)\]", passage)
+    content = found.group(1) if found else "UNANSWERABLE"
+    if not want_logprobs:
+        return content, None
+    given = re.search(r"\[pabs:([0-9.]+)\]", passage)
+    p = float(given.group(1)) if given else (0.0 if found else 1.0)
+    first = content.split()[0] if found else "UN"
+    alternatives = []
+    if p > 0:
+        alternatives.append({"token": "UN", "logprob": math.log(p), "bytes": None})
+    if p < 1:
+        word = content.split()[0] if found else "Maybe"
+        alternatives.append({"token": word, "logprob": math.log(1 - p), "bytes": None})
+    sampled = next((a["logprob"] for a in alternatives if a["token"] == first), math.log(1e-6))
+    rest = content[len(first):]
+    pieces = [(first, sampled, alternatives), *([(rest, 0.0, [])] if rest else [])]
+    return content, {
+        "content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces],
         "refusal": None,
     }
 
@@ -815,6 +845,17 @@ class _Handler(BaseHTTPRequestHandler):
             if prompt is None:
                 status = 400
                 self._error(400, "no prompt marker in the system message")
+            elif prompt == "rag_answer":
+                content, logprobs = _rag_answer(user, bool(body.get("logprobs")))
+                self._send(200, {
+                    "id": f"chatcmpl-{digest}", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "test-model"),
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
+                                 "message": {"role": "assistant",
+                                             "content": None if fault == "null_content" else content}}],
+                    "usage": {"prompt_tokens": len(user) // 4, "completion_tokens": max(1, len(content) // 4),
+                              "total_tokens": len(user) // 4 + max(1, len(content) // 4)},
+                })  # fmt: skip
             else:
                 verdict = scripted_verdict(prompt, user, body.get("seed"), system)
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):

@@ -1,0 +1,424 @@
+"""Utility judgments (eRAG): each pooled passage given alone to the generator, its answer scored against the
+reference, the scores as graded qrels.
+
+Salemi and Zamani (SIGIR 2024, arXiv 2404.13781) label each retrieved document by how good an answer the
+system's own LLM gives from that document alone; such labels track end-to-end quality better than human
+relevance labels. Here:
+
+- the pool is the distinct (question, passage) pairs in the top `k` of the given runs, so a passage two runs
+  retrieved for one question is asked about once (requests = distinct pairs);
+- a question without a reference answer cannot be scored: its pairs are skipped and counted
+  (`skipped_questions`), never asked about nor graded 0;
+- each answer is cached (`VerdictCache`, SQLite WAL, one committed transaction per answer) under everything
+  that decides it (the generator's identity with its prompt version and settings, the question's text, the
+  passage's text), so a rerun asks nothing it has and a killed build loses at most the answers in flight.
+  A failed call is never cached as a value (its cause is kept apart) and is asked again on the next build;
+- every call is taken from a `Budget` (requests, and cost reserved at its bound) before it is sent, so a budget
+  is never exceeded; a pair the budget could not pay for is recorded as `budget_reached`;
+- the score is `metric`(answer, reference): `token_f1` / `exact_match` (the judge's deterministic metrics,
+  SQuAD normalisation) or the judge's `answer_correctness`; the grade is round-half-up(score x max_grade);
+- a generator that fails, times out or returns non-text is recorded per pair with its cause and gets no grade:
+  the pair is absent from the qrels (unjudged), never 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from ragmetrics.errors import InputError
+from ragmetrics.judge.cache import VerdictCache, cache_key
+from ragmetrics.judge.deterministic import exact_match_score, token_f1_score
+from ragmetrics.retrieval.run import Run
+from ragmetrics.utility.generators import (
+    RETRYABLE,
+    GeneratedAnswer,
+    GenerationFailed,
+    Generator,
+    check_answer,
+)
+from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan
+
+__all__ = [
+    "ANSWER_METRICS",
+    "AnswerMetric",
+    "Budget",
+    "UtilityQuestion",
+    "abuild_utility",
+    "build_utility",
+    "pool_pairs",
+]
+
+AnswerMetric = Literal["token_f1", "exact_match", "answer_correctness"]
+ANSWER_METRICS: tuple[str, ...] = get_args(AnswerMetric)
+ANSWER_SCHEMA = "ragmetrics-utility-answer-1"
+"""Version of the answer cache key and value; a change here asks every answer again."""
+CACHE_KIND = "utility_answer"
+
+
+@dataclass(frozen=True)
+class UtilityQuestion:
+    """A question, and its reference answer (None: the question is skipped and counted)."""
+
+    id: str
+    question: str
+    reference: str | None = None
+
+
+@dataclass
+class Budget:
+    """At most `max_requests` generator calls and `max_cost` USD (None: no limit). A call is taken before it is
+    sent, its cost reserved at the generator's bound and settled at its actual cost once answered, so the
+    spent plus the reserved never passes `max_cost`."""
+
+    max_requests: int | None = None
+    max_cost: float | None = None
+    requests: int = 0
+    spent: float = 0.0
+    reserved: float = 0.0
+    _settled: asyncio.Event | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.max_requests is not None and self.max_requests < 0:
+            raise InputError(f"max_requests must be >= 0, got {self.max_requests}", field="max_requests")
+        if self.max_cost is not None and (not math.isfinite(self.max_cost) or self.max_cost < 0):
+            raise InputError(f"max_cost must be a number >= 0, got {self.max_cost}", field="max_cost")
+
+    def take(self, reservation: float) -> bool | None:
+        """True: the call is taken; False: the budget cannot pay for it; None: it can only once the calls in
+        flight have settled (their reservations are above what they will likely cost): wait and ask again."""
+        if self.max_requests is not None and self.requests >= self.max_requests:
+            return False
+        if self.max_cost is not None and self.spent + self.reserved + reservation > self.max_cost:
+            return None if self.reserved > 0 and self.spent + reservation <= self.max_cost else False
+        self.requests += 1
+        self.reserved += reservation
+        return True
+
+    def settle(self, reservation: float, actual: float) -> None:
+        """Replace a call's reservation by what it cost (never more than was reserved)."""
+        self.reserved = max(0.0, self.reserved - reservation)
+        self.spent += min(actual, reservation)
+        if self._settled is not None:
+            self._settled.set()
+
+    async def acquire(self, reservation: float) -> bool:
+        """`take`, waiting for calls in flight to settle while only their reservations stand in the way."""
+        while True:
+            taken = self.take(reservation)
+            if taken is not None:
+                return taken
+            self._settled = self._settled or asyncio.Event()
+            self._settled.clear()
+            await self._settled.wait()
+
+
+def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
+    """The distinct (query id, document id) pairs in the top `k` of `runs`, in first-seen order."""
+    if k < 1:
+        raise InputError(f"k must be >= 1, got {k}", field="k")
+    pool: dict[tuple[str, str], None] = {}
+    for run in runs:
+        for qid, ranking in run.to_dict().items():
+            # the order every retrieval metric reads: score descending, ties by document id descending
+            ranked = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
+            for doc, _ in ranked[:k]:
+                pool[(qid, doc)] = None
+    return list(pool)
+
+
+def answer_key(identity: Mapping[str, Any], question: str, passage: str) -> str:
+    """What decides an answer: the generator (kind, model, prompt version, settings), the question's text and
+    the passage's text; ids are not in it, so one text asked under two ids is asked once."""
+    return cache_key(
+        {"schema": ANSWER_SCHEMA, "generator": dict(identity), "question": question, "passage": passage}
+    )
+
+
+def _stored_answer(value: Any) -> GeneratedAnswer | None:
+    """A cached answer, validated again (a row is data from disk); None when it does not validate."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        text = check_answer(value.get("text"))
+    except GenerationFailed:
+        return None
+    p = value.get("p_abstain")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0):
+        return None
+    return GeneratedAnswer(text, p_abstain=None if p is None else float(p))
+
+
+def _grade(score: float, max_grade: int) -> int:
+    return min(max_grade, max(0, math.floor(score * max_grade + 0.5)))
+
+
+@dataclass
+class _Work:
+    questions: Mapping[str, UtilityQuestion]
+    passages: Mapping[str, str]
+    pairs: list[tuple[str, str]] = field(default_factory=list)
+    skipped_questions: list[str] = field(default_factory=list)
+    skipped_pairs: int = 0
+
+
+def _prepare(
+    questions: Mapping[str, UtilityQuestion], passages: Mapping[str, str], pool: list[tuple[str, str]]
+) -> _Work:
+    work = _Work(questions, passages)
+    skipped: dict[str, None] = {}
+    for qid, doc in pool:
+        asked = questions.get(qid)
+        if asked is None:
+            raise InputError(f"query {qid!r} is ranked by a run but has no question", field="query_id")
+        if doc not in passages:
+            raise InputError(
+                f"document {doc!r} (ranked for query {qid!r}) has no passage text", field="doc_id"
+            )
+        if asked.reference is None or not asked.reference.strip():
+            skipped[qid] = None
+            work.skipped_pairs += 1
+            continue
+        work.pairs.append((qid, doc))
+    work.skipped_questions = list(skipped)
+    return work
+
+
+def plan_utility(
+    questions: Mapping[str, UtilityQuestion],
+    passages: Mapping[str, str],
+    runs: Sequence[Run],
+    generator: Generator,
+    *,
+    k: int = 10,
+    cache: VerdictCache | None = None,
+    budget: Budget | None = None,
+) -> UtilityPlan:
+    """What `build_utility` would ask (the dry run): distinct pairs, those the cache holds, the calls and their
+    cost bound, and how many of them the budget pays for. Nothing is sent."""
+    work = _prepare(questions, passages, pool_pairs(runs, k))
+    keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
+    found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
+    todo = [
+        (q, d)
+        for (q, d), key in zip(work.pairs, keys, strict=True)
+        if _stored_answer(getattr(found.get(key), "value", None)) is None
+    ]
+    distinct_todo = list(
+        dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo)
+    )
+    costs = [generator.reservation(questions[q].question, passages[d]) for q, d in todo]
+    trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
+    fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
+    return UtilityPlan(
+        pairs=len(work.pairs),
+        cached=len(work.pairs) - len(todo),
+        requests=len(distinct_todo),
+        cost_bound=sum(costs),
+        within_budget=fits,
+        skipped_questions=work.skipped_questions,
+        skipped_pairs=work.skipped_pairs,
+        generator=generator.identity,
+    )
+
+
+async def abuild_utility(
+    questions: Mapping[str, UtilityQuestion],
+    passages: Mapping[str, str],
+    runs: Sequence[Run],
+    generator: Generator,
+    *,
+    k: int = 10,
+    metric: AnswerMetric = "token_f1",
+    judge: Any = None,
+    cache: VerdictCache | None = None,
+    budget: Budget | None = None,
+    max_grade: int = 3,
+    concurrency: int = 4,
+    retries: int = 1,
+) -> UtilityJudgments:
+    """Utility judgments for the pooled top `k` of `runs` (module docstring). `judge` scores
+    `answer_correctness` (default: `ragmetrics.judge.select.make_judge()`); `retries` re-asks a pair whose call
+    failed for a passing cause (each re-ask a budgeted request)."""
+    if metric not in ANSWER_METRICS:
+        raise InputError(f"metric must be one of {', '.join(ANSWER_METRICS)}, got {metric!r}", field="metric")
+    if max_grade < 1:
+        raise InputError(f"max_grade must be >= 1, got {max_grade}", field="max_grade")
+    if concurrency < 1 or retries < 0:
+        raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
+    budget = budget if budget is not None else Budget()
+    work = _prepare(questions, passages, pool_pairs(runs, k))
+    identity = generator.identity
+    keys = {pair: answer_key(identity, questions[pair[0]].question, passages[pair[1]]) for pair in work.pairs}
+    found = cache.get_many(list(dict.fromkeys(keys.values()))) if cache is not None else {}
+    answers: dict[str, GeneratedAnswer] = {}
+    cached_keys: set[str] = set()
+    for key, hit in found.items():
+        stored = _stored_answer(hit.value) if hit is not None else None
+        if stored is not None:
+            answers[key] = stored
+            cached_keys.add(key)
+    failures: dict[str, tuple[str, str]] = {}
+    todo = list(dict.fromkeys(key for key in keys.values() if key not in answers))
+    texts = {key: (questions[q].question, passages[d]) for (q, d), key in keys.items()}
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for key in todo:
+        queue.put_nowait(key)
+
+    async def ask(key: str) -> None:
+        question, passage = texts[key]
+        for attempt in range(retries + 1):
+            reservation = generator.reservation(question, passage)
+            if not await budget.acquire(reservation):
+                failures[key] = (
+                    "budget_reached",
+                    f"the budget ({_budget_text(budget)}) was spent before this request",
+                )
+                return
+            try:
+                got = await generator.answer(question, passage)
+            except GenerationFailed as exc:
+                budget.settle(reservation, reservation)  # a failed call may still have been billed: count it
+                failures[key] = (exc.cause, exc.message)
+                if exc.cause not in RETRYABLE or attempt == retries:
+                    if cache is not None:
+                        await asyncio.to_thread(cache.put_failure, key, CACHE_KIND, exc.cause, exc.message)
+                    return
+                continue
+            except Exception as exc:  # a team's generator raised: its fault is recorded, never a grade
+                budget.settle(reservation, reservation)
+                failures[key] = (
+                    "metric_error",
+                    f"the generator raised {type(exc).__name__}: {str(exc)[:200]}",
+                )
+                return
+            cost = getattr(generator, "cost", None)
+            budget.settle(reservation, cost(got.usage) if callable(cost) else reservation)
+            failures.pop(key, None)
+            answers[key] = got
+            if cache is not None:  # its own committed transaction: a kill after this line loses nothing
+                value = {"text": got.text, "p_abstain": got.p_abstain}
+                await asyncio.to_thread(cache.put, key, CACHE_KIND, value, dict(got.usage))
+            return
+
+    async def worker() -> None:
+        while True:
+            try:
+                key = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await ask(key)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(todo))))))
+    finally:
+        await generator.aclose()
+    scores, score_failures = await _score(work, keys, answers, metric, judge)
+    judgments = []
+    for pair in work.pairs:
+        key = keys[pair]
+        got = answers.get(key)
+        failure = failures.get(key) if got is None else score_failures.get(pair)
+        score = scores.get(pair)
+        judgments.append(
+            PairJudgment(
+                query_id=pair[0],
+                doc_id=pair[1],
+                answer=got.text if got is not None else None,
+                p_abstain=got.p_abstain if got is not None else None,
+                score=score,
+                grade=_grade(score, max_grade) if score is not None else None,
+                cached=key in cached_keys,
+                cause=failure[0] if failure and score is None else None,
+                message=failure[1] if failure and score is None else None,
+            )
+        )
+    return UtilityJudgments(
+        judgments=judgments,
+        provenance={
+            "origin": "utility",
+            "generator": identity,
+            "metric": metric,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "k": k,
+            "runs": [run.name for run in runs],
+            "max_grade": max_grade,
+            "grade": "round-half-up(score x max_grade)",
+        },
+        skipped_questions=work.skipped_questions,
+        skipped_pairs=work.skipped_pairs,
+        requests=budget.requests,
+        cost=budget.spent,
+    )
+
+
+def _budget_text(budget: Budget) -> str:
+    parts = []
+    if budget.max_requests is not None:
+        parts.append(f"max_requests {budget.max_requests}")
+    if budget.max_cost is not None:
+        parts.append(f"max_cost {budget.max_cost:g} USD")
+    return ", ".join(parts) or "none"
+
+
+async def _score(
+    work: _Work,
+    keys: Mapping[tuple[str, str], str],
+    answers: Mapping[str, GeneratedAnswer],
+    metric: AnswerMetric,
+    judge: Any,
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], tuple[str, str]]]:
+    answered = [pair for pair in work.pairs if keys[pair] in answers]
+    scores: dict[tuple[str, str], float] = {}
+    failed: dict[tuple[str, str], tuple[str, str]] = {}
+    if metric in ("token_f1", "exact_match"):
+        fn = token_f1_score if metric == "token_f1" else exact_match_score
+        for q, d in answered:
+            reference = work.questions[q].reference
+            assert reference is not None
+            scores[(q, d)] = fn(answers[keys[(q, d)]].text, reference)
+        return scores, failed
+    if not answered:
+        return scores, failed
+    from ragmetrics.judge.base import RagSample
+    from ragmetrics.judge.evaluate import aevaluate_rag
+
+    samples = [
+        RagSample(
+            id=f"pair-{n}",
+            question=work.questions[q].question,
+            answer=answers[keys[(q, d)]].text,
+            reference=work.questions[q].reference,
+            contexts=[work.passages[d]],
+        )
+        for n, (q, d) in enumerate(answered)
+    ]
+    result = await aevaluate_rag(samples, ["answer_correctness"], judge, name="utility", progress=False)
+    by_id = {f"pair-{n}": pair for n, pair in enumerate(answered)}
+    for sample_id, values in result.per_query.items():
+        value = values.get("answer_correctness")
+        if value is not None and math.isfinite(value):
+            scores[by_id[sample_id]] = float(value)
+    for failure in result.failures:
+        failed[by_id[failure.query_id]] = (failure.cause, failure.message)
+    for pair in answered:
+        if pair not in scores and pair not in failed:
+            failed[pair] = ("invalid_value", "answer_correctness gave no score")
+    return scores, failed
+
+
+def build_utility(*args: Any, **kwargs: Any) -> UtilityJudgments:
+    """`abuild_utility` from synchronous code (its own event loop)."""
+    from ragmetrics._async import run_sync
+
+    return run_sync(abuild_utility(*args, **kwargs))
+
+
+def read_cache(path: str | Path | None) -> VerdictCache | None:
+    """The answer cache at `path` (None: no cache)."""
+    return VerdictCache(path) if path is not None else None

@@ -35,6 +35,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.mlflow": "api",
     "ragmetrics.testset": "testset",
     "ragmetrics.attacks": "attacks",
+    "ragmetrics.validity": "validity",
     "ragmetrics.testing": "facade",
     "ragmetrics.engines": "engines",
     "ragmetrics.render": "render",
@@ -75,9 +76,12 @@ ALLOWED: dict[str, set[str]] = {
     "testset": {"base", "api", "extras"} | CORE,
     # attack sets are built from test sets and corpora, and render their own page
     "attacks": {"base", "api", "extras", "testset", "render"} | CORE,
-    "nightly": {"base", "api", "engines", "render", "extras", "testset", "attacks"} | CORE,
-    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade", "testset", "attacks"} | CORE,
-    "facade": {"base", "api", "engines", "render", "extras", "nightly", "testset", "attacks"} | CORE,
+    # which metric tracks the answers: reads results of every core part, lays out its own table and plots
+    "validity": {"base", "render"} | CORE,
+    "nightly": {"base", "api", "engines", "render", "extras", "testset", "attacks", "validity"} | CORE,
+    "cli": {"base", "api", "engines", "render", "extras", "nightly", "facade", "testset", "attacks", "validity"}
+    | CORE,
+    "facade": {"base", "api", "engines", "render", "extras", "nightly", "testset", "attacks", "validity"} | CORE,
 }
 
 

@@ -33,6 +33,7 @@ _COMMANDS = (
     "attack",
     "summary",
     "utility",
+    "validity",
 )
 
 

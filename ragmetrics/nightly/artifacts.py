@@ -84,6 +84,9 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
     partial = partial_metrics_table(report)
     if partial:
         lines += ["## Metrics not every run has", "", *partial, ""]
+    from ragmetrics.nightly.validity_night import validity_markdown_section
+
+    lines += validity_markdown_section(report)
     from ragmetrics.render.qrels_note import qrels_lines, report_qrels
     from ragmetrics.render.verdict import verdict_lines
 
@@ -249,6 +252,7 @@ def write_artifacts(
     try:
         texts: dict[str, str] = {}
         if "html" in formats:
+            from ragmetrics.nightly.validity_night import validity_page
             from ragmetrics.render.html import render_html, report_plots
 
             images: list[PagePlot] = []
@@ -256,8 +260,12 @@ def write_artifacts(
                 images, note = report_plots(report)
                 if note:
                     report.metadata.notes.append(note)
+            sections, validity_plots = validity_page(report, plots)
+            images += validity_plots
             files = _write_plots(partial, images)
-            texts["report.html"] = render_html(report, gate=gate, plots=images, plot_files=files)
+            texts["report.html"] = render_html(
+                report, gate=gate, plots=images, plot_files=files, sections=sections
+            )
         if "md" in formats:
             texts["report.md"] = markdown_report(report, gate)
         texts["report.json"] = report.model_dump_json(indent=2)

@@ -263,6 +263,11 @@ def _run_pipeline(
 
         with _timed(night.timings, "pairwise"):
             report.metadata.pairwise = pairwise_summaries(config, report, scored.judged_samples, night.notes)
+    if scored.judged_samples:  # which metric tracks the answers (nightly/validity_night)
+        from ragmetrics.nightly.validity_night import attach_validity
+
+        with _timed(night.timings, "validity"):
+            attach_validity(report, scored.judged_samples, night.notes)
     gate = None
     if base.report is not None:
         assert base.path is not None

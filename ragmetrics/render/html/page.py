@@ -35,9 +35,11 @@ def render_html(
     plots: Sequence[PagePlot] = (),
     plot_files: Sequence[str] | None = None,
     title: str | None = None,
+    sections: Sequence[str] = (),
 ) -> str:
     """The whole page. `plots` (`report_plots`) are shown from `plot_files`, their paths relative to the page
-    (same order), loaded lazily; without them they are embedded as data URIs (a page on its own)."""
+    (same order), loaded lazily; without them they are embedded as data URIs (a page on its own). `sections`
+    are HTML blocks other parts render from the report (the validity study), placed before the plots."""
     nightly = report.metadata.nightly
     name = title or (nightly.name if nightly is not None else "ragmetrics report")
     parts = [
@@ -68,6 +70,7 @@ def render_html(
     parts.append(sufficiency_block(report))
     parts.append(power_block(report))
     parts.append(trust_html(report))
+    parts.extend(sections)  # sections other parts render (the validity study), before the plots
     if plots:
         parts.append(plots_block(plots, plot_files))
     parts.append(queries_block(report))

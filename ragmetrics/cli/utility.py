@@ -75,7 +75,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def make_generator(args: argparse.Namespace) -> Any:
     """The generator the arguments ask for; a missing setting is an InputError naming its option."""
-    from ragmetrics.utility.generators import ExtractiveGenerator, OpenAIGenerator
+    from ragmetrics.utility.generators import ExtractiveGenerator
+    from ragmetrics.utility.openai_generator import OpenAIGenerator
 
     if args.generator == "extractive":
         return ExtractiveGenerator()

@@ -272,6 +272,7 @@ def write_artifacts(
         texts.update(extra_texts or {})
         for filename, text in texts.items():
             clean = redact(text, secrets)
+            (partial / filename).parent.mkdir(parents=True, exist_ok=True)  # utility/utility.qrels
             (partial / filename).write_text(clean, encoding="utf-8")
             written[filename] = partial / filename
         if "parquet" in formats or "csv" in formats:

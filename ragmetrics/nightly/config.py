@@ -42,6 +42,7 @@ from ragmetrics.judge.registry import JudgeMetricSpec, resolve_judge_metric
 from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
+from ragmetrics.nightly.utility_config import UtilityQrelsConfig
 from ragmetrics.options import FusionMethod, FusionNorm
 from ragmetrics.testset.settings import TestsetSettings
 
@@ -786,6 +787,9 @@ class NightlyConfig(_Section):
     trust: TrustConfig | None = None
     engine: EngineConfig = Field(default_factory=EngineConfig)
     generator: GeneratorConfig | None = None
+    utility_qrels: UtilityQrelsConfig | None = Field(
+        default=None, description="utility judgments (eRAG) for the runs, and their metrics on them (docs/utilities.md)"
+    )
     testset: TestsetSettings | None = Field(
         default=None,
         description="how `ragmetrics testset --config` builds a test collection (docs/testset.md)",
@@ -863,7 +867,8 @@ class NightlyConfig(_Section):
 
         judged = self.judge.metrics if self.judge is not None else []
         attacked = [*ATTACK_METRICS, *EXPOSURE_METRICS] if self.dataset.attacks is not None else []
-        return [*self.retrieval.metrics, *judged, *attacked]
+        utility = self.utility_qrels.report_metrics(self.retrieval.metrics) if self.utility_qrels else []
+        return [*self.retrieval.metrics, *judged, *attacked, *utility]
 
 
 def _default_runs() -> list[AnyRunSpec]:

@@ -31,6 +31,7 @@ from ragmetrics.nightly.config import (
     RetrievalConfig,
     RetrieverRunSpec,
 )
+from ragmetrics.nightly.utility_config import UtilityOpenAIConfig, UtilityQrelsConfig
 from ragmetrics.testset.settings import TestsetSettings
 
 __all__ = ["render_reference"]
@@ -72,6 +73,8 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
         "an HTTP target; a string target is 'package.module:function'",
     ),
     ("generator", GeneratorConfig, "answers for runs that have none (retriever, file, fusion runs)"),
+    ("utility_qrels", UtilityQrelsConfig, "utility judgments (eRAG) as qrels; leave out for none (docs/utilities.md)"),
+    ("utility_qrels.openai", UtilityOpenAIConfig, "the OpenAI-compatible generator of utility judgments"),
     ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
     (
         "judge.embeddings",

@@ -389,6 +389,9 @@ def estimate_night(
     plan = judge_plan(config, dataset, runs, notes, answered)
     work = estimate_work(config, plan, calls.made, output_dir, retrieved=retrieved, measure_judge=True)
     work.assumptions.extend(calls.dry_notes)
+    from ragmetrics.nightly.utility_night import utility_plan_notes
+
+    work.assumptions.extend(utility_plan_notes(config, dataset, runs, output_dir=output_dir, search=calls.search))
     if any(calls.made.values()):
         work.assumptions.append(
             "questions the pipeline or generator has not answered yet are judged as placeholders of the same "

@@ -65,6 +65,7 @@ from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry r
     target_calls,
     traced_run_names,
 )
+from ragmetrics.nightly.utility_night import add_utility_scores
 from ragmetrics.options import OPERATIONAL_METRICS, ExitCode
 from ragmetrics.render.safe_text import visible_controls
 from ragmetrics.schema import (
@@ -188,6 +189,8 @@ class _Night:
     timings: dict[str, float] = field(default_factory=dict)
     retrieved: dict[str, RetrieverTiming] = field(default_factory=dict)
     """Retriever run -> its index building and per-question search seconds."""
+    extra_texts: dict[str, str] = field(default_factory=dict)
+    """Further files of the night's folder by name (the utility judgments' `utility/` folder)."""
 
 
 @dataclass
@@ -229,6 +232,9 @@ def _run_pipeline(
     runs, answered = _answer(night, dataset, calls)
     scored = _score(night, dataset, runs, answered, calls, base.report)
     results = scored.results
+    with _timed(night.timings, "utility_qrels"):
+        add_utility_scores(config, dataset, runs, results, night.notes, night.extra_texts,
+                           output_dir=output_dir, search=calls.search)  # fmt: skip
     attacks = _score_attacks(night, dataset, runs, answered, results) if dataset.attacks is not None else None
     mark_call_failures(results, answered)
     if dataset.traced is not None:  # a question without a trace has no ranking in any run from the traces
@@ -506,6 +512,7 @@ def _write(
 
     config = night.config
     extra = {"pipeline_outputs.jsonl": outputs_jsonl(calls.records)} if calls.records else {}
+    extra.update(night.extra_texts)
     if judged_samples:
         extra["judged_samples.jsonl"] = judged_samples_jsonl(judged_samples)
     if attacks is not None:

@@ -4,7 +4,7 @@ A target is called as the night calls its `generator:` with one passage: ``{"que
 [passage]}`` (no ids: an answer is keyed on the texts, so two ids with one text share it). Its identity, which
 enters every answer's cache key, is the target's label and the key of its build (`call_identity`: its code,
 the environment it reads, version, cache_key), so a changed build is asked afresh and a credential never
-enters the key. A `CallFailed` becomes a `GenerationFailed` with the same cause.
+enters the key. A `CallFailed` becomes a `GenerationFailed` with the judge's name for its cause (`http_503` -> server_error).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragmetrics.errors import FAILURE_CAUSES, FailureCause
+from ragmetrics.errors import FAILURE_CAUSES
 from ragmetrics.nightly.call_identity import call_identity
 from ragmetrics.nightly.config import CallSettings
 from ragmetrics.nightly.targets import CallableCaller, CallFailed, make_caller, parse_output
@@ -21,10 +21,24 @@ from ragmetrics.utility.generators import FunctionGenerator, GenerationFailed
 __all__ = ["target_generator"]
 
 
-def _cause(cause: str) -> FailureCause:
-    if cause in FAILURE_CAUSES:
-        return cause  # type: ignore[return-value]
-    return "invalid_output" if cause.startswith("invalid") else "internal_error"
+def _cause(cause: str) -> str:
+    """The judge's name for a target's failure cause (errors.FailureCause) where there is one; a callable that
+    raised keeps the night's own name, `target_error`."""
+    status = cause.removeprefix("http_")
+    if cause == "connection_error":
+        return "connection"
+    if cause in FAILURE_CAUSES or not status.isdigit():
+        return cause
+    code = int(status)
+    if code == 429:
+        return "rate_limited"
+    if code == 408:
+        return "timeout"
+    if code in (401, 403):
+        return "auth"
+    if code == 404:
+        return "not_found"
+    return "server_error" if code >= 500 else "bad_request"
 
 
 def target_generator(

@@ -17,11 +17,16 @@ from ragmetrics.utility.generators import (
     GeneratedAnswer,
     GenerationFailed,
     Generator,
-    OpenAIGenerator,
-    abstention_probability,
-    load_rag_prompt,
 )
-from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan, read_manifest
+from ragmetrics.utility.openai_generator import OpenAIGenerator, abstention_probability, load_rag_prompt
+from ragmetrics.utility.result import (
+    PairJudgment,
+    UtilityFolder,
+    UtilityJudgments,
+    UtilityPlan,
+    read_folder,
+    read_manifest,
+)
 
 __all__ = [
     "ANSWER_METRICS",
@@ -34,6 +39,7 @@ __all__ = [
     "Generator",
     "OpenAIGenerator",
     "PairJudgment",
+    "UtilityFolder",
     "UtilityJudgments",
     "UtilityPlan",
     "UtilityQuestion",
@@ -43,5 +49,6 @@ __all__ = [
     "load_rag_prompt",
     "plan_utility",
     "pool_pairs",
+    "read_folder",
     "read_manifest",
 ]

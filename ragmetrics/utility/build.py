@@ -101,9 +101,11 @@ class Budget:
         return True
 
     def settle(self, reservation: float, actual: float) -> None:
-        """Replace a call's reservation by what it cost (never more than was reserved)."""
+        """Replace a call's reservation by what the server says it cost. That is at most the reservation for a
+        server that keeps to max_tokens; one that reports more is counted at what it reports (the budget then
+        stops the next calls), never at the smaller bound."""
         self.reserved = max(0.0, self.reserved - reservation)
-        self.spent += min(actual, reservation)
+        self.spent += actual
         if self._settled is not None:
             self._settled.set()
 
@@ -120,16 +122,21 @@ class Budget:
 
 def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
     """The distinct (query id, document id) pairs in the top `k` of `runs`, in first-seen order."""
+    return list(_pool(runs, k))
+
+
+def _pool(runs: Sequence[Run], k: int) -> dict[tuple[str, str], Run]:
+    """Each pooled pair and the first run that ranks it (named in an error about the pair)."""
     if k < 1:
         raise InputError(f"k must be >= 1, got {k}", field="k")
-    pool: dict[tuple[str, str], None] = {}
+    pool: dict[tuple[str, str], Run] = {}
     for run in runs:
         for qid, ranking in run.to_dict().items():
             # the order every retrieval metric reads: score descending, ties by document id descending
             ranked = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
             for doc, _ in ranked[:k]:
-                pool[(qid, doc)] = None
-    return list(pool)
+                pool.setdefault((qid, doc), run)
+    return pool
 
 
 def answer_key(identity: Mapping[str, Any], question: str, passage: str) -> str:
@@ -168,17 +175,23 @@ class _Work:
 
 
 def _prepare(
-    questions: Mapping[str, UtilityQuestion], passages: Mapping[str, str], pool: list[tuple[str, str]]
+    questions: Mapping[str, UtilityQuestion], passages: Mapping[str, str], pool: Mapping[tuple[str, str], Run]
 ) -> _Work:
     work = _Work(questions, passages)
     skipped: dict[str, None] = {}
-    for qid, doc in pool:
+    for (qid, doc), run in pool.items():
         asked = questions.get(qid)
         if asked is None:
-            raise InputError(f"query {qid!r} is ranked by a run but has no question", field="query_id")
+            raise InputError(
+                f"query {qid!r} is ranked by run {run.name!r} but the questions hold no such id",
+                source=run.source,
+                field="query_id",
+            )
         if doc not in passages:
             raise InputError(
-                f"document {doc!r} (ranked for query {qid!r}) has no passage text", field="doc_id"
+                f"document {doc!r} (ranked for query {qid!r} by run {run.name!r}) has no passage text",
+                source=run.source,
+                field="doc_id",
             )
         if asked.reference is None or not asked.reference.strip():
             skipped[qid] = None
@@ -201,24 +214,20 @@ def plan_utility(
 ) -> UtilityPlan:
     """What `build_utility` would ask (the dry run): distinct pairs, those the cache holds, the calls and their
     cost bound, and how many of them the budget pays for. Nothing is sent."""
-    work = _prepare(questions, passages, pool_pairs(runs, k))
+    work = _prepare(questions, passages, _pool(runs, k))
     keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
-    todo = [
-        (q, d)
-        for (q, d), key in zip(work.pairs, keys, strict=True)
-        if _stored_answer(getattr(found.get(key), "value", None)) is None
-    ]
-    distinct_todo = list(
-        dict.fromkeys(answer_key(generator.identity, questions[q].question, passages[d]) for q, d in todo)
-    )
-    costs = [generator.reservation(questions[q].question, passages[d]) for q, d in todo]
+    todo: dict[str, tuple[str, str]] = {}  # distinct answers to ask for: key -> (question, passage)
+    for (q, d), key in zip(work.pairs, keys, strict=True):
+        if _stored_answer(getattr(found.get(key), "value", None)) is None:
+            todo.setdefault(key, (questions[q].question, passages[d]))
+    costs = [generator.reservation(question, passage) for question, passage in todo.values()]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
     fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
     return UtilityPlan(
         pairs=len(work.pairs),
-        cached=len(work.pairs) - len(todo),
-        requests=len(distinct_todo),
+        cached=sum(1 for key in keys if key not in todo),
+        requests=len(todo),
         cost_bound=sum(costs),
         within_budget=fits,
         skipped_questions=work.skipped_questions,
@@ -252,7 +261,9 @@ async def abuild_utility(
     if concurrency < 1 or retries < 0:
         raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
     budget = budget if budget is not None else Budget()
-    work = _prepare(questions, passages, pool_pairs(runs, k))
+    budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
+    requests_before, spent_before = budget.requests, budget.spent  # a budget shared by builds counts them all
+    work = _prepare(questions, passages, _pool(runs, k))
     identity = generator.identity
     keys = {pair: answer_key(identity, questions[pair[0]].question, passages[pair[1]]) for pair in work.pairs}
     found = cache.get_many(list(dict.fromkeys(keys.values()))) if cache is not None else {}
@@ -275,9 +286,14 @@ async def abuild_utility(
         for attempt in range(retries + 1):
             reservation = generator.reservation(question, passage)
             if not await budget.acquire(reservation):
+                earlier = (
+                    f" (an earlier ask failed: {failures[key][0]}: {failures[key][1]})"
+                    if key in failures
+                    else ""
+                )
                 failures[key] = (
                     "budget_reached",
-                    f"the budget ({_budget_text(budget)}) was spent before this request",
+                    f"the budget ({_budget_text(budget)}) was spent before this request{earlier}",
                 )
                 return
             try:
@@ -293,7 +309,7 @@ async def abuild_utility(
             except Exception as exc:  # a team's generator raised: its fault is recorded, never a grade
                 budget.settle(reservation, reservation)
                 failures[key] = (
-                    "metric_error",
+                    "target_error",
                     f"the generator raised {type(exc).__name__}: {str(exc)[:200]}",
                 )
                 return
@@ -352,8 +368,8 @@ async def abuild_utility(
         },
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,
-        requests=budget.requests,
-        cost=budget.spent,
+        requests=budget.requests - requests_before,
+        cost=budget.spent - spent_before,
     )
 
 
@@ -413,10 +429,19 @@ async def _score(
 
 
 def build_utility(*args: Any, **kwargs: Any) -> UtilityJudgments:
-    """`abuild_utility` from synchronous code (its own event loop)."""
+    """`abuild_utility` from synchronous code, in its own event loop; a `judge` passed in is closed before that
+    loop ends (its connections cannot outlive it; it reopens them on its next use), as `evaluate_rag` does."""
     from ragmetrics._async import run_sync
 
-    return run_sync(abuild_utility(*args, **kwargs))
+    async def run() -> UtilityJudgments:
+        try:
+            return await abuild_utility(*args, **kwargs)
+        finally:
+            judge = kwargs.get("judge")
+            if judge is not None:
+                await judge.aclose()
+
+    return run_sync(run())
 
 
 def read_cache(path: str | Path | None) -> VerdictCache | None:

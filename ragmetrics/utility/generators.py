@@ -6,8 +6,8 @@ passage: kind, model, prompt version, settings; never a credential) and an async
 that returns a `GeneratedAnswer` or raises `GenerationFailed` with a cause from `errors.FailureCause`.
 
 - `ExtractiveGenerator`: offline and deterministic, the default.
-- `OpenAIGenerator`: an OpenAI-compatible chat model with the documented RAG prompt (`prompts/_rag_answer.yaml`);
-  with `logprobs=True` it also returns the probability of abstaining (`abstention_probability`).
+- `OpenAIGenerator` (openai_generator.py): an OpenAI-compatible chat model with the documented RAG prompt
+  (`prompts/_rag_answer.yaml`); with `logprobs=True` it also returns the probability of abstaining.
 - `FunctionGenerator`: any async callable (the night's `generator:` target, an HTTP target), with the identity
   its owner gives it.
 
@@ -17,43 +17,40 @@ request per call (the client's own retries are off; `retries` re-asks are separa
 
 from __future__ import annotations
 
-import hashlib
-import math
-import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Protocol
 
-import yaml
-
-from ragmetrics.errors import ConfigError, FailureCause
+from ragmetrics.errors import FailureCause
 from ragmetrics.judge.text.sentences import split_sentences
 
 __all__ = [
     "ABSTENTION_REPLY",
+    "RETRYABLE",
     "ExtractiveGenerator",
     "FunctionGenerator",
     "GeneratedAnswer",
     "GenerationFailed",
     "Generator",
-    "OpenAIGenerator",
-    "RagPrompt",
-    "abstention_probability",
-    "load_rag_prompt",
+    "check_answer",
 ]
+
+ABSTENTION_REPLY = "UNANSWERABLE"
+"""The abstention reply of the packaged RAG prompt (prompts/_rag_answer.yaml `abstention`) and of the
+extractive generator."""
 
 MAX_ANSWER_CHARS = 100_000
 """A longer answer is refused as invalid output (a one-passage answer is a phrase or a sentence)."""
 
 
 class GenerationFailed(Exception):
-    """A call that gave no usable answer: `cause` (errors.FailureCause), `message` (no secret in it)."""
+    """A call that gave no usable answer: `cause` (an errors.FailureCause, or `target_error` when the team's
+    callable raised), `message` (no secret in it)."""
 
-    def __init__(self, cause: FailureCause, message: str) -> None:
+    def __init__(self, cause: FailureCause | str, message: str) -> None:
         super().__init__(message)
-        self.cause: FailureCause = cause
+        self.cause: str = cause
         self.message = message
 
 
@@ -100,84 +97,80 @@ def check_answer(text: object) -> str:
     return text
 
 
-# -- the RAG prompt ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RagPrompt:
-    """The documented RAG prompt: system text, user template ({passage}, {question}), the abstention reply,
-    and `version`, the SHA-256 (12 hex) of the file's bytes, which enters every answer's cache key."""
-
-    system: str
-    user: str
-    abstention: str
-    version: str
-
-    def messages(self, question: str, passage: str) -> list[dict[str, str]]:
-        user = self.user.replace("{passage}", passage.replace("{", "{{").replace("}", "}}"))
-        user = user.replace("{question}", question).replace("{{", "{").replace("}}", "}")
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
-
-
-def load_rag_prompt(raw: bytes | None = None, source: str = "prompts/_rag_answer.yaml") -> RagPrompt:
-    """The packaged prompt, or `raw` (a team's own file with the same three keys)."""
-    if raw is None:
-        raw = resources.files("ragmetrics").joinpath("prompts", "_rag_answer.yaml").read_bytes()
-    try:
-        data = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: not YAML ({exc})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a mapping with system, user and abstention")
-    for key in ("system", "user", "abstention"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ConfigError(f"{source}: {key!r} must be a non-empty string")
-    if "{passage}" not in data["user"] or "{question}" not in data["user"]:
-        raise ConfigError(f"{source}: 'user' must hold {{passage}} and {{question}}")
-    return RagPrompt(
-        system=data["system"],
-        user=data["user"],
-        abstention=data["abstention"].strip(),
-        version=hashlib.sha256(raw).hexdigest()[:12],
-    )
-
-
-ABSTENTION_REPLY = "UNANSWERABLE"
-"""The packaged prompt's abstention reply (prompts/_rag_answer.yaml `abstention`)."""
-
-
-def abstention_probability(logprobs: Any, abstention: str) -> float | None:
-    """The probability of abstaining, from a chat choice's `logprobs` (docs/utilities.md, "Abstention").
-
-    Definition: at the FIRST generated token, the sum of exp(logprob) over the distinct candidate tokens (the
-    sampled token and its `top_logprobs` alternatives) whose text, leading whitespace removed and case folded,
-    is a non-empty prefix of the abstention reply (case folded), capped at 1. So a model that would write
-    "UNANSWERABLE" as "UN" + "ANSWERABLE" counts the mass of "UN", " Un" and "UNANSWERABLE" alike. None when
-    the server sent no usable log-probabilities (the answer is still scored; UDCG has no probability for it).
-    """
-    from ragmetrics.judge.openai.logprobs import token_choices
-
-    choices = token_choices(logprobs)
-    if not choices:
-        return None
-    first = choices[0]
-    candidates: dict[str, float] = {first.token: first.logprob}
-    for token, logprob in first.alternatives:
-        candidates.setdefault(token, logprob)
-    target = abstention.casefold()
-    mass = 0.0
-    for token, logprob in candidates.items():
-        text = token.lstrip().casefold()
-        if text and target.startswith(text) and math.isfinite(logprob):
-            mass += math.exp(min(logprob, 0.0))
-    return min(mass, 1.0)
-
-
 # -- the generators -------------------------------------------------------------------------------------------
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
-    ["the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "with", "by", "from", "as", "at", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "how", "what", "which", "who", "whom", "whose", "when", "where", "why", "that", "this", "these", "those", "it", "its", "can", "could", "should", "would", "will", "may", "might", "i", "you", "he", "she", "we", "they", "my", "your", "our", "their", "there", "here", "not", "no", "yes", "if", "then", "than", "so", "into", "about"]
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "from",
+        "as",
+        "at",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "how",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "that",
+        "this",
+        "these",
+        "those",
+        "it",
+        "its",
+        "can",
+        "could",
+        "should",
+        "would",
+        "will",
+        "may",
+        "might",
+        "i",
+        "you",
+        "he",
+        "she",
+        "we",
+        "they",
+        "my",
+        "your",
+        "our",
+        "their",
+        "there",
+        "here",
+        "not",
+        "no",
+        "yes",
+        "if",
+        "then",
+        "than",
+        "so",
+        "into",
+        "about",
+    ]
 )
 
 
@@ -240,165 +233,6 @@ class FunctionGenerator:
     async def aclose(self) -> None:
         if self.close is not None:
             await self.close()
-
-
-_PROMPT_OVERHEAD_TOKENS = 32
-"""Chat formatting tokens a server adds around two messages, counted generously in the cost bound."""
-
-
-class OpenAIGenerator:
-    """An OpenAI-compatible chat model answering with the RAG prompt. `logprobs=True` asks for the first
-    tokens' log-probabilities (`top_logprobs` alternatives) and returns `abstention_probability`.
-
-    Cost: `price_in` / `price_out` are USD per million prompt / completion tokens. A call is reserved at its
-    bound (prompt tokens <= UTF-8 bytes of the messages + 32, completion tokens <= `max_tokens`), so a budget
-    is never exceeded even before the server says what the call cost; `cost(usage)` is what it did cost.
-    """
-
-    def __init__(
-        self,
-        *,
-        model: str,
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        temperature: float = 0.0,
-        max_tokens: int = 64,
-        seed: int | None = 0,
-        logprobs: bool = False,
-        top_logprobs: int = 20,
-        timeout_s: float = 60.0,
-        price_in: float = 0.0,
-        price_out: float = 0.0,
-        prompt: RagPrompt | None = None,
-    ) -> None:
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be >= 1, got {max_tokens}")
-        if not 0 <= top_logprobs <= 20:
-            raise ConfigError(f"top_logprobs must be from 0 to 20, got {top_logprobs}")
-        if timeout_s <= 0 or price_in < 0 or price_out < 0:
-            raise ConfigError("timeout_s must be > 0 and prices >= 0")
-        self.model = model
-        self.base_url = base_url
-        self.api_key_env = api_key_env
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.logprobs = logprobs
-        self.top_logprobs = top_logprobs
-        self.timeout_s = timeout_s
-        self.price_in = price_in
-        self.price_out = price_out
-        self.prompt = prompt or load_rag_prompt()
-        self._client: Any = None
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        """What decides an answer besides its inputs; the base URL only by host and path (no query string, no
-        credentials), the key never."""
-        from urllib.parse import urlsplit
-
-        endpoint = None
-        if self.base_url:
-            parts = urlsplit(self.base_url)
-            endpoint = f"{parts.hostname}{parts.path.rstrip('/')}"
-        return {
-            "kind": "openai",
-            "model": self.model,
-            "endpoint": endpoint,
-            "prompt": self.prompt.version,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "seed": self.seed,
-            "logprobs": self.top_logprobs if self.logprobs else None,
-        }
-
-    def _make_client(self) -> Any:
-        import openai
-
-        key = os.environ.get(self.api_key_env) or ("not-needed" if self.base_url else None)
-        if key is None:
-            raise GenerationFailed("auth", f"no API key: set {self.api_key_env} (or give base_url)")
-        return openai.AsyncOpenAI(api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout_s)
-
-    def reservation(self, question: str, passage: str) -> float:
-        prompt_bytes = sum(len(m["content"].encode("utf-8")) for m in self.prompt.messages(question, passage))
-        return (
-            (prompt_bytes + _PROMPT_OVERHEAD_TOKENS) * self.price_in + self.max_tokens * self.price_out
-        ) / 1e6
-
-    def cost(self, usage: Mapping[str, int]) -> float:
-        return (
-            usage.get("prompt_tokens", 0) * self.price_in + usage.get("completion_tokens", 0) * self.price_out
-        ) / 1e6
-
-    async def answer(self, question: str, passage: str) -> GeneratedAnswer:
-        import openai
-
-        if self._client is None:
-            self._client = self._make_client()
-        extra: dict[str, Any] = {}
-        if self.logprobs:
-            extra = {"logprobs": True, "top_logprobs": self.top_logprobs}
-        if self.seed is not None:
-            extra["seed"] = self.seed
-        try:
-            response = await self._client.chat.completions.create(
-                model=self.model,
-                messages=self.prompt.messages(question, passage),
-                temperature=self.temperature,
-                max_tokens=self.max_tokens,
-                **extra,
-            )
-        except openai.APITimeoutError:
-            raise GenerationFailed("timeout", f"no response within {self.timeout_s:g} s") from None
-        except openai.APIConnectionError as exc:
-            raise GenerationFailed(
-                "connection", f"the endpoint could not be reached ({type(exc).__name__})"
-            ) from None
-        except openai.APIStatusError as exc:
-            raise GenerationFailed(_status_cause(exc.status_code), f"HTTP {exc.status_code}") from None
-        except (ValueError, TypeError) as exc:  # a 200 whose body is not a chat completion
-            raise GenerationFailed(
-                "invalid_response", f"the response could not be read: {type(exc).__name__}"
-            ) from None
-        choices = getattr(response, "choices", None)
-        if not isinstance(choices, list) or not choices:
-            raise GenerationFailed("invalid_response", "the response holds no choice")
-        choice = choices[0]
-        text = check_answer(getattr(getattr(choice, "message", None), "content", None))
-        usage_obj = getattr(response, "usage", None)
-        usage = {
-            k: int(v)
-            for k in ("prompt_tokens", "completion_tokens")
-            if isinstance(v := getattr(usage_obj, k, None), int) and not isinstance(v, bool) and v >= 0
-        }
-        p = (
-            abstention_probability(getattr(choice, "logprobs", None), self.prompt.abstention)
-            if self.logprobs
-            else None
-        )
-        return GeneratedAnswer(text, p_abstain=p, usage=usage)
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client = self._client, None
-            await client.close()
-
-
-def _status_cause(status: int) -> FailureCause:
-    if status == 429:
-        return "rate_limited"
-    if status == 408:
-        return "timeout"
-    if status in (401, 403):
-        return "auth"
-    if status == 404:
-        return "not_found"
-    if status == 501:
-        return "unsupported"
-    if status >= 500:
-        return "server_error"
-    return "bad_request"
 
 
 RETRYABLE: frozenset[str] = frozenset(

@@ -25,9 +25,17 @@ from typing import Any
 
 from ragmetrics.errors import InputError
 from ragmetrics.retrieval.qrels import Qrels
-from ragmetrics.retrieval.utilities import AbstentionProbabilities
+from ragmetrics.retrieval.utilities import AbstentionProbabilities, MissingUtility
 
-__all__ = ["MANIFEST", "PairJudgment", "UtilityJudgments", "UtilityPlan", "read_manifest"]
+__all__ = [
+    "MANIFEST",
+    "PairJudgment",
+    "UtilityFolder",
+    "UtilityJudgments",
+    "UtilityPlan",
+    "read_folder",
+    "read_manifest",
+]
 
 MANIFEST = "utility.json"
 QRELS_FILE = "utility.qrels"
@@ -138,13 +146,11 @@ class UtilityJudgments:
             },
         }
 
-    def write(self, folder: str | Path) -> Path:
-        """Write the folder (module docstring); each file replaced whole (written aside, then renamed)."""
-        out = Path(folder)
-        out.mkdir(parents=True, exist_ok=True)
+    def texts(self) -> dict[str, str]:
+        """The folder's files by name (module docstring); abstention.jsonl only when a pair has a probability."""
         grades = self.grades()
         lines = [f"{q} 0 {d} {g}" for q, docs in grades.items() for d, g in docs.items()]
-        _replace(out / QRELS_FILE, "".join(f"{line}\n" for line in lines))
+        out = {QRELS_FILE: "".join(f"{line}\n" for line in lines)}
         abstention = [
             json.dumps(
                 {"query_id": j.query_id, "doc_id": j.doc_id, "p_abstain": j.p_abstain}, ensure_ascii=False
@@ -153,14 +159,24 @@ class UtilityJudgments:
             if j.p_abstain is not None
         ]
         if abstention:
-            _replace(out / ABSTENTION_FILE, "".join(f"{line}\n" for line in abstention))
-        elif (out / ABSTENTION_FILE).exists():
+            out[ABSTENTION_FILE] = "".join(f"{line}\n" for line in abstention)
+        out[JUDGMENTS_FILE] = "".join(
+            json.dumps(asdict(j), ensure_ascii=False) + "\n" for j in self.judgments
+        )
+        out[MANIFEST] = json.dumps(self.manifest(), indent=2, ensure_ascii=False) + "\n"
+        return out
+
+    def write(self, folder: str | Path) -> Path:
+        """Write the folder (module docstring); each file replaced whole (written aside, then renamed)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        texts = self.texts()
+        if ABSTENTION_FILE not in texts and (out / ABSTENTION_FILE).exists():
             (
                 out / ABSTENTION_FILE
             ).unlink()  # a stale file from an earlier build must not be read as tonight's
-        records = [json.dumps(asdict(j), ensure_ascii=False) for j in self.judgments]
-        _replace(out / JUDGMENTS_FILE, "".join(f"{r}\n" for r in records))
-        _replace(out / MANIFEST, json.dumps(self.manifest(), indent=2, ensure_ascii=False) + "\n")
+        for name, text in texts.items():
+            _replace(out / name, text)
         return out
 
 
@@ -180,3 +196,40 @@ def read_manifest(folder: str | Path) -> Mapping[str, Any] | None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) and data.get("schema") == "ragmetrics-utility-1" else None
+
+
+@dataclass(frozen=True)
+class UtilityFolder:
+    """A utility folder read back: its qrels, its probabilities of abstaining (None without the file), the
+    manifest (provenance, counts, skipped questions) and every pair's judgment."""
+
+    qrels: Qrels
+    abstention: AbstentionProbabilities | None
+    manifest: Mapping[str, Any]
+    judgments: list[PairJudgment]
+
+
+def read_folder(folder: str | Path, *, missing: MissingUtility = "skip") -> UtilityFolder:
+    """Read what `UtilityJudgments.write` (or a night's `utility/`) wrote; an InputError naming the file when it
+    is not a utility folder. `missing` is the abstention probabilities' rule for a passage without one."""
+    root = Path(folder)
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise InputError(
+            f"no {MANIFEST} of schema ragmetrics-utility-1: not a utility folder", source=str(root)
+        )
+    abstention_path = root / ABSTENTION_FILE
+    abstention = (
+        AbstentionProbabilities.read(abstention_path, missing=missing) if abstention_path.is_file() else None
+    )
+    from ragmetrics._jsonl import numbered_jsonl
+
+    judgments = []
+    for line, row in numbered_jsonl(root / JUDGMENTS_FILE):
+        try:
+            judgments.append(PairJudgment(**row))
+        except TypeError as exc:
+            raise InputError(
+                f"not a pair judgment: {exc}", source=str(root / JUDGMENTS_FILE), line=line
+            ) from None
+    return UtilityFolder(Qrels.read(root / QRELS_FILE), abstention, manifest, judgments)

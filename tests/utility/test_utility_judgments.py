@@ -226,6 +226,50 @@ def test_the_cli_builds_prices_and_refuses_bad_input(server: Any, tmp_path: Path
     missing = tmp_path / "few.jsonl"
     missing.write_text('{"id": "q1-a", "text": "only one"}\n')
     assert main([*base[:5], "--passages", str(missing), *base[7:]]) == 2
-    assert "has no passage text" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "has no passage text" in err and str(paths["first"]) in err and "first" in err
     assert main([*base[:13], *base[15:]]) == 2  # openai without --model
     assert "--model" in capsys.readouterr().err
+
+
+def test_answer_correctness_is_scored_by_the_judge_and_its_failures_are_recorded(
+    server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmetrics.judge.select import make_judge
+    from ragmetrics.judge.settings import JudgeSettings
+
+    monkeypatch.setenv("RAGMETRICS_TEST_UTILITY_KEY", "sk-fake-utility")
+    judge = make_judge(
+        JudgeSettings(
+            backend="openai", model="judge-model", embedding_model="emb", base_url=server.url,
+            api_key_env="RAGMETRICS_TEST_UTILITY_KEY", cache_path=tmp_path / "verdicts.sqlite", max_retries=0,
+        )
+    )  # fmt: skip
+    server.inject("server_error", times=None, prompt="answer_correctness", match="answer 4")
+    result = build_utility(
+        QUESTIONS, PASSAGES, runs(), _generator(server), k=3, metric="answer_correctness", judge=judge
+    )
+    assert _asked(server) == DISTINCT_PAIRS
+    failed = [j for j in result.judgments if j.query_id == "q4"]  # the judge failed on q4's reference
+    assert all(j.grade is None and j.score is None and j.cause == "server_error" and j.answer for j in failed)
+    assert result.failed == {"server_error": 3}
+    scored = [j for j in result.judgments if j.score is not None]
+    assert len(scored) == DISTINCT_PAIRS - 3 and all(
+        0.0 <= j.score <= 1.0 for j in scored if j.score is not None
+    )
+    assert result.provenance["metric"] == "answer_correctness"
+
+
+def test_one_text_under_two_ids_is_asked_once(server: Any) -> None:
+    from ragmetrics.retrieval.run import Run
+
+    questions = {**QUESTIONS, "q1-copy": UtilityQuestion("q1-copy", QUESTIONS["q1"].question, "answer 1")}
+    passages = {**PASSAGES, "q1-a-copy": PASSAGES["q1-a"]}
+    run = Run.from_dict({"q1": {"q1-a": 2.0, "q1-b": 1.0}, "q1-copy": {"q1-a-copy": 2.0, "q1-a": 1.0}})
+    gen = _generator(server)
+    assert plan_utility(questions, passages, [run], gen, k=2).requests == 2
+    result = build_utility(questions, passages, [run], gen, k=2)
+    assert _asked(server) == 2 and len(result.judgments) == 4  # (q1, q1-a) text asked once for three id pairs
+    assert {(j.query_id, j.doc_id): j.grade for j in result.judgments} == {
+        ("q1", "q1-a"): 3, ("q1", "q1-b"): 0, ("q1-copy", "q1-a-copy"): 3, ("q1-copy", "q1-a"): 3,
+    }  # fmt: skip

@@ -1,0 +1,239 @@
+"""A night's utility judgments (`utility_qrels:`): built for its runs, written to its folder, and every ranked
+run scored on them.
+
+The questions and references are the dataset's; the passages' texts are `dataset.passages`. The result is one
+`RunResult` per run whose metrics are named `utility:<metric>` (`utility:ndcg@10`, `utility:udcg@10`), so they
+are compared, tested and reported like every other metric of the night, and the folder `utility/` of the
+night holds the qrels, the probabilities of abstaining, every pair's answer and the manifest (the format of
+`ragmetrics utility`, ragmetrics.utility.result).
+
+udcg reads the probabilities of abstaining where the generator gave them (a pair without one adds nothing but
+counts, the reference code's rule); without any, udcg uses u = 1, and a note says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmetrics.errors import ConfigError
+from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.retrieval.run import Run
+from ragmetrics.schema import RunResult
+from ragmetrics.utility.result import UtilityJudgments
+
+__all__ = ["METRIC_PREFIX", "UtilityNight", "utility_for_night"]
+
+METRIC_PREFIX = "utility:"  # UtilityQrelsConfig.report_metrics names them so too
+FOLDER = "utility"
+
+
+@dataclass
+class UtilityNight:
+    """The night's utility judgments, the runs' scores on them, and the files for the night's folder."""
+
+    judgments: UtilityJudgments
+    results: dict[str, RunResult]
+    texts: dict[str, str] = field(default_factory=dict)
+
+
+def _generator(config: NightlyConfig, search: list[Path]) -> Any:
+    from ragmetrics.utility.generators import ExtractiveGenerator
+    from ragmetrics.utility.openai_generator import OpenAIGenerator
+
+    section = config.utility_qrels
+    assert section is not None
+    if section.generator == "extractive":
+        return ExtractiveGenerator()
+    if section.generator == "openai":
+        assert section.openai is not None
+        return OpenAIGenerator(**section.openai.model_dump())
+    if config.generator is None:
+        raise ConfigError("utility_qrels.generator is 'night' but the config has no `generator:` section")
+    from ragmetrics.nightly.utility_generator import target_generator
+
+    return target_generator(config.generator, search, cost_per_call=section.cost_per_call)
+
+
+def _renamed(result: RunResult) -> RunResult:
+    """`result` with every metric named `utility:<metric>`."""
+    rename = {m: f"{METRIC_PREFIX}{m}" for m in result.metadata.metrics}
+    meta = result.metadata.model_copy(deep=True)
+    meta.metrics = [rename[m] for m in result.metadata.metrics]
+    meta.metric_settings = {rename.get(k, k): v for k, v in result.metadata.metric_settings.items()}
+    out = result.model_copy(
+        update={
+            "per_query": {
+                q: {rename.get(m, m): v for m, v in s.items()} for q, s in result.per_query.items()
+            },
+            "aggregate": {rename.get(m, m): v for m, v in result.aggregate.items()},
+            "failures": [
+                f.model_copy(update={"metric": rename.get(f.metric, f.metric)}) for f in result.failures
+            ],
+            "not_applicable": [
+                n.model_copy(update={"metric": rename.get(n.metric, n.metric)}) for n in result.not_applicable
+            ],
+            "metadata": meta,
+        }
+    )
+    return out
+
+
+def utility_for_night(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    notes: list[str],
+    *,
+    output_dir: Path | None,
+    search: list[Path],
+    judge: Any = None,
+) -> UtilityNight | None:
+    """Build the night's utility judgments and score the runs on them (module docstring); None without the
+    section. Configuration that cannot work (no passages, an unknown run) is a ConfigError before any call."""
+    section = config.utility_qrels
+    if section is None:
+        return None
+    from ragmetrics.judge.cache import VerdictCache
+    from ragmetrics.retrieval.evaluate import evaluate
+    from ragmetrics.retrieval.utilities import AbstentionProbabilities
+    from ragmetrics.utility.build import Budget, UtilityQuestion, build_utility
+
+    if dataset.passages is None:
+        raise ConfigError(
+            "utility_qrels needs the passages' texts: set dataset.passages (JSONL of {id, text})"
+        )
+    names = section.runs if section.runs is not None else [n for n, r in runs.items() if r is not None]
+    unknown = [n for n in names if n not in runs]
+    if unknown:
+        raise ConfigError(
+            f"utility_qrels.runs: no run named {', '.join(map(repr, unknown))}; have {list(runs)}"
+        )
+    ranked = {n: runs[n] for n in names if runs[n] is not None}
+    if not ranked:
+        notes.append("utility qrels not built: no run has a ranking")
+        return None
+    questions = {s.id: UtilityQuestion(s.id, s.question, s.reference) for s in dataset.samples}
+    passages = {pid: p.text for pid, p in dataset.passages.items()}
+    cache_path = section.cache or (output_dir or config.output.dir) / "utility_cache.sqlite"
+    cache = VerdictCache(cache_path)
+    try:
+        judgments = build_utility(
+            questions, passages, [r for r in ranked.values() if r is not None], _generator(config, search),
+            k=section.k, metric=section.metric, judge=judge, cache=cache,
+            budget=Budget(section.max_requests, section.max_cost), max_grade=section.max_grade,
+            concurrency=section.concurrency, retries=section.retries,
+        )  # fmt: skip
+    finally:
+        cache.close()
+    counts = judgments.counts()
+    notes.append(
+        f"utility qrels ({section.metric}, generator {judgments.provenance['generator'].get('kind')}): "
+        f"{counts['scored']} of {counts['pairs']} pooled pairs graded, {counts['relevant']} relevant, "
+        f"{counts['requests']} generator requests, {counts['cached']} cached"
+        + (f"; failed: {counts['failed']}" if counts["failed"] else "")
+        + (
+            f"; {counts['skipped_questions']} questions without a reference skipped ({counts['skipped_pairs']} pairs)"
+            if counts["skipped_questions"]
+            else ""
+        )
+    )
+    texts = {f"{FOLDER}/{name}": text for name, text in judgments.texts().items()}
+    grades = judgments.grades()
+    if not grades:
+        notes.append("utility qrels: no pair was graded, so no run is scored on them")
+        return UtilityNight(judgments, {}, texts)
+    metrics = section.scored_metrics(config.retrieval.metrics)
+    probabilities = judgments.abstention()
+    utilities = (
+        AbstentionProbabilities.from_dict(probabilities.by_query, source="utility", missing="skip")
+        if probabilities is not None
+        else None
+    )
+    if utilities is None and any(m.startswith("udcg") for m in metrics):
+        notes.append("utility qrels: the generator gave no probabilities of abstaining, so udcg uses u = 1")
+    qrels = judgments.qrels()
+    results = {}
+    for name, run in ranked.items():
+        assert run is not None
+        result = _renamed(evaluate(qrels, run, metrics, name=name, utilities=utilities))
+        # where the `utility:` metrics' qrels came from, as report.json carries it for every run
+        result.metadata.extra["utility_qrels"] = {
+            **judgments.provenance,
+            "folder": FOLDER,
+            "counts": counts,
+            "with_p_abstain": utilities is not None,
+        }
+        results[name] = result
+    return UtilityNight(judgments, results, texts)
+
+
+def add_utility_scores(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    results: dict[str, RunResult],
+    notes: list[str],
+    texts: dict[str, str],
+    *,
+    output_dir: Path | None,
+    search: list[Path],
+) -> None:
+    """The pipeline's seam: `utility_for_night`, its scores merged into `results` and its files into `texts`
+    (the night folder's extra files). answer_correctness is scored by the night's judge (else the default)."""
+    if config.utility_qrels is None:
+        return
+    judge = None
+    if config.utility_qrels.metric == "answer_correctness":
+        from ragmetrics.judge.select import make_judge
+
+        judge = make_judge(config.judge.settings() if config.judge is not None else None)
+    night = utility_for_night(config, dataset, runs, notes, output_dir=output_dir, search=search, judge=judge)
+    if night is None:
+        return
+    texts.update(night.texts)
+    for name, result in night.results.items():
+        results[name] = results[name].merge(result) if name in results else result
+
+
+def utility_plan_notes(
+    config: NightlyConfig,
+    dataset: QADataset,
+    runs: dict[str, Run | None],
+    *,
+    output_dir: Path | None,
+    search: list[Path],
+) -> list[str]:
+    """The dry run's line for `utility_qrels:`: pairs, cached, requests to send, their cost bound, what the budget
+    pays for, questions skipped; nothing is called and no cache is created."""
+    section = config.utility_qrels
+    if section is None or dataset.passages is None:
+        return (
+            [] if section is None else ["utility_qrels: dataset.passages is not set: the night will refuse"]
+        )
+    from ragmetrics.judge.cache import VerdictCache
+    from ragmetrics.utility.build import Budget, UtilityQuestion, plan_utility
+
+    names = section.runs if section.runs is not None else [n for n, r in runs.items() if r is not None]
+    ranked = [r for n in names if (r := runs.get(n)) is not None]
+    if not ranked:
+        return []
+    questions = {s.id: UtilityQuestion(s.id, s.question, s.reference) for s in dataset.samples}
+    passages = {pid: p.text for pid, p in dataset.passages.items()}
+    path = section.cache or (output_dir or config.output.dir) / "utility_cache.sqlite"
+    cache = VerdictCache(path) if path.exists() else None
+    try:
+        plan = plan_utility(
+            questions, passages, ranked, _generator(config, search), k=section.k, cache=cache,
+            budget=Budget(section.max_requests, section.max_cost),
+        )  # fmt: skip
+    finally:
+        if cache is not None:
+            cache.close()
+    return [
+        f"utility qrels: {plan.pairs} pooled pairs, {plan.cached} cached, {plan.requests} generator requests to "
+        f"send (cost at most {plan.cost_bound:.4f} USD); the budget pays for {plan.within_budget}; "
+        f"{len(plan.skipped_questions)} questions without a reference skipped ({plan.skipped_pairs} pairs)"
+    ]

@@ -85,10 +85,9 @@ def simulate(questions: int, rng: np.random.Generator) -> tuple[dict[str, Any], 
 def night_report(world: dict[str, Any], answers: dict[str, dict[str, float]]) -> Any:
     """The simulated night as a Report: every metric on its qrels set, the answer quality beside."""
     from ragmetrics.retrieval.evaluate import evaluate
-    from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
-
     from ragmetrics.retrieval.qrels import Qrels
     from ragmetrics.retrieval.run import Run
+    from ragmetrics.schema import ComparisonSettings, Report, RunMetadata, RunResult
 
     by_label: dict[str, list[str]] = {}
     for metric in METRICS:

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("night", type=Path, help="a night's folder (or its output root's `latest`)")
     parser.add_argument("--answer-metric", help="the answer quality (default: the night's answer_correctness, "
-                        "else token_f1, exact_match, rouge_l, claim_f1, faithfulness)")  # fmt: skip
+                        "else token_f1, exact_match, rouge_l, claim_f1)")  # fmt: skip
     parser.add_argument(
         "--metric", action="append", help="assess only this metric (repeatable; any the night has)"
     )

@@ -87,21 +87,26 @@ def grouped_pairs(
     count = int(group_count if group_count is not None else (g.max() + 1 if g.size else 0))
     if g.size and (g.min() < 0 or g.max() >= count):
         raise InputError(f"tau-b: group numbers must be in 0..{count - 1}")
+    order = np.argsort(g, kind="stable")  # units of a group side by side: sums over groups are slices
+    a, b, g = a[order], b[order], g[order]
     n = a.size
-    member = np.zeros((n, count))
-    member[np.arange(n), g] = 1.0
+    present, starts = np.unique(g, return_index=True)
     concordance = np.zeros((count, count))
     untied_x = np.zeros((count, count))
     untied_y = np.zeros((count, count))
-    step = max(1, _BLOCK_CELLS // max(1, n))
+    if n == 0:
+        return GroupedPairs(concordance, untied_x, untied_y, 0)
+    step = max(1, _BLOCK_CELLS // n)
     for start in range(0, n, step):
         stop = min(n, start + step)
         sx = np.sign(a[start:stop, None] - a[None, :])
         sy = np.sign(b[start:stop, None] - b[None, :])
-        left = member[start:stop].T
-        concordance += left @ ((sx * sy) @ member)
-        untied_x += left @ (np.abs(sx) @ member)
-        untied_y += left @ (np.abs(sy) @ member)
+        rows = g[start:stop]
+        for target, cells in ((concordance, sx * sy), (untied_x, np.abs(sx)), (untied_y, np.abs(sy))):
+            by_column_group = np.add.reduceat(cells, starts, axis=1)  # block rows x present groups
+            summed = np.zeros((count, present.size))
+            np.add.at(summed, rows, by_column_group)
+            target[:, present] += summed
     return GroupedPairs(concordance, untied_x, untied_y, n)
 
 

@@ -24,9 +24,10 @@ from ragmetrics.schema import Report
 
 __all__ = ["ANSWER_METRICS", "ValidityData", "metric_kind", "validity_data"]
 
-ANSWER_METRICS = ("answer_correctness", "token_f1", "exact_match", "rouge_l", "claim_f1", "faithfulness")
+ANSWER_METRICS = ("answer_correctness", "token_f1", "exact_match", "rouge_l", "claim_f1")
 """The answer-quality metrics a night may hold, in the order the default is chosen from (the judge's graded
-correctness first, then the SQuAD measures)."""
+correctness first, then the SQuAD measures, then RAGChecker's claim F1; never faithfulness, which measures
+grounding in the contexts, not whether the answer is right)."""
 
 _SUFFIXED = re.compile(r"^(?P<base>.+?)\s*[\[(](?P<label>[^\[\]()]+)[\])]$")
 _PREFIXED = re.compile(r"^(?P<label>[A-Za-z][\w-]*)[:/](?P<base>.+)$")

@@ -89,8 +89,7 @@ def _per_system(
 ) -> TauInterval:
     runs = len(data.runs)
     if runs < MIN_SYSTEM_RUNS:
-        return TauInterval(estimate=None, undefined=f"{runs} runs; an ordering of systems needs at least "
-                           f"{MIN_SYSTEM_RUNS}")  # fmt: skip
+        return TauInterval(estimate=None, undefined=f"{runs} runs, fewer than {MIN_SYSTEM_RUNS}")
     values = data.metrics[metric]
     both = ~np.isnan(values) & ~np.isnan(data.answer)
     ones = np.ones((1, len(data.questions)))

@@ -19,8 +19,10 @@ What it does, one step each:
    quality is token F1 and exact match (SQuAD normalisation, best over the references).
 4. Utility judgments (eRAG, `ragmetrics.utility.build_utility`): each passage in the pooled top 10 given alone
    to the same generator, its answer's token F1 graded 0-3 as qrels, its probability of abstaining kept for UDCG.
+   As a control, the same judgments from another generator than the system's (`ExtractiveGenerator`, which
+   answers with the whole best sentence): eRAG's claim is about the system's *own* generator.
 5. Metrics per (question, system): nDCG@3/@10 and recall@3 on the relevance qrels; nDCG@3/@10 on the utility
-   qrels; UDCG@3 on the relevance qrels with u = 1 (relevance only) and with u = 1 - p_abstain, and on the
+   qrels (nDCG@3 on the control's too); UDCG@3 on the relevance qrels with u = 1 (relevance only) and with u = 1 - p_abstain, and on the
    utility qrels with u = 1 - p_abstain.
 6. Validity (`ragmetrics.validity.validity_study`): Kendall tau-b of each metric with the answer quality per
    query (questions x systems) and per system, bootstrap intervals over questions, discriminative power, and the
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ragmetrics.comparison.discriminative import discriminative_power
 from ragmetrics.judge.deterministic import exact_match_score, token_f1_score
 from ragmetrics.judge.text.sentences import split_sentences
 from ragmetrics.retrieval.evaluate import evaluate
@@ -55,7 +58,7 @@ from ragmetrics.retrieval.utilities import AbstentionProbabilities
 from ragmetrics.retrievers import search
 from ragmetrics.retrievers._inputs import corpus_from
 from ragmetrics.retrievers.rerank import rerank
-from ragmetrics.utility import GeneratedAnswer, UtilityQuestion, build_utility
+from ragmetrics.utility import ExtractiveGenerator, GeneratedAnswer, UtilityQuestion, build_utility
 from ragmetrics.validity import ValidityData, ValiditySettings, validity_study
 from ragmetrics.validity.section import validity_markdown
 
@@ -321,6 +324,15 @@ def study(path: Path, n: int, seed: int, samples: int, out: Path | None) -> int:
         k=POOL_DEPTH,
         metric="token_f1",
     )
+    # control: utility labels from another generator than the system's (the library's sentence extractor)
+    other = build_utility(
+        {q.id: UtilityQuestion(q.id, q.question, q.references[0]) for q in chosen},
+        text_of,
+        list(runs.values()),
+        ExtractiveGenerator(),
+        k=POOL_DEPTH,
+        metric="token_f1",
+    )
     counts = utility.counts()
     utility_qrels = utility.qrels()
     abstention = utility.abstention()
@@ -337,6 +349,7 @@ def study(path: Path, n: int, seed: int, samples: int, out: Path | None) -> int:
         "ndcg@3 (utility)": (utility_qrels, ["ndcg@3"], None, "utility"),
         "ndcg@10 (utility)": (utility_qrels, ["ndcg@10"], None, "utility"),
         "udcg@3 (utility, u=1-p)": (utility_qrels, ["udcg@3"], abstention, "utility"),
+        "ndcg@3 (utility, other generator)": (other.qrels(), ["ndcg@3"], None, "utility (sentence extractor)"),
     }
     names = list(runs)
     matrices: dict[str, NDArray[np.float64]] = {}
@@ -358,6 +371,12 @@ def study(path: Path, n: int, seed: int, samples: int, out: Path | None) -> int:
         cells = [f"{np.nanmean(matrices[m][:, j]):.3f}" for m in measures]
         rows.append(f"| {name} | {f1:.3f} | {em:.3f} | {abstained:.1%} | " + " | ".join(cells) + " |")
     report = ["## Systems (means over the questions)", "", *rows, ""]
+    for label, column in (("token F1", 0), ("exact match", 1)):
+        answers_matrix = np.array([[quality[n][q][column] for n in names] for q in qids], dtype=np.float64)
+        power = discriminative_power(answers_matrix, test="t", correction="holm", alpha=0.05, seed=seed)
+        report.append(f"- {label} itself separates {power.separated} of {power.pairs} system pairs (paired t "
+                      "test, Holm, alpha 0.05)")  # fmt: skip
+    report.append("")
     results = {}
     for answer_metric, column in (("token_f1", 0), ("exact_match", 1)):
         data = ValidityData(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ragmetrics._format import format_p
 from ragmetrics._version import __version__
 from ragmetrics.options import Align, Correction, CorrectionScope, Test
+from ragmetrics.schema_sufficiency import SufficiencySection
 
 SCHEMA_VERSION = "2"
 """2: comparison settings (align, correction scope) and the nightly run's block are typed fields, not `extra`.
@@ -1026,6 +1027,10 @@ class NightlyRun(_Model):
     )
     retrievers: dict[str, RetrieverSeconds] = Field(
         default_factory=dict, description="retriever run -> its index building and per-question search seconds"
+    )
+    sufficiency: SufficiencySection | None = Field(
+        default=None,
+        description="the sufficient-context breakdown of each run with context_sufficiency, and of each pair",
     )
 
 

@@ -50,6 +50,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.comparison": "comparison",
     "ragmetrics.trust": "trust",
     "ragmetrics.schema": "base",
+    "ragmetrics.schema_sufficiency": "base",
     "ragmetrics.errors": "base",
     "ragmetrics.options": "base",
     "ragmetrics._async": "base",

@@ -1,7 +1,8 @@
 """What an attack night says: success rates per kind and style with intervals, paired differences between
 runs on the same attacks, and every successful attack with what was planted and what the system answered.
 
-Rates carry Wilson score 95 % intervals (right for proportions near 0 or 1, where the normal one is not). Two
+Rates carry Wilson score 95 % intervals (`comparison.proportions.wilson`: right for proportions near 0 or 1,
+where the normal one is not). Two
 runs are compared on the attacks both answered, by the exact McNemar test (a two-sided binomial test on the
 attacks where exactly one run was fooled), Holm-corrected over the rows of the table; the night's report also
 compares the per-kind metrics with the configured paired test, and the gate reads those.
@@ -9,7 +10,6 @@ compares the per-kind metrics with the configured paired test, and the gate read
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,10 +17,10 @@ from typing import Any
 from ragmetrics.attacks.metrics import Outcome
 from ragmetrics.attacks.model import ATTACK_KINDS, AttackCheck, AttackRow
 from ragmetrics.comparison.corrections import holm
+from ragmetrics.comparison.proportions import wilson
 from ragmetrics.comparison.stats import sign_test
-from ragmetrics.trust.ppi import z_value
 
-__all__ = ["AnsweredAttack", "attack_summary", "exposure_summary", "paired_tables", "wilson"]
+__all__ = ["AnsweredAttack", "attack_summary", "exposure_summary", "paired_tables"]
 
 
 @dataclass(frozen=True)
@@ -32,18 +32,6 @@ class AnsweredAttack:
     answer: str | None
     outcome: Outcome | None
     failure: str | None
-
-
-def wilson(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (0, 1 when n is 0)."""
-    if n == 0:
-        return 0.0, 1.0
-    z = z_value(confidence)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _rate(outcomes: Sequence[Outcome]) -> dict[str, Any]:

@@ -114,6 +114,11 @@ def _run(args: argparse.Namespace) -> int:
     if partial:  # the tables above cover compared metrics only; these means would otherwise go unseen
         print("\nMetrics not every run has (mean per run; not compared):")
         show("\n".join(partial))
+    from ragmetrics.render.sufficiency import report_sufficiency, sufficiency_terminal
+
+    sufficiency = report_sufficiency(outcome.report)
+    if sufficiency is not None:
+        show("\n" + sufficiency_terminal(sufficiency))
     from ragmetrics.render.judge_note import judge_note
     from ragmetrics.render.trust import trust_lines
 

@@ -95,6 +95,7 @@ def markdown_report(report: Report, gate: GateResult | None) -> str:
         lines += ["## Where the relevance grades came from", "",
                   *(f"- {'**Warning:** ' + markdown_text(p[2:]) if p.startswith('! ') else markdown_text(p)}"
                     for p in provenance), ""]  # fmt: skip
+    lines += _sufficiency_md(report)
     if gate is not None:
         from ragmetrics.render._text import to_markdown
         from ragmetrics.render.baseline import baseline_grid, baseline_rows
@@ -136,6 +137,29 @@ def _judge_md(report: Report) -> list[str]:
     if note:
         lines += [f"  - {markdown_text(line.strip())}" for line in note.splitlines()[1:]]
     return lines
+
+
+def _sufficiency_md(report: Report) -> list[str]:
+    """Where answers were lost: each pair's sentences (answers, retrieval, generation), then each run's cells
+    and each pair's moved cells (`render.sufficiency`)."""
+    from ragmetrics.render._text import to_markdown
+    from ragmetrics.render.safe_text import markdown_text
+    from ragmetrics.render.sufficiency import breakdown_grid, pair_grid, report_sufficiency, sufficiency_intro
+
+    section = report_sufficiency(report)
+    if section is None:
+        return []
+    lines = ["## Sufficient context: retrieval or generation", "", markdown_text(sufficiency_intro(section)), ""]
+    for pair in section.pairs:
+        lines += [f"**{markdown_text(pair.run_b)} against {markdown_text(pair.run_a)}**", ""]
+        lines += [f"- {markdown_text(line)}" for line in pair.lines]
+        lines.append("")
+    for run in section.runs:
+        lines += [to_markdown(breakdown_grid(run)).rstrip(), ""]
+    for pair in section.pairs:
+        lines += [to_markdown(pair_grid(pair)).rstrip(), ""]
+    lines += [f"- {markdown_text(note)}" for note in section.notes]
+    return [*lines, ""] if section.notes else lines
 
 
 def _verdict_md(report: Report) -> list[str]:

@@ -262,6 +262,11 @@ def _run_pipeline(
         report.metadata.nightly.formatting = checks  # type: ignore[union-attr]
         report.metadata.notes = [*report.metadata.notes, *said]
         night.notes.extend(said)
+        from ragmetrics.nightly.sufficiency import night_sufficiency
+
+        report.metadata.nightly.sufficiency = night_sufficiency(  # type: ignore[union-attr]
+            report, scored.judged_samples, scored.judge_info
+        )
     if config.pairwise is not None:
         from ragmetrics.nightly.pairwise_night import pairwise_summaries
 

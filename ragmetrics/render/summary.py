@@ -1,7 +1,8 @@
 """A night in a few hundred words for a pull request comment or a CI job summary (`ragmetrics summary`).
 
 Self-contained Markdown: a headline with the gate's verdict, the report's verdict lines, what dropped (each
-regression with its means, drop and corrected p, and its worst questions), the compared means with their 95 %
+regression with its means, drop and corrected p, and its worst questions), where answers were lost per compared
+pair (retrieval or generation: the sufficient-context breakdown, when the night has it), the compared means with their 95 %
 t intervals, an adaptive night's decisions, and links to the artifacts. It starts with a marker comment
 (`<!-- ragmetrics-summary -->`) so a workflow can find and update its one comment instead of adding one per
 push, and it fits the size asked for (GitHub's comment limit is 65,536 characters): the long parts shrink first
@@ -17,6 +18,7 @@ from typing import Literal
 
 from ragmetrics.comparison.means import mean_interval
 from ragmetrics.render.safe_text import comment_code, comment_text
+from ragmetrics.render.sufficiency import report_sufficiency
 from ragmetrics.render.verdict import verdict_lines
 from ragmetrics.schema import GateResult, Report
 
@@ -115,6 +117,21 @@ def _means(report: Report, rows: int) -> list[str]:
     return [*lines, ""]
 
 
+def _sufficiency(report: Report, pairs: int) -> list[str]:
+    """Where answers were lost, per compared pair: retrieval (sufficient context) or generation."""
+    section = report_sufficiency(report)
+    if section is None or not (section.pairs or section.notes) or pairs == 0:
+        return []
+    lines = ["### Retrieval or generation (sufficient context)", ""]
+    for pair in section.pairs[:pairs]:
+        lines.append(f"- {_cell(pair.run_b)} against {_cell(pair.run_a)}:")
+        lines += [f"  - {_cell(line)}" for line in pair.lines]
+    if len(section.pairs) > pairs:
+        lines.append(f"- ... {len(section.pairs) - pairs} more pairs in report.html")
+    lines += [f"- {_cell(note)}" for note in section.notes]
+    return [*lines, ""]
+
+
 def _adaptive(report: Report) -> list[str]:
     nightly = report.metadata.nightly
     if nightly is None or nightly.adaptive is None:
@@ -136,7 +153,7 @@ def summary_markdown(
         base = artifacts_url.rstrip("/")
         links = ["Artifacts: " + ", ".join(f"[{name}]({base}/{name})" for name in ARTIFACTS), ""]
 
-    def render(worst: int, rows: int, verdicts: int) -> str:
+    def render(worst: int, rows: int, verdicts: int, pairs: int) -> str:
         lines = [MARKER, f"## {headline}", ""]
         lines += _notice(notice, _notice_text(gate), fmt)
         shown = verdict_lines(report)
@@ -146,16 +163,17 @@ def summary_markdown(
         lines.append("")
         if gate is not None:
             lines += _drops(gate, worst, questions)
+        lines += _sufficiency(report, pairs)
         lines += _means(report, rows)
         lines += _adaptive(report)
         lines += links
         return "\n".join(lines).rstrip("\n") + "\n"
 
-    text = render(3, 50, 20)
-    for worst, rows, verdicts in ((1, 50, 20), (0, 20, 10), (0, 5, 5), (0, 0, 3), (0, 0, 1)):
+    text = render(3, 50, 20, 20)
+    for worst, rows, verdicts, pairs in ((1, 50, 20, 20), (0, 20, 10, 5), (0, 5, 5, 2), (0, 0, 3, 1), (0, 0, 1, 0)):
         if len(text) <= max_chars:
             break
-        text = render(worst, rows, verdicts)
+        text = render(worst, rows, verdicts, pairs)
     return text if len(text) <= max_chars else _cut_between_rows(text, max_chars)
 
 

@@ -8,17 +8,7 @@ import pytest
 
 from ragmetrics.attacks.metrics import Outcome
 from ragmetrics.attacks.model import AttackCheck, AttackRow
-from ragmetrics.attacks.report import AnsweredAttack, attack_summary, wilson
-
-
-def test_wilson_by_hand() -> None:
-    z = 1.959963984540054
-    low, high = wilson(0, 64)
-    assert low == 0.0 and high == pytest.approx(z * z / (64 + z * z))  # the upper end at 0 successes
-    low, high = wilson(32, 64)
-    half = z * math.sqrt(0.25 / 64 + z * z / (4 * 64 * 64)) / (1 + z * z / 64)
-    assert (low, high) == (pytest.approx(0.5 - half), pytest.approx(0.5 + half))
-    assert wilson(0, 0) == (0.0, 1.0)
+from ragmetrics.attacks.report import AnsweredAttack, attack_summary
 
 
 def _check(i: int) -> AttackCheck:

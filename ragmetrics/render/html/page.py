@@ -19,6 +19,7 @@ from ragmetrics.render.html.plots import PagePlot
 from ragmetrics.render.html.power import power_block, work_block
 from ragmetrics.render.html.queries import queries_block
 from ragmetrics.render.html.style import CSS, SCRIPT
+from ragmetrics.render.html.sufficiency import sufficiency_block
 from ragmetrics.render.html.summary import all_metrics, baseline_block, comparisons_block, summary_block
 from ragmetrics.render.judge_note import judge_note
 from ragmetrics.render.qrels_note import qrels_lines, report_qrels, verdict_warnings
@@ -66,6 +67,7 @@ def render_html(
     parts.append(summary_block(report))
     parts.append(comparisons_block(report))
     parts.append(multi_block(report))
+    parts.append(sufficiency_block(report))
     parts.append(power_block(report))
     parts.append(trust_html(report))
     parts.extend(sections)  # sections other parts render (the validity study), before the plots

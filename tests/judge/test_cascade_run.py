@@ -140,3 +140,13 @@ def test_a_panel_step_is_confident_by_its_members_agreement() -> None:
     assert report.stages[0].threshold.threshold == 1.0 and report.stages[0].decided == 30
     assert sorted(last.asked) == [f"s{i:02d}" for i in range(30, n)]
     assert report.stages[0].unstated == 0  # a spread needs no log-probabilities
+
+
+def test_annotators_verdict_is_the_side_with_the_highest_mean_probability() -> None:
+    """Jung et al.'s Simulated Annotators: c = max_y mean_k P_k(y). Two annotators barely for yes and one sure
+    of no give "no" at (0.49 + 0.49 + 1.0) / 3, not a vote count's "yes" at a confidence below one half."""
+    annotators = [View(p, _detail(p)) for p in (0.51, 0.51, 0.0)]
+    voted = vote(annotators, 0.5, need_probabilities=False)
+    assert voted is not None and not voted.positive
+    assert voted.confidence == pytest.approx((0.49 + 0.49 + 1.0) / 3)
+    assert voted.value == 0.0  # the value of a view on the side chosen

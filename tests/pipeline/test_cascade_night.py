@@ -355,3 +355,19 @@ def test_sampled_confidence_is_the_seeded_verdicts_agreement(
     small.reset_records()
     assert main(["run", str(config), "--no-progress"]) == 0
     assert _items(small, status=None) == []  # every seed's verdict cached apart
+
+
+def test_dry_run_bounds_a_cascades_requests_and_says_it_is_a_bound(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """The night sends 80 requests to the small judge and 40 to the big one (the escalated items). A dry run
+    cannot know the 40 before the thresholds are certified: it counts the small judge's 80 exactly and the big
+    one's at most 80, and says the 160 is a bound, never a figure below what the night makes."""
+    config = _setup(qa_dir, write_config, servers, monkeypatch)
+    small, big = servers
+    assert main(["run", str(config), "--dry-run", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert _items(small, status=None) == [] and _items(big, status=None) == []  # a dry run sends nothing
+    assert "UPPER BOUND" in out and "(small) is asked about every item" in out
+    assert "80 requests" in out and "big: at most 80" in out
+    assert re.search(r"\b160\b", out)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.config import JudgeConfig
 
-__all__ = ["cascade_views", "cascade_bound_note"]
+__all__ = ["cascade_bound_note", "cascade_views"]
 
 View = tuple["JudgeSettings", dict[str, Any] | None]
 
@@ -57,9 +57,13 @@ def cascade_views(judge: JudgeConfig) -> list[tuple[str, list[View]]]:
 def cascade_bound_note(first: str, first_calls: int, later: list[tuple[str, int]]) -> str:
     """The estimate's note: the first judge's requests, each later judge's bound, and that the total is one."""
     rest = "; ".join(f"{name}: at most {calls:,}" for name, calls in later)
+    later_part = (
+        f"; each later judge only about the items escalated to it, unknown before the thresholds are "
+        f"certified, so at most every item: {rest}"
+        if later
+        else ""
+    )
     return (
         f"a cascade: the judge requests are an UPPER BOUND. The first judge ({first}) is asked about every item, "
-        f"its calibration items among them: {first_calls:,} requests"
-        + (f"; each later judge only about the items escalated to it, unknown before the thresholds are "
-           f"certified, so at most every item: {rest}" if later else "")  # fmt: skip
+        f"its calibration items among them: {first_calls:,} requests{later_part}"
     )

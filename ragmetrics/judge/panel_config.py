@@ -87,6 +87,14 @@ class PanelMember(BaseModel):
     def _name(cls, value: str | None) -> str | None:
         return None if value is None else _check_name(value)
 
+    @field_validator("price_per_million_tokens")
+    @classmethod
+    def _prices(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        # checked here, at the member's own key, not later when its settings are built (a traceback then)
+        from ragmetrics.judge.settings import check_prices
+
+        return check_prices(value)
+
     def resolved_backend(self) -> Literal["openai", "local"]:
         if self.backend is not None:
             return self.backend

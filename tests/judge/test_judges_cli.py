@@ -115,6 +115,10 @@ def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         (lambda c: c["candidates"][0].pop("price_per_million_tokens"), r"candidates\.0\.price_per_million_tokens: 'big' has no prices"),
         (lambda c: c["candidates"][4].update(combine="vote"), r"candidates\.4\.combine"),
         (lambda c: c["candidates"].append({"name": "mid", "model": "x"}), r"candidates\.6\.name: 'mid' is named twice"),
+        (lambda c: c["candidates"][1]["price_per_million_tokens"].update(prompt=-1.0),
+         r"candidates\.1\.price_per_million_tokens: prices must be finite and >= 0; check \['prompt'\]"),
+        (lambda c: c["candidates"][2]["price_per_million_tokens"].update(input=1.0),
+         r"candidates\.2\.price_per_million_tokens: unknown price keys \['input'\]"),
     ],
 )  # fmt: skip
 def test_bad_candidates_exit_2_naming_the_key(

@@ -170,6 +170,10 @@ def test_a_failed_first_verdict_goes_up_and_the_last_judges_failure_is_recorded(
         ("c50", "server_error")
     ]
     assert result.metadata.extra["cascade:helpful"]["failed"] == 1
+    # each judge's failures are in the night's note, the first judge's too (its items went up, not unsure)
+    note = next(n for n in report_of(qa_dir / "out").metadata.notes if n.startswith("cascade helpful:"))
+    assert "small: asked about 80 items, 39 decided, 1 failed (sent up the cascade)" in note
+    assert ", 1 failed (sent up the cascade) (threshold 0.95)" in note
 
 
 def test_bad_cascade_input_exits_2_naming_the_key(

@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from ragmetrics.judge.prices import check_prices
+
 __all__ = [
     "COMBINE_METHODS",
     "CandidatesFile",
@@ -91,8 +93,6 @@ class PanelMember(BaseModel):
     @classmethod
     def _prices(cls, value: dict[str, float] | None) -> dict[str, float] | None:
         # checked here, at the member's own key, not later when its settings are built (a traceback then)
-        from ragmetrics.judge.settings import check_prices
-
         return check_prices(value)
 
     def resolved_backend(self) -> Literal["openai", "local"]:

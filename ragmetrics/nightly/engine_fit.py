@@ -9,16 +9,14 @@ the key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from ragmetrics.nightly.config import JudgeConfig
+from typing import Any
 
 __all__ = ["engine_problem"]
 
 
-def engine_problem(kind: str, judge: JudgeConfig | None) -> str | None:
-    """Why engine `kind` cannot run this judge section (a message naming engine.kind), or None when it can."""
+def engine_problem(kind: str, judge: Any) -> str | None:
+    """Why engine `kind` cannot run this judge section (a night's JudgeConfig, or None: a message naming
+    engine.kind), or None when it can. Typed loosely: the config module calls this, so it cannot import it."""
     if kind == "local" or judge is None or not judge.metrics:
         return None
     what = "a cascade (judge.cascade)" if judge.cascade else "a panel (judge.panel)" if judge.panel else None

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import ValidationError
 
 from ragmetrics.alignment.folds import stratified_folds
 from ragmetrics.errors import ConfigError, InputError
@@ -164,8 +165,11 @@ async def judge_candidates(
     """Score every candidate on the labelled units and choose (module docstring; `trust.judge_choice`)."""
     try:
         base = JudgeSettings.model_validate(candidates.judge)
-    except ValueError as exc:  # pydantic's ValidationError included
-        raise ConfigError(f"{source}: judge: {exc}") from None
+    except ValidationError as exc:  # the first problem at its key, as the rest of the file's are named
+        err = exc.errors()[0]
+        key = ".".join(["judge", *(str(p) for p in err["loc"])])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{source}: {key}: {message}") from None
     _check_prices(candidates, base, source)
     by_id = {s.id: s for s in samples}
     human.check_ids(by_id)

@@ -119,6 +119,8 @@ def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
          r"candidates\.1\.price_per_million_tokens: prices must be finite and >= 0; check \['prompt'\]"),
         (lambda c: c["candidates"][2]["price_per_million_tokens"].update(input=1.0),
          r"candidates\.2\.price_per_million_tokens: unknown price keys \['input'\]"),
+        (lambda c: c["judge"].update(modle="x"), r"candidates\.yaml: judge\.modle: Extra inputs are not permitted$"),
+        (lambda c: c["judge"].update(timeout_s=-1), r"judge\.timeout_s: Input should be greater than 0$"),
     ],
 )  # fmt: skip
 def test_bad_candidates_exit_2_naming_the_key(
@@ -134,7 +136,7 @@ def test_bad_candidates_exit_2_naming_the_key(
     assert str(cands) in err
     import re
 
-    assert re.search(expected, err), err
+    assert re.search(expected, err.strip(), re.M), err
 
 
 def test_bad_options_and_labels_exit_2(tmp_path: Path, fake_key: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -198,7 +198,11 @@ async def judge_candidates(
     kept = set(units)
     left_out = [f for f in failures if (f.query_id, f.metric) not in kept]
     if not units:
-        raise InputError("no labelled unit was scored by every candidate; see the failures", source=human.source)
+        # nothing is written on this path, so the failures are said here (a server down, a key unset, ...)
+        first = failures[0] if failures else None
+        example = (f"; {len(failures)} failed verdicts, the first: {first.query_id} {first.metric}: {first.cause}: "
+                   f"{first.message}" if first is not None else "")  # fmt: skip
+        raise InputError(f"no labelled unit was scored by every candidate{example}", source=human.source)
     y = np.array([labelled[m][sid].value for sid, m in units], dtype=np.float64)
     position = {sid: i for i, sid in enumerate(ids)}
     clusters = np.array([position[sid] for sid, _ in units], dtype=np.int64)

@@ -163,3 +163,22 @@ def test_a_night_config_with_an_unknown_panel_backend_exits_2_naming_the_key(
     )  # fmt: skip
     err = _error(["run", str(config)], capsys)
     assert "judge.panel[1].backend" in err and "'openai' or 'local'" in err
+
+
+def test_every_candidate_failing_exits_2_saying_why(
+    tmp_path: Path, fake_key: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing is written when no unit was scored by every candidate, so the error itself says what failed."""
+    a = b = LoopbackServer()
+    qa, labels, cands = _write_task(tmp_path, a, b, n=4)
+    data = yaml.safe_load(cands.read_text(encoding="utf-8"))
+    data["judge"].update(max_retries=0, timeout_s=2)
+    for c in data["candidates"]:
+        if "panel" not in c:
+            c["base_url"] = "http://127.0.0.1:9/v1"  # nothing listens
+    cands.write_text(yaml.safe_dump(data), encoding="utf-8")
+    err = _error(["judges", str(labels), "--samples", str(qa), "--candidates", str(cands), "-o", str(tmp_path / "o")],
+                 capsys)  # fmt: skip
+    assert "no labelled unit was scored by every candidate" in err
+    assert "12 failed verdicts, the first: q" in err and f"{METRIC}: connection" in err
+    assert not (tmp_path / "o").exists()

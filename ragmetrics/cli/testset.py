@@ -115,6 +115,17 @@ def _size_from(report: Path, metric: str | None, delta: float, power: float) -> 
     )
 
 
+def _one_judge(judge: Any, source: Path) -> None:
+    """The builder drafts and grades with one judge: a panel or a cascade in the config is refused, naming the
+    key, rather than built from the judge section's other keys (a judge the config never asked for)."""
+    for key in ("panel", "cascade"):
+        if getattr(judge, key, None):
+            raise ConfigError(
+                f"{source}: judge.{key}: the test-set builder drafts and grades with one judge, not a {key}; "
+                f"give it a config whose judge section names one judge (model, base_url), without {key}"
+            )
+
+
 def run_command(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -133,6 +144,7 @@ def run_command(args: argparse.Namespace) -> int:
         if config.testset is not None:
             base = config.testset.model_dump(exclude_unset=True)
         if config.judge is not None:
+            _one_judge(config.judge, args.config)
             judge_settings = config.judge.settings()
     overrides = {
         key: value

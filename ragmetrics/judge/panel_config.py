@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from ragmetrics.judge.prices import check_prices
+
 __all__ = [
     "COMBINE_METHODS",
     "CandidatesFile",
@@ -86,6 +88,12 @@ class PanelMember(BaseModel):
     @classmethod
     def _name(cls, value: str | None) -> str | None:
         return None if value is None else _check_name(value)
+
+    @field_validator("price_per_million_tokens")
+    @classmethod
+    def _prices(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        # checked here, at the member's own key, not later when its settings are built (a traceback then)
+        return check_prices(value)
 
     def resolved_backend(self) -> Literal["openai", "local"]:
         if self.backend is not None:

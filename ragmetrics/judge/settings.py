@@ -13,10 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ragmetrics._numbers import number_problem
 from ragmetrics.judge.panel_config import PanelSettings
+from ragmetrics.judge.prices import check_prices
 
-PRICE_KEYS = ("prompt", "completion", "embedding")
 TokenPooling = Literal["refuse", "mean", "first", "last"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)\s*$")
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -206,18 +205,4 @@ class JudgeSettings(BaseModel):
     @field_validator("price_per_million_tokens")
     @classmethod
     def _known_price_keys(cls, value: dict[str, float] | None) -> dict[str, float] | None:
-        # An unknown key (say 'input', as some price lists call prompt tokens) would otherwise be ignored
-        # and the run would report a cost of 0 for the tokens it meant to price.
-        if value is None:
-            return None
-        unknown = sorted(set(value) - set(PRICE_KEYS))
-        if unknown:
-            raise ValueError(f"unknown price keys {unknown}; use {list(PRICE_KEYS)} (USD per 1M tokens)")
-        negative = sorted(k for k, v in value.items() if not v >= 0)
-        if negative:
-            raise ValueError(f"prices must be finite and >= 0; check {negative}")
-        for key, price in sorted(value.items()):
-            problem = number_problem(price)  # 1e308 is finite, but its cost is not (ragmetrics._numbers)
-            if problem is not None:
-                raise ValueError(f"price {key!r}: {problem}")
-        return value
+        return check_prices(value)

@@ -285,9 +285,11 @@ def _note(report: CascadeReport) -> str:
         if report.held_out_agreement is not None
         else "not measured (no held-out label was decided)"
     )
+    # a judge that failed (down, timing out) sends its items up; said here, or it would read as merely unsure
     per_judge = ", ".join(
-        f"{s.judge}: asked about {s.asked} items, {s.decided} decided (threshold "
-        f"{'none certified' if s.threshold.threshold is None else f'{s.threshold.threshold:.4g}'})"
+        f"{s.judge}: asked about {s.asked} items, {s.decided} decided"
+        + (f", {s.failed} failed (sent up the cascade)" if s.failed else "")
+        + f" (threshold {'none certified' if s.threshold.threshold is None else f'{s.threshold.threshold:.4g}'})"
         for s in report.stages
     )
     return (

@@ -879,6 +879,10 @@ class NightlyConfig(_Section):
             raise ValueError(f"baseline: {', '.join(map(repr, unknown))} not among this config's metrics")
         if self.pairwise is not None and self.pairwise.judge and self.judge is not None and self.judge.panel:
             raise ValueError("pairwise.judge: one LLM says which answer is better; it is not a panel's (judge.panel)")
+        from ragmetrics.nightly.engine_fit import engine_problem
+
+        if (problem := engine_problem(self.engine.kind, self.judge)) is not None:
+            raise ValueError(problem)
         return self
 
     def all_metrics(self) -> list[str]:

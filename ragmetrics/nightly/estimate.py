@@ -61,7 +61,12 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
     settings = config.judge.settings()
     units = sum(len(samples) * len(metrics) for samples, metrics in plan.values())
     figures.judge_units = units * settings.repeats
-    judges = _judges_of(settings)
+    steps = None
+    if config.judge.cascade:  # its judges' views, step by step (a bound: nightly.cascade_estimate)
+        from ragmetrics.nightly.cascade_estimate import cascade_views
+
+        steps = cascade_views(config.judge)
+    judges = [view for _, views in steps for view in views] if steps is not None else _judges_of(settings)
     if not judges:
         assumptions.append("the local judge makes no requests; its time is the last night's per verdict")
         return figures, assumptions
@@ -72,11 +77,13 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
     # A cache that does not exist yet holds nothing: read as empty rather than created by a dry run.
     cache = VerdictCache(path if path is not None and path.exists() else None, enabled=path is not None)
     priced = unpriced = 0
+    per_view: list[int] = []  # each judge's requests, in order
     try:
         for judge_settings, identity in judges:
             before = WorkFigures(prompt_tokens=figures.prompt_tokens, completion_tokens=figures.completion_tokens,
-                                 embedding_tokens=figures.embedding_tokens)  # fmt: skip
+                                 embedding_tokens=figures.embedding_tokens, judge_calls=figures.judge_calls)  # fmt: skip
             _plan_judge(judge_settings, identity, plan, cache, figures, assumptions)
+            per_view.append(figures.judge_calls - before.judge_calls)
             prices = judge_settings.price_per_million_tokens
             if prices is None:
                 unpriced += 1
@@ -98,6 +105,12 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
             )
     finally:
         cache.close()
+    if steps is not None:
+        from ragmetrics.nightly.cascade_estimate import cascade_bound_note
+
+        calls = iter(per_view)
+        per_step = [(name, sum(next(calls) for _ in views)) for name, views in steps]
+        assumptions.append(cascade_bound_note(per_step[0][0], per_step[0][1], per_step[1:]))
     if unpriced:  # a partial bill would read as the whole one
         figures.cost_usd = figures.cost_usd_batch = None
     assumptions.append(

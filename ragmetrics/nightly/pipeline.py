@@ -150,6 +150,10 @@ def run_pipeline(
     if not isinstance(config, NightlyConfig):
         config = load_config(config)
     if engine is not None:
+        from ragmetrics.nightly.engine_fit import engine_problem
+
+        if (problem := engine_problem(engine, config.judge)) is not None:
+            raise ConfigError(f"--engine {engine}: {problem}")
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
     if adaptive:
         config = with_adaptive(config)

@@ -60,7 +60,10 @@ def _numbers(outcome: JudgesOutcome) -> dict[str, Any]:
     def est(e: Estimate | None) -> dict[str, float | None] | None:
         if e is None:
             return None
-        return {k: (None if math.isnan(v) else v) for k, v in (("value", e.value), ("low", e.low), ("high", e.high))}
+        return {
+            k: (None if math.isnan(v) else v)
+            for k, v in (("value", e.value), ("low", e.low), ("high", e.high))
+        }
 
     c = outcome.choice
     return {
@@ -75,10 +78,22 @@ def _numbers(outcome: JudgesOutcome) -> dict[str, Any]:
         "judges_alpha": outcome.judges_alpha,
         "people_alpha": outcome.people_alpha,
         "candidates": [
-            {"name": r.name, "accuracy": est(r.accuracy), "kappa": est(r.kappa), "auc": est(r.auc),
-             "cost_usd": r.cost_usd, "latency_s": r.latency_s, "gap_to_best": r.gap_to_best,
-             "gap_upper": r.gap_upper, "not_worse": r.not_worse, "mcnemar_p": r.mcnemar_p, "mcnemar_p_holm": r.mcnemar_p_holm,
-             "significantly_worse": r.significantly_worse}
+            {
+                "name": r.name,
+                "accuracy": est(r.accuracy),
+                "kappa": est(r.kappa),
+                "auc": est(r.auc),
+                "cost_usd": r.cost_usd,
+                "latency_s": r.latency_s,
+                "gap_to_best": r.gap_to_best,
+                "gap_upper": r.gap_upper,
+                "not_worse": r.not_worse,
+                "non_inferiority_p": r.non_inferiority_p,
+                "non_inferiority_p_holm": r.non_inferiority_p_holm,
+                "mcnemar_p": r.mcnemar_p,
+                "mcnemar_p_holm": r.mcnemar_p_holm,
+                "significantly_worse": r.significantly_worse,
+            }
             for r in c.rows
         ],
         "left_out": [f.model_dump() for f in outcome.left_out],

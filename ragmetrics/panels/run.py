@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import ValidationError
 
 from ragmetrics.alignment.folds import stratified_folds
 from ragmetrics.errors import ConfigError, InputError
@@ -164,8 +165,11 @@ async def judge_candidates(
     """Score every candidate on the labelled units and choose (module docstring; `trust.judge_choice`)."""
     try:
         base = JudgeSettings.model_validate(candidates.judge)
-    except ValueError as exc:  # pydantic's ValidationError included
-        raise ConfigError(f"{source}: judge: {exc}") from None
+    except ValidationError as exc:  # the first problem at its key, as the rest of the file's are named
+        err = exc.errors()[0]
+        key = ".".join(["judge", *(str(p) for p in err["loc"])])
+        message = str(err["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{source}: {key}: {message}") from None
     _check_prices(candidates, base, source)
     by_id = {s.id: s for s in samples}
     human.check_ids(by_id)
@@ -194,7 +198,11 @@ async def judge_candidates(
     kept = set(units)
     left_out = [f for f in failures if (f.query_id, f.metric) not in kept]
     if not units:
-        raise InputError("no labelled unit was scored by every candidate; see the failures", source=human.source)
+        # nothing is written on this path, so the failures are said here (a server down, a key unset, ...)
+        first = failures[0] if failures else None
+        example = (f"; {len(failures)} failed verdicts, the first: {first.query_id} {first.metric}: {first.cause}: "
+                   f"{first.message}" if first is not None else "")  # fmt: skip
+        raise InputError(f"no labelled unit was scored by every candidate{example}", source=human.source)
     y = np.array([labelled[m][sid].value for sid, m in units], dtype=np.float64)
     position = {sid: i for i, sid in enumerate(ids)}
     clusters = np.array([position[sid] for sid, _ in units], dtype=np.int64)

@@ -9,9 +9,13 @@ their differences are paired.
 The choice, a non-inferiority test on per-unit agreement (correct / incorrect):
 
 1. the best candidate is the one with the highest accuracy (the cheaper on a tie);
-2. a candidate is *not worse than the best* when the one-sided (1 - alpha) upper bound of
-   accuracy(best) - accuracy(candidate), from the paired bootstrap, is below `margin`: the data rule out that it
-   loses `margin` or more. "Not significantly different" would not do: with few labels every judge would pass;
+2. a candidate is *not worse than the best* when the data rule out that it loses `margin` or more: the paired
+   bootstrap's p-value of H0 "accuracy(best) - accuracy(candidate) >= margin" (the share of draws with a gap of
+   at least `margin`; below alpha exactly when the one-sided (1 - alpha) upper bound is below `margin`),
+   Holm-adjusted over the candidates compared with the best, is below alpha. The choice is the cheapest
+   candidate passing, so every candidate's claim is one the choice may rest on: tested one at a time at alpha,
+   with several near-misses one of them would pass far more often than alpha. "Not significantly different"
+   would not do: with few labels every judge would pass;
 3. and it must not be significantly worse than the best at all: McNemar's exact test (two-sided, no margin,
    level alpha, Holm-adjusted over the candidates compared with the best, since the best was picked among them)
    on the units where the two disagree must not find it worse;
@@ -59,10 +63,12 @@ class CandidateRow:
     latency_s: float | None
     gap_to_best: float  # accuracy(best) - accuracy(this)
     gap_upper: float  # its one-sided upper bound (paired bootstrap)
-    not_worse: bool  # gap_upper < margin
+    not_worse: bool  # non_inferiority_p_holm < alpha (the best itself: True)
     mcnemar_p: float  # two-sided exact McNemar against the best (1.0 for the best itself)
     mcnemar_p_holm: float  # the same, Holm-adjusted over every candidate's comparison with the best
     significantly_worse: bool  # mcnemar_p_holm < alpha and gap_to_best > 0
+    non_inferiority_p: float = 0.0  # bootstrap p of "worse than the best by margin or more" (0 for the best)
+    non_inferiority_p_holm: float = 0.0  # the same, Holm-adjusted over every candidate's comparison with the best
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,7 @@ def choose_judge(
         gap = accuracy[best] - accuracy[c.name]
         gap_draws = draws_acc[best] - draws_acc[c.name]
         upper = float(np.quantile(gap_draws, 1 - alpha)) if c.name != best else 0.0
+        ni_p = float(np.mean(gap_draws >= margin)) if c.name != best else 0.0
         b = int(((correct[best] == 1) & (correct[c.name] == 0)).sum())
         d = int(((correct[best] == 0) & (correct[c.name] == 1)).sum())
         p = float(stats.binomtest(b, b + d, 0.5).pvalue) if b + d else 1.0
@@ -193,28 +200,38 @@ def choose_judge(
                 latency_s=c.latency_s,
                 gap_to_best=gap,
                 gap_upper=upper,
-                not_worse=c.name == best or upper < margin,
+                not_worse=c.name == best,
                 mcnemar_p=p,
                 mcnemar_p_holm=p,
                 significantly_worse=False,
+                non_inferiority_p=ni_p,
             )
         )
     rows = _holm(rows, best, alpha)
+    ni_holm = _holm_adjusted({r.name: r.non_inferiority_p for r in rows if r.name != best})
+    rows = [replace(r, non_inferiority_p_holm=ni_holm.get(r.name, 0.0),
+                    not_worse=r.name == best or ni_holm[r.name] < alpha) for r in rows]  # fmt: skip
     # Shown not worse by the margin, and not significantly worse at all (so the choice never is).
     eligible = [r for r in rows if r.not_worse and not r.significantly_worse]
     chosen = min(eligible, key=lambda r: (cost[r.name], -accuracy[r.name])).name
     return Choice(rows, best, chosen, margin, alpha, int(y.size), int(np.unique(clusters).size))
 
 
+def _holm_adjusted(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjusted p-values (each the running maximum of (m - rank) x p, capped at 1)."""
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    ordered = sorted(p_values.items(), key=lambda item: item[1])
+    for i, (name, p) in enumerate(ordered):
+        running = max(running, min(1.0, (len(ordered) - i) * p))
+        adjusted[name] = running
+    return adjusted
+
+
 def _holm(rows: list[CandidateRow], best: str, alpha: float) -> list[CandidateRow]:
     """McNemar p-values against the best, Holm-adjusted over the candidates compared with it: the best is picked
     among them, so one comparison alone would call an equal candidate worse too often."""
-    others = sorted((r for r in rows if r.name != best), key=lambda r: r.mcnemar_p)
-    adjusted: dict[str, float] = {}
-    running = 0.0
-    for i, r in enumerate(others):
-        running = max(running, min(1.0, (len(others) - i) * r.mcnemar_p))
-        adjusted[r.name] = running
+    adjusted = _holm_adjusted({r.name: r.mcnemar_p for r in rows if r.name != best})
     return [replace(r, mcnemar_p_holm=adjusted.get(r.name, 1.0),
                     significantly_worse=adjusted.get(r.name, 1.0) < alpha and r.gap_to_best > 0) for r in rows]  # fmt: skip
 

@@ -27,7 +27,8 @@ and answers deterministically from markers in the test data:
   1 when it abstains) and the answer's first word the rest (`_rag_answer`);
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``;
-  a server given a `persona` reads ``[<persona>@rating:X]`` and ``[<persona>@probs:...]`` first (`_persona`).
+  a server given a `persona` reads ``[<persona>@rating:X]`` and ``[<persona>@probs:...]`` first (`_persona`);
+  ``[seeded:yes,no,...]`` rates by the request's seed (`_seeded_rating`).
 
 Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
 Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
@@ -283,6 +284,16 @@ def _rubric_verdict(system: str, user: str) -> dict[str, Any]:
     return {"reason": f"scripted rating {raw}", "rating": rating}
 
 
+def _seeded_rating(user: str, seed: int | None) -> str:
+    """The input with ``[seeded:yes,no,...]`` made the rating of this request's seed (entry seed mod length):
+    a judge whose verdict varies from one sampled request to the next, for confidences read from samples."""
+    m = re.search(r"\[seeded:([^\]]+)\]", user)
+    if m is None or seed is None:
+        return user
+    ratings = m.group(1).split(",")
+    return user.replace(m.group(0), f"[rating:{ratings[seed % len(ratings)]}]")
+
+
 def _aligned_rating(system: str, user: str, raw: str) -> str:
     """A judge that follows what alignment adds to its prompt (`ragmetrics align`): a labelled example carrying
     ``[trait:T]`` makes every input with ``[trait:T]`` get that example's people's verdict (one well-chosen
@@ -389,7 +400,7 @@ def scripted_verdict(prompt: str, user: str, seed: int | None = None, system: st
     a statement or sentence marked ``[coin]`` is positive only with an even `seed` (a judge's own noise)."""
     coin = seed is not None and seed % 2 == 0
     if prompt.startswith("rubric:"):
-        return _rubric_verdict(system, user)
+        return _rubric_verdict(system, _seeded_rating(user, seed))
     if prompt == "align_refine":
         return _guidance_candidates(user)
     if prompt == "pairwise_preference":

@@ -140,3 +140,46 @@ def test_a_panel_step_is_confident_by_its_members_agreement() -> None:
     assert report.stages[0].threshold.threshold == 1.0 and report.stages[0].decided == 30
     assert sorted(last.asked) == [f"s{i:02d}" for i in range(30, n)]
     assert report.stages[0].unstated == 0  # a spread needs no log-probabilities
+
+
+def test_annotators_verdict_is_the_side_with_the_highest_mean_probability() -> None:
+    """Jung et al.'s Simulated Annotators: c = max_y mean_k P_k(y). Two annotators barely for yes and one sure
+    of no give "no" at (0.49 + 0.49 + 1.0) / 3, not a vote count's "yes" at a confidence below one half."""
+    annotators = [View(p, _detail(p)) for p in (0.51, 0.51, 0.0)]
+    voted = vote(annotators, 0.5, need_probabilities=False)
+    assert voted is not None and not voted.positive
+    assert voted.confidence == pytest.approx((0.49 + 0.49 + 1.0) / 3)
+    assert voted.value == 0.0  # the value of a view on the side chosen
+
+
+class _Unstating(_Scripted):
+    """A judge that sends no log-probabilities for the samples in `bare` (their verdicts carry none)."""
+
+    def __init__(self, p_yes: dict[str, float], bare: Sequence[str]) -> None:
+        super().__init__(p_yes)
+        self.bare = set(bare)
+
+    def __call__(self, run: str, samples: Sequence[RagSample], metric: str) -> list[RunResult]:
+        results = super().__call__(run, samples, metric)
+        for sid in self.bare & {s.id for s in samples}:
+            results[0].details[sid] = {metric: _detail(None)}
+        return results
+
+
+def test_a_verdict_without_log_probabilities_is_never_kept_even_where_every_verdict_is_right() -> None:
+    """The first judge is sure and right everywhere, but states no probability on 6 of 60 items. Their
+    confidence is unknown, not zero: counted at 0 in the calibration, a laxest threshold of 0 would be
+    certified (every verdict is right) and keep them on a confidence never stated. They go up the cascade."""
+    samples = _samples(60)
+    truth = {s.id: float(i % 2 == 0) for i, s in enumerate(samples)}
+    bare = [f"s{i:02d}" for i in range(0, 60, 10)]
+    first = _Unstating({s: 0.98 if t else 0.02 for s, t in truth.items()}, bare)
+    second = _Scripted({s: 0.97 if t else 0.03 for s, t in truth.items()})
+    labels = {("r", s): t for s, t in truth.items()}
+    out, report = run_cascade([Stage("one", first), Stage("two", second)], {"r": samples}, "m", labels,
+                              set(labels), target=0.8, delta=0.2)  # fmt: skip
+    assert report.stages[0].threshold.threshold == pytest.approx(0.98)
+    assert sorted(second.asked) == bare  # exactly the verdicts without a stated confidence went up
+    assert report.stages[0].unstated == 6 and report.stages[0].decided == 54
+    # 6 items cannot certify the second judge (11 are needed at 0.8 / 0.1): abstained on, never scored
+    assert all(out["r"].per_query[s]["m"] is None for s in bare) and abstained_count(out["r"], "m") == 6

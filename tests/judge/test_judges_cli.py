@@ -115,6 +115,12 @@ def _error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
         (lambda c: c["candidates"][0].pop("price_per_million_tokens"), r"candidates\.0\.price_per_million_tokens: 'big' has no prices"),
         (lambda c: c["candidates"][4].update(combine="vote"), r"candidates\.4\.combine"),
         (lambda c: c["candidates"].append({"name": "mid", "model": "x"}), r"candidates\.6\.name: 'mid' is named twice"),
+        (lambda c: c["candidates"][1]["price_per_million_tokens"].update(prompt=-1.0),
+         r"candidates\.1\.price_per_million_tokens: prices must be finite and >= 0; check \['prompt'\]"),
+        (lambda c: c["candidates"][2]["price_per_million_tokens"].update(input=1.0),
+         r"candidates\.2\.price_per_million_tokens: unknown price keys \['input'\]"),
+        (lambda c: c["judge"].update(modle="x"), r"candidates\.yaml: judge\.modle: Extra inputs are not permitted$"),
+        (lambda c: c["judge"].update(timeout_s=-1), r"judge\.timeout_s: Input should be greater than 0$"),
     ],
 )  # fmt: skip
 def test_bad_candidates_exit_2_naming_the_key(
@@ -130,7 +136,7 @@ def test_bad_candidates_exit_2_naming_the_key(
     assert str(cands) in err
     import re
 
-    assert re.search(expected, err), err
+    assert re.search(expected, err.strip(), re.M), err
 
 
 def test_bad_options_and_labels_exit_2(tmp_path: Path, fake_key: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,3 +163,22 @@ def test_a_night_config_with_an_unknown_panel_backend_exits_2_naming_the_key(
     )  # fmt: skip
     err = _error(["run", str(config)], capsys)
     assert "judge.panel[1].backend" in err and "'openai' or 'local'" in err
+
+
+def test_every_candidate_failing_exits_2_saying_why(
+    tmp_path: Path, fake_key: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing is written when no unit was scored by every candidate, so the error itself says what failed."""
+    a = b = LoopbackServer()
+    qa, labels, cands = _write_task(tmp_path, a, b, n=4)
+    data = yaml.safe_load(cands.read_text(encoding="utf-8"))
+    data["judge"].update(max_retries=0, timeout_s=2)
+    for c in data["candidates"]:
+        if "panel" not in c:
+            c["base_url"] = "http://127.0.0.1:9/v1"  # nothing listens
+    cands.write_text(yaml.safe_dump(data), encoding="utf-8")
+    err = _error(["judges", str(labels), "--samples", str(qa), "--candidates", str(cands), "-o", str(tmp_path / "o")],
+                 capsys)  # fmt: skip
+    assert "no labelled unit was scored by every candidate" in err
+    assert "12 failed verdicts, the first: q" in err and f"{METRIC}: connection" in err
+    assert not (tmp_path / "o").exists()

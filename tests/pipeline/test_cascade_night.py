@@ -170,6 +170,10 @@ def test_a_failed_first_verdict_goes_up_and_the_last_judges_failure_is_recorded(
         ("c50", "server_error")
     ]
     assert result.metadata.extra["cascade:helpful"]["failed"] == 1
+    # each judge's failures are in the night's note, the first judge's too (its items went up, not unsure)
+    note = next(n for n in report_of(qa_dir / "out").metadata.notes if n.startswith("cascade helpful:"))
+    assert "small: asked about 80 items, 39 decided, 1 failed (sent up the cascade)" in note
+    assert ", 1 failed (sent up the cascade) (threshold 0.95)" in note
 
 
 def test_bad_cascade_input_exits_2_naming_the_key(
@@ -316,3 +320,58 @@ def test_an_adaptive_night_with_a_cascade_reads_decided_items_and_counts_the_abs
     assert not set(not_judged) & set(asked_small)  # what was not judged was never sent
     note = next(n for n in report.metadata.notes if n.startswith("cascade helpful:"))
     assert f"{len(abstained)} abstained (never scored)" in note
+
+
+def test_sampled_confidence_is_the_seeded_verdicts_agreement(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`confidence: samples`: five requests per item with five seeds, each answered by that seed's rating. On
+    c00-c29 all five give people's verdict (confidence 1); on c30-c39 three of five give the wrong one (the
+    verdict is wrong, its confidence 0.6). Only the laxer level could let the wrong verdicts in, and there the
+    record fails the test, so the threshold is 1 and c30-c39 are abstained on. Were the five views one cached
+    verdict, or one seed, every item would be decided at confidence 1, the wrong ones included."""
+    small, _ = servers
+    n = 40
+    ids = [f"c{i:02d}" for i in range(n)]
+    rows = _rows()[:n]
+    for i, row in enumerate(rows):
+        truth, wrong = ("yes", "no") if i % 2 == 0 else ("no", "yes")
+        seeded = [truth] * 5 if i < 30 else [wrong, wrong, truth, wrong, truth]
+        row["style"] = f"[item:{row['id']}] [seeded:{','.join(seeded)}]"
+    config = _setup(qa_dir, write_config, servers, monkeypatch, confidence="samples", samples=5, labelled=n,
+                    cascade=[{"name": "small", "model": "m", "base_url": small.url}])  # fmt: skip
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    assert main(["run", str(config), "--no-progress"]) == 0
+    seeds: dict[str, list[int | None]] = {}
+    for record in small.records:
+        if record.prompt == "rubric:helpful" and record.status == 200:
+            m = re.search(r"\[item:(c\d\d)\]", record.user)
+            assert m is not None
+            seeds.setdefault(m.group(1), []).append(record.seed)
+    # each item once per seed: the judge's seed (42 by default) and the four after it
+    assert sorted(seeds) == ids and all(sorted(s) == list(range(42, 47)) for s in seeds.values())  # type: ignore[type-var]
+    result = next(r for r in report_of(qa_dir / "out").runs if r.name == "pipeline")
+    summary = result.metadata.extra["cascade:helpful"]
+    assert summary["judges"][0]["threshold"] == pytest.approx(1.0)
+    abstained = sorted(q.query_id for q in result.not_applicable if q.reason.startswith(ABSTAINED))
+    assert abstained == ids[30:]
+    assert all(result.per_query[sid]["helpful"] == float(i % 2 == 0) for i, sid in enumerate(ids[:30]))
+    small.reset_records()
+    assert main(["run", str(config), "--no-progress"]) == 0
+    assert _items(small, status=None) == []  # every seed's verdict cached apart
+
+
+def test_dry_run_bounds_a_cascades_requests_and_says_it_is_a_bound(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """The night sends 80 requests to the small judge and 40 to the big one (the escalated items). A dry run
+    cannot know the 40 before the thresholds are certified: it counts the small judge's 80 exactly and the big
+    one's at most 80, and says the 160 is a bound, never a figure below what the night makes."""
+    config = _setup(qa_dir, write_config, servers, monkeypatch)
+    small, big = servers
+    assert main(["run", str(config), "--dry-run", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert _items(small, status=None) == [] and _items(big, status=None) == []  # a dry run sends nothing
+    assert "UPPER BOUND" in out and "(small) is asked about every item" in out
+    assert "80 requests" in out and "big: at most 80" in out
+    assert re.search(r"\b160\b", out)

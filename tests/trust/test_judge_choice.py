@@ -83,3 +83,32 @@ def test_agreement_figures_and_their_checks() -> None:
         choose_judge([JudgeEvidence("j", scores[:5], 0.0)], truth, np.arange(8))
     with pytest.raises(ValueError, match="margin and alpha"):
         choose_judge([JudgeEvidence("j", scores, 0.0)], truth, np.arange(8), margin=0.0)
+
+
+def _near_misses(count: int, wrong: int = 5, n: int = 200) -> tuple[list[JudgeEvidence], np.ndarray]:
+    """A perfect, dear judge and `count` cheaper ones, each wrong on its own `wrong` of `n` units."""
+    truth = np.array([i % 2 for i in range(n)], dtype=np.float64)
+    candidates = [JudgeEvidence("best", truth.copy(), 10.0)]
+    for k in range(count):
+        verdicts = truth.copy()
+        verdicts[k * wrong : (k + 1) * wrong] = 1 - verdicts[k * wrong : (k + 1) * wrong]
+        candidates.append(JudgeEvidence(f"cheap{k}", verdicts, (k + 1) / 10))
+    return candidates, truth
+
+
+def test_non_inferiority_is_holm_adjusted_over_the_candidates_the_choice_picks_among() -> None:
+    """5 of 200 behind the best: alone, the bootstrap puts a gap of 5 points at p about 0.03 < 0.05, so the cheap
+    judge is shown not worse and chosen. Four such candidates, the cheapest passing chosen: each tested alone at
+    0.05 would make the chosen one's claim hold at a level about four times weaker; Holm keeps it at 0.05."""
+    one, truth = _near_misses(1)
+    alone = choose_judge(one, truth, np.arange(truth.size), resamples=4000, seed=0)
+    row = alone.row("cheap0")
+    assert 0.005 < row.non_inferiority_p < 0.05 and row.non_inferiority_p_holm == row.non_inferiority_p
+    assert row.not_worse and alone.chosen == "cheap0"
+
+    four, truth = _near_misses(4)
+    together = choose_judge(four, truth, np.arange(truth.size), resamples=4000, seed=0)
+    rows = [together.row(f"cheap{k}") for k in range(4)]
+    assert all(r.non_inferiority_p < 0.05 for r in rows)  # each alone would pass
+    assert all(r.non_inferiority_p_holm >= 0.05 and not r.not_worse for r in rows)
+    assert together.chosen == "best"

@@ -8,8 +8,8 @@ threshold whatever the scale). Three sources, as in Jung, Brahman & Choi (ICLR 2
   log-probabilities; the transport asks for them when the metric is probability-weighted);
 - `samples`: N verdicts sampled with distinct seeds; the share that agrees with their majority;
 - `simulated_annotators`: K copies of the judge, each shown a different few labelled examples (the paper's
-  Simulated Annotators); the mean over the K of the probability each gives the majority verdict (its
-  log-probability where the server sends them, else its vote: 1 or 0).
+  Simulated Annotators); the verdict with the highest mean probability over the K, that mean its confidence
+  (each annotator's probability from its log-probabilities where the server sends them, else its vote: 1 or 0).
 
 `samples` is `simulated_annotators` with identical prompts, so both are one formula here.
 """
@@ -57,9 +57,12 @@ def probability_of_yes(view: View) -> float | None:
 
 
 def vote(views: Sequence[View], threshold: float, *, need_probabilities: bool) -> Voted | None:
-    """The majority verdict of the views (positive: value >= threshold) and the judge's confidence in it: the
-    mean over views of the probability each gives that side (P(yes) from log-probabilities where sent, else
-    its vote, 1 or 0). One view with log-probabilities: the probability of the verdict it chose.
+    """The judge's verdict on the views and its confidence in it, as Jung, Brahman & Choi define it for
+    Simulated Annotators: c = max over y of the mean over views of P_view(y), the verdict being that argmax.
+    A view's P(yes) comes from its log-probabilities where sent, else from its vote (1 or 0), so without any
+    probabilities this is the majority vote and the share agreeing with it. The side is chosen by the mean
+    probability, not by counting votes: three annotators at P(yes) 0.51, 0.51 and 0.0 say "no" with
+    confidence 0.66 (a vote count would say "yes" at 0.34, a confidence below a half for the side chosen).
 
     `need_probabilities` (the `logprobs` source): a view without log-probabilities gives confidence 0, so its
     verdict is never kept on a confidence the judge did not state. None when there is no view.
@@ -67,14 +70,16 @@ def vote(views: Sequence[View], threshold: float, *, need_probabilities: bool) -
     """
     if not views:
         return None
-    positives = sum(v.value >= threshold for v in views)
-    positive = positives * 2 > len(views)
-    shares = []
+    yes_shares: list[float] = []
     for view in views:
         p_yes = probability_of_yes(view)
         if p_yes is None and need_probabilities:
             return Voted(view.value, view.value >= threshold, 0.0, view.detail, stated=False)
-        said = float(view.value >= threshold) if p_yes is None else p_yes
-        shares.append(said if positive else 1.0 - said)
-    chosen = next((v for v in views if (v.value >= threshold) == positive), views[0])
-    return Voted(chosen.value, positive, sum(shares) / len(shares), chosen.detail, stated=True)
+        yes_shares.append(float(view.value >= threshold) if p_yes is None else p_yes)
+    mean_yes = sum(yes_shares) / len(yes_shares)
+    positive = mean_yes > 0.5
+    confidence = mean_yes if positive else 1.0 - mean_yes
+    # the value reported is one of the views on the chosen side (there is one: the mean leans its way, or all
+    # tie at exactly one half, where a view at the threshold counts as positive, so take the first then)
+    chosen = next((v for v, p in zip(views, yes_shares, strict=True) if (p > 0.5) == positive), views[0])
+    return Voted(chosen.value, positive, confidence, chosen.detail, stated=True)

@@ -201,8 +201,15 @@ class Cascade:
         return {(run, s.id): said[(run, s.id)] for run, items in samples.items() for s in items}
 
     def _kept(self, k: int, outcome: _Outcome) -> bool:
+        """A verdict is kept when its judge stated a confidence and it reaches the certified threshold. One
+        without the log-probabilities its confidence is read from has none (not a confidence of 0, which a
+        threshold certified at the laxest level would keep): it goes up the cascade, as in calibration."""
         voted = outcome.voted
-        return voted is not None and is_confident(voted.confidence, self.report.stages[k].threshold.threshold)
+        return (
+            voted is not None
+            and voted.stated
+            and is_confident(voted.confidence, self.report.stages[k].threshold.threshold)
+        )
 
     def calibrate(self, samples: Mapping[str, Sequence[RagSample]]) -> None:
         """Certify each judge's threshold on the calibration items among `samples` that reach it."""
@@ -212,8 +219,10 @@ class Cascade:
         }
         for k in range(len(self.stages)):
             read = self._ask(k, reaching)
+            # the rule certified is the rule applied (`_kept`): verdicts without a stated confidence are never
+            # kept, so they are not among the calibration items a threshold keeps either
             seen = [(o.voted.confidence, o.voted.positive == (self.labels[item] >= self.threshold))
-                    for item, o in read.items() if o.voted is not None]  # fmt: skip
+                    for item, o in read.items() if o.voted is not None and o.voted.stated]  # fmt: skip
             self.report.stages[k].threshold = fixed_sequence_threshold(
                 [c for c, _ in seen], [a for _, a in seen], target=self.report.target, delta=level
             )

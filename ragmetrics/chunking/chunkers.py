@@ -56,7 +56,9 @@ def chunk_document(
         assert size is not None  # the config's validator requires it for the built-in methods
         if config.method == "tokens":
             # The tokenizer's offsets leave out combining marks it normalises away: a window ends after them.
-            spans = [(a, _cluster_end(text, b)) for a, b in window_spans(token_spans(text), size, config.overlap)]
+            spans = [
+                (a, _cluster_end(text, b)) for a, b in window_spans(token_spans(text), size, config.overlap)
+            ]
         elif config.method == "sentences":
             spans = window_spans(sentence_spans(text, config.language), size, config.overlap)
         else:

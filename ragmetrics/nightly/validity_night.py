@@ -142,7 +142,8 @@ def attach_validity(
     answered = answered_questions(judged)
     try:
         data = validity_data(report, answered=answered)
-    except InputError:
+    except InputError as exc:  # said, never silent: the night has no study and the reader learns why
+        notes.append(f"validity: not studied: {exc}")
         return
     result = validity_study(data, night_settings(report, data.answer_metric, samples=samples))
     report.metadata.extra[VALIDITY_KEY] = result.model_dump(mode="json")

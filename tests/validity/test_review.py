@@ -41,3 +41,16 @@ def test_answer_values_without_an_answer_are_counted_and_said() -> None:
     data = validity_data(report_of(world(runs=4)), answered=answered)
     assert int(np.isnan(data.answer).sum()) == 3
     assert any("without an answer behind them" in n and "run0 2" in n and "run2 1" in n for n in data.notes)
+
+
+def test_a_night_with_answers_but_no_study_says_why() -> None:
+    from ragmetrics.judge.base import RagSample
+    from ragmetrics.nightly.validity_night import attach_validity
+
+    columns = world(runs=1)  # one run: nothing to compare
+    report = report_of(columns)
+    judged = {"run0": [RagSample(id=f"q{i:03d}", question="?", answer="a") for i in range(60)]}
+    notes: list[str] = []
+    attach_validity(report, judged, notes)
+    assert "validity" not in report.metadata.extra
+    assert any(n.startswith("validity: not studied: ") and "at least 2 runs" in n for n in notes)  # before: silent

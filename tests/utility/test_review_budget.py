@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conftest import DISTINCT_PAIRS, write_inputs
 from test_utility_targets import _target_server
@@ -32,3 +33,16 @@ def test_an_http_generator_sends_no_request_the_budget_did_not_take(tmp_path: Pa
         assert sum(r["cause"] is not None for r in rows) >= 1  # what the budget could not pay for is recorded
     finally:
         server.stop()
+
+
+def test_a_dry_run_with_the_judges_answer_correctness_says_its_calls_are_apart(tmp_path: Path, capsys: Any) -> None:
+    paths = write_inputs(tmp_path / "in")
+    args = [
+        "utility", str(paths["first"]), "--questions", str(paths["questions"]), "--passages",
+        str(paths["passages"]), "-o", str(tmp_path / "out"), "--k", "3", "--metric", "answer_correctness",
+        "--dry-run",
+    ]  # fmt: skip
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "plus the judge's answer_correctness: up to 18 verdicts" in err  # before: the judge's calls went unsaid
+    assert not (tmp_path / "out").exists()

@@ -168,6 +168,12 @@ def validity_data(
                 f"{chosen} values without an answer behind them in judged_samples.jsonl, left out: "
                 + ", ".join(f"{run} {count}" for run, count in stale.items())
             )
+    missing = int(np.isnan(answer).sum())
+    if missing:
+        notes.append(
+            f"{chosen}: {missing} of {answer.size} (question, run) pairs have no value (a failed or not applicable "
+            "score, no answer, or a question the run lacks), left out of every metric's figures"
+        )
     held = list(dict.fromkeys(m for r in runs for m in r.metrics if m != chosen))
     qrels = _default_qrels(report)
     kinds: dict[str, tuple[str, str | None]] = {}

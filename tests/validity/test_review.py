@@ -54,3 +54,10 @@ def test_a_night_with_answers_but_no_study_says_why() -> None:
     attach_validity(report, judged, notes)
     assert "validity" not in report.metadata.extra
     assert any(n.startswith("validity: not studied: ") and "at least 2 runs" in n for n in notes)  # before: silent
+
+
+def test_missing_answer_quality_is_counted_and_said() -> None:
+    columns = world(runs=4)
+    columns["token_f1"][:7, 1] = np.nan  # the answer metric failed on 7 of run1's questions
+    data = validity_data(report_of(columns))
+    assert any(n.startswith("token_f1: 7 of 240 (question, run) pairs have no value") for n in data.notes)

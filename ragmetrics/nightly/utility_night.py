@@ -160,6 +160,7 @@ def utility_for_night(
     for name, run in ranked.items():
         assert run is not None
         result = _renamed(evaluate(qrels, run, metrics, name=name, utilities=utilities))
+        _not_applicable_without_reference(result, run, set(judgments.skipped_questions))
         ungraded = _ungraded_in_top(judgments, run, section.k)
         if ungraded:
             mark_missing(result, ungraded)
@@ -176,6 +177,24 @@ def utility_for_night(
         }
         results[name] = result
     return UtilityNight(judgments, results, texts)
+
+
+def _not_applicable_without_reference(result: RunResult, run: Run, skipped: set[str]) -> None:
+    """Each question `run` ranks whose reference is missing gets its `utility:` scores as not applicable, with
+    the reason (no entry at all would leave the question out of the night unsaid, and the comparisons refuse
+    a run with a question missing a metric)."""
+    from ragmetrics.schema import NotApplicableScore
+
+    for qid in run.to_dict():
+        if qid not in skipped or qid in result.per_query:
+            continue
+        result.per_query[qid] = dict.fromkeys(result.metadata.metrics)
+        result.not_applicable.extend(
+            NotApplicableScore(query_id=qid, metric=m, reason="no reference answer: utility qrels skip the question")
+            for m in result.metadata.metrics
+        )
+    result.metadata.num_queries = len(result.per_query)
+    result.recompute_aggregate()
 
 
 def _ungraded_in_top(judgments: UtilityJudgments, run: Run, k: int) -> dict[str, tuple[str, str]]:

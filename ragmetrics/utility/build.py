@@ -258,8 +258,10 @@ async def abuild_utility(
         raise InputError(f"metric must be one of {', '.join(ANSWER_METRICS)}, got {metric!r}", field="metric")
     if max_grade < 1:
         raise InputError(f"max_grade must be >= 1, got {max_grade}", field="max_grade")
-    if concurrency < 1 or retries < 0:
-        raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
+    if concurrency < 1:
+        raise InputError(f"concurrency must be >= 1, got {concurrency}", field="concurrency")
+    if retries < 0:
+        raise InputError(f"retries must be >= 0, got {retries}", field="retries")
     budget = budget if budget is not None else Budget()
     budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
     requests_before, spent_before = budget.requests, budget.spent  # a budget shared by builds counts them all

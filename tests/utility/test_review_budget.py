@@ -46,3 +46,13 @@ def test_a_dry_run_with_the_judges_answer_correctness_says_its_calls_are_apart(t
     err = capsys.readouterr().err
     assert "plus the judge's answer_correctness: up to 18 verdicts" in err  # before: the judge's calls went unsaid
     assert not (tmp_path / "out").exists()
+
+
+def test_a_negative_retries_is_named_as_such(tmp_path: Path, capsys: Any) -> None:
+    paths = write_inputs(tmp_path / "in")
+    args = [
+        "utility", str(paths["first"]), "--questions", str(paths["questions"]), "--passages",
+        str(paths["passages"]), "-o", str(tmp_path / "out"), "--retries", "-1",
+    ]  # fmt: skip
+    assert main(args) == 2
+    assert "field 'retries': retries must be >= 0, got -1" in capsys.readouterr().err  # before: field 'concurrency'

@@ -215,7 +215,8 @@ def plan_utility(
     """What `build_utility` would ask (the dry run): distinct pairs, those the cache holds, the calls and their
     cost bound, and how many of them the budget pays for. Nothing is sent."""
     work = _prepare(questions, passages, _pool(runs, k))
-    keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
+    identity = generator.identity
+    keys = [answer_key(identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
     todo: dict[str, tuple[str, str]] = {}  # distinct answers to ask for: key -> (question, passage)
     for (q, d), key in zip(work.pairs, keys, strict=True):

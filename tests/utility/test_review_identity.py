@@ -18,3 +18,12 @@ def test_the_endpoint_from_openai_base_url_decides_the_key(monkeypatch: pytest.M
         keys[url] = answer_key(generator.identity, "q", "p")
         assert "sk-secret" not in repr(generator.identity)
     assert len(set(keys.values())) == 2  # before: both None, one server's answers served for the other
+
+
+def test_the_extractive_generators_key_holds_its_sentence_segmenters_release() -> None:
+    from importlib.metadata import version
+
+    from ragmetrics.utility.generators import ExtractiveGenerator
+
+    identity = ExtractiveGenerator().identity
+    assert identity["sentencex"] == version("sentencex")  # before: absent, a new segmenter kept old answers

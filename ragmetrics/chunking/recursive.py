@@ -22,7 +22,7 @@ __all__ = ["DEFAULT_SEPARATORS", "recursive_spans"]
 
 DEFAULT_SEPARATORS: tuple[str, ...] = (
     r"\n(?=#{1,6}[ \t])",  # before a Markdown heading
-    r"\n[ \t]*\n\s*",  # a blank line: paragraphs
+    r"\n[ \t]*\r?\n\s*",  # a blank line: paragraphs (also in CRLF text)
     r"\n",  # line breaks
     r"(?<=[.!?。！？])\s+",  # sentence ends
     r"\s+",  # words

@@ -40,3 +40,13 @@ def test_every_character_of_a_document_is_in_a_token_chunk(size: int) -> None:
         covered.update(range(c.start, c.end))
     lost = [TEXT[i] for i in range(len(TEXT)) if i not in covered and not TEXT[i].isspace()]
     assert lost == []  # before: the tokenizer's offsets left the combining marks in no chunk
+
+
+def test_crlf_text_is_cut_at_paragraphs_as_lf_text_is() -> None:
+    lines = ["alpha beta gamma.", "delta epsilon zeta eta.", "theta iota.", "kappa lambda mu nu xi.", "omicron."]
+    lf = "\n".join(lines[:3]) + "\n\n" + "\n".join(lines[3:]) + "\n\n" + "pi rho sigma tau.\nupsilon phi."
+    crlf = lf.replace("\n", "\r\n")
+    config = ChunkingConfig(method="recursive", size=12, overlap=0, length="tokens")
+    from_lf = [c.text for c in chunk_document(Document("d", lf), config)]
+    from_crlf = [c.text.replace("\r\n", "\n") for c in chunk_document(Document("d", crlf), config)]
+    assert from_crlf == from_lf  # before: a CRLF blank line was not a paragraph break, and chunks crossed it

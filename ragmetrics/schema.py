@@ -895,6 +895,11 @@ class WorkFigures(_Model):
     )
     judge_units: int = Field(default=0, description="(sample, metric) pairs judged")
     cached_verdicts: int = 0
+    chunks_embedded: int | None = Field(
+        default=None,
+        description="chunks the reference retrievers sent to the embedding model (their persisted index had no "
+        "vector for them: 0 on a night over chunks embedded before); None: not counted (no index_dir)",
+    )
     seconds: dict[str, float] = Field(
         default_factory=dict,
         description="stage -> seconds: 'pipeline' and 'generator' (their calls only; ~0 when every output came "
@@ -983,6 +988,12 @@ class RetrieverSeconds(_Model):
     index_s: float = Field(description="seconds building the index (tokenising, embedding the passages)")
     search_s: dict[str, float] = Field(
         default_factory=dict, description="query id -> seconds its retrieval and rerank took"
+    )
+    embedded: int | None = Field(
+        default=None, description="chunks it sent to the embedding model (None: not counted, no index_dir)"
+    )
+    reused: int | None = Field(
+        default=None, description="chunk vectors or indexes it read from the persisted index instead"
     )
 
 

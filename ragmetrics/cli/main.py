@@ -32,6 +32,7 @@ _COMMANDS = (
     "watch",
     "attack",
     "summary",
+    "sweep",
     "utility",
     "validity",
     "judges",

@@ -51,6 +51,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--pool-depth", type=int, help="top-k of each pooled run to grade (default 10)")
     parser.add_argument(
+        "--index-dir",
+        type=Path,
+        metavar="DIR",
+        help="folder of the pooled retrievers' persisted indexes (default: the config's index_dir, else "
+        ".ragmetrics-cache/index, where `ragmetrics run` keeps them: a night then reuses what pooling built)",
+    )
+    parser.add_argument(
         "--pool-judge",
         choices=["judge", "e5"],
         help="with the local judge: grade the pool with it as configured ('judge') or on e5, a model no reference "
@@ -171,6 +178,7 @@ def run_command(args: argparse.Namespace) -> int:
         judge=judge,
         pool=pool,
         progress=lambda message: print(f"ragmetrics testset: {message}", file=sys.stderr),
+        index_dir=_index_dir(args.index_dir, config),
     )
     paths = write_testset(testset, args.output)
     filters = ", ".join(f"{k} {v}" for k, v in testset.filter_counts().items() if v)
@@ -196,6 +204,17 @@ def run_command(args: argparse.Namespace) -> int:
     if failed and not testset.items:
         return int(ExitCode.INCOMPLETE)
     return int(ExitCode.OK)
+
+
+def _index_dir(given: Path | None, config: Any) -> Path:
+    """--index-dir, else the config's index_dir (the night's), else the default both share."""
+    if given is not None:
+        return given
+    if config is not None and config.index_dir is not None:
+        return Path(config.index_dir)
+    from ragmetrics.index.store import DEFAULT_INDEX_DIR
+
+    return DEFAULT_INDEX_DIR
 
 
 def _config_retrievers(config: Any) -> list[Any]:

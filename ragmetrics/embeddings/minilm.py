@@ -103,6 +103,14 @@ class MiniLMEmbedder:
         return MODEL_NAME
 
     @property
+    def identity(self) -> str:
+        """What decides the vectors: the model, its truncation and pooling, and which weights and tokenizer
+        files (the packaged, checksummed ones, or others by their SHA-256). Persisted vectors are keyed by it."""
+        model = "packaged" if self._model_path is None else _sha256(self._model_path)[:16]
+        tokenizer = "packaged" if self._tokenizer_path == TOKENIZER_PATH else _sha256(self._tokenizer_path)[:16]
+        return f"{MODEL_NAME} max_length={MAX_LENGTH} mean-pooled unit weights={model} tokenizer={tokenizer}"
+
+    @property
     def dimension(self) -> int:
         return DIMENSION
 

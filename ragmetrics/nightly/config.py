@@ -46,6 +46,7 @@ from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.nightly.utility_config import UtilityQrelsConfig
 from ragmetrics.nightly.validity_config import ValidityConfig
 from ragmetrics.options import FusionMethod, FusionNorm
+from ragmetrics.sweep.config import SweepConfig
 from ragmetrics.testset.settings import TestsetSettings
 
 # The columns a QA dataset can provide, in our names; `dataset.mapping` maps the user's column names onto these.
@@ -816,8 +817,17 @@ class NightlyConfig(_Section):
         default=None,
         description="SQLite cache of pipeline and generator outputs (default: pipeline_cache.sqlite in output.dir)",
     )
+    index_dir: Path | None = Field(
+        default=Path(".ragmetrics-cache/index"),
+        description="folder of the reference retrievers' persisted indexes and chunk vectors (ragmetrics.index), "
+        "keyed by content: a night over chunks indexed before embeds none; `ragmetrics testset --config` uses the "
+        "same folder; null: build them in memory every night",
+    )
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"
+    )
+    sweep: SweepConfig | None = Field(
+        default=None, description="a grid of retrieval configurations, run by `ragmetrics sweep` (docs/sweeps.md)"
     )
     _source_dir: Path | None = PrivateAttr(default=None)
 
@@ -956,6 +966,7 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
                 labelled = _resolve(item.labelled_file, base)
                 config.judge.custom_metrics[i] = item.model_copy(update={"labelled_file": labelled})
     config.pipeline_cache = _resolve(config.pipeline_cache, base)
+    config.index_dir = _resolve(config.index_dir, base)
     calls = [s for s in config.runs if isinstance(s, PipelineRunSpec)]
     for settings in [*calls, *([config.generator] if config.generator is not None else [])]:
         settings.python_path = [p for p in (_resolve(p, base) for p in settings.python_path) if p is not None]

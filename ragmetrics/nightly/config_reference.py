@@ -34,6 +34,14 @@ from ragmetrics.nightly.config import (
 )
 from ragmetrics.nightly.utility_config import UtilityOpenAIConfig, UtilityQrelsConfig
 from ragmetrics.nightly.validity_config import ValidityConfig
+from ragmetrics.sweep.config import (
+    EarlyDropConfig,
+    SplitConfig,
+    SweepConfig,
+    SweepFusion,
+    SweepReranker,
+    SweepRetriever,
+)
 from ragmetrics.testset.settings import TestsetSettings
 
 __all__ = ["render_reference"]
@@ -95,6 +103,12 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
         "an agreement floor: below it a judge metric neither passes nor fails the gate (exit 5)",
     ),
     ("engine", EngineConfig, "where the work runs (--engine overrides kind)"),
+    ("sweep", SweepConfig, "a grid of retrieval configurations, run by `ragmetrics sweep` (docs/sweeps.md)"),
+    ("sweep.retrievers[]", SweepRetriever, "a first-stage retriever: one index per chunking"),
+    ("sweep.fusion", SweepFusion, "hybrids of two retrievers, one per weight"),
+    ("sweep.rerankers[]", SweepReranker, "a reranker, applied once per retrieval arm and chunking"),
+    ("sweep.split", SplitConfig, "the selection and confirmation halves"),
+    ("sweep.early_drop", EarlyDropConfig, "clear losers dropped early by anytime-valid sequences"),
 )
 
 
@@ -127,7 +141,10 @@ def render_reference() -> str:
     lines = [
         'Top level: `name` (title of the report, default `"ragmetrics"`), `progress` (default `true`), '
         "`max_failure_rate` (default `0.05`: a run/metric with a larger share of failed scores makes the night "
-        "incomplete, exit 3), `pipeline_cache` (default: `pipeline_cache.sqlite` in `output.dir`), and the "
+        "incomplete, exit 3), `pipeline_cache` (default: `pipeline_cache.sqlite` in `output.dir`), `index_dir` (default "
+        "`.ragmetrics-cache/index` beside the config: the reference retrievers' persisted indexes and chunk "
+        "vectors, keyed by content and shared with `ragmetrics testset`; `null` builds them in memory every night; "
+        "docs/benchmarks.md), and the "
         'sections below. Unknown keys are errors, and so are values of another type (`yes` is not a number, `"4"` '
         "is not an integer): nothing is coerced.",
         "",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +73,8 @@ def estimate_retriever(
     queries: Sequence[tuple[str, str]],
     name: str,
     depth: int,
+    *,
+    index_dir: Path | None = None,
 ) -> tuple[Run, RetrieverTiming, str]:
     """(stand-in run, estimated timing, how it was estimated) for one retriever run of a dry run."""
     from ragmetrics.retrieval.run import Run
@@ -84,8 +87,16 @@ def estimate_retriever(
     sample_chars = max(1, sum(len(p["text"]) for p in sample))
     scale = _candidate_scale(kind, params, rankings)
     per_question = fmean(measured.search_s.values()) * scale
+    to_embed: int | None = None
+    index_chars = all_chars
+    if index_dir is not None and kind == "dense":  # only what the persisted index lacks will be embedded
+        from ragmetrics.index.store import IndexStore
+
+        embedder = _warm_embedder(kind, params) or importlib.import_module("ragmetrics.retrievers.rerank").default_embedder()
+        to_embed, index_chars = IndexStore(index_dir).missing([(p["id"], p["text"]) for p in passages], embedder)
     timing = retrievers.RetrieverTiming(
-        index_s=measured.index_s * all_chars / sample_chars, search_s={qid: per_question for qid, _ in queries}
+        index_s=measured.index_s * index_chars / sample_chars, search_s={qid: per_question for qid, _ in queries},
+        embedded=to_embed,
     )
     ids = [p["id"] for p in sample]
     stand_in: dict[str, dict[str, float]] = {}
@@ -97,6 +108,8 @@ def estimate_retriever(
         f"retriever run {name!r}: built on {len(sample)} of {len(passages)} passages and searched for "
         f"{len(asked)} of {len(queries)} questions; index time scaled by characters ({all_chars:,} over "
         f"{sample_chars:,})" + (f", search time by candidates (x{scale:.1f})" if scale != 1.0 else "")
+        + (f"; {to_embed:,} of {len(passages):,} passages lack a vector in the persisted index ({index_chars:,} "
+           "characters to embed)" if to_embed is not None else "")
         + "; its contexts for the judge are sample passages"
     )
     return Run.from_dict(stand_in, name=name, source=f"retriever {kind} (dry run stand-in)"), timing, how

@@ -330,6 +330,8 @@ def finish_estimate(
     if retrieved:
         seconds["retriever index"] = sum(t.index_s for t in retrieved.values())
         seconds["retrieval"] = sum(sum(t.search_s.values()) for t in retrieved.values())
+        counted = [t.embedded for t in retrieved.values() if t.embedded is not None]
+        figures.chunks_embedded = sum(counted) if counted else None
     for role, calls in (("pipeline", figures.pipeline_calls), ("generator", figures.generator_calls)):
         concurrency = _concurrency(config, role)
         last_calls = getattr(last, f"{role}_calls", 0) if last is not None else 0

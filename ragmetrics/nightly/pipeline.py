@@ -153,6 +153,8 @@ def run_pipeline(
         config = config.model_copy(update={"engine": config.engine.model_copy(update={"kind": engine})})
     if adaptive:
         config = with_adaptive(config)
+    if config.sweep is not None:  # said, not silently ignored: a night scores `runs:`, `ragmetrics sweep` the grid
+        (log or (lambda m: print(m, file=sys.stderr)))("ragmetrics: note: the sweep: section is run by `ragmetrics sweep`")
     with own_metrics(config):
         return _run_pipeline(config, baseline, output_dir, progress, write, log, refresh_pipeline)
 
@@ -473,7 +475,8 @@ def _check_on_source_qrels(night: _Night, dataset: QADataset, runs: dict[str, Ru
 
 def _retriever_seconds(retrieved: Mapping[str, RetrieverTiming]) -> dict[str, RetrieverSeconds]:
     return {
-        name: RetrieverSeconds(index_s=round(t.index_s, 6), search_s={q: round(v, 6) for q, v in t.search_s.items()})
+        name: RetrieverSeconds(index_s=round(t.index_s, 6), search_s={q: round(v, 6) for q, v in t.search_s.items()},
+                               embedded=t.embedded, reused=t.reused)
         for name, t in retrieved.items()
     }
 
@@ -624,6 +627,8 @@ def _actual_work(
     if retrieved:
         seconds["retriever index"] = sum(t.index_s for t in retrieved.values())
         seconds["retrieval"] = sum(sum(t.search_s.values()) for t in retrieved.values())
+        counted = [t.embedded for t in retrieved.values() if t.embedded is not None]
+        spent.chunks_embedded = sum(counted) if counted else None
     if "judge" in timings:  # a night that judged nothing has no judge time, not 0 s of it
         seconds["judge"] = timings["judge"]
     return actual_work(estimate, made=calls.made, usage=spent, seconds=seconds)

@@ -124,7 +124,8 @@ def build_runs(
                 runs.update(dataset.traced.span_runs(name))
             else:
                 dry = calls.dry_notes if calls is not None and calls.dry_run else None
-                runs[name] = _build_run(spec, name, i, dataset, retrieved, dry_notes=dry, depth=_depth(config))
+                runs[name] = _build_run(spec, name, i, dataset, retrieved, dry_notes=dry, depth=_depth(config),
+                                        index_dir=config.index_dir)  # fmt: skip
             advance()
     return runs
 
@@ -195,6 +196,7 @@ def _build_run(
     *,
     dry_notes: list[str] | None = None,
     depth: int = 10,
+    index_dir: Path | None = None,
 ) -> Run | None:
     """One run of the config; in a dry run (`dry_notes` given: how each estimate was made goes there) a
     retriever run is a stand-in built on a sample of the corpus, `depth` passages deep."""
@@ -215,7 +217,8 @@ def _build_run(
         from ragmetrics.nightly.dry_retrievers import estimate_retriever
 
         try:
-            stand_in, timing, how = estimate_retriever(spec.retriever, dict(spec.params), passages, queries, name, depth)
+            stand_in, timing, how = estimate_retriever(spec.retriever, dict(spec.params), passages, queries, name, depth,
+                                                       index_dir=index_dir)  # fmt: skip
         except (InputError, ConfigError) as exc:
             raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
         if retrieved is not None:
@@ -224,7 +227,8 @@ def _build_run(
         return stand_in
     try:
         run: Run
-        run, timing = retrievers.build_timed_run(spec.retriever, dict(spec.params), passages, queries, name)
+        run, timing = retrievers.build_timed_run(spec.retriever, dict(spec.params), passages, queries, name,
+                                                 index_dir=index_dir)  # fmt: skip
     except (InputError, ConfigError) as exc:
         raise ConfigError(f"runs[{index}] (retriever {spec.retriever!r}): {exc}") from None
     if retrieved is not None:

@@ -39,6 +39,9 @@ def estimate_lines(work: NightWork, name: str) -> list[str]:
         + (f"  (chat requests asked directly; {_cost(e.cost_usd_batch)} through the Batch API)"
            if e.cost_usd_batch is not None else ""),
     ]
+    if e.chunks_embedded is not None:
+        lines.append(f"  chunks to embed    {e.chunks_embedded:>10,}  (retriever indexes: chunks their persisted "
+                     "index lacks)")  # fmt: skip
     if e.seconds:
         stages = ", ".join(f"{stage} {_duration(s)}" for stage, s in e.seconds.items())
         lines.append(f"  time               ~{_duration(sum(e.seconds.values()))}  ({stages})")
@@ -95,6 +98,9 @@ def work_grid(work: NightWork) -> Grid:
         _row("embedding tokens", e.embedding_tokens, a.embedding_tokens if a else None),
         _row("cost (USD)", e.cost_usd, a.cost_usd if a else None, "{:,.4f}"),
     ]
+    if e.chunks_embedded is not None or (a is not None and a.chunks_embedded is not None):
+        grid.rows.append(_row("chunks embedded (retriever indexes)", e.chunks_embedded,
+                              a.chunks_embedded if a else None))  # fmt: skip
     for stage in dict.fromkeys([*e.seconds, *(a.seconds if a else {})]):
         grid.rows.append(
             _row(_stage_label(stage, a), e.seconds.get(stage), a.seconds.get(stage) if a else None, "{:,.1f}")

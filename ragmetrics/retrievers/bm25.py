@@ -8,13 +8,17 @@ happens to be installed.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmetrics.errors import ConfigError
 from ragmetrics.retrievers._inputs import Corpus
 from ragmetrics.retrievers._ranking import id_order, top_k
+
+if TYPE_CHECKING:
+    from ragmetrics.index.corpus import BuildCounts
+    from ragmetrics.index.store import IndexStore
 
 Ranking = list[tuple[str, float]]
 
@@ -118,23 +122,51 @@ def _stopwords(params: Mapping[str, Any]) -> str | list[str] | None:
     )
 
 
-def bm25_prepare(corpus: Corpus, params: Mapping[str, Any]) -> Callable[[str], Ranking]:
-    """Build the index from `params` (k1, b, method, stem, stopwords, top_k); return one question's search."""
+def _settings(params: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+    """(top_k, the index settings) from a run's `params`, each checked (see `bm25_prepare`)."""
     unknown = sorted(set(params) - BM25_PARAMS)
     if unknown:
         raise ConfigError(f"bm25: unknown parameter(s) {unknown}; known: {sorted(BM25_PARAMS)}")
     keep = _param(params, "top_k", 100, int, "an integer")
     if keep < 1:
         raise ConfigError(f"bm25: top_k must be >= 1, got {keep}")
-    index = BM25Index(
-        corpus,
-        k1=float(_param(params, "k1", 1.5, (int, float), "a number")),
-        b=float(_param(params, "b", 0.75, (int, float), "a number")),
-        method=_param(params, "method", "lucene", str, "a string"),
-        stem=_param(params, "stem", False, bool, "true or false"),
-        stopwords=_stopwords(params),
-    )
-    return lambda question: index.search_one(question, keep)
+    settings = {
+        "k1": float(_param(params, "k1", 1.5, (int, float), "a number")),
+        "b": float(_param(params, "b", 0.75, (int, float), "a number")),
+        "method": _param(params, "method", "lucene", str, "a string"),
+        "stem": _param(params, "stem", False, bool, "true or false"),
+        "stopwords": _stopwords(params),
+    }
+    if settings["k1"] < 0 or not 0 <= settings["b"] <= 1:
+        raise ConfigError(f"bm25: need k1 >= 0 and 0 <= b <= 1, got k1={settings['k1']}, b={settings['b']}")
+    if settings["method"] not in ("lucene", "robertson", "atire", "bm25l", "bm25+"):
+        raise ConfigError(
+            f"bm25: unknown method {settings['method']!r} (lucene, robertson, atire, bm25l, bm25+)"
+        )
+    return keep, settings
+
+
+def bm25_prepare(
+    corpus: Corpus,
+    params: Mapping[str, Any],
+    *,
+    store: IndexStore | None = None,
+    counts: BuildCounts | None = None,
+) -> Callable[[str], Ranking]:
+    """Build the index from `params` (k1, b, method, stem, stopwords, top_k); return one question's search.
+
+    With `store`, the index is the persisted one (`ragmetrics.index.bm25`: same scores as bm25s, to the bit),
+    read when this corpus was indexed under these settings before; `counts` records whether it was built."""
+    keep, settings = _settings(params)
+    if store is None:
+        index = BM25Index(corpus, **settings)
+        return lambda question: index.search_one(question, keep)
+    _bm25s()  # stop-word lists by language come from bm25s: the same extra either way
+    stored, built = store.bm25(lambda: zip(corpus.ids, corpus.texts, strict=True), **settings)
+    if counts is not None:
+        counts.add(built)
+    ids = corpus.ids
+    return lambda question: [(ids[p], s) for p, s in stored.search(question, keep)]
 
 
 def bm25_search(corpus: Corpus, queries: Mapping[str, str], params: Mapping[str, Any]) -> dict[str, Ranking]:

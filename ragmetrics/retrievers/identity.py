@@ -53,8 +53,11 @@ def ranking_identity(kind: str, params: Mapping[str, Any] | None) -> dict[str, A
     if name == "bm25":
         settings = {**_BM25_DEFAULTS, **given}
         return {"retriever": name, "settings": {k: _number(v) for k, v in settings.items()}, "models": []}
-    if name == "dense":
-        return {"retriever": name, "settings": {}, "models": [_embedder_name()]}
+    if name == "dense":  # exact search (the default) ranks alike whatever else; an approximate one does not
+        dense = {k: _number(v) for k, v in given.items() if k in ("search", "ef_search")}
+        if dense.get("search", "exact") == "exact":
+            dense = {}
+        return {"retriever": name, "settings": dense, "models": [_embedder_name()]}
     if name == "bm25_embedding_rerank":
         reranker = given.pop("reranker", None)
         settings = {**_BM25_DEFAULTS, "candidates": 50, **given}

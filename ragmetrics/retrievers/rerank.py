@@ -24,7 +24,7 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +33,10 @@ from ragmetrics.errors import ConfigError
 from ragmetrics.retrievers._inputs import Corpus
 from ragmetrics.retrievers._ranking import id_order, top_k
 from ragmetrics.retrievers.bm25 import BM25_PARAMS, Ranking, bm25_prepare
+
+if TYPE_CHECKING:
+    from ragmetrics.index.corpus import BuildCounts
+    from ragmetrics.index.store import IndexStore
 
 DEFAULT_CANDIDATES = 50
 
@@ -65,6 +69,11 @@ class PrecomputedEmbedder:
     @property
     def name(self) -> str:
         return self._base.name
+
+    @property
+    def identity(self) -> str:
+        """What decides the vectors (the wrapped model's identity), for persisted indexes' keys."""
+        return str(getattr(self._base, "identity", None) or self._base.name)
 
     def encode(self, texts: Sequence[str]) -> NDArray[np.float32]:
         keys = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
@@ -253,8 +262,38 @@ class HttpReranker:
         return [float(v) for v in scores if v is not None]
 
 
+class _StoredRerank:
+    """The embedding reranker over persisted vectors: a candidate embedded by any earlier night (or by the dense
+    retriever over the same chunks) is read, not embedded again; `finish` keeps what was embedded now."""
+
+    def __init__(self, corpus: Corpus, candidates: Callable[[str], Ranking], model: SyncEmbedder,
+                 vectors: SyncEmbedder, keep: int, lookup: Lookup) -> None:  # fmt: skip
+        self._corpus, self._candidates, self._model, self._vectors = corpus, candidates, model, vectors
+        self._keep, self._lookup = keep, lookup
+
+    def __call__(self, question: str) -> Ranking:
+        ranking = self._candidates(question)
+        if not ranking:
+            return []
+        position, id_ranks = self._lookup
+        docs = np.array([position[pid] for pid, _ in ranking], dtype=np.int64)
+        passage_vecs = self._vectors.encode([self._corpus.texts[int(d)] for d in docs])
+        qvec = self._model.encode([question])[0]
+        cosines = (passage_vecs @ qvec).astype(np.float64)
+        best = top_k(cosines, id_ranks[docs], self._keep, positive_only=False)
+        return [(self._corpus.ids[int(docs[i])], float(cosines[i])) for i in best]
+
+    def finish(self) -> None:
+        getattr(self._vectors, "finish", lambda: None)()
+
+
 def bm25_rerank_prepare(
-    corpus: Corpus, params: Mapping[str, Any], embedder: SyncEmbedder | None = None
+    corpus: Corpus,
+    params: Mapping[str, Any],
+    embedder: SyncEmbedder | None = None,
+    *,
+    store: IndexStore | None = None,
+    counts: BuildCounts | None = None,
 ) -> Callable[[str], Ranking]:
     """Build the first stage's BM25 index; return one question's search: its BM25 top-`candidates` (default
     50) reranked, `top_k` (default: all candidates) kept. The reranker's work (embedding the candidates, or
@@ -275,12 +314,17 @@ def bm25_rerank_prepare(
         )
     first_stage = {k: v for k, v in params.items() if k not in ("candidates", "top_k", "reranker")}
     first_stage["top_k"] = candidates_n
-    candidates = bm25_prepare(corpus, first_stage)
+    candidates = bm25_prepare(corpus, first_stage, store=store, counts=counts)
     lookup = _lookup(corpus)
     if params.get("reranker") is not None:
         scorer = load_scorer(params["reranker"])
         return lambda q: rerank_with(corpus, {"q": q}, {"q": candidates(q)}, scorer, keep, lookup)["q"]
     model = embedder or default_embedder()
+    if store is not None:
+        stored = store.vectors(model)
+        if counts is not None:
+            stored.counts = counts  # the candidates embedded (or read) are this run's count
+        return _StoredRerank(corpus, candidates, model, stored, keep, lookup)
     return lambda q: rerank(corpus, {"q": q}, {"q": candidates(q)}, model, keep, lookup)["q"]
 
 

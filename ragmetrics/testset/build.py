@@ -24,6 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -374,13 +375,15 @@ def build_testset(
     judge: Judge | None = None,
     pool: Sequence[Any] = (),
     progress: Callable[[str], None] | None = None,
+    index_dir: Path | str | None = None,
     **overrides: Any,
 ) -> TestSet:
     """Build a test collection from `corpus` (a path, ``"builtin"``, a `datasets.Dataset`, a list of
     {id, text, title?}); see the module docstring. `settings` or keyword overrides (`size=200, seed=1`) say
     what to build; `judge` runs the judge checks and grades the pool (default: the local judge); `pool` holds
     `Run`s over the generated questions or reference retriever kinds ("bm25", "dense") to build over the
-    corpus. The generator is the judge's LLM when it has an endpoint (unless `generator="offline"`)."""
+    corpus (persisted in `index_dir` when given: the folder a night's `index_dir` names, so both share one
+    index). The generator is the judge's LLM when it has an endpoint (unless `generator="offline"`)."""
     started = time.monotonic()
     settings = (
         (settings or TestsetSettings()).model_copy(update=overrides)
@@ -508,7 +511,7 @@ def build_testset(
         grader = pool_grader(judge, settings)
         say(f"pooling {len(pool)} run(s), top {settings.pool_depth}, graded by the {grader.backend} judge"
             + (" on e5" if grader is not judge else ""))  # fmt: skip
-        add_pool(testset, pool, grader, corpus=source)
+        add_pool(testset, pool, grader, corpus=source, index_dir=index_dir)
         skipped = (testset.pool or {}).get("empty_chunks_skipped", 0)
         if skipped:
             say(f"pool: {skipped} empty chunk(s) the pooled runs ranked in their top {settings.pool_depth} skipped "
@@ -529,7 +532,9 @@ def pool_grader(judge: Judge, settings: TestsetSettings) -> Judge:
     return LocalJudge(model="e5")
 
 
-def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any = None) -> TestSet:
+def add_pool(
+    testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any = None, index_dir: Path | str | None = None
+) -> TestSet:
     """Complete `testset`'s qrels in place from `pool` (runs over its questions, run files, or reference
     retriever kinds), graded by `judge` (`testset.pooling`); `corpus` defaults to the one it was built from.
     Unanswerable questions a pooled chunk answers are dropped and counted (`answered_anyway`)."""
@@ -538,7 +543,8 @@ def add_pool(testset: TestSet, pool: Sequence[Any], judge: Judge, *, corpus: Any
     if corpus is None and testset.corpus is None:
         raise InputError("the test set does not know its corpus: pass corpus=", field="corpus")
     source = open_corpus(corpus if corpus is not None else testset.corpus)
-    grades, info, answered = pool_grades(source, testset.items, testset.grades, pool, judge, testset.settings)
+    grades, info, answered = pool_grades(source, testset.items, testset.grades, pool, judge, testset.settings,
+                                         index_dir=index_dir)  # fmt: skip
     for item in testset.items:
         if item.id in answered:
             testset.filtered.append(

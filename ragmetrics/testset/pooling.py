@@ -36,12 +36,13 @@ def judge_to_scale(grade: int, source_grade: int) -> int:
 
 
 def pool_runs(
-    corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any]
+    corpus: Corpus, items: Sequence[TestItem], pool: Sequence[Any], *, index_dir: Path | str | None = None
 ) -> list[tuple[Run, dict[str, Any]]]:
     """The pool's runs over the items' questions, each with what it is (its `member` record): `Run`s as given,
     run files read, and reference retriever kinds built over the whole corpus (which then sits in memory: a
     pool is for corpora a retriever can index). A retriever's record holds its kind, ranking settings and
-    models (`retrievers.identity`), so a night matches its runs to the pool by what they are, not by name."""
+    models (`retrievers.identity`), so a night matches its runs to the pool by what they are, not by name. With
+    `index_dir` a retriever's index persists there (`ragmetrics.index`): the night's, when it names the same."""
     from ragmetrics.retrievers import ALIASES, KINDS, build_run
     from ragmetrics.retrievers.identity import ranking_identity
 
@@ -61,9 +62,8 @@ def pool_runs(
             if passages is None:  # the text alone, as every retriever run indexes it (titles are not indexed)
                 passages = [{"id": c.id, "text": c.text} for c in corpus]
             name = f"pool:{spec.get('name') or spec['retriever']}"
-            built = build_run(
-                str(spec["retriever"]), spec.get("params") or None, passages, queries, name=name
-            )
+            built = build_run(str(spec["retriever"]), spec.get("params") or None, passages, queries, name=name,
+                              index_dir=index_dir)  # fmt: skip
             identity = ranking_identity(str(spec["retriever"]), spec.get("params") or {})
             runs.append((built, {"name": name, **identity}))
             continue
@@ -102,12 +102,14 @@ def pool_grades(
     pool: Sequence[Any],
     judge: Judge,
     settings: TestsetSettings,
+    *,
+    index_dir: Path | str | None = None,
 ) -> tuple[list[Grade], dict[str, Any], dict[str, str]]:
     """Source grades plus the judge's grades of the pool (module docstring); the pool's account; and the
     unanswerable questions a pooled chunk answers (question id -> chunk id)."""
     from ragmetrics.qrels_fill import fill_qrels
 
-    members = pool_runs(corpus, items, pool)
+    members = pool_runs(corpus, items, pool, index_dir=index_dir)
     ids = {i.id for i in items}
     depth = settings.pool_depth
     # An empty chunk answers nothing: skipped here as drafting skips it (a text empty or only whitespace),

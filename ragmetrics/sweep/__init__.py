@@ -1,0 +1,1 @@
+"""Sweeps over retrieval configurations with a held-out winner (docs/sweeps.md)."""

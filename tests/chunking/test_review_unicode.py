@@ -50,3 +50,10 @@ def test_crlf_text_is_cut_at_paragraphs_as_lf_text_is() -> None:
     from_lf = [c.text for c in chunk_document(Document("d", lf), config)]
     from_crlf = [c.text.replace("\r\n", "\n") for c in chunk_document(Document("d", crlf), config)]
     assert from_crlf == from_lf  # before: a CRLF blank line was not a paragraph break, and chunks crossed it
+
+
+def test_the_changed_cuts_change_the_fingerprint_indexes_are_keyed_by() -> None:
+    from ragmetrics.chunking.model import CHUNKER_VERSION
+
+    # The cuts above changed for the same text and config: an index of version-1 chunks must not be reused.
+    assert CHUNKER_VERSION == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.chunking.model import Chunk, ChunkingConfig, Document, chunk_id
-from ragmetrics.chunking.recursive import recursive_spans
+from ragmetrics.chunking.recursive import _joins_previous, recursive_spans
 from ragmetrics.chunking.units import Span, sentence_spans, token_spans
 from ragmetrics.errors import InputError
 
@@ -55,7 +55,10 @@ def chunk_document(
         size = config.size
         assert size is not None  # the config's validator requires it for the built-in methods
         if config.method == "tokens":
-            spans = window_spans(token_spans(text), size, config.overlap)
+            # The tokenizer's offsets leave out combining marks it normalises away: a window ends after them.
+            spans = [
+                (a, _cluster_end(text, b)) for a, b in window_spans(token_spans(text), size, config.overlap)
+            ]
         elif config.method == "sentences":
             spans = window_spans(sentence_spans(text, config.language), size, config.overlap)
         else:
@@ -154,3 +157,10 @@ def _located(text: str, item: Any, cursor: int, source: str, where: str) -> Span
 
 def _preview(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _cluster_end(text: str, end: int) -> int:
+    """`end` moved past the marks that join the character before it (so no character is in no chunk)."""
+    while end < len(text) and _joins_previous(text, end):
+        end += 1
+    return end

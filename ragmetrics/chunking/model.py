@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["CHUNKER_VERSION", "Chunk", "ChunkingConfig", "ChunkingMethod", "Document", "chunk_id"]
 
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: combined characters kept together, CRLF blank lines are paragraph breaks
 """Bumped whenever a built-in chunker would cut the same text differently, so fingerprints (and the indexes
 keyed by them) change with it."""
 

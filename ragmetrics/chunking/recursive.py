@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 from ragmetrics.chunking.units import Span, token_spans
@@ -21,7 +22,7 @@ __all__ = ["DEFAULT_SEPARATORS", "recursive_spans"]
 
 DEFAULT_SEPARATORS: tuple[str, ...] = (
     r"\n(?=#{1,6}[ \t])",  # before a Markdown heading
-    r"\n[ \t]*\n\s*",  # a blank line: paragraphs
+    r"\n[ \t]*\r?\n\s*",  # a blank line: paragraphs (also in CRLF text)
     r"\n",  # line breaks
     r"(?<=[.!?。！？])\s+",  # sentence ends
     r"\s+",  # words
@@ -57,10 +58,47 @@ def recursive_spans(
             return end - start
 
         def hard_cut(start: int, end: int) -> list[Span]:
-            return _ranges(start, end, list(range(start + size, end, size)))
+            cuts: list[int] = []
+            position = start
+            while position + size < end:
+                position = _cluster_boundary(text, position, position + size, end)
+                if position >= end:
+                    break
+                cuts.append(position)
+            return _ranges(start, end, cuts)
 
     pieces = _pieces(text, 0, len(text), 0, patterns, size, measure, hard_cut)
     return _pack(text, pieces, size, overlap, measure)
+
+
+def _joins_previous(text: str, i: int) -> bool:
+    """Whether a cut before text[i] would split what a reader sees as one character: a combining mark, a
+    zero-width joiner or what follows one, a variation selector, an emoji skin tone, or the LF of a CRLF."""
+    char, before = text[i], text[i - 1]
+    code = ord(char)
+    return (
+        unicodedata.category(char) in ("Mn", "Mc", "Me")
+        or char == "\u200d"
+        or before == "\u200d"
+        or 0xFE00 <= code <= 0xFE0F
+        or 0xE0100 <= code <= 0xE01EF
+        or 0x1F3FB <= code <= 0x1F3FF
+        or (before == "\r" and char == "\n")
+    )
+
+
+def _cluster_boundary(text: str, previous: int, wanted: int, end: int) -> int:
+    """The cut nearest before `wanted` (after `previous`) that splits no character cluster; if the cluster is
+    longer than the whole window, the first boundary after it (the piece is then longer than `size`)."""
+    cut = wanted
+    while cut > previous + 1 and _joins_previous(text, cut):
+        cut -= 1
+    if not _joins_previous(text, cut):
+        return cut
+    cut = wanted
+    while cut < end and _joins_previous(text, cut):
+        cut += 1
+    return cut
 
 
 def _ranges(start: int, end: int, cuts: list[int]) -> list[Span]:

@@ -139,6 +139,12 @@ def run_command(args: argparse.Namespace) -> int:
             f"{len(plan.skipped_questions)} questions skipped (no reference)",
             file=sys.stderr,
         )
+        if args.metric == "answer_correctness":  # the judge's calls are its own, outside the generator's budget
+            print(
+                f"plus the judge's answer_correctness: up to {plan.pairs} verdicts (one per answered pair, those "
+                "in the judge's cache not sent), not in the counts above nor in --max-requests/--max-cost",
+                file=sys.stderr,
+            )
         return int(ExitCode.OK)
     args.output.mkdir(parents=True, exist_ok=True)
     judge = None

@@ -44,6 +44,7 @@ from ragmetrics.judge.rubric import RubricMetric
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.judge.text.language import check_language_code
 from ragmetrics.nightly.utility_config import UtilityQrelsConfig
+from ragmetrics.nightly.validity_config import ValidityConfig
 from ragmetrics.options import FusionMethod, FusionNorm
 from ragmetrics.sweep.config import SweepConfig
 from ragmetrics.testset.settings import TestsetSettings
@@ -797,6 +798,9 @@ class NightlyConfig(_Section):
     generator: GeneratorConfig | None = None
     utility_qrels: UtilityQrelsConfig | None = Field(
         default=None, description="utility judgments (eRAG) for the runs, and their metrics on them (docs/utilities.md)"
+    )
+    validity: ValidityConfig = Field(
+        default_factory=ValidityConfig, description="the night's validity study (docs/validity.md)"
     )
     testset: TestsetSettings | None = Field(
         default=None,

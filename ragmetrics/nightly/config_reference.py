@@ -33,6 +33,7 @@ from ragmetrics.nightly.config import (
     RetrieverRunSpec,
 )
 from ragmetrics.nightly.utility_config import UtilityOpenAIConfig, UtilityQrelsConfig
+from ragmetrics.nightly.validity_config import ValidityConfig
 from ragmetrics.sweep.config import (
     EarlyDropConfig,
     SplitConfig,
@@ -84,6 +85,7 @@ _SECTIONS: tuple[tuple[str, type[BaseModel], str], ...] = (
     ("generator", GeneratorConfig, "answers for runs that have none (retriever, file, fusion runs)"),
     ("utility_qrels", UtilityQrelsConfig, "utility judgments (eRAG) as qrels; leave out for none (docs/utilities.md)"),
     ("utility_qrels.openai", UtilityOpenAIConfig, "the OpenAI-compatible generator of utility judgments"),
+    ("validity", ValidityConfig, "the night's validity study: which metric tracks the answers (docs/validity.md)"),
     ("judge", JudgeConfig, "judge metrics and the judge backend; leave out for no judge metrics"),
     (
         "judge.embeddings",

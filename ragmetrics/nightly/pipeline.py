@@ -276,11 +276,15 @@ def _run_pipeline(
 
         with _timed(night.timings, "pairwise"):
             report.metadata.pairwise = pairwise_summaries(config, report, scored.judged_samples, night.notes)
-    if scored.judged_samples:  # which metric tracks the answers (nightly/validity_night)
+    if scored.judged_samples and config.validity.enabled:  # which metric tracks the answers (validity_night)
         from ragmetrics.nightly.validity_night import attach_validity
 
         with _timed(night.timings, "validity"):
-            attach_validity(report, scored.judged_samples, night.notes)
+            attach_validity(report, scored.judged_samples, night.notes, samples=config.validity.samples)
+    elif scored.judged_samples:
+        off = "validity: not studied tonight (validity.enabled: false); `ragmetrics validity` runs it"
+        report.metadata.notes = [*report.metadata.notes, off]
+        night.notes.append(off)
     gate = None
     if base.report is not None:
         assert base.path is not None

@@ -44,12 +44,14 @@ def _cause(cause: str) -> str:
 def target_generator(
     settings: CallSettings, search: list[Path], *, cost_per_call: float = 0.0
 ) -> FunctionGenerator:
-    """A `FunctionGenerator` calling `settings.target` (retries: the target's own, HTTP only)."""
+    """A `FunctionGenerator` calling `settings.target`. One call is one request: the caller's own retries are
+    off (`settings.retries` is not used), because a retry inside the caller is a request the build's budget
+    never sees; the build's `retries` re-asks instead, each re-ask a budgeted request."""
     caller = make_caller(
         settings.target,
         concurrency=settings.concurrency,
         timeout_s=settings.timeout_s,
-        retries=settings.retries,
+        retries=0,
         version=settings.version,
         search=[*settings.python_path, *search],
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics.errors import ConfigError
+from ragmetrics.nightly.applicability import mark_missing
 from ragmetrics.nightly.config import NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.retrieval.run import Run
@@ -159,6 +160,14 @@ def utility_for_night(
     for name, run in ranked.items():
         assert run is not None
         result = _renamed(evaluate(qrels, run, metrics, name=name, utilities=utilities))
+        _not_applicable_without_reference(result, run, set(judgments.skipped_questions))
+        ungraded = _ungraded_in_top(judgments, run, section.k)
+        if ungraded:
+            mark_missing(result, ungraded)
+            notes.append(
+                f"utility qrels: run {name!r}: {len(ungraded)} questions have a pooled passage without a grade "
+                "(its generator call failed or the budget ran out): their utility: scores are failures, not 0"
+            )
         # where the `utility:` metrics' qrels came from, as report.json carries it for every run
         result.metadata.extra["utility_qrels"] = {
             **judgments.provenance,
@@ -168,6 +177,45 @@ def utility_for_night(
         }
         results[name] = result
     return UtilityNight(judgments, results, texts)
+
+
+def _not_applicable_without_reference(result: RunResult, run: Run, skipped: set[str]) -> None:
+    """Each question `run` ranks whose reference is missing gets its `utility:` scores as not applicable, with
+    the reason (no entry at all would leave the question out of the night unsaid, and the comparisons refuse
+    a run with a question missing a metric)."""
+    from ragmetrics.schema import NotApplicableScore
+
+    for qid in run.to_dict():
+        if qid not in skipped or qid in result.per_query:
+            continue
+        result.per_query[qid] = dict.fromkeys(result.metadata.metrics)
+        result.not_applicable.extend(
+            NotApplicableScore(query_id=qid, metric=m, reason="no reference answer: utility qrels skip the question")
+            for m in result.metadata.metrics
+        )
+    result.metadata.num_queries = len(result.per_query)
+    result.recompute_aggregate()
+
+
+def _ungraded_in_top(judgments: UtilityJudgments, run: Run, k: int) -> dict[str, tuple[str, str]]:
+    """question -> (cause, message) where a passage in `run`'s top `k` was pooled but got no grade. A metric
+    would read that passage as unjudged, i.e. not relevant: a failed call would become a 0, so the question's
+    utility scores for this run fail with the pair's cause instead."""
+    from ragmetrics.utility.build import pool_pairs
+
+    failed = {(j.query_id, j.doc_id): j for j in judgments.judgments if j.grade is None and j.cause is not None}
+    if not failed:
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for pair in pool_pairs([run], k):
+        judgment = failed.get(pair)
+        if judgment is not None and pair[0] not in out:
+            out[pair[0]] = (
+                judgment.cause or "internal_error",
+                f"utility qrels: passage {pair[1]!r} in the top {k} has no grade ({judgment.cause}: "
+                f"{judgment.message})",
+            )
+    return out
 
 
 def add_utility_scores(

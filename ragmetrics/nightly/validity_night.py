@@ -132,7 +132,9 @@ def write_validity(
     return written
 
 
-def attach_validity(report: Report, judged: Mapping[str, Sequence[RagSample]], notes: list[str]) -> None:
+def attach_validity(
+    report: Report, judged: Mapping[str, Sequence[RagSample]], notes: list[str], *, samples: int = 1000
+) -> None:
     """Tonight's study into report.json (metadata.extra["validity"]) when the night has answers with an answer
     quality in at least 2 runs; otherwise nothing (`ragmetrics validity` says why, naming what is missing)."""
     from ragmetrics.validity import validity_data, validity_study
@@ -140,9 +142,10 @@ def attach_validity(report: Report, judged: Mapping[str, Sequence[RagSample]], n
     answered = answered_questions(judged)
     try:
         data = validity_data(report, answered=answered)
-    except InputError:
+    except InputError as exc:  # said, never silent: the night has no study and the reader learns why
+        notes.append(f"validity: not studied: {exc}")
         return
-    result = validity_study(data, night_settings(report, data.answer_metric))
+    result = validity_study(data, night_settings(report, data.answer_metric, samples=samples))
     report.metadata.extra[VALIDITY_KEY] = result.model_dump(mode="json")
     notes.append(f"validity: {result.verdict.text}")
 

@@ -215,7 +215,8 @@ def plan_utility(
     """What `build_utility` would ask (the dry run): distinct pairs, those the cache holds, the calls and their
     cost bound, and how many of them the budget pays for. Nothing is sent."""
     work = _prepare(questions, passages, _pool(runs, k))
-    keys = [answer_key(generator.identity, questions[q].question, passages[d]) for q, d in work.pairs]
+    identity = generator.identity
+    keys = [answer_key(identity, questions[q].question, passages[d]) for q, d in work.pairs]
     found = cache.get_many(keys) if cache is not None else dict.fromkeys(keys)
     todo: dict[str, tuple[str, str]] = {}  # distinct answers to ask for: key -> (question, passage)
     for (q, d), key in zip(work.pairs, keys, strict=True):
@@ -258,8 +259,10 @@ async def abuild_utility(
         raise InputError(f"metric must be one of {', '.join(ANSWER_METRICS)}, got {metric!r}", field="metric")
     if max_grade < 1:
         raise InputError(f"max_grade must be >= 1, got {max_grade}", field="max_grade")
-    if concurrency < 1 or retries < 0:
-        raise InputError("concurrency must be >= 1 and retries >= 0", field="concurrency")
+    if concurrency < 1:
+        raise InputError(f"concurrency must be >= 1, got {concurrency}", field="concurrency")
+    if retries < 0:
+        raise InputError(f"retries must be >= 0, got {retries}", field="retries")
     budget = budget if budget is not None else Budget()
     budget._settled = None  # an event of an earlier build's loop cannot be awaited in this one
     requests_before, spent_before = budget.requests, budget.spent  # a budget shared by builds counts them all

@@ -17,6 +17,7 @@ request per call (the client's own retries are off; `retries` re-asks are separa
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -178,6 +179,17 @@ def _content_words(text: str) -> set[str]:
     return {w for w in (m.group(0).casefold() for m in _WORD.finditer(text)) if w not in _STOP and len(w) > 1}
 
 
+@functools.cache
+def _segmenter() -> str | None:
+    """The installed sentencex release (None when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sentencex")
+    except PackageNotFoundError:
+        return None
+
+
 @dataclass(frozen=True)
 class ExtractiveGenerator:
     """Offline, deterministic: the passage's sentence sharing the most distinct content words with the question
@@ -189,7 +201,9 @@ class ExtractiveGenerator:
 
     @property
     def identity(self) -> dict[str, Any]:
-        return {"kind": "extractive", "version": 1, "abstention": self.abstention}
+        """Its answers are decided by this code (`version`) and by the sentence segmenter's release (sentencex
+        splits the passage): a new release may cut sentences elsewhere, so it asks afresh."""
+        return {"kind": "extractive", "version": 1, "abstention": self.abstention, "sentencex": _segmenter()}
 
     async def answer(self, question: str, passage: str) -> GeneratedAnswer:
         asked = _content_words(question)

@@ -149,8 +149,10 @@ class OpenAIGenerator:
         from urllib.parse import urlsplit
 
         endpoint = None
-        if self.base_url:
-            parts = urlsplit(self.base_url)
+        # With no base_url the openai client reads OPENAI_BASE_URL: that server answers, so it is the endpoint.
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL") or None
+        if base_url:
+            parts = urlsplit(base_url)
             port = f":{parts.port}" if parts.port is not None else ""
             endpoint = f"{parts.hostname}{port}{parts.path.rstrip('/')}"
         return {

@@ -152,12 +152,28 @@ def validity_data(
         return out
 
     answer = matrix(chosen)
+    if lower_is_better(chosen):  # tau reads "higher is better" on both sides: a smaller answer value is better
+        answer = -answer
+        notes.append(f"{chosen}: lower is better; its values are negated before tau")
     if answered is not None:
+        stale: dict[str, int] = {}
         for j, run in enumerate(runs):
             have = answered.get(run.name, set())
             for qid, i in index.items():
                 if qid not in have and not np.isnan(answer[i, j]):
                     answer[i, j] = np.nan  # a score without an answer behind it (the file's run is stale)
+                    stale[run.name] = stale.get(run.name, 0) + 1
+        if stale:
+            notes.append(
+                f"{chosen} values without an answer behind them in judged_samples.jsonl, left out: "
+                + ", ".join(f"{run} {count}" for run, count in stale.items())
+            )
+    missing = int(np.isnan(answer).sum())
+    if missing:
+        notes.append(
+            f"{chosen}: {missing} of {answer.size} (question, run) pairs have no value (a failed or not applicable "
+            "score, no answer, or a question the run lacks), left out of every metric's figures"
+        )
     held = list(dict.fromkeys(m for r in runs for m in r.metrics if m != chosen))
     qrels = _default_qrels(report)
     kinds: dict[str, tuple[str, str | None]] = {}

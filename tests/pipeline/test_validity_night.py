@@ -126,3 +126,34 @@ def test_a_night_without_answer_quality_exits_2_naming_it(night: Path, tmp_path:
     assert "the night has no answer quality: no run has a value of any answer metric" in err
     assert main(["validity", str(night), "--answer-metric", "answer_correctness"]) == 2
     assert "no answer quality 'answer_correctness'" in capsys.readouterr().err
+
+
+def _config_folder(night: Path) -> Path:
+    return next(p for p in night.parents if (p / "night.yaml").exists())
+
+
+def test_a_night_can_turn_its_study_off_or_take_fewer_resamples(night: Path, capsys: Any) -> None:
+    folder = _config_folder(night)
+    config = yaml.safe_load((folder / "night.yaml").read_text(encoding="utf-8"))
+    config["runs"] = config["runs"][:2]  # a smaller night: the switch is what is tested
+    for name, section in (("off", {"enabled": False}), ("few", {"samples": 200})):
+        config["validity"] = section
+        config["output"] = {**config["output"], "dir": f"out-{name}", "formats": ["json"]}
+        (folder / f"{name}.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        assert main(["run", str(folder / f"{name}.yaml"), "--no-progress"]) == 0
+    capsys.readouterr()
+    off = Report.model_validate_json((latest(folder / "out-off") / "report.json").read_text(encoding="utf-8"))
+    assert "validity" not in off.metadata.extra
+    assert any("validity: not studied tonight (validity.enabled: false)" in n for n in off.metadata.notes)
+    few = Report.model_validate_json((latest(folder / "out-few") / "report.json").read_text(encoding="utf-8"))
+    assert few.metadata.extra["validity"]["settings"]["samples"] == 200
+
+
+def test_a_bad_validity_section_is_a_config_error_naming_the_key(night: Path, capsys: Any) -> None:
+    folder = _config_folder(night)
+    config = yaml.safe_load((folder / "night.yaml").read_text(encoding="utf-8"))
+    config["validity"] = {"samples": 5}
+    (folder / "bad.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", str(folder / "bad.yaml"), "--no-progress"]) == 2
+    assert "validity.samples" in capsys.readouterr().err

@@ -67,10 +67,12 @@ def abstention_probability(logprobs: Any, abstention: str) -> float | None:
     """The probability of abstaining, from a chat choice's `logprobs` (docs/utilities.md, "Abstention").
 
     Definition: at the FIRST generated token, the sum of exp(logprob) over the distinct candidate tokens (the
-    sampled token and its `top_logprobs` alternatives) whose text, leading whitespace removed and case folded,
-    is a non-empty prefix of the abstention reply (case folded), capped at 1. So a model that would write
-    "UNANSWERABLE" as "UN" + "ANSWERABLE" counts the mass of "UN", " Un" and "UNANSWERABLE" alike. None when
-    the server sent no usable log-probabilities (the answer is still scored; UDCG has no probability for it).
+    sampled token and its `top_logprobs` alternatives) whose text, leading whitespace removed, is a prefix of
+    the abstention reply exactly as the prompt asks for it (case kept) and at least two characters long (or
+    the whole reply), capped at 1. So a model that would write "UNANSWERABLE" as "UN" + "ANSWERABLE" counts
+    the mass of "UN" and "UNANSWERABLE" alike, while the "U" of "U.S." or the "Un" of "Unclear" is an answer's
+    start, not an abstention (a one-letter or case-folded prefix would count them). None when the server sent
+    no usable log-probabilities (the answer is still scored; UDCG has no probability for it).
     """
     from ragmetrics.judge.openai.logprobs import token_choices
 
@@ -81,11 +83,11 @@ def abstention_probability(logprobs: Any, abstention: str) -> float | None:
     candidates: dict[str, float] = {first.token: first.logprob}
     for token, logprob in first.alternatives:
         candidates.setdefault(token, logprob)
-    target = abstention.casefold()
+    shortest = min(2, len(abstention))
     mass = 0.0
     for token, logprob in candidates.items():
-        text = token.lstrip().casefold()
-        if text and target.startswith(text) and math.isfinite(logprob):
+        text = token.lstrip()
+        if len(text) >= shortest and abstention.startswith(text) and math.isfinite(logprob):
             mass += math.exp(min(logprob, 0.0))
     return min(mass, 1.0)
 

@@ -24,6 +24,7 @@ __all__ = [
     "answered_questions",
     "attach_validity",
     "night_settings",
+    "page_data",
     "stored_validity",
     "study_night",
     "validity_markdown_section",
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 VALIDITY_KEY = "validity"
+ANSWERED_KEY = "validity_answered"
+"""report.json's run -> questions with an answer, the study's filter for the page's plots."""
 """Where report.json keeps the night's study: metadata.extra["validity"]."""
 
 
@@ -147,6 +150,9 @@ def attach_validity(
         return
     result = validity_study(data, night_settings(report, data.answer_metric, samples=samples))
     report.metadata.extra[VALIDITY_KEY] = result.model_dump(mode="json")
+    # The page's scatter plot is drawn later from report.json alone: it must leave out the same answer values
+    # (those without an answer behind them) as the study did, so the answered questions travel with it.
+    report.metadata.extra[ANSWERED_KEY] = {run: sorted(ids) for run, ids in answered.items()}
     notes.append(f"validity: {result.verdict.text}")
 
 
@@ -166,11 +172,21 @@ def validity_markdown_section(report: Report) -> list[str]:
     return validity_markdown(result) if result is not None else []
 
 
+def page_data(report: Report, result: ValidityResult) -> ValidityData:
+    """The study's matrices rebuilt from report.json for the page's plots: the same metrics, answer metric and
+    filter (the answered questions the night stored) as the study, so a plot shows the points its tau is of."""
+    from ragmetrics.validity import validity_data
+
+    stored = report.metadata.extra.get(ANSWERED_KEY)
+    answered = {run: set(ids) for run, ids in stored.items()} if isinstance(stored, dict) else None
+    return validity_data(report, answered=answered, answer_metric=result.settings.answer_metric,
+                         metrics=[m.metric for m in result.metrics])  # fmt: skip
+
+
 def validity_page(report: Report, plots: bool) -> tuple[list[str], list[Any]]:
     """report.html's section and its two plots (`PagePlot`s; none without matplotlib or with `plots` off)."""
     from ragmetrics.errors import ConfigError
     from ragmetrics.render.html.plots import PagePlot, _png
-    from ragmetrics.validity import validity_data
     from ragmetrics.validity.plots import scatter_plot, tau_chart
     from ragmetrics.validity.section import validity_html
 
@@ -179,8 +195,7 @@ def validity_page(report: Report, plots: bool) -> tuple[list[str], list[Any]]:
         return [], []
     images: list[Any] = []
     if plots:
-        data = validity_data(report, answer_metric=result.settings.answer_metric,
-                             metrics=[m.metric for m in result.metrics])  # fmt: skip
+        data = page_data(report, result)
         try:
             images = [
                 PagePlot("which metric tracks the answers: per-query tau with its interval", _png(tau_chart(result))),

@@ -157,3 +157,20 @@ def test_a_bad_validity_section_is_a_config_error_naming_the_key(night: Path, ca
     capsys.readouterr()
     assert main(["run", str(folder / "bad.yaml"), "--no-progress"]) == 2
     assert "validity.samples" in capsys.readouterr().err
+
+
+def test_the_pages_plots_show_the_points_the_study_counted(night: Path) -> None:
+    """The page's scatter plot is rebuilt from report.json: it must leave out what the study left out."""
+    import numpy as np
+
+    from ragmetrics.nightly.validity_night import page_data, stored_validity
+
+    report = Report.model_validate_json((night / "report.json").read_text(encoding="utf-8"))
+    result = stored_validity(report)
+    assert result is not None
+    answered = report.metadata.extra["validity_answered"]
+    assert sorted(answered) == ["half", "right", "third", "wrong"]
+    assert int((~np.isnan(page_data(report, result).answer)).sum()) == 4 * len(TOPICS)
+    dropped = sorted(answered["right"])[0]
+    answered["right"] = [q for q in answered["right"] if q != dropped]  # as if that answer had been empty
+    assert int((~np.isnan(page_data(report, result).answer)).sum()) == 4 * len(TOPICS) - 1

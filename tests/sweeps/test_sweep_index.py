@@ -11,10 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from ragmetrics.chunking import ChunkingConfig, Document, chunk_documents
 from ragmetrics.cli.main import main
+from ragmetrics.errors import InputError
 from ragmetrics.index import close_all
 from ragmetrics.nightly.config import load_config
 from ragmetrics.sweep.chunked import PASSAGE_QRELS, SPAN_QRELS
@@ -195,3 +197,16 @@ def test_the_chunking_axis_is_judged_on_the_test_sets_spans_when_present(tmp_pat
     fallback = _sweep(_chunked_config(tmp_path, {"path": str(testset), "passages": str(corpus)}))
     assert fallback.qrels_source == PASSAGE_QRELS
     assert "set dataset.passages to the documents" in fallback.qrels_note
+
+
+def test_a_span_on_a_document_the_passages_lack_names_its_line(tmp_path: Path) -> None:
+    docs, _, testset = _test_set(tmp_path)
+    spans = testset / "spans.jsonl"
+    lines = spans.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    lines.append(json.dumps({**first, "doc_id": "doc-gone", "start": 0, "end": 5}))
+    spans.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        _sweep(_chunked_config(tmp_path, {"path": str(testset), "passages": str(docs)}))
+    message = str(caught.value)
+    assert "spans.jsonl" in message and f"line {len(lines)}" in message and "doc-gone" in message

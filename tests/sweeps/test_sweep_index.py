@@ -22,6 +22,7 @@ from ragmetrics.nightly.config import load_config
 from ragmetrics.sweep.chunked import PASSAGE_QRELS, SPAN_QRELS
 from ragmetrics.sweep.report import summary, to_markdown
 from ragmetrics.sweep.run import SweepResult, run_sweep
+from ragmetrics.sweep.stages import IndexUse
 
 from .data import sweep_section, write_config
 
@@ -210,3 +211,21 @@ def test_a_span_on_a_document_the_passages_lack_names_its_line(tmp_path: Path) -
         _sweep(_chunked_config(tmp_path, {"path": str(testset), "passages": str(docs)}))
     message = str(caught.value)
     assert "spans.jsonl" in message and f"line {len(lines)}" in message and "doc-gone" in message
+
+
+def test_a_sweep_after_a_night_over_the_same_passages_embeds_nothing(tmp_path: Path) -> None:
+    from ragmetrics.nightly.load import load_dataset
+    from ragmetrics.retrievers import build_timed_run
+
+    path = write_config(tmp_path, sweep_section(retrievers=DENSE, fusion=None), questions=12)
+    config = load_config(path)
+    dataset = load_dataset(config.dataset, progress=False)
+    assert dataset.passages is not None
+    passages = [p.as_dict() for p in dataset.passages.values()]
+    queries = [(s.id, s.question) for s in dataset.samples]
+    # what a night's dense retriever run does (nightly.runs): the default embedder, the config's index_dir
+    _, night = build_timed_run("dense", {}, passages, queries, "dense", index_dir=config.index_dir)
+    assert night.embedded == 48
+    close_all()
+    sweep = run_sweep(config)
+    assert sweep.stages.index_use[("passages", "dense")] == IndexUse(embedded=0, reused=48, built=False)

@@ -56,10 +56,14 @@ def _run(args: argparse.Namespace) -> int:
         result = run_sweep(config)
     s = write_outputs(result, out_dir, plots=config.output.plots and not args.no_plots)
     w = s["winner"]
+    embedded = s["stages"]["embedded"]
     print(
         f"ragmetrics sweep: {s['configurations']} configurations; winner {w['name']} "
         f"({s['metric']} {w['selection_mean']} selection, {w['confirmation_mean']} confirmation, "
-        f"gap {w['gap']}); {s['early_drop']['units_avoided']} units avoided by early dropping; {out_dir}",
+        f"gap {w['gap']}); {s['early_drop']['units_avoided']} units avoided by early dropping; "
+        f"judged on {s['qrels']['source']}; "
+        + ("indexes in memory" if embedded is None else f"{embedded} chunks embedded")
+        + f"; {out_dir}",
         file=sys.stderr,
     )
     return 0

@@ -820,8 +820,8 @@ class NightlyConfig(_Section):
     index_dir: Path | None = Field(
         default=Path(".ragmetrics-cache/index"),
         description="folder of the reference retrievers' persisted indexes and chunk vectors (ragmetrics.index), "
-        "keyed by content: a night over chunks indexed before embeds none; `ragmetrics testset --config` uses the "
-        "same folder; null: build them in memory every night",
+        "keyed by content: a night over chunks indexed before embeds none; `ragmetrics testset --config` and "
+        "`ragmetrics sweep` use the same folder; null: build them in memory every night",
     )
     progress: bool = Field(
         default=True, description="progress bars on a terminal (--no-progress turns them off)"

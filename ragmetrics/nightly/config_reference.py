@@ -143,7 +143,8 @@ def render_reference() -> str:
         "`max_failure_rate` (default `0.05`: a run/metric with a larger share of failed scores makes the night "
         "incomplete, exit 3), `pipeline_cache` (default: `pipeline_cache.sqlite` in `output.dir`), `index_dir` (default "
         "`.ragmetrics-cache/index` beside the config: the reference retrievers' persisted indexes and chunk "
-        "vectors, keyed by content and shared with `ragmetrics testset`; `null` builds them in memory every night; "
+        "vectors, keyed by content and shared with `ragmetrics testset` and `ragmetrics sweep`; `null` builds them in "
+        "memory every night; "
         "docs/benchmarks.md), and the "
         'sections below. Unknown keys are errors, and so are values of another type (`yes` is not a number, `"4"` '
         "is not an integer): nothing is coerced.",

@@ -104,6 +104,8 @@ class RetrieverTiming:
     is persisted (`index_dir`); 0 on a night whose chunks were all embedded before. None: not counted."""
     reused: int | None = None
     """Chunk vectors (or a whole index) read from the persisted index instead of computed, when persisted."""
+    built: bool | None = None
+    """True when an index file was written now, False when a stored one was read; None: not persisted."""
 
 
 def timed_search(
@@ -147,7 +149,8 @@ def timed_search(
         finish()
     persisted = store is not None
     timing = RetrieverTiming(index_s=index_s, search_s=search_s, embedded=counts.embedded if persisted else None,
-                             reused=counts.reused if persisted else None)  # fmt: skip
+                             reused=counts.reused if persisted else None,
+                             built=counts.built if persisted else None)  # fmt: skip
     return rankings, timing
 
 

@@ -14,12 +14,46 @@ from ragmetrics._format import format_p
 from ragmetrics.sweep.pareto import COST_AXES, pareto_front
 from ragmetrics.sweep.run import SweepResult, selection_means
 from ragmetrics.sweep.select import mean_of
+from ragmetrics.sweep.stages import IndexUse
 
 __all__ = ["summary", "to_markdown", "write_outputs"]
 
 
 def _r(value: float | None, digits: int = 4) -> float | None:
     return None if value is None else round(float(value), digits)
+
+
+def _use(use: IndexUse | None) -> dict[str, Any]:
+    """What an index (or a reranker's passage vectors) cost from the persisted store; nulls without one."""
+    if use is None:
+        return {"embedded": None, "reused": None, "index_written": None}
+    return {"embedded": use.embedded, "reused": use.reused, "index_written": use.built}
+
+
+def _stages(result: SweepResult) -> dict[str, Any]:
+    stages = result.stages
+    return {
+        "index_dir": None if stages.index_dir is None else str(stages.index_dir),
+        "index_builds": [
+            {
+                "chunking": ch,
+                "retriever": r,
+                "builds": n,
+                "seconds": _r(stages.index_seconds[(ch, r)], 3),
+                **_use(stages.index_use.get((ch, r))),
+            }
+            for (ch, r), n in stages.index_builds.items()
+        ],
+        "fusions": sum(stages.fusions.values()),
+        "reranks": sum(stages.reranks.values()),
+        "rerank_vectors": [
+            {"chunking": ch, "arm": arm, "reranker": rr, "embedded": use.embedded, "reused": use.reused}
+            for (ch, arm, rr), use in stages.rerank_use.items()
+        ],
+        "embedded": None
+        if stages.index_dir is None
+        else sum(u.embedded for u in [*stages.index_use.values(), *stages.rerank_use.values()]),
+    }
 
 
 def summary(result: SweepResult) -> dict[str, Any]:
@@ -51,6 +85,7 @@ def summary(result: SweepResult) -> dict[str, Any]:
         },
         "runner_up": result.runner_up,
         "confirmation_means": confirmation_means,
+        "qrels": {"source": result.qrels_source, "note": result.qrels_note},
         "checks": [
             {
                 "against": k.against,
@@ -66,19 +101,7 @@ def summary(result: SweepResult) -> dict[str, Any]:
         "test": c.test,
         "correction": c.correction,
         "alpha": c.alpha,
-        "stages": {
-            "index_builds": [
-                {
-                    "chunking": ch,
-                    "retriever": r,
-                    "builds": n,
-                    "seconds": _r(result.stages.index_seconds[(ch, r)], 3),
-                }
-                for (ch, r), n in result.stages.index_builds.items()
-            ],
-            "fusions": sum(result.stages.fusions.values()),
-            "reranks": sum(result.stages.reranks.values()),
-        },
+        "stages": _stages(result),
         "early_drop": {
             "dropped": [
                 {"name": d.name, "by": d.by, "after": d.after, "upper": _r(d.high)} for d in result.drops
@@ -131,6 +154,7 @@ def to_markdown(s: dict[str, Any]) -> str:
         f"- **Winner: `{w['name']}`**: {_fmt(w['selection_mean'])} on the selection half, "
         f"{_fmt(w['confirmation_mean'])} on the confirmation half: **winner's curse gap {_fmt(w['gap'])}**",
         f"- Baseline `{s['baseline']}`; runner-up `{s['runner_up']}`",
+        f"- Judged on {s['qrels']['note']}",
         f"- {saving}; {len(e['dropped'])} configurations dropped",
         "",
         f"## Confirmation ({s['test']} test, {s['correction']} over {len(s['checks'])}, alpha {s['alpha']})",
@@ -146,12 +170,25 @@ def to_markdown(s: dict[str, Any]) -> str:
     lines += ["", "Confirmation-half means: " + ", ".join(
         f"`{n}` {_fmt(v)}" for n, v in sorted(s["confirmation_means"].items())
     ), "", "## Shared stages", ""]  # fmt: skip
-    for b in s["stages"]["index_builds"]:
+    stages = s["stages"]
+    if stages["index_dir"] is None:
+        lines.append("- indexes built in memory (index_dir: null): every chunk embedded again by every sweep")
+    else:
         lines.append(
-            f"- index `{b['retriever']}` over `{b['chunking']}`: built {b['builds']}x ({b['seconds']} s)"
+            f"- indexes and chunk vectors from `{stages['index_dir']}`, shared with nights and test-set builds: "
+            f"{stages['embedded']} chunks embedded by this sweep"
+        )
+    for b in stages["index_builds"]:
+        lines.append(
+            f"- index `{b['retriever']}` over `{b['chunking']}`: {b['builds']}x ({b['seconds']} s)" + _how(b)
+        )
+    for v in stages["rerank_vectors"]:
+        lines.append(
+            f"- reranker `{v['reranker']}` over `{v['arm']}` on `{v['chunking']}`: candidates' vectors "
+            f"{v['embedded']} embedded, {v['reused']} read from the store"
         )
     lines += [
-        f"- fusions: {s['stages']['fusions']}, reranks: {s['stages']['reranks']}",
+        f"- fusions: {stages['fusions']}, reranks: {stages['reranks']}",
         "",
         "## Configurations",
         "",
@@ -173,6 +210,13 @@ def to_markdown(s: dict[str, Any]) -> str:
             for qid, why in rows.items():
                 lines.append(f"- `{name}` on `{qid}`: {why}")
     return "\n".join(lines) + "\n"
+
+
+def _how(build: dict[str, Any]) -> str:
+    if build["index_written"] is None:
+        return ", in memory"
+    made = "written now" if build["index_written"] else "read from the store"
+    return f", index {made}; chunks embedded {build['embedded']}, vectors reused {build['reused']}"
 
 
 def write_outputs(result: SweepResult, out_dir: Path, *, plots: bool = True) -> dict[str, Any]:

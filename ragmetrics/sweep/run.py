@@ -47,6 +47,10 @@ class SweepResult:
     left_out: dict[str, str] = field(default_factory=dict)
     relevance: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """chunking label -> question id -> judged id -> grade: what each chunking was scored against."""
+    qrels_source: str = "as given"
+    """What the judgments are: 'as given' (the dataset's qrels on its passages), or, with a chunking axis,
+    `chunked.SPAN_QRELS` or `chunked.PASSAGE_QRELS`."""
+    qrels_note: str = "the dataset's qrels, on its passages as given"
 
     @property
     def units_avoided(self) -> int:
@@ -64,6 +68,8 @@ class SweepInputs:
     strata_source: str
     left_out: dict[str, str] = field(default_factory=dict)
     """Question id -> why the sweep cannot score it (no judged relevant document; the metric does not apply)."""
+    qrels_source: str = "as given"
+    qrels_note: str = "the dataset's qrels, on its passages as given"
 
 
 def _strata(sweep: SweepConfig, dataset: QADataset, qids: Sequence[str]) -> tuple[dict[str, str], str]:
@@ -91,9 +97,17 @@ def sweep_inputs(config: NightlyConfig, dataset: QADataset, metric_kind: str) ->
     assert sweep is not None
     if dataset.passages is None:
         raise ConfigError("sweep: the dataset has no passages to retrieve from; set dataset.passages")
+    passages = [p.as_dict() for p in dataset.passages.values()]
+    judgments = None
+    if sweep.chunking is not None:
+        from ragmetrics.sweep.chunked import axis_judgments
+
+        judgments = axis_judgments(dataset, {p["id"]: p["text"] for p in passages})
+    spans = judgments is not None and judgments.spans is not None
     samples, left_out = [], {}
     for sample in dataset.samples:
-        why = _unscorable(sweep.metric, metric_kind, sample, dataset.relevance.get(sample.id, {}))
+        judged = judgments.relevant(sample.id) if judgments is not None and spans else None
+        why = _unscorable(sweep.metric, metric_kind, sample, dataset.relevance.get(sample.id, {}), judged)
         if why is None:
             samples.append(sample)
         else:
@@ -104,11 +118,10 @@ def sweep_inputs(config: NightlyConfig, dataset: QADataset, metric_kind: str) ->
         )
     qids = [s.id for s in samples]
     strata, source = _strata(sweep, dataset, qids)
-    passages = [p.as_dict() for p in dataset.passages.values()]
     if sweep.chunking is not None:
         from ragmetrics.sweep.chunked import chunked_inputs
 
-        corpora, relevance = chunked_inputs(sweep, samples, dataset, passages)
+        corpora, relevance = chunked_inputs(sweep, samples, dataset, passages, judgments)
     else:
         corpora = {AS_GIVEN: passages}
         relevance = {AS_GIVEN: {q: dict(dataset.relevance.get(q, {})) for q in qids}}
@@ -120,12 +133,18 @@ def sweep_inputs(config: NightlyConfig, dataset: QADataset, metric_kind: str) ->
         strata=strata,
         strata_source=source,
         left_out=left_out,
+        **({"qrels_source": judgments.source, "qrels_note": judgments.note} if judgments is not None else {}),
     )
 
 
-def _unscorable(metric: str, kind: str, sample: Any, relevance: Mapping[str, int]) -> str | None:
-    """Why a question gets no score on the sweep's metric, whatever the configuration (None: it gets one)."""
+def _unscorable(
+    metric: str, kind: str, sample: Any, relevance: Mapping[str, int], spans: Mapping[str, int] | None = None
+) -> str | None:
+    """Why a question gets no score on the sweep's metric, whatever the configuration (None: it gets one).
+    `spans`: the question's span judgments, when the chunking axis is judged on the test set's spans."""
     if kind == "retrieval":
+        if spans is not None:
+            return None if any(g >= 1 for g in spans.values()) else "no judged relevant span"
         return None if any(g >= 1 for g in relevance.values()) else "no judged relevant document"
     from ragmetrics.judge.base import reference_not_applicable
 
@@ -165,7 +184,9 @@ def run_sweep(
         list(inputs.questions), inputs.strata, seed=sweep.split.seed, share=sweep.split.selection_share,
         source=inputs.strata_source,
     )  # fmt: skip
-    stages = build_stages(sweep, grid, inputs.corpora, inputs.questions, mapper=mapper)
+    stages = build_stages(
+        sweep, grid, inputs.corpora, inputs.questions, mapper=mapper, index_dir=config.index_dir
+    )
     objective = Objective(
         metric=sweep.metric,
         stages=stages,
@@ -228,6 +249,8 @@ def run_sweep(
         failures=objective.failures,
         left_out=inputs.left_out,
         relevance=inputs.relevance,
+        qrels_source=inputs.qrels_source,
+        qrels_note=inputs.qrels_note,
     )
 
 

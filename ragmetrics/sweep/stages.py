@@ -13,6 +13,12 @@ deepens the search, and changes no hybrid.
 What each stage cost is kept per question (seconds), so a configuration's latency is the sum of the stages it
 reads: its retrievers' searches, the fusion, its reranker. Index building is counted and timed apart: it is paid
 once per chunking, not by a user's question.
+
+With an index folder (the config's `index_dir`, the one nights and `ragmetrics testset` use), every index and
+chunk vector comes from the persisted store (`ragmetrics.index`), keyed by content, the chunking's texts and the
+model: a sweep after a night over the same chunks, or a second sweep, embeds nothing, and a changed document
+re-embeds only its own chunks. What each (chunking, retriever) embedded and reused is counted, and so is what
+the embedding reranker read or embedded. Without one (`index_dir: null`) everything is built in memory.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ragmetrics.errors import ConfigError
 from ragmetrics.sweep.config import SweepConfig, SweepReranker, SweepRetriever
 from ragmetrics.sweep.grid import Configuration
 
-__all__ = ["FirstStage", "StageJob", "Stages", "build_stages", "first_stage", "search_depth"]
+__all__ = ["FirstStage", "IndexUse", "StageJob", "Stages", "build_stages", "first_stage", "search_depth"]
 
 Ranking = list[tuple[str, float]]
 Mapper = Callable[[Callable[["StageJob"], "FirstStage"], Sequence["StageJob"]], list["FirstStage"]]
@@ -43,6 +50,20 @@ class StageJob:
     passages: tuple[dict[str, str], ...]
     queries: tuple[tuple[str, str], ...]
     depth: int
+    index_dir: Path | None = None
+    """The persisted store the job opens (in whichever process runs it); None: an index in memory."""
+
+
+@dataclass(frozen=True)
+class IndexUse:
+    """What finding or building one index (or one reranker's passage vectors) cost, from the persisted store."""
+
+    embedded: int
+    """Chunk texts sent to the embedding model now (0 when every vector was stored)."""
+    reused: int
+    """Chunk vectors read from the store instead."""
+    built: bool
+    """True when an index file was written now; False when a stored one was read (or none is needed)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +73,8 @@ class FirstStage:
     rankings: dict[str, Ranking]
     search_s: dict[str, float]
     index_s: float
+    use: IndexUse | None = None
+    """None: built in memory (no index folder)."""
 
 
 @dataclass
@@ -64,6 +87,11 @@ class Stages:
     index_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
     fusions: Counter[tuple[str, str]] = field(default_factory=Counter)
     reranks: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    index_use: dict[tuple[str, str], IndexUse] = field(default_factory=dict)
+    """(chunking, retriever) -> what its index cost from the store; absent without an index folder."""
+    rerank_use: dict[tuple[str, str, str], IndexUse] = field(default_factory=dict)
+    """(chunking, arm, reranker) -> the embedding reranker's passage vectors read or embedded."""
+    index_dir: Path | None = None
 
     def top(self, config: Configuration, qid: str) -> Ranking:
         return self.rankings[config.rerank_key].get(qid, [])[: config.k]
@@ -95,7 +123,8 @@ class PassageVectors:
 
     A passage's vector does not depend on the question (the dense retriever and the embedding reranker are both
     bi-encoders), so a deployed system computes it once when indexing; the sweep does too, and the reranker reads
-    the vectors the dense index made. A question's vector is computed afresh by every stage that needs it, as two
+    the vectors the dense index made (in memory, or from the persisted store when there is one: then this keeps
+    nothing, the store does). A question's vector is computed afresh by every stage that needs it, as two
     deployed stages would, so each stage's per-question latency holds its own embedding. The built-in collection's
     stored passage vectors answer first; the model is loaded and run once before any timing.
     """
@@ -114,6 +143,12 @@ class PassageVectors:
     @property
     def name(self) -> str:
         return self._base.name
+
+    @property
+    def identity(self) -> str:
+        """The model's identity, as a night's dense retriever gives it: the persisted store's key, so a sweep
+        and a night over the same chunks share their vectors."""
+        return self._base.identity
 
     def encode(self, texts: Sequence[str]) -> Any:
         import numpy as np
@@ -139,15 +174,20 @@ def _embedder(passages: Sequence[Mapping[str, str]] = ()) -> PassageVectors:
 
 
 def first_stage(job: StageJob) -> FirstStage:
-    """Build one retriever's index over one chunking and search every question once, to `job.depth`."""
+    """Build (or open) one retriever's index over one chunking and search every question once, to `job.depth`."""
     from ragmetrics.retrievers import timed_search
 
     params = {**job.retriever.params, "top_k": job.depth}
-    embedder = _embedder(job.passages) if job.retriever.retriever == "dense" else None
+    # with a store, the store keeps the passages' vectors, not this process
+    kept = job.passages if job.index_dir is None else ()
+    embedder = _embedder(kept) if job.retriever.retriever == "dense" else None
     rankings, timing = timed_search(
-        job.retriever.retriever, params, job.passages, job.queries, embedder=embedder
+        job.retriever.retriever, params, job.passages, job.queries, embedder=embedder, index_dir=job.index_dir
     )
-    return FirstStage(job.chunking, job.retriever.name, rankings, dict(timing.search_s), timing.index_s)
+    use = None
+    if job.index_dir is not None:
+        use = IndexUse(timing.embedded or 0, timing.reused or 0, bool(timing.built))
+    return FirstStage(job.chunking, job.retriever.name, rankings, dict(timing.search_s), timing.index_s, use)
 
 
 def _local_map(fn: Callable[[StageJob], FirstStage], jobs: Sequence[StageJob]) -> list[FirstStage]:
@@ -176,13 +216,47 @@ def _fuse(
     return rankings, elapsed
 
 
+class _StoredPassages:
+    """The embedding reranker's model with the passages' vectors read from the persisted store (the ones the
+    dense index stored, or any earlier night's), embedded and kept there when missing; other texts (the
+    question) go to the model. `counts` says what was read and what embedded."""
+
+    def __init__(self, model: PassageVectors, index_dir: Path, texts: Sequence[str]) -> None:
+        from ragmetrics.index.store import IndexStore
+
+        self._model = model
+        self._stored = IndexStore(index_dir).vectors(model)
+        self._passages = set(texts)
+
+    @property
+    def counts(self) -> Any:
+        return self._stored.counts
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        if texts and all(t in self._passages for t in texts):
+            return self._stored.encode(texts)
+        return self._model.encode(texts)
+
+    def finish(self) -> None:
+        self._stored.finish()
+
+
 def _rerank(
-    reranker: SweepReranker, corpus: Any, queries: Mapping[str, str], rankings: Mapping[str, Ranking]
-) -> tuple[dict[str, Ranking], dict[str, float]]:
+    reranker: SweepReranker,
+    corpus: Any,
+    queries: Mapping[str, str],
+    rankings: Mapping[str, Ranking],
+    index_dir: Path | None = None,
+) -> tuple[dict[str, Ranking], dict[str, float], IndexUse | None]:
     from ragmetrics.retrievers.rerank import _lookup, load_scorer, rerank, rerank_with
 
     lookup = _lookup(corpus)
-    embedder = _embedder([{"text": t} for t in corpus.texts]) if reranker.kind == "embedding" else None
+    embedder: PassageVectors | _StoredPassages | None = None
+    if reranker.kind == "embedding":
+        if index_dir is None:
+            embedder = _embedder([{"text": t} for t in corpus.texts])
+        else:
+            embedder = _StoredPassages(_embedder(), index_dir, corpus.texts)
     out: dict[str, Ranking] = {}
     seconds: dict[str, float] = {}
     scorer = load_scorer(reranker.scorer) if reranker.kind == "callable" else None
@@ -197,7 +271,10 @@ def _rerank(
             assert embedder is not None
             out[qid] = rerank(corpus, {qid: question}, candidates, embedder, reranker.candidates, lookup)[qid]
         seconds[qid] = time.perf_counter() - started
-    return out, seconds
+    if isinstance(embedder, _StoredPassages):
+        embedder.finish()
+        return out, seconds, IndexUse(embedder.counts.embedded, embedder.counts.reused, False)
+    return out, seconds, None
 
 
 def build_stages(
@@ -207,18 +284,25 @@ def build_stages(
     queries: Mapping[str, str],
     *,
     mapper: Mapper | None = None,
+    index_dir: Path | None = None,
 ) -> Stages:
-    """Every ranking the grid reads, each stage once (module docstring). `corpora`: chunking label -> passages."""
+    """Every ranking the grid reads, each stage once (module docstring). `corpora`: chunking label -> passages;
+    `index_dir`: the persisted store every index and passage vector comes from (None: all in memory)."""
     from ragmetrics.retrievers._inputs import corpus_from
 
     check_depths(config)
     depth = search_depth(config)
-    stages = Stages()
+    stages = Stages(index_dir=index_dir)
     chunkings = list(dict.fromkeys(c.chunking for c in grid))
     needed = {(c.chunking, name) for c in grid for name in c.retrievers}
     jobs = [
         StageJob(
-            chunking, retriever, tuple(dict(p) for p in corpora[chunking]), tuple(queries.items()), depth
+            chunking,
+            retriever,
+            tuple(dict(p) for p in corpora[chunking]),
+            tuple(queries.items()),
+            depth,
+            index_dir,
         )
         for chunking in chunkings
         for retriever in config.retrievers
@@ -230,6 +314,8 @@ def build_stages(
         key = (result.chunking, result.retriever)
         stages.index_builds[key] += 1
         stages.index_seconds[key] = result.index_s
+        if result.use is not None:
+            stages.index_use[key] = result.use
         first[result.chunking][result.retriever] = result.rankings
         first_s[result.chunking][result.retriever] = result.search_s
     rerankers = {r.name: r for r in config.rerankers}
@@ -253,8 +339,10 @@ def build_stages(
                 stages.rankings[stage_key] = rankings
                 stages.seconds[stage_key] = seconds
                 continue
-            reranked, rerank_s = _rerank(reranker, corpus, queries, rankings)
+            reranked, rerank_s, use = _rerank(reranker, corpus, queries, rankings, index_dir)
             stages.reranks[stage_key] += 1
+            if use is not None:
+                stages.rerank_use[stage_key] = use
             stages.rankings[stage_key] = reranked
             stages.seconds[stage_key] = {q: seconds.get(q, 0.0) + rerank_s.get(q, 0.0) for q in queries}
     return stages

@@ -53,8 +53,8 @@ def sweep_section(**overrides: Any) -> dict[str, Any]:
     return section
 
 
-def write_config(folder: Path, sweep: dict[str, Any], **top: Any) -> Path:
-    qa, corpus = write_collection(folder / "data")
+def write_config(folder: Path, sweep: dict[str, Any], questions: int = 48, **top: Any) -> Path:
+    qa, corpus = write_collection(folder / "data", questions)
     config = {
         "name": "synthetic sweep",
         "dataset": {"path": str(qa), "passages": str(corpus)},

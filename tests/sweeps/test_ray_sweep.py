@@ -24,9 +24,14 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 def test_ray_stages_equal_local_ones(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, sweep_section(rerankers=[{"name": "none", "kind": "none"}])))
     local = run_sweep(config)
+    assert all(use.built for use in local.stages.index_use.values())  # written to the config's index_dir
     with RayStages(num_cpus=2) as engine:
         distributed = run_sweep(config, mapper=engine.map)
         assert engine.tasks == 2  # one task per (chunking, retriever): the two BM25 indexes
+    # each task opened the persisted store and read the index the local sweep wrote there
+    assert {key: use.built for key, use in distributed.stages.index_use.items()} == {
+        ("passages", "bm25"): False, ("passages", "bm25b"): False
+    }  # fmt: skip
     assert distributed.stages.rankings == local.stages.rankings
     assert distributed.scores == local.scores
     assert distributed.confirmation == local.confirmation

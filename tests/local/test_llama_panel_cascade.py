@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from ragmetrics.cli.main import main
+from ragmetrics.judge.cascade.thresholds import fixed_sequence_threshold, stage_delta
 from tests.judge.loopback import LoopbackServer
 
 from .conftest import LlamaServer
@@ -179,6 +180,47 @@ def test_a_panel_asks_llama_cpp_and_the_loopback_each_unit_once_and_a_rerun_noth
     assert [(f["query_id"], f["cause"]) for f in again["failures"]] == [
         (f["query_id"], f["cause"]) for f in run["failures"]
     ]
+
+    # A cascade over the same cache, llama.cpp first: both judges' verdicts were asked by the panel under the
+    # same identities (endpoint and model), so neither server is asked again. People agree with SmolLM2 except
+    # on its least sure verdict, so its threshold is certified above that verdict (fixed-sequence testing,
+    # computed here from its panel scores = P(yes)): that one goes up, with any it failed on, and the second
+    # judge is asked about exactly those.
+    p_yes = {
+        q: next(v["score"] for v in d[METRIC]["verdicts"] if v["judge"] == "smollm2")
+        for q, d in run["details"].items()
+        if run["per_query"][q][METRIC] is not None
+    }
+    confidence = {q: max(p, 1.0 - p) for q, p in p_yes.items()}
+    unsure = min(confidence, key=lambda q: confidence[q]) if confidence else None
+    labels = ["sample_id,metric,label"]
+    for i in range(N):
+        q = f"q{i}"
+        said = int(p_yes[q] > 0.5) if q in p_yes else i % 2
+        labels.append(f"{q},{METRIC},{1 - said if q == unsure else said}")
+    (tmp_path / "labels.csv").write_text("\n".join(labels) + "\n", encoding="utf-8")
+    cut = fixed_sequence_threshold(
+        list(confidence.values()), [q != unsure for q in confidence], target=0.5, delta=stage_delta(0.5, 2)
+    ).threshold
+    escalated = {f"q{i}" for i in range(N)} - {
+        q for q, c in confidence.items() if cut is not None and c >= cut
+    }
+    cascade = _config(tmp_path, cascade=_members(llama_server, loopback), agreement=0.5, delta=0.5, held_out=0.0,
+                      labels=str(tmp_path / "labels.csv"), confidence="logprobs")  # fmt: skip
+    loopback.reset_records()
+    before = llama_server.chat_requests()
+    assert main(["run", str(cascade), "--no-progress"]) in (0, 1)
+    assert llama_server.chat_requests() == before and not _loopback_items(loopback)
+    routed = _result(tmp_path)
+    summary = routed["metadata"]["extra"][f"cascade:{METRIC}"]
+    first, second = summary["judges"]
+    assert first["without_logprobs"] == 0 and first["decided"] == N - len(escalated)
+    assert second["asked"] == len(escalated)
+    kept_first = {
+        q for q, d in routed["details"].items() if str(d[METRIC]["reason"]).startswith("decided by smollm2")
+    }
+    assert kept_first == {f"q{i}" for i in range(N)} - escalated
+    assert first["threshold"] == (None if cut is None else pytest.approx(cut, abs=1e-5))
 
 
 @pytest.mark.timeout(1200)

@@ -181,6 +181,19 @@ def test_a_panel_asks_llama_cpp_and_the_loopback_each_unit_once_and_a_rerun_noth
         (f["query_id"], f["cause"]) for f in run["failures"]
     ]
 
+    # Output the transport carried but that is no verdict: cut off at 16 tokens (the least the settings take),
+    # SmolLM2's JSON does not close (greedy decoding: the same each night). Each unit is a recorded failure with
+    # its cause, naming the member; the night says it is incomplete (exit 3).
+    cut_off = _config(tmp_path, panel={"members": _members(llama_server, loopback)}, max_tokens=16,
+                      cache_path=str(tmp_path / "cut" / "v.sqlite"))  # fmt: skip
+    before = llama_server.chat_requests(200)
+    assert main(["run", str(cut_off), "--no-progress"]) == 3
+    assert llama_server.chat_requests(200) - before == N
+    failures = [f for f in _result(tmp_path)["failures"] if f["metric"] == METRIC]
+    assert len(failures) == N and {f["cause"] for f in failures} == {"invalid_output"}
+    assert all(f["message"].startswith("panel member 'smollm2'") for f in failures)
+    assert all("cut off at 16 tokens (finish_reason=length)" in f["message"] for f in failures)
+
     # A cascade over the same cache, llama.cpp first: both judges' verdicts were asked by the panel under the
     # same identities (endpoint and model), so neither server is asked again. People agree with SmolLM2 except
     # on its least sure verdict, so its threshold is certified above that verdict (fixed-sequence testing,

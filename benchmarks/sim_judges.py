@@ -60,7 +60,7 @@ from loopback import LoopbackServer  # noqa: E402
 
 from ragmetrics.alignment.folds import stratified_folds  # noqa: E402
 from ragmetrics.cli.main import main as cli  # noqa: E402
-from ragmetrics.trust.judge_choice import JudgeEvidence, choose_judge  # noqa: E402
+from ragmetrics.panels.judge_choice import JudgeEvidence, choose_judge  # noqa: E402
 from ragmetrics.trust.panel_combine import combine_scores, dawid_skene  # noqa: E402
 
 MARGIN = 0.05

@@ -28,9 +28,9 @@ from ragmetrics.judge.evaluate import aevaluate_rag
 from ragmetrics.judge.panel import build_member, identity, member_settings
 from ragmetrics.judge.panel_config import CandidatesFile, JudgeCandidate, PanelCandidate
 from ragmetrics.judge.settings import JudgeSettings
+from ragmetrics.panels.judge_choice import Choice, JudgeEvidence, choose_judge
 from ragmetrics.panels.night import people_alpha
 from ragmetrics.schema import JudgeInfo, SampleFailure
-from ragmetrics.trust.judge_choice import Choice, JudgeEvidence, choose_judge
 from ragmetrics.trust.labels import HumanLabels
 from ragmetrics.trust.panel_combine import combine_scores
 from ragmetrics.trust.people import krippendorff_alpha
@@ -162,7 +162,7 @@ async def judge_candidates(
     seed: int = 0,
     source: str = "candidates",
 ) -> JudgesOutcome:
-    """Score every candidate on the labelled units and choose (module docstring; `trust.judge_choice`)."""
+    """Score every candidate on the labelled units and choose (module docstring; `panels.judge_choice`)."""
     try:
         base = JudgeSettings.model_validate(candidates.judge)
     except ValidationError as exc:  # the first problem at its key, as the rest of the file's are named

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ragmetrics.panels.judge_choice import (
+    JudgeEvidence,
+    _auc_draws,
+    _kappa_draws,
+    _weighted_auc,
+    choose_judge,
+)
 from ragmetrics.trust.agreement import roc_auc
-from ragmetrics.trust.judge_choice import JudgeEvidence, _auc_draws, _kappa_draws, _weighted_auc, choose_judge
 
 
 def _correlated(truth: np.ndarray, accuracies: dict[str, float], shared: float, seed: int) -> dict[str, np.ndarray]:

@@ -34,8 +34,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
+from ragmetrics.comparison.corrections import holm
+from ragmetrics.comparison.proportions import exact_mcnemar
 from ragmetrics.trust.agreement import Estimate, decision_kappa, roc_auc
 
 __all__ = ["CandidateRow", "Choice", "JudgeEvidence", "choose_judge"]
@@ -181,7 +182,7 @@ def choose_judge(
         ni_p = float(np.mean(gap_draws >= margin)) if c.name != best else 0.0
         b = int(((correct[best] == 1) & (correct[c.name] == 0)).sum())
         d = int(((correct[best] == 0) & (correct[c.name] == 1)).sum())
-        p = float(stats.binomtest(b, b + d, 0.5).pvalue) if b + d else 1.0
+        p = exact_mcnemar(b, d)
         kappa = None
         auc = None
         if binary:
@@ -208,7 +209,7 @@ def choose_judge(
             )
         )
     rows = _holm(rows, best, alpha)
-    ni_holm = _holm_adjusted({r.name: r.non_inferiority_p for r in rows if r.name != best})
+    ni_holm = _holm_by_name({r.name: r.non_inferiority_p for r in rows if r.name != best})
     rows = [replace(r, non_inferiority_p_holm=ni_holm.get(r.name, 0.0),
                     not_worse=r.name == best or ni_holm[r.name] < alpha) for r in rows]  # fmt: skip
     # Shown not worse by the margin, and not significantly worse at all (so the choice never is).
@@ -217,21 +218,16 @@ def choose_judge(
     return Choice(rows, best, chosen, margin, alpha, int(y.size), int(np.unique(clusters).size))
 
 
-def _holm_adjusted(p_values: dict[str, float]) -> dict[str, float]:
-    """Holm's step-down adjusted p-values (each the running maximum of (m - rank) x p, capped at 1)."""
-    adjusted: dict[str, float] = {}
-    running = 0.0
-    ordered = sorted(p_values.items(), key=lambda item: item[1])
-    for i, (name, p) in enumerate(ordered):
-        running = max(running, min(1.0, (len(ordered) - i) * p))
-        adjusted[name] = running
-    return adjusted
+def _holm_by_name(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm-adjusted p-values (`comparison.corrections.holm`) keyed by candidate name."""
+    names = list(p_values)
+    return dict(zip(names, holm([p_values[n] for n in names]), strict=True))
 
 
 def _holm(rows: list[CandidateRow], best: str, alpha: float) -> list[CandidateRow]:
     """McNemar p-values against the best, Holm-adjusted over the candidates compared with it: the best is picked
     among them, so one comparison alone would call an equal candidate worse too often."""
-    adjusted = _holm_adjusted({r.name: r.mcnemar_p for r in rows if r.name != best})
+    adjusted = _holm_by_name({r.name: r.mcnemar_p for r in rows if r.name != best})
     return [replace(r, mcnemar_p_holm=adjusted.get(r.name, 1.0),
                     significantly_worse=adjusted.get(r.name, 1.0) < alpha and r.gap_to_best > 0) for r in rows]  # fmt: skip
 

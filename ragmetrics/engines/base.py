@@ -48,11 +48,11 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
-class _LocalJudgeSession:
-    def __init__(self, settings: JudgeSettings) -> None:
-        from ragmetrics.judge.select import make_judge
+class InProcessJudgeSession:
+    """A judge scoring in this process: the local engine's session, and each member of a cascade."""
 
-        self._judge: Judge = make_judge(settings)
+    def __init__(self, judge: Judge) -> None:
+        self._judge = judge
 
     def score(
         self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
@@ -66,6 +66,13 @@ class _LocalJudgeSession:
 
     def close(self) -> None:
         run_sync(self._judge.aclose())
+
+
+class _LocalJudgeSession(InProcessJudgeSession):
+    def __init__(self, settings: JudgeSettings) -> None:
+        from ragmetrics.judge.select import make_judge
+
+        super().__init__(make_judge(settings))
 
 
 class LocalEngine:

@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics.engines.base import InProcessJudgeSession
 from ragmetrics.errors import InputError
-from ragmetrics.judge.base import Judge, RagSample
+from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.cascade.config import CascadePanel, check_confidence_source, check_enough_labels
 from ragmetrics.judge.cascade.run import Cascade, CascadeReport, Stage
@@ -74,26 +75,7 @@ def _labels(judge: JudgeConfig) -> HumanLabels:
     return load_labels(judge.labels, scale=judge.label_scale)
 
 
-class _Session:
-    """One judge scoring in this process: a cascade's member or one simulated annotator."""
-
-    def __init__(self, judge: Judge) -> None:
-        self._judge = judge
-
-    def score(
-        self, samples: Sequence[RagSample], metrics: Sequence[str], *, name: str, progress: bool
-    ) -> RunResult:
-        from ragmetrics.judge.evaluate import evaluate_rag
-
-        return evaluate_rag(samples, metrics, self._judge, name=name, progress=progress)
-
-    def info(self) -> JudgeInfo:
-        return self._judge.info()
-
-    def close(self) -> None:
-        from ragmetrics._async import run_sync
-
-        run_sync(self._judge.aclose())
+_Session = InProcessJudgeSession  # one judge scoring in this process: a cascade's member or one annotator
 
 
 def _prompt_names(metric: str) -> tuple[str, ...]:

@@ -139,7 +139,9 @@ def _persona_sufficient(persona: Persona, model: str, question: str, truth: bool
     m = re.search(r"\[z:(-?[0-9.]+)\]", question)
     z = float(m.group(1)) if m else 0.0
     e = normal.inv_cdf(_uniform("noise", model, question))
-    right = math.sqrt(persona.shared) * z + math.sqrt(1 - persona.shared) * e < normal.inv_cdf(persona.accuracy)
+    right = math.sqrt(persona.shared) * z + math.sqrt(1 - persona.shared) * e < normal.inv_cdf(
+        persona.accuracy
+    )
     verdict = truth if right else not truth
     if not truth and not verdict and _uniform("bias", model, question) < persona.yes_bias:
         verdict = True
@@ -366,12 +368,16 @@ def _rag_answer(user: str, want_logprobs: bool) -> tuple[str, dict[str, Any] | N
         word = content.split()[0] if found else "Maybe"
         alternatives.append({"token": word, "logprob": math.log(1 - p), "bytes": None})
     sampled = next((a["logprob"] for a in alternatives if a["token"] == first), math.log(1e-6))
-    rest = content[len(first):]
+    rest = content[len(first) :]
     pieces = [(first, sampled, alternatives), *([(rest, 0.0, [])] if rest else [])]
     return content, {
-        "content": [{"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces],
+        "content": [
+            {"token": t, "logprob": lp, "bytes": None, "top_logprobs": alts} for t, lp, alts in pieces
+        ],
         "refusal": None,
     }
+
+
 def _persona(user: str, persona: str) -> str:
     """The input as the judge `persona` reads it: its tagged rubric markers (``[small@rating:no]``,
     ``[small@probs:yes=0.3,no=0.7]``) replace the untagged ones, and other judges' tagged markers are ignored;
@@ -553,9 +559,31 @@ class _Handler(BaseHTTPRequestHandler):
     # delayed ACK (~40 ms on Linux), which would add a fixed latency to every request.
     disable_nagle_algorithm = True
     server: _Server
+    _counted: bool = False  # this request has been counted in `in_flight`
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         return
+
+    # A request counts as in flight from the moment its request line is read until its response is flushed,
+    # not only while do_POST runs: a client killed right after sending leaves a request the server reads a
+    # moment later, and `wait_idle` must not report idle in between (it would be recorded after a reset).
+    def parse_request(self) -> bool:
+        state = self.server.state
+        with state.lock:
+            state.in_flight += 1
+            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+        self._counted = True
+        return super().parse_request()
+
+    def handle_one_request(self) -> None:
+        self._counted = False
+        try:
+            super().handle_one_request()
+        finally:
+            if self._counted:
+                state = self.server.state
+                with state.lock:
+                    state.in_flight -= 1
 
     def _send(
         self, status: int, body: Any, headers: dict[str, str] | None = None, *, cut: str | None = None
@@ -593,8 +621,6 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(raw or b"{}")
         with state.lock:
             state.received += 1
-            state.in_flight += 1
-            state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
         if state.slots is not None:
             state.slots.acquire()
         try:
@@ -610,8 +636,6 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             if state.slots is not None:
                 state.slots.release()
-            with state.lock:
-                state.in_flight -= 1
 
     def do_GET(self) -> None:
         self._batch_api(self.server.state, self.path.split("?", 1)[0], b"")
@@ -921,7 +945,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if persona is not None and prompt == "context_sufficiency":
                     said = _persona_sufficient(persona, str(body.get("model")), _section(user, "question"),
                                                bool(verdict["sufficient"]))  # fmt: skip
-                    verdict = {"reason": f"simulated judge: {'sufficient' if said else 'not'}", "sufficient": said}
+                    verdict = {
+                        "reason": f"simulated judge: {'sufficient' if said else 'not'}",
+                        "sufficient": said,
+                    }
                 if fault == "malformed" or (fault == "greedy_malformed" and not body.get("temperature")):
                     content = '{"verdicts": [ this is not json'
                 elif fault == "key_in_reason":
@@ -1127,11 +1154,22 @@ class LoopbackServer:
             and (status is None or r.status == status)
         )
 
-    def wait_idle(self, timeout_s: float = 10.0) -> None:
-        """Block until no request is being handled (stalled requests finish late and are recorded then)."""
+    def wait_idle(self, timeout_s: float = 10.0, quiet_s: float = 0.1) -> None:
+        """Block until no request has been handled for `quiet_s` (stalled requests finish late and are recorded
+        then). The quiet spell covers a request a killed client sent just before dying that is still in the
+        listening socket's queue: the server accepts it within milliseconds, and it must not land after a
+        `reset_records` as if the next run had sent it."""
         deadline = time.monotonic() + timeout_s
-        while self.state.in_flight and time.monotonic() < deadline:
-            time.sleep(0.01)
+        quiet_since: float | None = None
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            if self.state.in_flight:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                return
+            time.sleep(0.005)
         if self.state.in_flight:
             raise TimeoutError(f"{self.state.in_flight} requests still in flight")
 

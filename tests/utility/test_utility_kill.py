@@ -3,6 +3,7 @@ them again: the rerun sends exactly the pairs the cache lacks."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import DISTINCT_PAIRS, PASSAGES, QUESTIONS, _load_loopback, write_inputs
 
 from ragmetrics.cli.main import main
@@ -30,7 +32,9 @@ def _stored(cache: Path) -> set[str]:
         return set()
 
 
-def test_a_killed_build_loses_nothing_and_repeats_nothing(tmp_path: Path) -> None:
+def test_a_killed_build_loses_nothing_and_repeats_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     server = _load_loopback().LoopbackServer(latency_s=0.05).start()
     try:
         paths = write_inputs(tmp_path / "in")
@@ -67,8 +71,14 @@ def test_a_killed_build_loses_nothing_and_repeats_nothing(tmp_path: Path) -> Non
             for text, key in key_of.items()
             if text.split("|")[0] in r.user and text.split("|")[1] in r.user
         ]  # fmt: skip
-        assert len(asked_again) == server.count(prompt="rag_answer") == DISTINCT_PAIRS - len(before)
-        assert not set(asked_again) & before  # nothing stored before the kill was asked again
-        assert _stored(cache) == before | set(asked_again) and len(_stored(cache)) == DISTINCT_PAIRS
+        missing = _stored(cache) - before  # the pairs the rerun had to ask (all stored now)
+        assert json.loads(capsys.readouterr().out)["requests"] == DISTINCT_PAIRS - len(before) == len(missing)
+        # The rerun asked each missing pair and nothing stored before the kill. The killed process may have
+        # sent one request the server read only after the kill (never stored, so a missing pair): at most one
+        # record more than the rerun's own requests, and only ever a second ask of a missing pair.
+        assert set(asked_again) == missing
+        assert len(asked_again) == server.count(prompt="rag_answer")
+        assert len(asked_again) - len(missing) <= 1
+        assert before <= _stored(cache) and len(_stored(cache)) == DISTINCT_PAIRS
     finally:
         server.stop()

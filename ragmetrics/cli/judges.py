@@ -43,16 +43,18 @@ def _key(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts)
 
 
-def load_candidates(path: Path) -> Any:
-    """The candidates file, every problem a ConfigError naming the file and the key."""
+def load_candidates(path: Path) -> tuple[Any, list[Any]]:
+    """The candidates file and the metrics of the team's own it defines (`judge.metric_files`,
+    `judge.custom_metrics`, as in a night's config), every problem a ConfigError naming the file and the key."""
     from pydantic import ValidationError
 
     from ragmetrics._yaml import read_yaml_file
     from ragmetrics.judge.panel_config import CandidatesFile
+    from ragmetrics.nightly.candidate_metrics import load_own_metrics
 
-    data = read_yaml_file(path, what="candidates")
+    data, own = load_own_metrics(read_yaml_file(path, what="candidates"), path)
     try:
-        return CandidatesFile.model_validate(data)
+        return CandidatesFile.model_validate(data), own
     except ValidationError as exc:
         err = exc.errors()[0]
         key = _key(tuple(err["loc"]))
@@ -79,7 +81,7 @@ def _handle(args: argparse.Namespace) -> int:
     from ragmetrics.trust.labels import load_labels
 
     _check_numbers(args)
-    candidates = load_candidates(args.candidates)
+    candidates, own = load_candidates(args.candidates)
     human = load_labels(args.labels, scale=args.scale)
     samples = list(read_qa(args.samples))
     outcome = run_sync(
@@ -96,6 +98,7 @@ def _handle(args: argparse.Namespace) -> int:
             resamples=args.resamples,
             seed=args.seed,
             source=str(args.candidates),
+            own_metrics=own,
         )
     )
     table = write_outputs(outcome, args.out)

@@ -13,6 +13,7 @@ import asyncio
 import math
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +28,11 @@ from ragmetrics.judge.cache import VerdictCache
 from ragmetrics.judge.evaluate import aevaluate_rag
 from ragmetrics.judge.panel import build_member, identity, member_settings
 from ragmetrics.judge.panel_config import CandidatesFile, JudgeCandidate, PanelCandidate
+from ragmetrics.judge.registry import registered_metrics
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.panels.judge_choice import Choice, JudgeEvidence, choose_judge
 from ragmetrics.panels.night import people_alpha
+from ragmetrics.panels.own_metrics import OwnMetric, check_labels_fit, check_metrics_known, snippet_keys
 from ragmetrics.schema import JudgeInfo, SampleFailure
 from ragmetrics.trust.labels import HumanLabels
 from ragmetrics.trust.panel_combine import combine_scores
@@ -88,6 +91,8 @@ class JudgesOutcome:
     candidates: CandidatesFile
     base: JudgeSettings
     notes: list[str] = field(default_factory=list)
+    own_metrics: Sequence[OwnMetric] = ()
+    """the candidates file's own metrics (a rubric, say): the snippet defines the scored ones"""
 
 
 def _check_prices(candidates: CandidatesFile, base: JudgeSettings, source: str) -> None:
@@ -99,6 +104,22 @@ def _check_prices(candidates: CandidatesFile, base: JudgeSettings, source: str) 
                     f"{source}: candidates.{position}.price_per_million_tokens: {cand.name!r} has no prices, so its cost "
                     "cannot be compared; give {prompt: USD, completion: USD} per 1M tokens"
                 )
+
+
+def _check_local_candidates(candidates: CandidatesFile, metrics: Sequence[str], source: str) -> None:
+    """A ConfigError naming the candidate when the local judge is asked for a rubric metric: it can only say
+    "not applicable" to every unit (similarity of embeddings cannot read a criterion), which would leave every
+    unit out for every candidate rather than measure anything."""
+    from ragmetrics.judge.registry import spec
+
+    rubrics = [m for m in metrics if spec(m).plan == "rubric"]
+    for position, cand in enumerate(candidates.candidates):
+        if rubrics and isinstance(cand, JudgeCandidate) and cand.resolved_backend() == "local":
+            raise ConfigError(
+                f"{source}: candidates.{position}.backend: {cand.name!r} is the local judge, which cannot score "
+                f"rubric metric {rubrics[0]!r} (it needs an LLM judge); leave it out or score other metrics "
+                "with --metric"
+            )
 
 
 async def _score_single(
@@ -161,8 +182,10 @@ async def judge_candidates(
     resamples: int = 2000,
     seed: int = 0,
     source: str = "candidates",
+    own_metrics: Sequence[OwnMetric] = (),
 ) -> JudgesOutcome:
-    """Score every candidate on the labelled units and choose (module docstring; `panels.judge_choice`)."""
+    """Score every candidate on the labelled units and choose (module docstring; `panels.judge_choice`).
+    `own_metrics`: the candidates file's own metrics (`panels.own_metrics`), in the registry while judging."""
     try:
         base = JudgeSettings.model_validate(candidates.judge)
     except ValidationError as exc:  # the first problem at its key, as the rest of the file's are named
@@ -174,22 +197,31 @@ async def judge_candidates(
     by_id = {s.id: s for s in samples}
     human.check_ids(by_id)
     wanted = list(metrics) if metrics else human.metrics()
-    missing = [m for m in wanted if m not in human.metrics()]
-    if missing:
-        raise InputError(f"no labels of metric {missing[0]!r} in the labels file", source=human.source, field="metric")
-    labelled = {m: human.for_metric(m, run) for m in wanted}
-    ids = sorted({sid for per in labelled.values() for sid in per})
-    chosen_samples = [by_id[i] for i in ids]
-    cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
+    with ExitStack() as registered:
+        try:
+            registered.enter_context(registered_metrics([m.spec for m in own_metrics]))
+        except ValueError as exc:  # another definition of the name is registered in this process
+            raise ConfigError(f"{source}: {exc}") from None
+        check_metrics_known(wanted, human, from_option=bool(metrics))
+        missing = [m for m in wanted if m not in human.metrics()]
+        if missing:
+            raise InputError(f"no labels of metric {missing[0]!r} in the labels file", source=human.source,
+                             field="metric")  # fmt: skip
+        check_labels_fit(own_metrics, human, wanted)
+        _check_local_candidates(candidates, wanted, source)
+        labelled = {m: human.for_metric(m, run) for m in wanted}
+        ids = sorted({sid for per in labelled.values() for sid in per})
+        chosen_samples = [by_id[i] for i in ids]
+        cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
 
-    singles = candidates.singles()
+        singles = candidates.singles()
+        # The candidates judge side by side (each within its own concurrency limit), as a panel's members do.
+        outcomes = await asyncio.gather(*(_score_single(c, base, chosen_samples, wanted, cache) for c in singles))
     scored: dict[str, dict[tuple[str, str], float]] = {}
     failures: list[SampleFailure] = []
     costs: dict[str, float] = {}
     latency: dict[str, float | None] = {}
     calls: dict[str, int] = {}
-    # The candidates judge side by side (each within its own concurrency limit), as a panel's members do.
-    outcomes = await asyncio.gather(*(_score_single(c, base, chosen_samples, wanted, cache) for c in singles))
     for single, (s, failed, cost, lat, n_calls) in zip(singles, outcomes, strict=True):
         scored[single.name], costs[single.name], latency[single.name], calls[single.name] = s, cost, lat, n_calls
         failures.extend(f.model_copy(update={"message": f"{single.name}: {f.message}"}) for f in failed)
@@ -247,6 +279,7 @@ async def judge_candidates(
         candidates=candidates,
         base=base,
         notes=notes,
+        own_metrics=tuple(own_metrics),
     )
 
 
@@ -259,7 +292,9 @@ def snippet(outcome: JudgesOutcome) -> dict[str, Any]:
     def member(c: JudgeCandidate) -> dict[str, Any]:
         return c.model_dump(exclude_none=True)
 
+    own = snippet_keys(outcome.own_metrics, outcome.metrics)  # a night must define and list them to judge them
     if isinstance(chosen, JudgeCandidate):
-        return {"judge": {**outcome.candidates.judge, **{k: v for k, v in member(chosen).items() if k != "name"}}}
+        keys = {k: v for k, v in member(chosen).items() if k != "name"}
+        return {"judge": {**outcome.candidates.judge, **keys, **own}}
     members = [member(by_name[m]) for m in chosen.panel if isinstance(by_name[m], JudgeCandidate)]  # type: ignore[arg-type]
-    return {"judge": {**outcome.candidates.judge, "panel": {"members": members, "combine": chosen.combine}}}
+    return {"judge": {**outcome.candidates.judge, **own, "panel": {"members": members, "combine": chosen.combine}}}

@@ -523,6 +523,9 @@ class RubricMetric(_Definition):
         if kept:
             total = sum(kept.values())
             item["probabilities"] = {scale.label(k): round(p / total, 6) for k, p in kept.items()}
+            # each level's score beside its probability: how sure the judge is of a side of a threshold (a
+            # cascade's confidence, `cascade.confidence`) is the probability of the levels on that side
+            item["scores"] = {scale.label(k): s for k, s in scores.items()}
             value = formulas.probability_weighted_score(kept, scores)
             how = f"probability-weighted over the levels (sampled: {scale.label(rating)!r} = {sampled:g})"
         else:

@@ -184,21 +184,24 @@ def check_enough_labels(counts: dict[str, int], keys: CascadeKeys, source: str) 
 def check_confidence_source(keys: CascadeKeys, metrics: list[str], custom: list[object]) -> None:
     """An InputError naming judge.confidence when `logprobs` cannot give a metric's verdicts a confidence.
 
-    Log-probabilities state how sure a judge is of a yes/no rating: a binary rubric whose score is
-    probability-weighted. Other metrics (claim fractions, ordinal levels, checklists) carry no probability of
-    the verdict itself, so every item would be abstained on; they take `samples` or `simulated_annotators`.
+    Log-probabilities state how sure a judge is of its rating: a rubric on a yes/no or ordinal scale whose
+    score is probability-weighted (the levels' probabilities; on an ordinal scale the verdict's confidence is
+    the probability of the levels on its side of the threshold, `cascade.confidence`). Other metrics (claim
+    fractions, categories, checklists) carry no probability of the verdict itself, so every item would be
+    abstained on; they take `samples` or `simulated_annotators`.
     """
     if keys.confidence != "logprobs":
         return
-    from ragmetrics.judge.rubric import BinaryScale, RubricMetric
+    from ragmetrics.judge.rubric import BinaryScale, OrdinalScale, RubricMetric
 
     rubrics = {m.name: m for m in custom if isinstance(m, RubricMetric)}
     for metric in metrics:
         rubric = rubrics.get(metric)
         scale = rubric.scale if rubric is not None else None
-        if not isinstance(scale, BinaryScale) or scale.weighting != "probability":
+        if not isinstance(scale, BinaryScale | OrdinalScale) or scale.weighting != "probability":
             raise InputError(
-                f"metric {metric!r} is not a yes/no rubric weighted by probability, so its verdicts carry no "
-                "log-probability to be confident by: use confidence: samples or simulated_annotators",
+                f"metric {metric!r} is not a yes/no rubric, nor one on an ordinal scale, weighted by probability, "
+                "so its verdicts carry no log-probability to be confident by: use confidence: samples or "
+                "simulated_annotators",
                 field="judge.confidence",
             )

@@ -83,7 +83,10 @@ def _handle(args: argparse.Namespace) -> int:
     _check_numbers(args)
     candidates, own = load_candidates(args.candidates)
     human = load_labels(args.labels, scale=args.scale)
-    samples = list(read_qa(args.samples))
+    dataset = read_qa(args.samples)
+    # a sample carries its other columns, as in a night: a rubric of the team's may read them
+    samples = [s.model_copy(update={"extra": dict(dataset.extras[s.id])})
+               if s.extra is None and dataset.extras.get(s.id) else s for s in dataset]  # fmt: skip
     outcome = run_sync(
         judge_candidates(
             samples,

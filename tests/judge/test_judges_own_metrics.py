@@ -56,7 +56,7 @@ def _write(folder: Path, good: LoopbackServer, poor: LoopbackServer, *, rubric: 
         truth = _truth(i)
         poor_says = 1 if truth == 3 and i % 2 == 0 else truth
         rows.append({"id": f"t{i}", "question": f"question {i} [good@rating:{truth}] [poor@rating:{poor_says}]",
-                     "answer": f"answer {i}", "contexts": ["a context"]})  # fmt: skip
+                     "answer": f"answer {i}", "contexts": ["a context"], "channel": f"channel {i % 4}"})  # fmt: skip
         labels.append(f"t{i},tone,{LEVELS[truth - 1]['score']}")
     qa, lab, cands = folder / "qa.jsonl", folder / "labels.csv", config / "candidates.yaml"
     qa.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -125,10 +125,13 @@ def test_an_inline_rubric_is_judged_and_written_inline(
     servers: tuple[LoopbackServer, LoopbackServer], tmp_path: Path, fake_key: str
 ) -> None:
     good, poor = servers
-    qa, labels, cands = _write(tmp_path, good, poor, judge={"metric_files": [], "custom_metrics": [TONE]})
+    reading = {**TONE, "reads": ["question", "answer", "channel"]}  # a column of the samples file too
+    qa, labels, cands = _write(tmp_path, good, poor, judge={"metric_files": [], "custom_metrics": [reading]})
     args = ["judges", str(labels), "--samples", str(qa), "--candidates", str(cands), "--resamples", "300", "--no-plot"]
     assert main([*args, "-o", str(tmp_path / "out")]) == 0
     assert (_asked(good), _asked(poor)) == (N, N)
+    asked = [r.user for r in good.records if r.prompt == "rubric:tone"]
+    assert all(re.search(r"<channel>\s*channel \d\s*</channel>", user) for user in asked), asked[0]
     snippet = yaml.safe_load((tmp_path / "out" / "chosen_judge.yaml").read_text(encoding="utf-8"))["judge"]
     assert snippet["custom_metrics"][0]["question"] == TONE["question"] and "metric_files" not in snippet
 

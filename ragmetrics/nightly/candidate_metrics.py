@@ -55,6 +55,10 @@ def load_own_metrics(data: Any, path: Path) -> tuple[Any, list[OwnMetric]]:
     own: list[OwnMetric] = []
     for i, (item, spec) in enumerate(zip(config.custom_metrics, specs, strict=True)):
         file = origins.get(item.name)  # a metric file's (inline definitions have no origin)
+        labelled = getattr(item, "labelled_file", None)
+        if file is None and isinstance(labelled, Path) and not labelled.expanduser().is_absolute():
+            # as a night's inline rubric: read from the file's folder (a metric file's loader did its own)
+            item = item.model_copy(update={"labelled_file": base / labelled.expanduser()})
         own.append(OwnMetric(spec=spec, where=file or f"{source}: judge.custom_metrics[{i}]",
                              file=Path(file) if file else None,
                              definition=item.model_dump(mode="json", exclude_none=True)))  # fmt: skip

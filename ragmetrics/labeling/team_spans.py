@@ -41,7 +41,7 @@ from ragmetrics.chunking.spans import SpanJudgment, SpanQrels, write_span_qrels
 from ragmetrics.labeling.spans import replace_overlapped
 from ragmetrics.labeling.store import locked
 
-__all__ = ["LabelledSpan", "TeamSpans", "team_spans_path"]
+__all__ = ["LabelledSpan", "TeamSpans", "export_paths", "team_spans_path"]
 
 
 class LabelledSpan(SpanJudgment):
@@ -56,6 +56,12 @@ class LabelledSpan(SpanJudgment):
 def team_spans_path(labels: Path) -> Path:
     """Where a team's spans go: beside the labels file (`human_labels.jsonl` -> `human_labels.spans.jsonl`)."""
     return labels.with_name(f"{labels.stem}.spans.jsonl")
+
+
+def export_paths(labels: Path) -> tuple[Path, Path]:
+    """Where a queue's merged span qrels and their agreement go, beside the labels file
+    (`human_labels.span_qrels.jsonl`, `human_labels.span_agreement.json`)."""
+    return labels.with_name(f"{labels.stem}.span_qrels.jsonl"), labels.with_name(f"{labels.stem}.span_agreement.json")
 
 
 class TeamSpans:

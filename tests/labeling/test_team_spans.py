@@ -217,3 +217,53 @@ def test_a_corpus_that_places_no_context_is_an_input_error(tmp_path: Path) -> No
     session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
     with pytest.raises(InputError, match="--corpus"):
         Passages.of_samples(session.samples, tmp_path / "corpus.jsonl")
+
+
+def test_the_command_serves_the_queue_and_exports_its_span_qrels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import re
+    import time
+
+    from ragmetrics.cli import main
+
+    chunks = chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=2, overlap=0))
+    write_chunks(tmp_path / "corpus.jsonl", chunks)
+    make_report(tmp_path / "report", count=3, chunks=chunks)
+    labels = tmp_path / "team.jsonl"
+    base = ["label", str(tmp_path / "report"), "--metric", "faithfulness", "--labels", str(labels)]
+    assert main([*base, "--corpus", str(tmp_path / "corpus.jsonl")]) == 2  # no team: refused, naming it
+    assert "'--corpus'" in capsys.readouterr().err
+    result: list[int] = []
+    thread = threading.Thread(target=lambda: result.append(main([*base, "--labellers", "ann", "--corpus",
+                                                                 str(tmp_path / "corpus.jsonl")])))  # fmt: skip
+    thread.start()
+    err = ""
+    deadline = time.monotonic() + 30
+    while (found := re.search(r"ann: (http://127\.0\.0\.1:\d+/)#token=(\S+)", err)) is None:
+        assert time.monotonic() < deadline and thread.is_alive(), err
+        time.sleep(0.05)
+        err += capsys.readouterr().err
+    url, token = found.groups()
+
+    def call(path: str, body: dict[str, Any] | None = None) -> Any:
+        request = urllib.request.Request(url + path, data=None if body is None else json.dumps(body).encode(),
+                                         headers={TOKEN_HEADER: token, "Content-Type": "application/json"},
+                                         method="GET" if body is None else "POST")  # fmt: skip
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    marked = None
+    while (position := call("api/next")["position"]) is not None:
+        if marked is None:
+            place = call(f"api/item/{position}")["passages"][1]
+            marked = call("api/span", {"position": position, "doc_id": place["doc_id"], "start": place["start"],
+                                       "end": place["start"] + 8, "grade": 3})  # fmt: skip
+        call("api/label", {"position": position, "value": 1})
+    thread.join(timeout=30)
+    assert result == [0]
+    err += capsys.readouterr().err
+    assert "1 spans marked" in err and "team.span_qrels.jsonl" in err
+    (span,) = read_span_qrels(tmp_path / "team.span_qrels.jsonl", TEXTS).judgments()
+    assert marked is not None and (span.doc_id, span.start, span.end) == (marked["doc_id"], marked["start"], marked["end"])
+    assert json.loads((tmp_path / "team.span_agreement.json").read_text())["spans"] == 1

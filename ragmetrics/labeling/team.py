@@ -95,6 +95,8 @@ class TeamQueue:
             raise InputError(f"adjudicator {adjudicator!r} is not one of the labellers", field="--adjudicator")
         if lease_s <= 0:
             raise InputError("the lease must be positive", field="--lease")
+        if passages is not None and "contexts" not in session.question.shows:
+            raise InputError(f"the {session.metric} question shows no contexts to mark spans in", field="--corpus")
         self.session = session
         self.labellers = names
         self.adjudicator = adjudicator

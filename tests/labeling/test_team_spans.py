@@ -9,6 +9,7 @@ import json
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -267,3 +268,54 @@ def test_the_command_serves_the_queue_and_exports_its_span_qrels(
     (span,) = read_span_qrels(tmp_path / "team.span_qrels.jsonl", TEXTS).judgments()
     assert marked is not None and (span.doc_id, span.start, span.end) == (marked["doc_id"], marked["start"], marked["end"])
     assert json.loads((tmp_path / "team.span_agreement.json").read_text())["spans"] == 1
+
+
+@pytest.mark.browser
+def test_a_labeller_selects_text_in_a_context_on_the_page(
+    chromium_driver: Callable[[int, int], Any], tmp_path: Path
+) -> None:
+    import time
+
+    queue = _queue(tmp_path, ["ann"], Overlap(1, 1.0))
+    server = LabelServer(queue.session, team=queue).start()
+    driver = chromium_driver(1200, 1000)
+    try:
+        driver.get(queue.link(server.url, "ann"))
+        body = driver.find_element("tag name", "body")
+        deadline = time.monotonic() + 15
+        while body.get_attribute("data-ready") != "true":
+            assert time.monotonic() < deadline, driver.find_element("id", "error").text
+            time.sleep(0.05)
+        position = int(body.get_attribute("data-position"))
+        item = queue.item("ann", position)
+        second, place = item["texts"]["contexts"][1], item["passages"][1]
+        # what a person's drag does: characters 3..11 of the second context
+        driver.execute_script(
+            "const node = document.querySelectorAll('#fields ol.contexts li .text')[1].firstChild;"
+            "const range = document.createRange(); range.setStart(node, 3); range.setEnd(node, 11);"
+            "const s = window.getSelection(); s.removeAllRanges(); s.addRange(range);"
+        )
+        driver.find_element("css selector", "#span-tools button[data-grade='2']").click()
+        while body.get_attribute("data-spans") != "1":
+            assert time.monotonic() < deadline, driver.find_element("id", "error").text
+            time.sleep(0.05)
+        assert driver.find_element("css selector", "#fields li:nth-child(2) mark").text == second[3:11]
+    finally:
+        server.stop()
+    (row,) = _stored(tmp_path)
+    assert (row["labeller"], row["doc_id"], row["start"], row["end"], row["grade"]) == (
+        "ann", place["doc_id"], place["start"] + 3, place["start"] + 11, 2)  # fmt: skip
+    assert row["text"] == second[3:11] == TEXTS[row["doc_id"]][row["start"] : row["end"]]
+
+
+def test_spans_need_a_question_that_shows_the_contexts(tmp_path: Path) -> None:
+    import dataclasses
+
+    chunks = chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=2, overlap=0))
+    write_chunks(tmp_path / "corpus.jsonl", chunks)
+    make_report(tmp_path / "report", count=4, chunks=chunks)
+    session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
+    passages = Passages.of_samples(session.samples, tmp_path / "corpus.jsonl")
+    session.question = dataclasses.replace(session.question, shows=("question", "answer"))  # as answer_relevancy
+    with pytest.raises(InputError, match="shows no contexts"):
+        TeamQueue(session, ["ann"], overlap=Overlap(1, 1.0), passages=passages)

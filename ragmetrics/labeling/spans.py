@@ -7,7 +7,7 @@ the span qrels format of `ragmetrics.chunking.spans`, so it judges every later c
 not only this chunk.
 
 This module holds what one person's selections and a team's (`labeling.team_spans`) share: turning a
-selection into a span of the document (`span_of_selection`), the rule that one character has one grade per
+selection into a span of the document (`span_of_selection`, its grade on the 0-3 scale: `check_grade`), the rule that one character has one grade per
 question (`replace_overlapped`: a new selection replaces the spans of the same question on the same document
 that it overlaps, a person correcting a selection, and only those) and the spans shown in a passage
 (`spans_in_passage`). `SpanSelections` is one person's file, DIR/labelled_spans.jsonl of a test set's qrels
@@ -23,12 +23,14 @@ from typing import TypeVar
 
 from ragmetrics.chunking.spans import SpanJudgment, SpanQrels, read_span_qrels, write_span_qrels
 from ragmetrics.errors import InputError
+from ragmetrics.labeling.questions import GRADES
 from ragmetrics.labeling.store import locked
 
 __all__ = [
     "LABELLED_SPANS_FILE",
     "Place",
     "SpanSelections",
+    "check_grade",
     "replace_overlapped",
     "span_of_selection",
     "spans_in_passage",
@@ -42,11 +44,18 @@ Place = tuple[str, int, int]
 """Where a passage lies: (document id, start, end) in the document's characters."""
 
 
+def check_grade(grade: int) -> None:
+    """A span's grade is one of the 0-3 scale the qrels use (`questions.GRADES`)."""
+    if grade not in {int(c.key) for c in GRADES}:
+        raise InputError(f"grade {grade} is not one of the offered grades (0-3)", field="grade")
+
+
 def span_of_selection(
     query_id: str, place: Place, passage: str, start: int, end: int, grade: int
 ) -> SpanJudgment:
     """The span of the document that [start, end) of `passage` (lying at `place`) is, quoting its text; an
-    InputError naming the field when the selection is not inside the passage."""
+    InputError naming the field when the selection is not inside the passage or the grade is off the scale."""
+    check_grade(grade)
     if not 0 <= start < end <= len(passage):
         field = "start" if not 0 <= start < len(passage) else "end"
         raise InputError(

@@ -39,9 +39,8 @@ import numpy as np
 
 from ragmetrics.errors import InputError
 from ragmetrics.labeling.passages import Passages
-from ragmetrics.labeling.questions import GRADES
 from ragmetrics.labeling.session import LabelSession, Verdict
-from ragmetrics.labeling.spans import span_of_selection, spans_in_passage
+from ragmetrics.labeling.spans import check_grade, span_of_selection, spans_in_passage
 from ragmetrics.labeling.team_spans import TeamSpans, team_spans_path
 
 __all__ = ["Overlap", "Reassigned", "TeamQueue", "parse_overlap"]
@@ -232,8 +231,7 @@ class TeamQueue:
             raise InputError("this queue has no passages with places in documents (give --corpus)", field="position")
         if not 0 <= position < len(self.order):
             raise InputError(f"no item at position {position}", field="position")
-        if grade not in {int(c.key) for c in GRADES}:  # the 0-3 scale the qrels use
-            raise InputError(f"grade {grade} is not one of the offered grades (0-3)", field="grade")
+        check_grade(grade)
         sample = self.order[position]
         query_id, passage = self.passages.locate(sample, doc_id, start, end)
         span = span_of_selection(query_id, passage.place, passage.text, start - passage.place[1],

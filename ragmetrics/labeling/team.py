@@ -111,6 +111,8 @@ class TeamQueue:
         self._lock = threading.Lock()
         self.passages = passages
         self.spans = TeamSpans(team_spans_path(session.store.path)) if passages is not None else None
+        if self.spans is not None:
+            self.spans.check()
 
     def labeller_of(self, token: str) -> str | None:
         for known, name in self.tokens.items():

@@ -71,9 +71,20 @@ class TeamSpans:
         self.path = path
 
     def _read(self) -> list[LabelledSpan]:
+        """The file's spans, each row checked and each person's spans checked not to overlap (a damaged or
+        hand-edited file is an InputError naming its line, never a silent fresh start)."""
         if not self.path.exists() or self.path.stat().st_size == 0:
             return []
-        return [span for _, span in validated_jsonl(self.path, LabelledSpan, "a labelled span")]
+        rows = list(validated_jsonl(self.path, LabelledSpan, "a labelled span"))
+        for who in {span.labeller for _, span in rows}:
+            theirs = [(line, span) for line, span in rows if span.labeller == who]
+            SpanQrels.from_judgments([s for _, s in theirs], source=str(self.path), lines=[n for n, _ in theirs])
+        return [span for _, span in rows]
+
+    def check(self) -> None:
+        """Read the file now, so a damaged one stops the queue before anyone labels."""
+        with locked(self.path):
+            self._read()
 
     def add(self, labeller: str, span: SpanJudgment) -> list[SpanJudgment]:
         """Store `span` as `labeller`'s (replacing theirs it overlaps); returns their spans of its question."""

@@ -319,3 +319,14 @@ def test_spans_need_a_question_that_shows_the_contexts(tmp_path: Path) -> None:
     session.question = dataclasses.replace(session.question, shows=("question", "answer"))  # as answer_relevancy
     with pytest.raises(InputError, match="shows no contexts"):
         TeamQueue(session, ["ann"], overlap=Overlap(1, 1.0), passages=passages)
+
+
+def test_a_damaged_spans_file_stops_the_queue_naming_its_line(tmp_path: Path) -> None:
+    path = team_spans_path(tmp_path / "labels.jsonl")
+    row = {"labeller": "ann", "query_id": "q", "doc_id": "bridges", "start": 0, "end": 10, "grade": 3}
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "start": 5, "end": 20}) + "\n")
+    with pytest.raises(InputError, match=r"line 2.*overlaps"):
+        _queue(tmp_path, ["ann"], Overlap(1, 1.0))
+    path.write_text(json.dumps({**row, "end": 0}) + "\n")
+    with pytest.raises(InputError, match="line 1"):
+        _queue(tmp_path, ["ann"], Overlap(1, 1.0))

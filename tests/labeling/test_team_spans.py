@@ -330,3 +330,51 @@ def test_a_damaged_spans_file_stops_the_queue_naming_its_line(tmp_path: Path) ->
     path.write_text(json.dumps({**row, "end": 0}) + "\n")
     with pytest.raises(InputError, match="line 1"):
         _queue(tmp_path, ["ann"], Overlap(1, 1.0))
+
+
+def test_whatever_is_sent_only_spans_inside_a_shown_passage_are_stored(tmp_path: Path) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    queue = _queue(tmp_path, ["ann"], Overlap(1, 1.0))
+    server = LabelServer(queue.session, team=queue).start()
+    ann = _token(queue, "ann")
+    position = _call(server, "api/next", ann)[1]["position"]
+    shown = [p for p in _call(server, f"api/item/{position}", ann)[1]["passages"] if p is not None]
+    junk = st.none() | st.booleans() | st.text(max_size=5) | st.floats(allow_nan=False) | st.integers()
+
+    def mostly(sensible: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        """Four times in five a sensible value, so that some requests hold only valid fields."""
+        return st.integers(0, 4).flatmap(lambda n: sensible if n else junk)
+
+    offsets = st.integers(shown[0]["start"], shown[0]["end"]) | st.integers(-5, max(p["end"] for p in shown) + 5)
+
+    queue_position = position
+
+    @settings(max_examples=40, deadline=None, database=None, derandomize=True)
+    @given(position=mostly(st.just(position)), doc_id=mostly(st.sampled_from(["bridges", "trains"])),
+           start=mostly(offsets), end=mostly(offsets), grade=mostly(st.integers(-1, 4)))  # fmt: skip
+    def send(position: Any, doc_id: Any, start: Any, end: Any, grade: Any) -> None:
+        body = {"position": position, "doc_id": doc_id, "start": start, "end": end, "grade": grade}
+        status, answer = _call(server, "api/span", ann, body)
+        assert status in (200, 400, 409), (body, answer)
+        if status == 409:
+            assert position != queue_position and "not yours" in answer["error"]  # an item ann does not hold
+        elif status == 400:
+            assert answer["field"] in ("position", "doc_id", "start", "end", "grade"), (body, answer)
+            assert f"field {answer['field']!r}" in answer["error"]
+        else:
+            assert any(p["doc_id"] == doc_id and p["start"] <= start < end <= p["end"] for p in shown), body
+
+    try:
+        send()
+    finally:
+        server.stop()
+    rows = _stored(tmp_path)
+    assert rows  # some were valid
+    assert queue.spans is not None
+    queue.spans.check()  # one grade per character per person, every row well formed
+    for row in rows:
+        assert any(p["doc_id"] == row["doc_id"] and p["start"] <= row["start"] < row["end"] <= p["end"]
+                   for p in shown)  # fmt: skip
+        assert TEXTS[row["doc_id"]][row["start"] : row["end"]] == row["text"] and 0 <= row["grade"] <= 3

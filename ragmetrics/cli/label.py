@@ -198,6 +198,11 @@ def _serve_team(server: LabelServer, team: TeamQueue) -> int:
     queue = team.status(team.labellers[0])["queue"]
     print(f"ragmetrics label: a team queue of {len(team.order)} items, {queue['labels_needed']} labels "
           f"({queue['labels_given']} given); one link per person (keep them private):", file=sys.stderr)  # fmt: skip
+    if team.passages is not None:
+        shown = sum(len(team.session.samples[s].contexts or []) for s in team.order)
+        selectable = sum(p is not None for s in team.order for p in (team.passages.of(s) or ("", []))[1])
+        print(f"  supporting spans can be marked in {selectable} of the {shown} contexts shown (the others are "
+              "not in --corpus with the same text)", file=sys.stderr)  # fmt: skip
     for name in team.labellers:
         print(f"  {name}: {team.link(server.url, name)}", file=sys.stderr)
     try:
@@ -220,7 +225,7 @@ def _serve_team(server: LabelServer, team: TeamQueue) -> int:
         iou = "" if figures["mean_iou"] is None else (
             f"; agreement on them: character IoU {figures['mean_iou']:.2f} over {figures['questions']} questions")
         where = f"span qrels in {qrels} (`ragmetrics chunk qrels --spans` reads them)" if summary["spans"] else "no spans"
-        print(f"ragmetrics label: {summary['spans']} spans marked, {where}{iou}; details in {agreement}",
+        print(f"ragmetrics label: spans marked: {summary['spans']}, {where}{iou}; details in {agreement}",
               file=sys.stderr)  # fmt: skip
     return int(ExitCode.OK)
 

@@ -264,10 +264,19 @@ def test_the_command_serves_the_queue_and_exports_its_span_qrels(
     thread.join(timeout=30)
     assert result == [0]
     err += capsys.readouterr().err
-    assert "1 spans marked" in err and "team.span_qrels.jsonl" in err
+    assert "supporting spans can be marked in 6 of the 6 contexts shown" in err  # 3 samples, 2 contexts each
+    assert "spans marked: 1" in err and "team.span_qrels.jsonl" in err
     (span,) = read_span_qrels(tmp_path / "team.span_qrels.jsonl", TEXTS).judgments()
     assert marked is not None and (span.doc_id, span.start, span.end) == (marked["doc_id"], marked["start"], marked["end"])
     assert json.loads((tmp_path / "team.span_agreement.json").read_text())["spans"] == 1
+    # what `ragmetrics chunk` makes of them: chunk qrels for this chunking and for another
+    other = chunk_documents(DOCUMENTS, ChunkingConfig(method="recursive", size=30, overlap=5))
+    write_chunks(tmp_path / "other.jsonl", other)
+    for corpus in ("corpus.jsonl", "other.jsonl"):
+        out = tmp_path / f"{corpus}.qrels.json"
+        assert main(["chunk", "qrels", "--spans", str(tmp_path / "team.span_qrels.jsonl"), "--corpus",
+                     str(tmp_path / corpus), "-o", str(out)]) == 0  # fmt: skip
+        assert json.loads(out.read_text())[span.query_id]
 
 
 @pytest.mark.browser

@@ -76,6 +76,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--adjudicator", help="team queue: a labeller who also decides the items the others disagree on"
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        help="team queue: the chunk corpus with offsets (`ragmetrics chunk split`) the samples' context_ids "
+        "come from; each person may then mark the text supporting the answer as spans of its documents, "
+        "exported as span qrels beside the labels file",
+    )
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: any free port)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the labelling order")
     parser.set_defaults(handler=run_command)
@@ -104,13 +111,19 @@ def run_command(args: argparse.Namespace) -> int:
             args.report, args.metric, labels, run=args.run, target=args.target, seed=args.seed
         )
     team = None
+    if args.corpus is not None and args.labellers is None:
+        raise InputError("spans in a report's contexts are marked in a team queue: give --labellers (one name "
+                         "for one person)", field="--corpus")  # fmt: skip
     if args.labellers is not None:
+        from ragmetrics.labeling.passages import Passages
         from ragmetrics.labeling.team import TeamQueue, parse_overlap
 
         if testset:
             raise InputError("a team queue labels a report's samples, not a test set", field="--labellers")
+        passages = Passages.of_samples(session.samples, args.corpus) if args.corpus is not None else None
         team = TeamQueue(session, args.labellers.split(","), overlap=parse_overlap(args.overlap), lease_s=args.lease,
-                         seed=args.seed, adjudicator=args.adjudicator, items=args.target)  # fmt: skip
+                         seed=args.seed, adjudicator=args.adjudicator, items=args.target,
+                         passages=passages)  # fmt: skip
     server = _listen(session, args.port, team)
     if team is not None:
         return _serve_team(server, team)
@@ -185,6 +198,11 @@ def _serve_team(server: LabelServer, team: TeamQueue) -> int:
     queue = team.status(team.labellers[0])["queue"]
     print(f"ragmetrics label: a team queue of {len(team.order)} items, {queue['labels_needed']} labels "
           f"({queue['labels_given']} given); one link per person (keep them private):", file=sys.stderr)  # fmt: skip
+    if team.passages is not None:
+        shown = sum(len(team.session.samples[s].contexts or []) for s in team.order)
+        selectable = sum(p is not None for s in team.order for p in (team.passages.of(s) or ("", []))[1])
+        print(f"  supporting spans can be marked in {selectable} of the {shown} contexts shown (the others are "
+              "not in --corpus with the same text)", file=sys.stderr)  # fmt: skip
     for name in team.labellers:
         print(f"  {name}: {team.link(server.url, name)}", file=sys.stderr)
     try:
@@ -198,6 +216,17 @@ def _serve_team(server: LabelServer, team: TeamQueue) -> int:
     per = ", ".join(f"{name} {count}" for name, count in queue["per_labeller"].items())
     print(f"ragmetrics label: {queue['labels_given']} of {queue['labels_needed']} labels given ({per}); "
           f"labels in {team.session.store.path}", file=sys.stderr)  # fmt: skip
+    if team.spans is not None:
+        from ragmetrics.labeling.team_spans import export_paths
+
+        qrels, agreement = export_paths(team.session.store.path)
+        summary = team.spans.export(qrels, agreement, team.adjudicator)
+        figures = summary["agreement"]
+        iou = "" if figures["mean_iou"] is None else (
+            f"; agreement on them: character IoU {figures['mean_iou']:.2f} over {figures['questions']} questions")
+        where = f"span qrels in {qrels} (`ragmetrics chunk qrels --spans` reads them)" if summary["spans"] else "no spans"
+        print(f"ragmetrics label: spans marked: {summary['spans']}, {where}{iou}; details in {agreement}",
+              file=sys.stderr)  # fmt: skip
     return int(ExitCode.OK)
 
 

@@ -4,7 +4,8 @@ Routes: GET / (the page), /label.js, /label.css; GET /api/status; GET /api/item/
 verdict); GET /api/next?after=<position>; POST /api/label {position, value} (stores the label, answers
 with the judge's verdict); POST /api/span {position, start, end, grade} (a test set's qrels pass: the
 selected answering text stored as a span of its document, labeling.spans); POST /api/finish (ends the
-session). The Host header must name the loopback
+session). A team queue with passages (labeling.team) takes POST /api/span {position, doc_id, start, end,
+grade} in the document's characters instead, each field checked (a 400 naming it). The Host header must name the loopback
 address the server listens on (a page elsewhere cannot reach it through DNS rebinding), a POST must be JSON
 from the page's own origin and carry the session's token (X-Ragmetrics-Token; the page reads it from
 /api/status, which no other origin can read), and the Content-Security-Policy forbids anything not served
@@ -25,6 +26,7 @@ from importlib import resources
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
+from ragmetrics.errors import InputError
 from ragmetrics.labeling.session import Verdict
 from ragmetrics.labeling.team import Reassigned, TeamQueue
 
@@ -124,6 +126,9 @@ class LabelServer:
             except Reassigned as exc:
                 return 409, {"error": str(exc)}
             return 200, {"score": verdict.score, "reason": verdict.reason, "status": team.status(who)}
+        if method == "POST" and path == "/api/span":
+            assert body is not None
+            return _team_span(team, who, body)
         if method == "POST" and path == "/api/finish":
             return 200, team.status(who)
         return 404, {"error": f"no such endpoint: {method} {path}"}
@@ -164,6 +169,24 @@ class LabelServer:
             self.finished.set()
             return 200, session.status()
         return 404, {"error": f"no such endpoint: {method} {path}"}
+
+
+def _team_span(team: TeamQueue, who: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST /api/span of a team queue: {position, doc_id, start, end, grade}, offsets in the document's
+    characters; a bad field is a 400 naming it (nothing stored), an item not theirs a 409."""
+    for key in ("position", "start", "end", "grade"):
+        value = body.get(key)
+        if not isinstance(value, int) or isinstance(value, bool):
+            return 400, {"error": f"field {key!r}: expected an integer", "field": key}
+    doc_id = body.get("doc_id")
+    if not isinstance(doc_id, str) or not doc_id:
+        return 400, {"error": "field 'doc_id': expected a document id (a non-empty string)", "field": "doc_id"}
+    try:
+        return 200, team.select_span(who, body["position"], doc_id, body["start"], body["end"], body["grade"])
+    except InputError as exc:
+        return 400, {"error": str(exc), "field": exc.field}
+    except Reassigned as exc:
+        return 409, {"error": str(exc)}
 
 
 def _depth(raw: bytes) -> int:

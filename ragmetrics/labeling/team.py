@@ -16,6 +16,12 @@ an item is never labelled more than k times, and a late answer after the item wa
 page says so and moves on). Labels are written by `LabelStore` (a lock, a re-read, an atomic replace), so
 people labelling at once never lose one another's labels, and a killed server loses only holds.
 
+**Spans.** With `passages` (where the contexts an item shows lie in their documents, labeling.passages), a
+person may also mark the text that supports the answer to the question: a span of a document (its
+characters), checked to lie inside a passage shown for the item, stored with its labeller
+(labeling.team_spans, beside the labels file, under the same kind of lock) and exported as span qrels. Only
+the person who holds an item, or has labelled it, marks spans on it.
+
 **Adjudication.** With `adjudicator`, an item whose labels disagree gets one more label from that person (who
 sees it like any other item); `human_labels: {adjudication: <their name>}` then makes their label decide.
 """
@@ -32,7 +38,10 @@ from typing import Any
 import numpy as np
 
 from ragmetrics.errors import InputError
+from ragmetrics.labeling.passages import Passages
 from ragmetrics.labeling.session import LabelSession, Verdict
+from ragmetrics.labeling.spans import check_grade, span_of_selection, spans_in_passage
+from ragmetrics.labeling.team_spans import TeamSpans, team_spans_path
 
 __all__ = ["Overlap", "Reassigned", "TeamQueue", "parse_overlap"]
 
@@ -74,6 +83,7 @@ class TeamQueue:
         seed: int = 0,
         adjudicator: str | None = None,
         items: int | None = None,
+        passages: Passages | None = None,
     ) -> None:
         names = [n.strip() for n in labellers]
         if len(names) < 1 or any(not n for n in names) or len(set(names)) != len(names):
@@ -84,6 +94,8 @@ class TeamQueue:
             raise InputError(f"adjudicator {adjudicator!r} is not one of the labellers", field="--adjudicator")
         if lease_s <= 0:
             raise InputError("the lease must be positive", field="--lease")
+        if passages is not None and "contexts" not in session.question.shows:
+            raise InputError(f"the {session.metric} question shows no contexts to mark spans in", field="--corpus")
         self.session = session
         self.labellers = names
         self.adjudicator = adjudicator
@@ -97,6 +109,10 @@ class TeamQueue:
         started = time.monotonic()
         self._seen = dict.fromkeys(names, started)  # labeller -> their last request (monotonic)
         self._lock = threading.Lock()
+        self.passages = passages
+        self.spans = TeamSpans(team_spans_path(session.store.path)) if passages is not None else None
+        if self.spans is not None:
+            self.spans.check()
 
     def labeller_of(self, token: str) -> str | None:
         for known, name in self.tokens.items():
@@ -187,10 +203,49 @@ class TeamQueue:
             return verdict
 
     def item(self, labeller: str, position: int) -> dict[str, Any]:
-        """What `labeller`'s page shows: the texts and their own label, never another's or the verdict."""
+        """What `labeller`'s page shows: the texts and their own label, never another's or the verdict; with
+        passages, where each context lies in its document and their own spans in it."""
         shown = self.session.item(position)
         shown["label"] = self._labels().get(self.order[position], {}).get(labeller)
+        if self.passages is not None:
+            placed = self.passages.of(self.order[position])
+            shown["passages"] = [None if p is None else dict(zip(("doc_id", "start", "end"), p.place, strict=True))
+                                 for p in (placed[1] if placed else [])]  # fmt: skip
+            shown["passage_spans"] = self._passage_spans(labeller, position)
         return shown
+
+    def _passage_spans(self, labeller: str, position: int) -> list[list[dict[str, int]] | None]:
+        """`labeller`'s spans in each context of the item at `position`, in the context's characters."""
+        assert self.passages is not None and self.spans is not None
+        placed = self.passages.of(self.order[position])
+        if placed is None:
+            return []
+        query_id, shown = placed
+        theirs = self.spans.by_labeller(query_id).get(labeller, [])
+        return [None if p is None else spans_in_passage(theirs, query_id, p.place) for p in shown]
+
+    def select_span(
+        self, labeller: str, position: int, doc_id: str, start: int, end: int, grade: int
+    ) -> dict[str, Any]:
+        """`labeller` marks [start, end) of document `doc_id` as text supporting the answer to the question of
+        the item at `position` (module docstring); returns the span and their spans in the item's contexts."""
+        if self.passages is None or self.spans is None:
+            raise InputError("this queue has no passages with places in documents (give --corpus)", field="position")
+        if not 0 <= position < len(self.order):
+            raise InputError(f"no item at position {position}", field="position")
+        check_grade(grade)
+        sample = self.order[position]
+        query_id, passage = self.passages.locate(sample, doc_id, start, end)
+        span = span_of_selection(query_id, passage.place, passage.text, start - passage.place[1],
+                                 end - passage.place[1], grade)  # fmt: skip
+        with self._lock:
+            now = time.monotonic()
+            self._seen[labeller] = now
+            if labeller not in self._labels().get(sample, {}) and labeller not in self._live(sample, now):
+                raise Reassigned(f"item {position + 1} is not yours: spans are marked on an item you hold or labelled")
+            self.spans.add(labeller, span)
+        return {"doc_id": span.doc_id, "start": span.start, "end": span.end,
+                "passage_spans": self._passage_spans(labeller, position)}  # fmt: skip
 
     def status(self, labeller: str) -> dict[str, Any]:
         with self._lock:

@@ -21,7 +21,7 @@ from ragmetrics.judge.base import RagSample
 from ragmetrics.labeling.questions import GRADES, YES_PARTLY_NO, Question
 from ragmetrics.labeling.selection import labelling_order
 from ragmetrics.labeling.session import DEFAULT_TARGET, LabelSession, Verdict
-from ragmetrics.labeling.spans import LABELLED_SPANS_FILE, SpanSelections
+from ragmetrics.labeling.spans import LABELLED_SPANS_FILE, SpanSelections, check_grade
 from ragmetrics.labeling.store import LabelStore
 from ragmetrics.testset.corpus import open_corpus
 from ragmetrics.testset.output import read_grades, read_items, read_manifest
@@ -120,8 +120,7 @@ class TestsetLabelSession(LabelSession):
             raise InputError("spans are selected in the qrels pass over a corpus with doc_id/start/end")
         if not 0 <= position < len(self.order):
             raise IndexError(f"no sample at position {position}")
-        if grade not in {int(c.key) for c in GRADES}:  # the 0-3 scale the qrels use
-            raise ValueError(f"grade {grade} is not one of the offered grades")
+        check_grade(grade)
         query_id, _, chunk_id = self.order[position].partition(PAIR_SEPARATOR)
         span = self.spans.select(query_id, chunk_id, start, end, grade)
         return {

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+from ragmetrics.chunking import Chunk
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.judged_samples import FILENAME, judged_samples_jsonl
 from ragmetrics.schema import ComparisonSettings, JudgeDetail, Report, RunMetadata, RunResult
@@ -11,8 +13,11 @@ from ragmetrics.schema import ComparisonSettings, JudgeDetail, Report, RunMetada
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'
 
 
-def make_report(folder: Path, count: int = 14, run: str = "pipeline") -> dict[str, float]:
-    """Write a report of `count` samples with faithfulness scores spread over [0, 1]; returns the scores."""
+def make_report(
+    folder: Path, count: int = 14, run: str = "pipeline", chunks: Sequence[Chunk] | None = None
+) -> dict[str, float]:
+    """Write a report of `count` samples with faithfulness scores spread over [0, 1]; returns the scores.
+    With `chunks`, sample n's contexts are chunks n and n + 1 (cyclically), with their ids as context_ids."""
     folder.mkdir(parents=True, exist_ok=True)
     scores = {f"s{n:02d}": round(((n * 5) % count) / (count - 1), 4) for n in range(count)}
     samples = [
@@ -25,6 +30,12 @@ def make_report(folder: Path, count: int = 14, run: str = "pipeline") -> dict[st
         )
         for n, sid in enumerate(scores)
     ]
+    if chunks:
+        samples = [
+            s.model_copy(update={"contexts": [c.text for c in picked], "context_ids": [c.id for c in picked]})
+            for n, s in enumerate(samples)
+            for picked in [[chunks[n % len(chunks)], chunks[(n + 1) % len(chunks)]]]
+        ]
     result = RunResult(
         name=run,
         per_query={sid: {"faithfulness": score} for sid, score in scores.items()},

@@ -1,7 +1,7 @@
 // The labelling page. Every text from the server is set with textContent: a sample's text is data, not markup.
 "use strict";
 
-const state = { status: null, position: null, answered: false, history: [], token: null, team: false };
+const state = { status: null, position: null, answered: false, history: [], token: null, team: false, item: null };
 // A team queue's link carries the labeller's own token in its fragment (never sent in a URL or Referer):
 // every call, reads included, then goes with it (labeling/team.py).
 {
@@ -106,15 +106,17 @@ async function show(position) {
   const fields = $("fields");
   fields.replaceChildren();
   for (const [name, value] of Object.entries(item.texts)) fields.append(fieldBox(name, value));
-  renderSpans(item.spans);
+  renderSpans(item);
   renderChoices(item.label);
   document.body.dataset.position = String(position);
 }
 
-// A test set's qrels pass over a corpus with offsets: the person may select the text of the passage that
-// answers the question; it is stored as a span of the passage's document (labeling/spans.py).
-function passageBox() {
-  return document.querySelector("#fields ol.contexts li .text");
+// Selecting the answering text. A test set's qrels pass over a corpus with offsets: the person selects text
+// in the one passage, sent in its characters and stored as a span of its document (labeling/spans.py). A
+// team queue with passages (labeling/team.py): any shown context with a place in its document
+// (item.passages[i]: doc_id, start, end) takes a selection, sent in the document's characters.
+function passageBoxes() {
+  return [...document.querySelectorAll("#fields ol.contexts li .text")];
 }
 
 function markSpans(box, spans) {
@@ -132,34 +134,63 @@ function markSpans(box, spans) {
   if (at < text.length) box.append(document.createTextNode(text.slice(at)));
 }
 
-function renderSpans(spans) {
+// The spans to mark in each passage box: one list per box, null where the box takes no selection.
+function spansPerBox(item) {
+  if (Array.isArray(item.passages)) return item.passage_spans || [];
+  return item.spans === null || item.spans === undefined ? [] : [item.spans];
+}
+
+function renderSpans(item) {
+  state.item = item;
+  const perBox = spansPerBox(item);
+  const boxes = passageBoxes();
   const tools = $("span-tools");
-  tools.hidden = spans === null || spans === undefined;
+  tools.hidden = !perBox.some((spans, i) => Array.isArray(spans) && boxes[i]);
   if (tools.hidden) return;
-  markSpans(passageBox(), spans);
-  document.body.dataset.spans = String(spans.length);
+  let count = 0;
+  perBox.forEach((spans, i) => {
+    if (!Array.isArray(spans) || !boxes[i]) return;
+    markSpans(boxes[i], spans);
+    count += spans.length;
+  });
+  document.body.dataset.spans = String(count);
 }
 
 function selectionInPassage() {
-  const box = passageBox();
   const selection = window.getSelection();
-  if (!box || !selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
+  if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return null;
   const range = selection.getRangeAt(0);
-  if (!box.contains(range.startContainer) || !box.contains(range.endContainer)) return null;
+  const perBox = spansPerBox(state.item);
+  const index = passageBoxes().findIndex((box, i) => Array.isArray(perBox[i])
+    && box.contains(range.startContainer) && box.contains(range.endContainer));
+  if (index < 0) return null;
   const before = document.createRange();  // characters before the selection, across marks
-  before.setStart(box, 0);
+  before.setStart(passageBoxes()[index], 0);
   before.setEnd(range.startContainer, range.startOffset);
   const start = before.toString().length;
-  return { start, end: start + range.toString().length };
+  return { index, start, end: start + range.toString().length };
 }
 
 async function markSelection(grade) {
   const selected = selectionInPassage();
-  if (!selected) { showError(new Error("select the answering text inside the passage first")); return; }
+  if (!selected) { showError(new Error("select the answering text inside one passage first")); return; }
+  const item = state.item;
+  let body;
+  if (Array.isArray(item.passages)) {  // a team queue: the document's characters
+    const place = item.passages[selected.index];
+    body = { position: state.position, doc_id: place.doc_id, start: place.start + selected.start,
+             end: place.start + selected.end, grade };
+  } else {
+    body = { position: state.position, start: selected.start, end: selected.end, grade };
+  }
   try {
-    const result = await api("POST", "/api/span", { position: state.position, ...selected, grade });
+    const result = await api("POST", "/api/span", body);
     window.getSelection().removeAllRanges();
-    renderSpans(result.spans);
+    if (Array.isArray(item.passages)) {
+      renderSpans({ ...item, passage_spans: result.passage_spans });
+    } else {
+      renderSpans({ ...item, spans: result.spans });
+    }
   } catch (error) { showError(error); }
 }
 

@@ -2,7 +2,7 @@
 cells with counts and Wilson intervals; per compared pair, the paired changes with exact McNemar p and the
 sentences that say where a drop comes from.
 
-Part of the schema floor, apart from schema.py so that the big module only gains its seam field: the judge
+Part of the schema floor, apart from schema_nightly.py so that it only gains its seam field: the judge
 labels each question (`judge.sufficiency`), `comparison.sufficiency` computes these figures, the nightly job
 stores them, and every renderer only reads them (Joren et al., ICLR 2025, arXiv 2411.06037).
 """

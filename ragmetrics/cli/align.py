@@ -141,7 +141,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     config = None
     if args.config is not None:
-        from ragmetrics.nightly.config import load_config
+        from ragmetrics.nightly.config_load import load_config
 
         config = load_config(args.config)
         if config.judge is None:

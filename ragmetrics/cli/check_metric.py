@@ -55,7 +55,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.min_agreement is not None and not 0 <= args.min_agreement <= 1:
         raise ConfigError(f"--min-agreement must be in [0, 1], got {args.min_agreement}")
     if args.config is not None:
-        from ragmetrics.nightly.config import load_config
+        from ragmetrics.nightly.config_load import load_config
 
         config = load_config(args.config)
         if config.judge is None:

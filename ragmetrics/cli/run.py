@@ -65,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _dry_run(args: argparse.Namespace) -> int:
-    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.config_load import load_config
     from ragmetrics.nightly.estimate import estimate_night
     from ragmetrics.nightly.pipeline import own_metrics
     from ragmetrics.render.safe_text import visible_controls

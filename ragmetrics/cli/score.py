@@ -54,7 +54,7 @@ def run_command(args: argparse.Namespace) -> int:
     if args.file is None and args.traces is None:
         raise InputError("give the QA file, or --traces with a trace file", field="file")
     if args.traces is not None:
-        from ragmetrics.nightly.config import DatasetConfig
+        from ragmetrics.nightly.config_dataset import DatasetConfig
         from ragmetrics.nightly.load import load_dataset
 
         dataset = load_dataset(

@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _run(args: argparse.Namespace) -> int:
     from ragmetrics.errors import ConfigError
-    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.config_load import load_config
     from ragmetrics.sweep.report import write_outputs
     from ragmetrics.sweep.run import run_sweep
 

@@ -138,7 +138,7 @@ def run_command(args: argparse.Namespace) -> int:
     base: dict[str, Any] = {}
     judge_settings = JudgeSettings(backend="local")
     if args.config is not None:
-        from ragmetrics.nightly.config import load_config
+        from ragmetrics.nightly.config_load import load_config
 
         config = load_config(args.config)
         if config.testset is not None:
@@ -232,7 +232,7 @@ def _index_dir(given: Path | None, config: Any) -> Path:
 def _config_retrievers(config: Any) -> list[Any]:
     if config is None:
         raise InputError("--pool config needs --config", field="--pool")
-    from ragmetrics.nightly.config import RetrieverRunSpec
+    from ragmetrics.nightly.config_runs import RetrieverRunSpec
 
     specs = [
         {"retriever": spec.retriever, "params": dict(spec.params), "name": spec.name or spec.retriever}

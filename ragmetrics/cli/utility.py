@@ -96,7 +96,7 @@ def make_generator(args: argparse.Namespace) -> Any:
         )
     from pydantic import ValidationError
 
-    from ragmetrics.nightly.config import CallSettings
+    from ragmetrics.nightly.config_calls import CallSettings
     from ragmetrics.nightly.utility_generator import target_generator
 
     option = "--url" if args.generator == "http" else "--target"

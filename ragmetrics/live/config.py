@@ -24,7 +24,9 @@ from pydantic import (
 from ragmetrics._yaml import read_yaml_file
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.nightly.config import EngineConfig, JudgeConfig, format_validation_error, with_metric_files
+from ragmetrics.nightly.config_judge import JudgeConfig
+from ragmetrics.nightly.config_load import format_validation_error, with_metric_files
+from ragmetrics.nightly.config_output import EngineConfig
 
 __all__ = ["WatchConfig", "load_watch_config", "window_seconds"]
 

@@ -25,7 +25,8 @@ from ragmetrics.comparison.adaptive import Decision, settle
 from ragmetrics.engines.base import JudgeSession
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
-from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
+from ragmetrics.nightly.config_judge import AdaptiveConfig
+from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.estimate import question_costs
 from ragmetrics.options import lower_is_better

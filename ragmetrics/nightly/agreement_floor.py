@@ -8,7 +8,7 @@ by the gate: it is listed as untrusted and the night exits 5 unless something wo
 
 from __future__ import annotations
 
-from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.schema import Report
 
 __all__ = ["agreement_floor"]

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics._async import run_sync
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.call_identity import CallIdentity, call_identity
-from ragmetrics.nightly.config import CallSettings, GeneratorConfig, PipelineRunSpec
+from ragmetrics.nightly.config_calls import CallSettings, GeneratorConfig
+from ragmetrics.nightly.config_runs import PipelineRunSpec
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all, plan_all
 from ragmetrics.nightly.targets import CallableCaller, Caller, Role, TargetOutput, make_caller

@@ -16,7 +16,7 @@ from ragmetrics.attacks.metrics import attack_result, decide
 from ragmetrics.attacks.report import AnsweredAttack
 from ragmetrics.nightly.answers import AnsweredRun
 from ragmetrics.nightly.applicability import mark_not_applicable
-from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.nightly.dataset import ATTACK_REASON, QADataset
 from ragmetrics.schema import RunResult
 
@@ -51,7 +51,7 @@ NO_LLM_JUDGE = (
 
 def pipeline_run_names(config: NightlyConfig) -> set[str]:
     """The runs that call the team's system, and so receive the attacks' planted documents."""
-    from ragmetrics.nightly.config import PipelineRunSpec
+    from ragmetrics.nightly.config_runs import PipelineRunSpec
 
     return {spec.name for spec in config.runs if isinstance(spec, PipelineRunSpec)}
 

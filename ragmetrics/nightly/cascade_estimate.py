@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragmetrics.judge.settings import JudgeSettings
-    from ragmetrics.nightly.config import JudgeConfig
+    from ragmetrics.nightly.config_judge import JudgeConfig
 
 __all__ = ["cascade_bound_note", "cascade_views"]
 

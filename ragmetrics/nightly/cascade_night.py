@@ -30,7 +30,8 @@ from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 if TYPE_CHECKING:
     from ragmetrics.engines.base import Engine
     from ragmetrics.judge.panel_config import PanelMember
-    from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
+    from ragmetrics.nightly.config_judge import JudgeConfig
+    from ragmetrics.nightly.config_night import NightlyConfig
     from ragmetrics.trust.labels import HumanLabels
 
 __all__ = ["CascadeSession", "judge_cascade", "split_labels"]

@@ -14,24 +14,20 @@ from pydantic import BaseModel
 from ragmetrics.judge.cascade.config import CascadeStep
 from ragmetrics.judge.own_metrics import CustomMetric
 from ragmetrics.judge.settings import EmbeddingSettings
-from ragmetrics.nightly.config import (
-    AgreementFloor,
-    BaselineConfig,
-    CompareConfig,
-    DatasetConfig,
+from ragmetrics.nightly.config_calls import GeneratorConfig, HttpTarget
+from ragmetrics.nightly.config_dataset import DatasetConfig
+from ragmetrics.nightly.config_gate import BaselineConfig, CompareConfig
+from ragmetrics.nightly.config_judge import JudgeConfig
+from ragmetrics.nightly.config_output import EngineConfig, OutputConfig
+from ragmetrics.nightly.config_runs import (
     DatasetRunSpec,
-    EngineConfig,
     FileRunSpec,
     FusionRunSpec,
-    GeneratorConfig,
-    HttpTarget,
-    HumanLabelsConfig,
-    JudgeConfig,
-    OutputConfig,
     PipelineRunSpec,
     RetrievalConfig,
     RetrieverRunSpec,
 )
+from ragmetrics.nightly.config_trust import AgreementFloor, HumanLabelsConfig
 from ragmetrics.nightly.utility_config import UtilityOpenAIConfig, UtilityQrelsConfig
 from ragmetrics.nightly.validity_config import ValidityConfig
 from ragmetrics.sweep.config import (
@@ -118,6 +114,8 @@ def _type_name(annotation: Any) -> str:
     if annotation == list[CascadeStep] | None:
         return "list of judges (as panel members) or {name, panel: [members]} | null"
     text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
+    # A section is named by the path a reader imports it from, not by the module of config_* that defines it.
+    text = re.sub(r"\bragmetrics\.nightly\.config_\w+\.", "ragmetrics.nightly.config.", text)
     text = re.sub(r"\b(typing|pathlib|ragmetrics\.config)\.", "", text)
     text = re.sub(r"\bragmetrics(\.\w+)*\.(\w+Settings)\b", r"\2 (below)", text)
     optional = re.fullmatch(r"Optional\[(.*)\]", text)

@@ -28,7 +28,7 @@ from ragmetrics._textfile import read_bytes
 from ragmetrics.errors import InputError, JudgeError, NotApplicable
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.openai.usage import CallUsage, token_usage
-from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.schema import NightWork, Report, WorkFigures
 
 if TYPE_CHECKING:
@@ -385,7 +385,7 @@ def finish_estimate(
 
 
 def _concurrency(config: NightlyConfig, role: str) -> int:
-    from ragmetrics.nightly.config import PipelineRunSpec
+    from ragmetrics.nightly.config_runs import PipelineRunSpec
 
     if role == "generator":
         return config.generator.concurrency if config.generator is not None else 1

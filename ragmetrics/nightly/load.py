@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmetrics.nightly.config import DatasetConfig
+from ragmetrics.nightly.config_dataset import DatasetConfig
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.dataset import load_dataset as load_qa
 from ragmetrics.nightly.traced import attach_traces

@@ -9,7 +9,7 @@ from ragmetrics.comparison.preference import Interval as PreferenceInterval
 from ragmetrics.comparison.preference import Preference, compare_preferences, net_preferences
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
-from ragmetrics.nightly.config import NightlyConfig
+from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.schema import Interval, PairwiseSummary, Report
 
 __all__ = ["pairwise_summaries"]

@@ -23,11 +23,11 @@ from ragmetrics.nightly.answers import (
     generator_runs,
 )
 from ragmetrics.nightly.applicability import mark_not_applicable, not_applicable_note
-from ragmetrics.nightly.config import (
+from ragmetrics.nightly.config_night import NightlyConfig
+from ragmetrics.nightly.config_runs import (
     DatasetRunSpec,
     FileRunSpec,
     FusionRunSpec,
-    NightlyConfig,
     PipelineRunSpec,
     RetrieverRunSpec,
     run_name,

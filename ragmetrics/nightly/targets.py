@@ -34,7 +34,7 @@ from ragmetrics.errors import ConfigError, FailureCause
 from ragmetrics.judge.openai.breaker import Breaker, BreakerOpen
 from ragmetrics.judge.openai.scrub import Scrubber, public_url
 from ragmetrics.judge.openai.transport import connection_text, http_library
-from ragmetrics.nightly.config import HttpTarget, Target
+from ragmetrics.nightly.config_calls import HttpTarget, Target
 
 __all__ = [
     "MAX_RESPONSE_BYTES",

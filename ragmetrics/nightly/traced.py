@@ -25,7 +25,7 @@ from ragmetrics.nightly.dataset import QADataset, read_passages, validate_rows
 from ragmetrics.nightly.traced_outputs import TracedOutputs
 
 if TYPE_CHECKING:
-    from ragmetrics.nightly.config import DatasetConfig
+    from ragmetrics.nightly.config_dataset import DatasetConfig
     from ragmetrics.traces import TraceSet
 
 __all__ = ["attach_traces"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from ragmetrics.errors import FAILURE_CAUSES
 from ragmetrics.nightly.call_identity import call_identity
-from ragmetrics.nightly.config import CallSettings
+from ragmetrics.nightly.config_calls import CallSettings
 from ragmetrics.nightly.targets import CallableCaller, CallFailed, make_caller, parse_output
 from ragmetrics.utility.generators import FunctionGenerator, GenerationFailed
 

@@ -17,7 +17,7 @@ from ragmetrics.sweep.split import Split, relevant_strata, split_questions
 from ragmetrics.sweep.stages import Mapper, Stages, build_stages
 
 if TYPE_CHECKING:
-    from ragmetrics.nightly.config import NightlyConfig
+    from ragmetrics.nightly.config_night import NightlyConfig
     from ragmetrics.nightly.dataset import QADataset
     from ragmetrics.sweep.config import SweepConfig
 

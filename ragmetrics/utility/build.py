@@ -36,12 +36,14 @@ from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.deterministic import exact_match_score, token_f1_score
 from ragmetrics.retrieval.run import Run
 from ragmetrics.utility.generators import (
+    P_ABSTAIN_MISSING,
     RETRYABLE,
     GeneratedAnswer,
     GenerationFailed,
     Generator,
     check_answer,
 )
+from ragmetrics.utility.logprob_fallback import LogprobFallback
 from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan
 
 __all__ = [
@@ -158,7 +160,12 @@ def _stored_answer(value: Any) -> GeneratedAnswer | None:
     p = value.get("p_abstain")
     if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0):
         return None
-    return GeneratedAnswer(text, p_abstain=None if p is None else float(p))
+    missing = value.get("missing")
+    if p is None and missing not in P_ABSTAIN_MISSING:
+        missing = "not_given"  # an answer cached before the reason was stored: it had no probability
+    return GeneratedAnswer(
+        text, p_abstain=None if p is None else float(p), p_abstain_missing=None if p is not None else missing
+    )
 
 
 def _grade(score: float, max_grade: int) -> int:
@@ -284,9 +291,30 @@ async def abuild_utility(
     for key in todo:
         queue.put_nowait(key)
 
+    fallback = LogprobFallback(generator, cache, answer_key, _stored_answer)
+
     async def ask(key: str) -> None:
+        probe = await fallback.first_request()
+        try:
+            await ask_pair(key)
+        finally:
+            if probe:
+                fallback.probed()
+
+    async def ask_pair(key: str) -> None:
         question, passage = texts[key]
-        for attempt in range(retries + 1):
+        plain = False  # this pair's request with logprobs was refused: it is asked without them
+        attempt = 0
+        while attempt <= retries:
+            if plain or fallback.active:  # answered without logprobs by an earlier build?
+                stored = await fallback.cached(question, passage)
+                if stored is not None:
+                    if plain:
+                        fallback.confirm()  # refused with logprobs, answered without: the server refuses them
+                    answers[key] = stored
+                    cached_keys.add(key)
+                    failures.pop(key, None)
+                    return
             reservation = generator.reservation(question, passage)
             if not await budget.acquire(reservation):
                 earlier = (
@@ -299,12 +327,25 @@ async def abuild_utility(
                     f"the budget ({_budget_text(budget)}) was spent before this request{earlier}",
                 )
                 return
+            asked_logprobs = not plain and fallback.asks_logprobs()
             try:
-                got = await generator.answer(question, passage)
+                asking = (
+                    fallback.ask_plain(question, passage) if plain else generator.answer(question, passage)
+                )
+                got = await asking
             except GenerationFailed as exc:
                 budget.settle(reservation, reservation)  # a failed call may still have been billed: count it
-                failures[key] = (exc.cause, exc.message)
-                if exc.cause not in RETRYABLE or attempt == retries:
+                if fallback.is_refusal(exc, asked_logprobs):
+                    plain = True  # ask it again without logprobs (not a re-ask of `retries`)
+                    failures[key] = (exc.cause, f"{exc.message} to a request with logprobs")
+                    continue
+                failures[key] = (
+                    (exc.cause, f"{exc.message}, with logprobs and without")
+                    if plain and exc.cause == "bad_request"
+                    else (exc.cause, exc.message)
+                )
+                attempt += 1
+                if exc.cause not in RETRYABLE or attempt > retries:
                     if cache is not None:
                         await asyncio.to_thread(cache.put_failure, key, CACHE_KIND, exc.cause, exc.message)
                     return
@@ -318,11 +359,14 @@ async def abuild_utility(
                 return
             cost = getattr(generator, "cost", None)
             budget.settle(reservation, cost(got.usage) if callable(cost) else reservation)
+            if plain:
+                fallback.confirm()  # refused with logprobs, answered without: the server refuses them
             failures.pop(key, None)
             answers[key] = got
             if cache is not None:  # its own committed transaction: a kill after this line loses nothing
-                value = {"text": got.text, "p_abstain": got.p_abstain}
-                await asyncio.to_thread(cache.put, key, CACHE_KIND, value, dict(got.usage))
+                value = {"text": got.text, "p_abstain": got.p_abstain, "missing": got.p_abstain_missing}
+                stored_at = fallback.store_key(key, got, question, passage)
+                await asyncio.to_thread(cache.put, stored_at, CACHE_KIND, value, dict(got.usage))
             return
 
     async def worker() -> None:
@@ -350,6 +394,9 @@ async def abuild_utility(
                 doc_id=pair[1],
                 answer=got.text if got is not None else None,
                 p_abstain=got.p_abstain if got is not None else None,
+                p_abstain_missing=fallback.missing_reason(got)
+                if got is not None and got.p_abstain is None
+                else None,
                 score=score,
                 grade=_grade(score, max_grade) if score is not None else None,
                 cached=key in cached_keys,
@@ -368,6 +415,7 @@ async def abuild_utility(
             "runs": [run.name for run in runs],
             "max_grade": max_grade,
             "grade": "round-half-up(score x max_grade)",
+            **fallback.provenance(),
         },
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,

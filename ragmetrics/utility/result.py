@@ -57,6 +57,8 @@ class PairJudgment:
     cached: bool
     cause: str | None = None
     message: str | None = None
+    p_abstain_missing: str | None = None
+    """Why an answered pair has no p_abstain (generators.P_ABSTAIN_MISSING); None when it has one or failed."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,9 @@ class UtilityJudgments:
             "skipped_questions": len(self.skipped_questions),
             "skipped_pairs": self.skipped_pairs,
             "with_p_abstain": sum(1 for j in self.judgments if j.p_abstain is not None),
+            "without_p_abstain": dict(
+                Counter(j.p_abstain_missing for j in self.judgments if j.p_abstain_missing is not None)
+            ),
         }
 
     def manifest(self) -> dict[str, Any]:

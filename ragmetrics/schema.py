@@ -18,6 +18,7 @@ from ragmetrics._format import format_p
 from ragmetrics._version import __version__
 from ragmetrics.options import Align, Correction, CorrectionScope, Test
 from ragmetrics.schema_sufficiency import SufficiencySection
+from ragmetrics.schema_utility import UtilityOrigin
 
 SCHEMA_VERSION = "2"
 """2: comparison settings (align, correction scope) and the nightly run's block are typed fields, not `extra`.
@@ -823,13 +824,15 @@ class QrelsProvenance(_Model):
     source_only: SourceOnlyCheck | None = Field(
         default=None, description="the retrieval runs compared again on source-only qrels (pooled test sets)"
     )
+    utility: UtilityOrigin | None = Field(default=None, description="utility qrels: their utility.json")
 
     def describe(self) -> str:
         """One line: the share of relevant grades from each origin, and who graded the pool."""
         if not self.relevant:
             return f"qrels of {self.source}: no relevant grades"
         names = {"source": "the questions' source chunks", "judge": "the pooling judge",
-                 "person": "people", "dataset": "the dataset (origin not recorded)"}  # fmt: skip
+                 "person": "people", "dataset": "the dataset (origin not recorded)",
+                 "utility": "utility judgments"}  # fmt: skip
         parts = [
             f"{count / self.relevant:.0%} from {names.get(origin, origin)}"
             + (f" ({_judge_name(self.pool_judge)})" if origin == "judge" and self.pool_judge else "")
@@ -842,7 +845,8 @@ class QrelsProvenance(_Model):
             if self.shared_with_copies
             else ""
         )
-        return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}"
+        made = f"; {self.utility.describe()}" if self.utility is not None else ""
+        return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}{made}"
 
 
 def _judge_name(judge: dict[str, str | None]) -> str:

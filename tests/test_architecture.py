@@ -51,6 +51,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.trust": "trust",
     "ragmetrics.schema": "base",
     "ragmetrics.schema_sufficiency": "base",
+    "ragmetrics.schema_utility": "base",
     "ragmetrics.errors": "base",
     "ragmetrics.options": "base",
     "ragmetrics._async": "base",

@@ -192,7 +192,8 @@ def _replace(path: Path, text: str) -> None:
 
 
 def read_manifest(folder: str | Path) -> Mapping[str, Any] | None:
-    """A utility folder's manifest, or None when `folder` holds none (or a broken one)."""
+    """A utility folder's manifest, or None when `folder` holds none (or a broken one): a quick look. What
+    reads the folder's grades reads it strictly (`read_folder`, `utility.manifest.read_utility_manifest`)."""
     path = Path(folder) / MANIFEST
     if not path.is_file():
         return None
@@ -217,12 +218,13 @@ class UtilityFolder:
 def read_folder(folder: str | Path, *, missing: MissingUtility = "skip") -> UtilityFolder:
     """Read what `UtilityJudgments.write` (or a night's `utility/`) wrote; an InputError naming the file when it
     is not a utility folder. `missing` is the abstention probabilities' rule for a passage without one."""
+    from ragmetrics.utility.manifest import check_against_qrels, read_utility_manifest
+
     root = Path(folder)
-    manifest = read_manifest(root)
-    if manifest is None:
-        raise InputError(
-            f"no {MANIFEST} of schema ragmetrics-utility-1: not a utility folder", source=str(root)
-        )
+    if not (root / MANIFEST).is_file():
+        raise InputError(f"no {MANIFEST}: not a utility folder", source=str(root))
+    checked = read_utility_manifest(root / MANIFEST)  # damaged: an error naming the file and the field
+    manifest = checked.raw
     abstention_path = root / ABSTENTION_FILE
     abstention = (
         AbstentionProbabilities.read(abstention_path, missing=missing) if abstention_path.is_file() else None
@@ -237,4 +239,6 @@ def read_folder(folder: str | Path, *, missing: MissingUtility = "skip") -> Util
             raise InputError(
                 f"not a pair judgment: {exc}", source=str(root / JUDGMENTS_FILE), line=line
             ) from None
-    return UtilityFolder(Qrels.read(root / QRELS_FILE), abstention, manifest, judgments)
+    qrels = Qrels.read(checked.qrels_path)
+    check_against_qrels(checked, qrels.to_dict())  # a manifest from another build is an error, not a label
+    return UtilityFolder(qrels, abstention, manifest, judgments)

@@ -828,8 +828,9 @@ class QrelsProvenance(_Model):
 
     def describe(self) -> str:
         """One line: the share of relevant grades from each origin, and who graded the pool."""
+        made = f"; {self.utility.describe()}" if self.utility is not None else ""
         if not self.relevant:
-            return f"qrels of {self.source}: no relevant grades"
+            return f"qrels of {self.source}: no relevant grades{made}"
         names = {"source": "the questions' source chunks", "judge": "the pooling judge",
                  "person": "people", "dataset": "the dataset (origin not recorded)",
                  "utility": "utility judgments"}  # fmt: skip
@@ -845,7 +846,6 @@ class QrelsProvenance(_Model):
             if self.shared_with_copies
             else ""
         )
-        made = f"; {self.utility.describe()}" if self.utility is not None else ""
         return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}{made}"
 
 

@@ -157,3 +157,39 @@ def test_the_cli_build_says_it_once(
     manifest = json.loads((out / "utility.json").read_text())
     assert manifest["counts"]["scored"] == DISTINCT_PAIRS
     assert manifest["counts"]["without_p_abstain"] == {"logprobs_refused": DISTINCT_PAIRS}
+
+
+def test_a_night_at_a_refusing_server_says_so_in_its_notes(server: Any, tmp_path: Path) -> None:
+    import yaml
+
+    from ragmetrics.nightly.pipeline import run_pipeline
+
+    server.state.refuse_logprobs = True
+    data = {
+        "name": "utility at a refusing server",
+        "dataset": {"builtin": "pydocs", "limit": 3},
+        "retrieval": {"metrics": ["ndcg@3"]},
+        "runs": [{"source": "dataset", "name": "pipeline"}],
+        "output": {"dir": "out", "plots": False, "formats": ["json"]},
+        "progress": False,
+        "utility_qrels": {
+            "k": 3,
+            "generator": "openai",
+            "openai": {"model": "test-model", "base_url": server.url, "logprobs": True},
+        },
+    }
+    config = tmp_path / "night.yaml"
+    config.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    outcome = run_pipeline(config, write=False)
+    assert _sent(server) == (1, 0, 9)  # 3 questions x top 3, one refused request first
+    (run,) = outcome.report.runs
+    stored = run.metadata.extra["utility_qrels"]
+    assert (
+        stored["counts"]["without_p_abstain"] == {"logprobs_refused": 9} and stored["with_p_abstain"] is False
+    )
+    assert stored["qrels"]["utility"]["logprobs_refused"]
+    assert any("answered HTTP 400 to a request with logprobs" in n and "(9 pairs" in n for n in outcome.notes)
+    assert any(
+        n.startswith("qrels of utility/utility.qrels:") and "refused logprobs" in n for n in outcome.notes
+    )
+    assert any("udcg uses u = 1" in n for n in outcome.notes)

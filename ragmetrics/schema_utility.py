@@ -33,9 +33,9 @@ class UtilityOrigin(BaseModel):
 
     def describe(self) -> str:
         """One clause: who answered, how it was scored, when, from which pool."""
-        kind = str(self.generator.get("kind") or "?")
+        kind = self.generator.get("kind")
         model = self.generator.get("model")
-        who = f"the {kind} generator" + (f" ({model})" if model else "")
+        who = (f"the {kind} generator" if kind else "a generator") + (f" ({model})" if model else "")
         pooled = f"the top {self.k} of {', '.join(self.runs)}" if self.runs else f"the top {self.k}"
         refused = (
             "; the server refused logprobs, so no probability of abstaining" if self.logprobs_refused else ""

@@ -229,6 +229,14 @@ def plan_utility(
     for (q, d), key in zip(work.pairs, keys, strict=True):
         if _stored_answer(getattr(found.get(key), "value", None)) is None:
             todo.setdefault(key, (questions[q].question, passages[d]))
+    fallback = LogprobFallback(generator, cache, answer_key, _stored_answer)
+    plain = 0
+    if fallback.enabled and cache is not None and todo:
+        plain_keys = [fallback.plain_key(question, passage) for question, passage in todo.values()]
+        held = cache.get_many(plain_keys)
+        plain = sum(
+            1 for key in plain_keys if _stored_answer(getattr(held.get(key), "value", None)) is not None
+        )
     costs = [generator.reservation(question, passage) for question, passage in todo.values()]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
     fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
@@ -241,6 +249,7 @@ def plan_utility(
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,
         generator=generator.identity,
+        cached_without_logprobs=plain,
     )
 
 

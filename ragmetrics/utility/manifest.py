@@ -117,7 +117,12 @@ def parse_utility_manifest(data: Any, file: Path) -> UtilityManifest:
             source=str(file),
             field="provenance.generator",
         )
-    _text(data, "provenance.generator.kind", file)
+    if not generator or ("kind" in generator and not isinstance(generator["kind"], str)):
+        raise InputError(
+            f"expected the generator's identity (kind, model, settings), got {generator!r}",
+            source=str(file),
+            field="provenance.generator",
+        )
     metric = _text(data, "provenance.metric", file)
     if metric not in ANSWER_METRICS:
         raise InputError(

@@ -73,6 +73,9 @@ class UtilityPlan:
     skipped_questions: list[str]
     skipped_pairs: int
     generator: dict[str, Any]
+    cached_without_logprobs: int = 0
+    """Of `requests`, pairs a build answered without logprobs after the server refused them: at a server that
+    still refuses, one refused request confirms it and these are read from the cache, not sent."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

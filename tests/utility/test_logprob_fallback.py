@@ -17,7 +17,7 @@ from conftest import DISTINCT_PAIRS, PASSAGES, QUESTIONS, runs, write_inputs
 
 from ragmetrics.cli.main import main
 from ragmetrics.judge.cache import VerdictCache
-from ragmetrics.utility import Budget, OpenAIGenerator, build_utility, read_folder
+from ragmetrics.utility import Budget, OpenAIGenerator, build_utility, plan_utility, read_folder
 
 
 def _generator(server: Any, logprobs: bool = True) -> OpenAIGenerator:
@@ -73,8 +73,12 @@ def test_a_refusing_server_falls_back_once_and_every_pair_says_why(
     assert manifest["files"]["abstention"] is None
     assert read_folder(folder).judgments[0].p_abstain_missing == "logprobs_refused"
 
-    # a rerun at the same refusing server: one refused probe, confirmed by the cached answer, nothing repeated
+    # the dry run says which requests a build answered without logprobs (sending nothing)
     server.reset_records()
+    plan = plan_utility(QUESTIONS, PASSAGES, runs(), _generator(server), k=3, cache=VerdictCache(cache))
+    assert (plan.requests, plan.cached_without_logprobs) == (DISTINCT_PAIRS, DISTINCT_PAIRS)
+    assert _sent(server) == (0, 0, 0)
+    # a rerun at the same refusing server: one refused probe, confirmed by the cached answer, nothing repeated
     again = build_utility(QUESTIONS, PASSAGES, runs(), _generator(server), k=3, cache=VerdictCache(cache))
     assert _sent(server) == (1, 0, 0) and again.requests == 1
     assert all(j.cached for j in again.judgments) and again.grades() == result.grades()

@@ -90,6 +90,7 @@ DAMAGE = {
     "k zero": (_set("provenance.k", 0), "provenance.k"),
     "runs not a list": (_set("provenance.runs", "first"), "provenance.runs"),
     "generator not an object": (_set("provenance.generator", "extractive"), "provenance.generator"),
+    "generator empty": (_set("provenance.generator", {}), "provenance.generator"),
     "another schema": (_set("schema", "ragmetrics-utility-0"), "schema"),
     "origin": (_set("qrels.origin", "judge"), "qrels.origin"),
     "counts from another build": (_set("counts.scored", 3), "counts.scored"),

@@ -176,6 +176,7 @@ def test_a_night_on_a_built_utility_folder_reports_its_provenance(tmp_path: Path
         and "from utility judgments" in said[0]
         and manifest["provenance"]["created"] in said[0]
     )
+    assert said[0] in outcome.report.metadata.notes  # rendered in report.md and report.html with the others
     assert any(f"read from {folder} (nothing sent)" in n for n in outcome.notes)
     assert any(n.startswith("! utility qrels: run 'weaker':") and "not pooled" in n for n in outcome.notes)
     assert not any(n.startswith("! utility qrels: run 'pipeline':") for n in outcome.notes)

@@ -29,6 +29,11 @@ What it does, one step each:
    metric that tracks the answers best, named only where the intervals allow.
 
 Runtime: about two to four minutes on two cores (embedding the corpus twice is most of it).
+
+Offline generators only: this script has no LLM option. With `--export DIR` it runs nothing and writes the same
+drawn questions, passages and relevance qrels as a night's dataset with a night config whose `generator:` is the
+team's LLM and whose utility judgments come from that same LLM; `ragmetrics run DIR/night.yaml` then
+`ragmetrics validity DIR/out/latest` is the study with an LLM (docs/study_answer_validity.md).
 """
 
 from __future__ import annotations
@@ -292,12 +297,80 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
+def draw(questions: Sequence[Question], n: int, seed: int) -> list[Question]:
+    """The questions the study reads: `n` drawn with `seed`, in id order (the offline study and --export alike)."""
+    return sorted(random.Random(seed).sample(list(questions), min(n, len(questions))), key=lambda q: q.id)
+
+
+NIGHT_TEMPLATE = """\
+# The answer-validity study (docs/study_answer_validity.md) with YOUR LLM as the generator, on the questions,
+# passages and relevance qrels of the offline study ({source}, {count} questions, seed {seed}). Written by
+#   python benchmarks/study_answer_validity.py --data {source} --questions {n} --seed {seed} --export {folder}
+# Point generator.target (or generator.url) at your RAG answerer, then:
+#   ragmetrics run {folder}/night.yaml --dry-run      # what it will send
+#   ragmetrics run {folder}/night.yaml
+#   ragmetrics validity {folder}/out/latest --answer-metric token_f1
+name: answer-validity-llm
+
+dataset:
+  path: qa.jsonl             # id, question, reference (the first SQuAD answer), relevant_ids (the paragraph)
+  passages: passages.jsonl   # id, text: each paragraph cut into passages of two sentences
+
+retrieval:
+  metrics: [ndcg@3, ndcg@10, recall@3, udcg@3]
+
+runs:                        # the night's reference retrievers (the offline study's reranker is e5, here MiniLM)
+  - {{source: retriever, retriever: bm25, name: bm25}}
+  - {{source: retriever, retriever: bm25_embedding_rerank, name: bm25+rerank}}
+  - {{source: retriever, retriever: dense, name: dense}}
+  - {{source: fusion, name: rrf, runs: [bm25, dense], method: rrf}}
+
+generator:                   # your LLM answers every run's questions from its top 3 passages
+  target: "my_rag:generate"  # takes {{id, question, language, contexts, context_ids}}; or url: http://...
+  top_k: 3
+
+judge:
+  metrics: [token_f1, exact_match]   # the answer quality: deterministic, no judge model called
+
+utility_qrels:               # the same LLM from each pooled passage alone (eRAG: the system's own generator)
+  generator: night           # or openai with openai: {{model, base_url, logprobs: true}} for UDCG's p(abstain)
+  metric: token_f1
+  k: 10
+
+output:
+  dir: out
+"""
+
+
+def export(path: Path, n: int, seed: int, folder: Path) -> int:
+    """The study's questions, passages and qrels as a night's dataset, with a night config for an LLM generator:
+    the study's LLM path (nothing is run here; docs/study_answer_validity.md, "With an LLM generator")."""
+    _paragraphs, chunks, questions = load_squad(path)
+    chosen = draw(questions, n, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = [
+        {"id": q.id, "question": q.question, "reference": q.references[0],
+         "relevant_ids": [f"{q.paragraph}c{c}" for c in range(len(chunks[q.paragraph]))]}
+        for q in chosen
+    ]  # fmt: skip
+    passages = [{"id": f"{pid}c{c}", "text": t} for pid, texts in chunks.items() for c, t in enumerate(texts)]
+    for name, items in (("qa.jsonl", rows), ("passages.jsonl", passages)):
+        text = "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in items)
+        (folder / name).write_text(text, encoding="utf-8")
+    night = NIGHT_TEMPLATE.format(source=path, count=len(chosen), n=n, seed=seed, folder=folder)
+    (folder / "night.yaml").write_text(night, encoding="utf-8")
+    _say(f"wrote {folder}/qa.jsonl ({len(rows)} questions), passages.jsonl ({len(passages)}) and night.yaml; set "
+         f"generator.target in night.yaml to your RAG answerer, then: ragmetrics run {folder}/night.yaml && "
+         f"ragmetrics validity {folder}/out/latest --answer-metric token_f1")  # fmt: skip
+    return 0
+
+
 def study(path: Path, n: int, seed: int, samples: int, out: Path | None) -> int:
     started = time.perf_counter()
     _paragraphs, chunks, questions = load_squad(path)
     passages = [{"id": f"{pid}c{c}", "text": t} for pid, texts in chunks.items() for c, t in enumerate(texts)]
     text_of = {p["id"]: p["text"] for p in passages}
-    chosen = sorted(random.Random(seed).sample(questions, min(n, len(questions))), key=lambda q: q.id)
+    chosen = draw(questions, n, seed)
     qids = [q.id for q in chosen]
     by_id = {q.id: q for q in chosen}
     queries = {q.id: q.question for q in chosen}
@@ -412,11 +485,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples of the questions")
     parser.add_argument("--out", type=Path, help="folder for study.md, validity.json and the utility qrels")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="DIR",
+        help="run nothing: write the drawn questions, passages and qrels as a night's dataset, with night.yaml "
+        "for YOUR LLM generator (the study's LLM path; this script's own generator is offline only)",
+    )
     args = parser.parse_args(argv)
     if args.data is None or not args.data.is_file():
         print(f"skipped: no SQuAD-format JSON at {args.data} (pass --data; see the module docstring for where to "
               "get XQuAD's xquad.en.json)")  # fmt: skip
         return 0
+    if args.export is not None:
+        return export(args.data, args.questions, args.seed, args.export)
     return study(args.data, args.questions, args.seed, args.samples, args.out)
 
 

@@ -13,6 +13,7 @@ from ragmetrics.schema_comparison import PairComparison
 from ragmetrics.schema_gate import GateResult
 from ragmetrics.schema_run import JudgeInfo
 from ragmetrics.schema_sufficiency import SufficiencySection
+from ragmetrics.schema_utility import UtilityOrigin
 
 
 class SkippedRow(_Model):
@@ -79,13 +80,16 @@ class QrelsProvenance(_Model):
     source_only: SourceOnlyCheck | None = Field(
         default=None, description="the retrieval runs compared again on source-only qrels (pooled test sets)"
     )
+    utility: UtilityOrigin | None = Field(default=None, description="utility qrels: their utility.json")
 
     def describe(self) -> str:
         """One line: the share of relevant grades from each origin, and who graded the pool."""
+        made = f"; {self.utility.describe()}" if self.utility is not None else ""
         if not self.relevant:
-            return f"qrels of {self.source}: no relevant grades"
+            return f"qrels of {self.source}: no relevant grades{made}"
         names = {"source": "the questions' source chunks", "judge": "the pooling judge",
-                 "person": "people", "dataset": "the dataset (origin not recorded)"}  # fmt: skip
+                 "person": "people", "dataset": "the dataset (origin not recorded)",
+                 "utility": "utility judgments"}  # fmt: skip
         parts = [
             f"{count / self.relevant:.0%} from {names.get(origin, origin)}"
             + (f" ({_judge_name(self.pool_judge)})" if origin == "judge" and self.pool_judge else "")
@@ -98,7 +102,7 @@ class QrelsProvenance(_Model):
             if self.shared_with_copies
             else ""
         )
-        return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}"
+        return f"qrels of {self.source}: {self.relevant} relevant grades, {', '.join(parts)}{pooled}{copies}{made}"
 
 
 def _judge_name(judge: dict[str, str | None]) -> str:

@@ -58,6 +58,7 @@ PARTS: dict[str, str] = {
     "ragmetrics.schema_nightly": "base",
     "ragmetrics.schema_report": "base",
     "ragmetrics.schema_sufficiency": "base",
+    "ragmetrics.schema_utility": "base",
     "ragmetrics.errors": "base",
     "ragmetrics.options": "base",
     "ragmetrics._async": "base",

@@ -79,3 +79,29 @@ def test_utility_judgments_through_ragmetrics_utility_use_the_extractor(tmp_path
     assert by_doc["a00p00c0"].answer == "1856" and by_doc["a00p00c0"].grade == 3
     assert by_doc["other"].answer == study.ABSTENTION and by_doc["other"].grade == 0
     assert by_doc["other"].p_abstain == 1.0
+
+
+def test_the_llm_path_exports_a_night_that_loads_and_reads_the_same_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--export` runs nothing and writes the study's dataset and a night config for an LLM generator; the config
+    loads, its dataset reads with the drawn questions, their qrels and the passages, and its runs, generator,
+    answer metrics and utility judgments are the study's (docs/study_answer_validity.md, "With an LLM
+    generator"). No LLM is called here."""
+    from ragmetrics.nightly.config import load_config
+    from ragmetrics.nightly.dataset import load_dataset
+
+    folder = tmp_path / "llm"
+    assert study.main(["--data", str(_squad(tmp_path)), "--questions", "5", "--export", str(folder)]) == 0
+    assert "ragmetrics validity" in capsys.readouterr().out
+    assert sorted(p.name for p in folder.iterdir()) == ["night.yaml", "passages.jsonl", "qa.jsonl"]
+    config = load_config(folder / "night.yaml")
+    dataset = load_dataset(config.dataset, progress=False)
+    assert [s.id for s in dataset.samples] == ["q1"] and dataset.samples[0].reference == "1856"
+    assert dataset.relevance == {"q1": {"a00p00c0": 1}}
+    assert dataset.passages is not None and dataset.passages["a00p00c0"].text == PASSAGE
+    assert [r.name for r in config.runs] == ["bm25", "bm25+rerank", "dense", "rrf"]
+    assert config.generator is not None and config.generator.top_k == study.GENERATOR_DEPTH
+    assert config.judge is not None and config.judge.metrics == ["token_f1", "exact_match"]
+    assert config.utility_qrels is not None and config.utility_qrels.generator == "night"
+    assert config.utility_qrels.k == study.POOL_DEPTH and config.output.dir == folder / "out"

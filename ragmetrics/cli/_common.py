@@ -40,6 +40,7 @@ def score_files(
     intent-aware metric (alpha_ndcg@k, ...) is asked for, the qrels file is read in the TREC diversity format
     (`query subtopic document grade`), and the other metrics are scored on its collapsed form. udcg reads the
     abstention probabilities of `utilities_path` (JSON, JSON Lines or text; docs/utilities.md)."""
+    from ragmetrics.nightly.qrels_provenance import qrels_path_provenance
     from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metrics
@@ -47,9 +48,14 @@ def score_files(
 
     requests = parse_metrics(metrics)  # reject a bad metric before reading large files
     qrels: Qrels | SubtopicQrels
+    provenance = None
     if any(r.spec.subtopics for r in requests):
         qrels = SubtopicQrels.from_trec(qrels_path)
     else:
+        # a utility folder (or its utility.qrels): its grades, and where they came from (utility.json)
+        found = qrels_path_provenance(qrels_path)
+        if found is not None:
+            qrels_path, provenance = str(found[0]), found[1]
         qrels = Qrels.read(qrels_path)
     utilities = None
     if utilities_path is not None:
@@ -57,10 +63,30 @@ def score_files(
 
         utilities = AbstentionProbabilities.read(utilities_path)
     query_set = "intersection" if intersection else "qrels"
-    return [
+    results = [
         evaluate(qrels, run, metrics, query_set=query_set, allow_disjoint=allow_disjoint, utilities=utilities)
         for run in load_runs(run_paths)
     ]
+    if provenance is not None:  # as `ragmetrics score` keeps a test set's: in the JSON, and said on stderr
+        for result in results:
+            result.metadata.extra["qrels"] = provenance.model_dump(mode="json")
+    return results
+
+
+def print_qrels_provenance(results: list[RunResult]) -> None:
+    """Where the qrels' grades came from, once per qrels set, on stderr (`score_files` keeps it per result)."""
+    import sys
+
+    from ragmetrics.schema import QrelsProvenance
+
+    said: set[str] = set()
+    for result in results:
+        stored = result.metadata.extra.get("qrels")
+        if isinstance(stored, dict):
+            line = QrelsProvenance.model_validate(stored).describe()
+            if line not in said:
+                said.add(line)
+                print(line, file=sys.stderr)
 
 
 def add_utilities(parser: argparse.ArgumentParser) -> None:

@@ -48,7 +48,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "inputs", metavar="QRELS RUN RUN", nargs="*", help="qrels file, then two or more run files"
+        "inputs",
+        metavar="QRELS RUN RUN",
+        nargs="*",
+        help="qrels file (or a utility folder), then two or more run files",
     )
     parser.add_argument(
         "--results",
@@ -232,6 +235,10 @@ def run_command(args: argparse.Namespace) -> int:
         )
     color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     sys.stdout.write(format_report(report, args.format, color=color))
+    if not args.results:
+        from ragmetrics.cli._common import print_qrels_provenance
+
+        print_qrels_provenance(results)
     if args.per_query_csv is not None:
         _write(args.per_query_csv, per_query_csv(report))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from ragmetrics.cli._common import add_allow_disjoint, add_utilities, score_files
+from ragmetrics.cli._common import add_allow_disjoint, add_utilities, print_qrels_provenance, score_files
 from ragmetrics.retrieval.metrics import metric_help
 
 if TYPE_CHECKING:
@@ -32,7 +32,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("qrels", metavar="QRELS", help="relevance judgements (TREC qrels, .json or .jsonl)")
+    parser.add_argument(
+        "qrels",
+        metavar="QRELS",
+        help="relevance judgements (TREC qrels, .json or .jsonl), or a utility folder (`ragmetrics utility -o "
+        "DIR`; its provenance is said on stderr and kept in --format json)",
+    )
     parser.add_argument("runs", metavar="RUN", nargs="+", help="ranked results (TREC run, .json or .jsonl)")
     parser.add_argument(
         "-m",
@@ -99,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
         results = paired
     text = render(results, metrics, args.format, args.per_query)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    print_qrels_provenance(results)
     for result in results:
         missing, extra = result.metadata.missing_queries, result.metadata.extra_queries
         if missing:

@@ -136,7 +136,14 @@ def run_command(args: argparse.Namespace) -> int:
         print(
             f"dry run: {plan.pairs} pairs, {plan.cached} cached, {plan.requests} requests to send "
             f"(cost at most {plan.cost_bound:.6f} USD); the budget pays for {plan.within_budget}; "
-            f"{len(plan.skipped_questions)} questions skipped (no reference)",
+            f"{len(plan.skipped_questions)} questions skipped (no reference)"
+            + (
+                f"; {plan.cached_without_logprobs} of those requests were answered without logprobs by a build "
+                "the server refused them to: if it still refuses, one refused request and those are read from "
+                "the cache"
+                if plan.cached_without_logprobs
+                else ""
+            ),
             file=sys.stderr,
         )
         if args.metric == "answer_correctness":  # the judge's calls are its own, outside the generator's budget

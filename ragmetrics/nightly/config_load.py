@@ -66,6 +66,8 @@ def _resolve_paths(config: NightlyConfig, base: Path) -> NightlyConfig:
         config.human_labels.path = _resolve(config.human_labels.path, base)
     if config.pairwise is not None:
         config.pairwise.preferences = _resolve(config.pairwise.preferences, base)
+    if config.utility_qrels is not None:
+        config.utility_qrels.folder = _resolve(config.utility_qrels.folder, base)
     return config
 
 

@@ -16,6 +16,13 @@ the test set recorded each pool member), never by their names.
 `qrels_provenance` reads the shares from a test-set folder's testset.json (or says the dataset's grades have
 no recorded origin); `favour_warnings` names each compared run in either case. Both go into report.json
 (`nightly.dataset.qrels`) and every rendering of the report, and `ragmetrics score` prints them.
+
+Utility qrels (`ragmetrics utility`, a night's `utility/`) record theirs in utility.json: `utility_provenance`
+reads it into the same `QrelsProvenance` (origin `utility`, with the generator, metric, time, k and runs), and
+`qrels_path_provenance` does so for a qrels path given as a utility folder or its utility.qrels, so
+`ragmetrics retrieval`/`compare` and a night scoring a built folder (`utility_qrels.folder`) say where their
+grades came from as a test set's do. A damaged utility.json, or one that does not match its qrels, is an
+error naming the file and the field (`utility.manifest`), never skipped.
 """
 
 from __future__ import annotations
@@ -25,12 +32,22 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmetrics._textfile import read_utf8
 from ragmetrics.schema import QrelsProvenance
 
-__all__ = ["ComparedRun", "favour_warnings", "model_key", "qrels_provenance"]
+if TYPE_CHECKING:
+    from ragmetrics.utility.manifest import UtilityManifest
+
+__all__ = [
+    "ComparedRun",
+    "favour_warnings",
+    "model_key",
+    "qrels_path_provenance",
+    "qrels_provenance",
+    "utility_provenance",
+]
 
 
 def qrels_provenance(
@@ -72,6 +89,43 @@ def qrels_provenance(
         pool_judge=judge,
         shared_with_copies=shared if isinstance(shared, int) else 0,
     )
+
+
+def utility_provenance(manifest: UtilityManifest, source: str | None = None) -> QrelsProvenance:
+    """The provenance of a utility folder's qrels from its validated utility.json (`utility.manifest`): every
+    relevant grade from the utility judgments, and who made them (generator, metric, when, k, runs)."""
+    from ragmetrics.schema_utility import UtilityOrigin
+
+    return QrelsProvenance(
+        source=source or str(manifest.path.parent),
+        relevant=manifest.relevant,
+        by_origin={"utility": manifest.relevant},
+        utility=UtilityOrigin(
+            manifest=str(manifest.path),
+            generator=manifest.generator,
+            metric=manifest.metric,
+            created=manifest.created,
+            k=manifest.k,
+            runs=manifest.runs,
+            max_grade=manifest.max_grade,
+            logprobs_refused=manifest.logprobs_refused,
+        ),
+    )
+
+
+def qrels_path_provenance(path: str | Path) -> tuple[Path, QrelsProvenance] | None:
+    """For a qrels path that is a utility folder or its qrels file: the qrels file to read and its provenance,
+    utility.json checked against it; None for any other path (its grades have no recorded origin)."""
+    given = Path(path)
+    if not ((given if given.is_dir() else given.parent) / "utility.json").is_file():
+        return None  # not a utility folder's: nothing to import or read
+    from ragmetrics.utility.manifest import utility_qrels_path
+
+    found = utility_qrels_path(given)
+    if found is None:
+        return None
+    qrels_file, manifest = found
+    return qrels_file, utility_provenance(manifest, str(qrels_file))
 
 
 def _manifest(folder: Path) -> dict[str, Any] | None:

@@ -73,6 +73,12 @@ class UtilityQrelsConfig(_Section):
     cache: Path | None = Field(
         default=None, description="answer cache (default: utility_cache.sqlite in output.dir)"
     )
+    folder: Path | None = Field(
+        default=None,
+        description="score the runs on the utility judgments already in this folder (`ragmetrics utility -o "
+        "DIR`, or a night's utility/) instead of building them: nothing is sent, and its utility.json says "
+        "where they came from (generator, metric, when, k, runs)",
+    )
 
     def scored_metrics(self, retrieval_metrics: list[str]) -> list[str]:
         """The retrieval metrics scored on the utility qrels: `metrics`, or the night's and udcg@k."""

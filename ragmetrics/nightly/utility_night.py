@@ -1,5 +1,10 @@
 """A night's utility judgments (`utility_qrels:`): built for its runs, written to its folder, and every ranked
-run scored on them.
+run scored on them; or, with `utility_qrels.folder`, read from a folder built before (nothing sent).
+
+Where the grades came from (utility.json's generator, metric, time, k and runs) is said in the night's notes
+as every qrels provenance is said (`QrelsProvenance.describe`), and kept in each run's report.json
+(`metadata.extra.utility_qrels.qrels`). A built folder's runs that put passages the build never pooled in their
+top k are named, as a pooled test set names the runs its pool may favour.
 
 The questions and references are the dataset's; the passages' texts are `dataset.passages`. The result is one
 `RunResult` per run whose metrics are named `utility:<metric>` (`utility:ndcg@10`, `utility:udcg@10`), so they
@@ -22,7 +27,7 @@ from ragmetrics.nightly.applicability import mark_missing
 from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.retrieval.run import Run
-from ragmetrics.schema import RunResult
+from ragmetrics.schema import QrelsProvenance, RunResult
 from ragmetrics.utility.result import UtilityJudgments
 
 __all__ = ["METRIC_PREFIX", "UtilityNight", "utility_for_night"]
@@ -97,12 +102,10 @@ def utility_for_night(
     section = config.utility_qrels
     if section is None:
         return None
-    from ragmetrics.judge.cache import VerdictCache
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.utilities import AbstentionProbabilities
-    from ragmetrics.utility.build import Budget, UtilityQuestion, build_utility
 
-    if dataset.passages is None:
+    if dataset.passages is None and section.folder is None:
         raise ConfigError(
             "utility_qrels needs the passages' texts: set dataset.passages (JSONL of {id, text})"
         )
@@ -116,32 +119,19 @@ def utility_for_night(
     if not ranked:
         notes.append("utility qrels not built: no run has a ranking")
         return None
-    questions = {s.id: UtilityQuestion(s.id, s.question, s.reference) for s in dataset.samples}
-    passages = {pid: p.text for pid, p in dataset.passages.items()}
-    cache_path = section.cache or (output_dir or config.output.dir) / "utility_cache.sqlite"
-    cache = VerdictCache(cache_path)
-    try:
-        judgments = build_utility(
-            questions, passages, [r for r in ranked.values() if r is not None], _generator(config, search),
-            k=section.k, metric=section.metric, judge=judge, cache=cache,
-            budget=Budget(section.max_requests, section.max_cost), max_grade=section.max_grade,
-            concurrency=section.concurrency, retries=section.retries,
-        )  # fmt: skip
-    finally:
-        cache.close()
-    counts = judgments.counts()
-    notes.append(
-        f"utility qrels ({section.metric}, generator {judgments.provenance['generator'].get('kind')}): "
-        f"{counts['scored']} of {counts['pairs']} pooled pairs graded, {counts['relevant']} relevant, "
-        f"{counts['requests']} generator requests, {counts['cached']} cached"
-        + (f"; failed: {counts['failed']}" if counts["failed"] else "")
-        + (
-            f"; {counts['skipped_questions']} questions without a reference skipped ({counts['skipped_pairs']} pairs)"
-            if counts["skipped_questions"]
-            else ""
-        )
-    )
-    texts = {f"{FOLDER}/{name}": text for name, text in judgments.texts().items()}
+    if section.folder is not None:
+        judgments, provenance = _read_built(section.folder, dataset, notes)
+        texts: dict[str, str] = {}  # the folder stays where it is; the night names it
+        where = str(section.folder)
+    else:
+        judgments = _build(config, dataset, ranked, search=search, output_dir=output_dir, judge=judge)
+        provenance = _provenance_of(judgments)
+        texts = {f"{FOLDER}/{name}": text for name, text in judgments.texts().items()}
+        where = FOLDER
+        _build_note(judgments, section.metric, notes)
+    notes.append(provenance.describe())  # where the `utility:` metrics' grades came from, as for any qrels
+    if section.folder is not None:
+        _unpooled_notes(judgments, ranked, section.k, notes)
     grades = judgments.grades()
     if not grades:
         notes.append("utility qrels: no pair was graded, so no run is scored on them")
@@ -171,12 +161,127 @@ def utility_for_night(
         # where the `utility:` metrics' qrels came from, as report.json carries it for every run
         result.metadata.extra["utility_qrels"] = {
             **judgments.provenance,
-            "folder": FOLDER,
-            "counts": counts,
+            "folder": where,
+            "counts": judgments.counts(),
             "with_p_abstain": utilities is not None,
+            "qrels": provenance.model_dump(mode="json"),
         }
         results[name] = result
     return UtilityNight(judgments, results, texts)
+
+
+def _build(
+    config: NightlyConfig,
+    dataset: QADataset,
+    ranked: dict[str, Run | None],
+    *,
+    search: list[Path],
+    output_dir: Path | None,
+    judge: Any,
+) -> UtilityJudgments:
+    """The night's own utility judgments, asked of the section's generator (cached, budgeted)."""
+    from ragmetrics.judge.cache import VerdictCache
+    from ragmetrics.utility.build import Budget, UtilityQuestion, build_utility
+
+    section = config.utility_qrels
+    assert section is not None and dataset.passages is not None
+    questions = {s.id: UtilityQuestion(s.id, s.question, s.reference) for s in dataset.samples}
+    passages = {pid: p.text for pid, p in dataset.passages.items()}
+    cache_path = section.cache or (output_dir or config.output.dir) / "utility_cache.sqlite"
+    cache = VerdictCache(cache_path)
+    try:
+        return build_utility(
+            questions, passages, [r for r in ranked.values() if r is not None], _generator(config, search),
+            k=section.k, metric=section.metric, judge=judge, cache=cache,
+            budget=Budget(section.max_requests, section.max_cost), max_grade=section.max_grade,
+            concurrency=section.concurrency, retries=section.retries,
+        )  # fmt: skip
+    finally:
+        cache.close()
+
+
+def _build_note(judgments: UtilityJudgments, metric: str, notes: list[str]) -> None:
+    counts = judgments.counts()
+    notes.append(
+        f"utility qrels ({metric}, generator {judgments.provenance['generator'].get('kind')}): "
+        f"{counts['scored']} of {counts['pairs']} pooled pairs graded, {counts['relevant']} relevant, "
+        f"{counts['requests']} generator requests, {counts['cached']} cached"
+        + (f"; failed: {counts['failed']}" if counts["failed"] else "")
+        + (
+            f"; {counts['skipped_questions']} questions without a reference skipped ({counts['skipped_pairs']} pairs)"
+            if counts["skipped_questions"]
+            else ""
+        )
+    )
+    if judgments.provenance.get("logprobs_refused"):
+        notes.append(
+            f"utility qrels: {judgments.provenance['logprobs_refused']} "
+            f"({counts['without_p_abstain'].get('logprobs_refused', 0)} pairs without a probability)"
+        )
+
+
+def _provenance_of(judgments: UtilityJudgments) -> QrelsProvenance:
+    """The provenance of the night's own build, read from the manifest it writes as a folder's would be."""
+    from ragmetrics.nightly.qrels_provenance import utility_provenance
+    from ragmetrics.utility.manifest import parse_utility_manifest
+
+    manifest = parse_utility_manifest(judgments.manifest(), Path(FOLDER) / "utility.json")
+    return utility_provenance(manifest, f"{FOLDER}/utility.qrels")
+
+
+def _read_built(
+    folder: Path, dataset: QADataset, notes: list[str]
+) -> tuple[UtilityJudgments, QrelsProvenance]:
+    """A utility folder built before (`utility_qrels.folder`): its judgments and provenance, utility.json
+    checked field by field and against its qrels; a question the dataset lacks is an error naming it."""
+    from ragmetrics.errors import InputError
+    from ragmetrics.nightly.qrels_provenance import utility_provenance
+    from ragmetrics.utility.manifest import read_utility_manifest
+    from ragmetrics.utility.result import read_folder
+
+    built = read_folder(folder)  # an InputError naming the file and field when damaged or mismatched
+    manifest = read_utility_manifest(folder / "utility.json")
+    known = set(dataset.query_ids)
+    for judgment in built.judgments:
+        if judgment.query_id not in known:
+            raise InputError(
+                f"question {judgment.query_id!r} is not in the night's dataset ({dataset.source}): these "
+                "utility judgments were built for other questions",
+                source=str(folder / "judgments.jsonl"),
+                field="query_id",
+            )
+    skipped = built.manifest.get("skipped_questions")
+    judgments = UtilityJudgments(
+        judgments=list(built.judgments),
+        provenance=dict(built.manifest.get("provenance") or {}),
+        skipped_questions=list(skipped.get("ids") or []) if isinstance(skipped, dict) else [],
+        skipped_pairs=int((built.manifest.get("counts") or {}).get("skipped_pairs") or 0),
+    )
+    notes.append(
+        f"utility qrels read from {folder} (nothing sent): {manifest.scored} graded pairs, "
+        f"{manifest.relevant} relevant"
+    )
+    return judgments, utility_provenance(manifest, str(manifest.qrels_path))
+
+
+def _unpooled_notes(
+    judgments: UtilityJudgments, ranked: dict[str, Run | None], k: int, notes: list[str]
+) -> None:
+    """A run of the night whose top k holds passages the folder's build never pooled: those count as not
+    relevant, so the comparison may favour the runs that were pooled; say so per run, as for a pooled test set."""
+    from ragmetrics.utility.build import pool_pairs
+
+    judged = {(j.query_id, j.doc_id) for j in judgments.judgments}
+    skipped = set(judgments.skipped_questions)
+    pooled_from = ", ".join(map(str, judgments.provenance.get("runs") or [])) or "?"
+    for name, run in ranked.items():
+        assert run is not None
+        outside = [p for p in pool_pairs([run], k) if p not in judged and p[0] not in skipped]
+        if outside:
+            notes.append(
+                f"! utility qrels: run {name!r}: {len(outside)} passages in its top {k} were not pooled by the "
+                f"build (runs {pooled_from}): they count as not relevant, which may favour the pooled runs"
+            )
 
 
 def _not_applicable_without_reference(result: RunResult, run: Run, skipped: set[str]) -> None:
@@ -190,7 +295,9 @@ def _not_applicable_without_reference(result: RunResult, run: Run, skipped: set[
             continue
         result.per_query[qid] = dict.fromkeys(result.metadata.metrics)
         result.not_applicable.extend(
-            NotApplicableScore(query_id=qid, metric=m, reason="no reference answer: utility qrels skip the question")
+            NotApplicableScore(
+                query_id=qid, metric=m, reason="no reference answer: utility qrels skip the question"
+            )
             for m in result.metadata.metrics
         )
     result.metadata.num_queries = len(result.per_query)
@@ -203,7 +310,9 @@ def _ungraded_in_top(judgments: UtilityJudgments, run: Run, k: int) -> dict[str,
     utility scores for this run fail with the pair's cause instead."""
     from ragmetrics.utility.build import pool_pairs
 
-    failed = {(j.query_id, j.doc_id): j for j in judgments.judgments if j.grade is None and j.cause is not None}
+    failed = {
+        (j.query_id, j.doc_id): j for j in judgments.judgments if j.grade is None and j.cause is not None
+    }
     if not failed:
         return {}
     out: dict[str, tuple[str, str]] = {}
@@ -257,6 +366,8 @@ def utility_plan_notes(
     """The dry run's line for `utility_qrels:`: pairs, cached, requests to send, their cost bound, what the budget
     pays for, questions skipped; nothing is called and no cache is created."""
     section = config.utility_qrels
+    if section is not None and section.folder is not None:
+        return [f"utility qrels: read from {section.folder}, nothing to send"]
     if section is None or dataset.passages is None:
         return (
             [] if section is None else ["utility_qrels: dataset.passages is not set: the night will refuse"]

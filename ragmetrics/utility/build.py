@@ -35,13 +35,16 @@ from ragmetrics.errors import InputError
 from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.deterministic import exact_match_score, token_f1_score
 from ragmetrics.retrieval.run import Run
+from ragmetrics.utility.budget import Budget
 from ragmetrics.utility.generators import (
+    P_ABSTAIN_MISSING,
     RETRYABLE,
     GeneratedAnswer,
     GenerationFailed,
     Generator,
     check_answer,
 )
+from ragmetrics.utility.logprob_fallback import LogprobFallback
 from ragmetrics.utility.result import PairJudgment, UtilityJudgments, UtilityPlan
 
 __all__ = [
@@ -68,56 +71,6 @@ class UtilityQuestion:
     id: str
     question: str
     reference: str | None = None
-
-
-@dataclass
-class Budget:
-    """At most `max_requests` generator calls and `max_cost` USD (None: no limit). A call is taken before it is
-    sent, its cost reserved at the generator's bound and settled at its actual cost once answered, so the
-    spent plus the reserved never passes `max_cost`."""
-
-    max_requests: int | None = None
-    max_cost: float | None = None
-    requests: int = 0
-    spent: float = 0.0
-    reserved: float = 0.0
-    _settled: asyncio.Event | None = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.max_requests is not None and self.max_requests < 0:
-            raise InputError(f"max_requests must be >= 0, got {self.max_requests}", field="max_requests")
-        if self.max_cost is not None and (not math.isfinite(self.max_cost) or self.max_cost < 0):
-            raise InputError(f"max_cost must be a number >= 0, got {self.max_cost}", field="max_cost")
-
-    def take(self, reservation: float) -> bool | None:
-        """True: the call is taken; False: the budget cannot pay for it; None: it can only once the calls in
-        flight have settled (their reservations are above what they will likely cost): wait and ask again."""
-        if self.max_requests is not None and self.requests >= self.max_requests:
-            return False
-        if self.max_cost is not None and self.spent + self.reserved + reservation > self.max_cost:
-            return None if self.reserved > 0 and self.spent + reservation <= self.max_cost else False
-        self.requests += 1
-        self.reserved += reservation
-        return True
-
-    def settle(self, reservation: float, actual: float) -> None:
-        """Replace a call's reservation by what the server says it cost. That is at most the reservation for a
-        server that keeps to max_tokens; one that reports more is counted at what it reports (the budget then
-        stops the next calls), never at the smaller bound."""
-        self.reserved = max(0.0, self.reserved - reservation)
-        self.spent += actual
-        if self._settled is not None:
-            self._settled.set()
-
-    async def acquire(self, reservation: float) -> bool:
-        """`take`, waiting for calls in flight to settle while only their reservations stand in the way."""
-        while True:
-            taken = self.take(reservation)
-            if taken is not None:
-                return taken
-            self._settled = self._settled or asyncio.Event()
-            self._settled.clear()
-            await self._settled.wait()
 
 
 def pool_pairs(runs: Sequence[Run], k: int) -> list[tuple[str, str]]:
@@ -158,7 +111,12 @@ def _stored_answer(value: Any) -> GeneratedAnswer | None:
     p = value.get("p_abstain")
     if p is not None and (isinstance(p, bool) or not isinstance(p, int | float) or not 0.0 <= p <= 1.0):
         return None
-    return GeneratedAnswer(text, p_abstain=None if p is None else float(p))
+    missing = value.get("missing")
+    if p is None and missing not in P_ABSTAIN_MISSING:
+        missing = "not_given"  # an answer cached before the reason was stored: it had no probability
+    return GeneratedAnswer(
+        text, p_abstain=None if p is None else float(p), p_abstain_missing=None if p is not None else missing
+    )
 
 
 def _grade(score: float, max_grade: int) -> int:
@@ -222,6 +180,14 @@ def plan_utility(
     for (q, d), key in zip(work.pairs, keys, strict=True):
         if _stored_answer(getattr(found.get(key), "value", None)) is None:
             todo.setdefault(key, (questions[q].question, passages[d]))
+    fallback = LogprobFallback(generator, cache, answer_key, _stored_answer)
+    plain = 0
+    if fallback.enabled and cache is not None and todo:
+        plain_keys = [fallback.plain_key(question, passage) for question, passage in todo.values()]
+        held = cache.get_many(plain_keys)
+        plain = sum(
+            1 for key in plain_keys if _stored_answer(getattr(held.get(key), "value", None)) is not None
+        )
     costs = [generator.reservation(question, passage) for question, passage in todo.values()]
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
     fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
@@ -234,6 +200,7 @@ def plan_utility(
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,
         generator=generator.identity,
+        cached_without_logprobs=plain,
     )
 
 
@@ -284,9 +251,30 @@ async def abuild_utility(
     for key in todo:
         queue.put_nowait(key)
 
+    fallback = LogprobFallback(generator, cache, answer_key, _stored_answer)
+
     async def ask(key: str) -> None:
+        probe = await fallback.first_request()
+        try:
+            await ask_pair(key)
+        finally:
+            if probe:
+                fallback.probed()
+
+    async def ask_pair(key: str) -> None:
         question, passage = texts[key]
-        for attempt in range(retries + 1):
+        plain = False  # this pair's request with logprobs was refused: it is asked without them
+        attempt = 0
+        while attempt <= retries:
+            if plain or fallback.active:  # answered without logprobs by an earlier build?
+                stored = await fallback.cached(question, passage)
+                if stored is not None:
+                    if plain:
+                        fallback.confirm()  # refused with logprobs, answered without: the server refuses them
+                    answers[key] = stored
+                    cached_keys.add(key)
+                    failures.pop(key, None)
+                    return
             reservation = generator.reservation(question, passage)
             if not await budget.acquire(reservation):
                 earlier = (
@@ -299,12 +287,25 @@ async def abuild_utility(
                     f"the budget ({_budget_text(budget)}) was spent before this request{earlier}",
                 )
                 return
+            asked_logprobs = not plain and fallback.asks_logprobs()
             try:
-                got = await generator.answer(question, passage)
+                asking = (
+                    fallback.ask_plain(question, passage) if plain else generator.answer(question, passage)
+                )
+                got = await asking
             except GenerationFailed as exc:
                 budget.settle(reservation, reservation)  # a failed call may still have been billed: count it
-                failures[key] = (exc.cause, exc.message)
-                if exc.cause not in RETRYABLE or attempt == retries:
+                if fallback.is_refusal(exc, asked_logprobs):
+                    plain = True  # ask it again without logprobs (not a re-ask of `retries`)
+                    failures[key] = (exc.cause, f"{exc.message} to a request with logprobs")
+                    continue
+                failures[key] = (
+                    (exc.cause, f"{exc.message}, with logprobs and without")
+                    if plain and exc.cause == "bad_request"
+                    else (exc.cause, exc.message)
+                )
+                attempt += 1
+                if exc.cause not in RETRYABLE or attempt > retries:
                     if cache is not None:
                         await asyncio.to_thread(cache.put_failure, key, CACHE_KIND, exc.cause, exc.message)
                     return
@@ -318,11 +319,14 @@ async def abuild_utility(
                 return
             cost = getattr(generator, "cost", None)
             budget.settle(reservation, cost(got.usage) if callable(cost) else reservation)
+            if plain:
+                fallback.confirm()  # refused with logprobs, answered without: the server refuses them
             failures.pop(key, None)
             answers[key] = got
             if cache is not None:  # its own committed transaction: a kill after this line loses nothing
-                value = {"text": got.text, "p_abstain": got.p_abstain}
-                await asyncio.to_thread(cache.put, key, CACHE_KIND, value, dict(got.usage))
+                value = {"text": got.text, "p_abstain": got.p_abstain, "missing": got.p_abstain_missing}
+                stored_at = fallback.store_key(key, got, question, passage)
+                await asyncio.to_thread(cache.put, stored_at, CACHE_KIND, value, dict(got.usage))
             return
 
     async def worker() -> None:
@@ -350,6 +354,9 @@ async def abuild_utility(
                 doc_id=pair[1],
                 answer=got.text if got is not None else None,
                 p_abstain=got.p_abstain if got is not None else None,
+                p_abstain_missing=fallback.missing_reason(got)
+                if got is not None and got.p_abstain is None
+                else None,
                 score=score,
                 grade=_grade(score, max_grade) if score is not None else None,
                 cached=key in cached_keys,
@@ -368,6 +375,7 @@ async def abuild_utility(
             "runs": [run.name for run in runs],
             "max_grade": max_grade,
             "grade": "round-half-up(score x max_grade)",
+            **fallback.provenance(),
         },
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,

@@ -28,6 +28,7 @@ from ragmetrics.judge.text.sentences import split_sentences
 
 __all__ = [
     "ABSTENTION_REPLY",
+    "P_ABSTAIN_MISSING",
     "RETRYABLE",
     "ExtractiveGenerator",
     "FunctionGenerator",
@@ -55,14 +56,26 @@ class GenerationFailed(Exception):
         self.message = message
 
 
+P_ABSTAIN_MISSING: dict[str, str] = {
+    "not_given": "the generator gives no probabilities of abstaining",
+    "not_asked": "log-probabilities were not asked for (no --logprobs)",
+    "not_returned": "log-probabilities were asked for, but the response held none usable",
+    "logprobs_refused": "the server refused log-probabilities (HTTP 400), so the answer was asked without them",
+}
+"""Why an answer has no probability of abstaining (`GeneratedAnswer.p_abstain_missing`), by code: said per pair
+in judgments.jsonl and counted in utility.json, so a missing probability is never read as a made-up one."""
+
+
 @dataclass(frozen=True)
 class GeneratedAnswer:
     """A generator's answer to one (question, passage), the probability it abstains on that passage when
-    known (None: the generator gave no probabilities), and the tokens it cost."""
+    known (None: the generator gave none, and `p_abstain_missing` says why, a key of `P_ABSTAIN_MISSING`),
+    and the tokens it cost."""
 
     text: str
     p_abstain: float | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    p_abstain_missing: str | None = None
 
 
 class Generator(Protocol):
@@ -239,7 +252,9 @@ class FunctionGenerator:
         return {"kind": "function", **self.identity_parts}
 
     async def answer(self, question: str, passage: str) -> GeneratedAnswer:
-        return GeneratedAnswer(check_answer(await self.call(question, passage)))
+        return GeneratedAnswer(
+            check_answer(await self.call(question, passage)), p_abstain_missing="not_given"
+        )
 
     def reservation(self, question: str, passage: str) -> float:
         return self.cost_per_call

@@ -140,6 +140,9 @@ class OpenAIGenerator:
         self.price_out = price_out
         self.prompt = prompt or load_rag_prompt()
         self._client: Any = None
+        self.logprobs_refused: str | None = None
+        """Set once the server refused `logprobs` (`without_logprobs`): from then on answers are asked without
+        them, and say so (`p_abstain_missing` "logprobs_refused")."""
         if base_url is None and not os.environ.get(api_key_env):
             raise ConfigError(f"the OpenAI generator needs an API key: set {api_key_env} (or give base_url)")
 
@@ -168,6 +171,22 @@ class OpenAIGenerator:
             "logprobs": self.top_logprobs if self.logprobs else None,
         }
 
+    @property
+    def plain_identity(self) -> dict[str, Any]:
+        """The identity of this generator asked without log-probabilities: the key of an answer obtained after
+        the server refused them, so a later build with a server that returns them does not take it for one
+        that had them (and a build without --logprobs reuses it, since it is exactly what that build asks)."""
+        return {**self.identity, "logprobs": None}
+
+    @property
+    def asks_logprobs(self) -> bool:
+        """Whether the next request asks for log-probabilities: configured, and not refused by the server."""
+        return self.logprobs and self.logprobs_refused is None
+
+    def without_logprobs(self, why: str) -> None:
+        """Ask every later request without log-probabilities (the server refused them: `why`)."""
+        self.logprobs_refused = why
+
     def _make_client(self) -> Any:
         import openai
 
@@ -188,12 +207,16 @@ class OpenAIGenerator:
         ) / 1e6
 
     async def answer(self, question: str, passage: str) -> GeneratedAnswer:
+        return await self.ask(question, passage, logprobs=self.asks_logprobs)
+
+    async def ask(self, question: str, passage: str, *, logprobs: bool) -> GeneratedAnswer:
+        """One request, with or without log-probabilities; `answer` asks as configured (unless refused)."""
         import openai
 
         if self._client is None:
             self._client = self._make_client()
         extra: dict[str, Any] = {}
-        if self.logprobs:
+        if logprobs:
             extra = {"logprobs": True, "top_logprobs": self.top_logprobs}
         if self.seed is not None:
             extra["seed"] = self.seed
@@ -230,10 +253,13 @@ class OpenAIGenerator:
         }
         p = (
             abstention_probability(getattr(choice, "logprobs", None), self.prompt.abstention)
-            if self.logprobs
+            if logprobs
             else None
         )
-        return GeneratedAnswer(text, p_abstain=p, usage=usage)
+        missing = None
+        if p is None:
+            missing = "not_returned" if logprobs else "logprobs_refused" if self.logprobs else "not_asked"
+        return GeneratedAnswer(text, p_abstain=p, usage=usage, p_abstain_missing=missing)
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -57,6 +57,8 @@ class PairJudgment:
     cached: bool
     cause: str | None = None
     message: str | None = None
+    p_abstain_missing: str | None = None
+    """Why an answered pair has no p_abstain (generators.P_ABSTAIN_MISSING); None when it has one or failed."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class UtilityPlan:
     skipped_questions: list[str]
     skipped_pairs: int
     generator: dict[str, Any]
+    cached_without_logprobs: int = 0
+    """Of `requests`, pairs a build answered without logprobs after the server refused them: at a server that
+    still refuses, one refused request confirms it and these are read from the cache, not sent."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +134,9 @@ class UtilityJudgments:
             "skipped_questions": len(self.skipped_questions),
             "skipped_pairs": self.skipped_pairs,
             "with_p_abstain": sum(1 for j in self.judgments if j.p_abstain is not None),
+            "without_p_abstain": dict(
+                Counter(j.p_abstain_missing for j in self.judgments if j.p_abstain_missing is not None)
+            ),
         }
 
     def manifest(self) -> dict[str, Any]:
@@ -187,7 +195,8 @@ def _replace(path: Path, text: str) -> None:
 
 
 def read_manifest(folder: str | Path) -> Mapping[str, Any] | None:
-    """A utility folder's manifest, or None when `folder` holds none (or a broken one)."""
+    """A utility folder's manifest, or None when `folder` holds none (or a broken one): a quick look. What
+    reads the folder's grades reads it strictly (`read_folder`, `utility.manifest.read_utility_manifest`)."""
     path = Path(folder) / MANIFEST
     if not path.is_file():
         return None
@@ -212,12 +221,13 @@ class UtilityFolder:
 def read_folder(folder: str | Path, *, missing: MissingUtility = "skip") -> UtilityFolder:
     """Read what `UtilityJudgments.write` (or a night's `utility/`) wrote; an InputError naming the file when it
     is not a utility folder. `missing` is the abstention probabilities' rule for a passage without one."""
+    from ragmetrics.utility.manifest import check_against_qrels, read_utility_manifest
+
     root = Path(folder)
-    manifest = read_manifest(root)
-    if manifest is None:
-        raise InputError(
-            f"no {MANIFEST} of schema ragmetrics-utility-1: not a utility folder", source=str(root)
-        )
+    if not (root / MANIFEST).is_file():
+        raise InputError(f"no {MANIFEST}: not a utility folder", source=str(root))
+    checked = read_utility_manifest(root / MANIFEST)  # damaged: an error naming the file and the field
+    manifest = checked.raw
     abstention_path = root / ABSTENTION_FILE
     abstention = (
         AbstentionProbabilities.read(abstention_path, missing=missing) if abstention_path.is_file() else None
@@ -232,4 +242,6 @@ def read_folder(folder: str | Path, *, missing: MissingUtility = "skip") -> Util
             raise InputError(
                 f"not a pair judgment: {exc}", source=str(root / JUDGMENTS_FILE), line=line
             ) from None
-    return UtilityFolder(Qrels.read(root / QRELS_FILE), abstention, manifest, judgments)
+    qrels = Qrels.read(checked.qrels_path)
+    check_against_qrels(checked, qrels.to_dict())  # a manifest from another build is an error, not a label
+    return UtilityFolder(qrels, abstention, manifest, judgments)

@@ -110,6 +110,7 @@ class Record:
     examples: bool = False
     response_format: dict[str, Any] | None = None
     model: str | None = None
+    logprobs: bool = False  # the request asked for log-probabilities
 
 
 @dataclass(frozen=True)
@@ -901,6 +902,7 @@ class _Handler(BaseHTTPRequestHandler):
             "examples": bool(example_answers),
             "response_format": fmt or None,
             "model": body.get("model"),
+            "logprobs": bool(body.get("logprobs")),
         }
         digest = hashlib.sha256(f"{prompt}\n{user}".encode()).hexdigest()[:16]
         fault = self._take_fault(state, "/v1/chat/completions", prompt, user, mode)
@@ -928,6 +930,10 @@ class _Handler(BaseHTTPRequestHandler):
             if prompt is None:
                 status = 400
                 self._error(400, "no prompt marker in the system message")
+            elif prompt == "rag_answer" and body.get("logprobs") and state.refuse_logprobs:
+                status = 400
+                self._error(400, "logprobs is not supported by this server (test)")
+                fault = "refuse_logprobs"
             elif prompt == "rag_answer":
                 content, logprobs = _rag_answer(user, bool(body.get("logprobs")))
                 self._send(200, {

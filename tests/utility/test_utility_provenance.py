@@ -1,0 +1,201 @@
+"""Utility qrels given as a folder or file path say where their grades came from as other qrels do: utility.json's
+provenance (generator, metric, when, k, runs) read into the report's `QrelsProvenance`, said on stderr by
+`ragmetrics retrieval`/`compare` and in a night's notes and report.json (`utility_qrels.folder`); a damaged
+utility.json, or one that does not match its qrels, is an error naming the file and the field (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import PASSAGES, QUESTIONS, runs
+
+from ragmetrics.cli.main import main
+from ragmetrics.collection import load_pipeline_run, load_qa, passages_path
+from ragmetrics.errors import InputError
+from ragmetrics.nightly.pipeline import run_pipeline
+from ragmetrics.retrieval.run import Run
+from ragmetrics.utility import ExtractiveGenerator, UtilityQuestion, build_utility, read_folder
+from ragmetrics.utility.inputs import read_passages
+
+
+def _folder(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A utility folder built offline (extractive generator) for the fixture's two runs, and their run files."""
+    built = build_utility(QUESTIONS, PASSAGES, runs(), ExtractiveGenerator(), k=3)
+    folder = built.write(tmp_path / "utility")
+    paths = []
+    for run in runs():
+        run.to_trec(tmp_path / f"{run.name}.trec")
+        paths.append(tmp_path / f"{run.name}.trec")
+    return folder, paths
+
+
+def _manifest(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "utility.json").read_text())
+    return data
+
+
+@pytest.mark.parametrize("as_file", [False, True], ids=["folder", "qrels file"])
+def test_retrieval_and_compare_say_where_utility_qrels_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], as_file: bool
+) -> None:
+    folder, run_paths = _folder(tmp_path)
+    manifest = _manifest(folder)
+    qrels = str(folder / "utility.qrels") if as_file else str(folder)
+    code = main(["retrieval", qrels, *map(str, run_paths), "-m", "ndcg@3", "--format", "json"])
+    assert code == 0
+    out = capsys.readouterr()
+    results = json.loads(out.out)
+    relevant = manifest["qrels"]["relevant_by_origin"]["utility"]
+    for result in results:
+        stored = result["metadata"]["extra"]["qrels"]
+        assert stored["by_origin"] == {"utility": relevant} and stored["relevant"] == relevant > 0
+        origin = stored["utility"]
+        assert origin["generator"]["kind"] == "extractive" and origin["metric"] == "token_f1"
+        assert origin["created"] == manifest["provenance"]["created"] and origin["k"] == 3
+        assert origin["runs"] == ["first", "second"]
+        assert origin["manifest"] == str(folder / "utility.json")
+    (line,) = [x for x in out.err.splitlines() if x.startswith("qrels of ")]
+    assert f"{relevant} relevant grades, 100% from utility judgments" in line
+    assert "extractive generator" in line and "token_f1" in line and manifest["provenance"]["created"] in line
+    assert "top 3 of first, second" in line
+    assert main(["compare", qrels, *map(str, run_paths), "-m", "ndcg@3"]) == 0
+    assert line in capsys.readouterr().err.splitlines()
+
+
+def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(data: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node = data
+        for part in parents:
+            node = node[part]
+        if value is _DELETE:
+            del node[last]
+        else:
+            node[last] = value
+
+    return change
+
+
+_DELETE = object()
+
+DAMAGE = {
+    "metric missing": (_set("provenance.metric", _DELETE), "provenance.metric"),
+    "unknown metric": (_set("provenance.metric", "bleu"), "provenance.metric"),
+    "created not a time": (_set("provenance.created", "last night"), "provenance.created"),
+    "k zero": (_set("provenance.k", 0), "provenance.k"),
+    "runs not a list": (_set("provenance.runs", "first"), "provenance.runs"),
+    "generator not an object": (_set("provenance.generator", "extractive"), "provenance.generator"),
+    "generator empty": (_set("provenance.generator", {}), "provenance.generator"),
+    "another schema": (_set("schema", "ragmetrics-utility-0"), "schema"),
+    "origin": (_set("qrels.origin", "judge"), "qrels.origin"),
+    "counts from another build": (_set("counts.scored", 3), "counts.scored"),
+    "relevant from another build": (
+        lambda d: (_set("qrels.relevant_by_origin.utility", 1)(d), _set("counts.relevant", 1)(d)),
+        "qrels.relevant_by_origin.utility",
+    ),
+    "relevant counted twice differently": (_set("counts.relevant", 999), "counts.relevant"),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_or_mismatching_utility_json_names_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    folder, run_paths = _folder(tmp_path)
+    change, field = DAMAGE[damage]
+    data = _manifest(folder)
+    change(data)
+    (folder / "utility.json").write_text(json.dumps(data))
+    assert main(["retrieval", str(folder), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    err = capsys.readouterr().err
+    assert str(folder / "utility.json") in err and f"field {field!r}" in err
+    with pytest.raises(InputError, match=r"utility\.json") as caught:
+        read_folder(folder)
+    assert caught.value.field == field
+
+
+def test_broken_json_and_edited_qrels_are_errors_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder, run_paths = _folder(tmp_path)
+    text = (folder / "utility.json").read_text()
+    (folder / "utility.json").write_text(text[: len(text) // 2])
+    assert main(["retrieval", str(folder / "utility.qrels"), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    assert f"{folder / 'utility.json'}, line " in capsys.readouterr().err
+    (folder / "utility.json").write_text(text)
+    lines = (folder / "utility.qrels").read_text().splitlines()
+    (folder / "utility.qrels").write_text("\n".join(lines[:-1]) + "\n")  # a grade removed since the build
+    assert main(["retrieval", str(folder), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    assert "field 'counts.scored'" in capsys.readouterr().err
+
+
+def _night(tmp_path: Path, folder: Path) -> Path:
+    pipeline = load_pipeline_run().to_dict()
+    # the pipeline's ranking upside down: its top 5 is the pipeline's bottom 5
+    weaker = {
+        q: {d: float(i) for i, d in enumerate(sorted(docs, key=docs.__getitem__, reverse=True))}
+        for q, docs in pipeline.items()
+    }
+    Run.from_dict(weaker, name="weaker").to_trec(tmp_path / "weaker.trec")
+    data = {
+        "name": "utility from a folder",
+        "dataset": {"builtin": "pydocs"},
+        "retrieval": {"metrics": ["ndcg@5"]},
+        "runs": [
+            {"source": "dataset", "name": "pipeline"},
+            {"source": "file", "path": "weaker.trec", "name": "weaker"},
+        ],
+        "compare": {"test": "t"},
+        "output": {"dir": "out", "plots": False, "formats": ["json"]},
+        "progress": False,
+        "utility_qrels": {"k": 5, "folder": str(folder.relative_to(tmp_path))},
+    }
+    path = tmp_path / "night.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_night_on_a_built_utility_folder_reports_its_provenance(tmp_path: Path) -> None:
+    questions = {
+        str(r["id"]): UtilityQuestion(str(r["id"]), str(r["question"]), r.get("reference")) for r in load_qa()
+    }
+    passages = read_passages(passages_path())
+    # built from the pipeline's run alone: the weaker run's top 5 holds passages it never pooled
+    built = build_utility(questions, passages, [load_pipeline_run()], ExtractiveGenerator(), k=5)
+    folder = built.write(tmp_path / "built")
+    manifest = _manifest(folder)
+    outcome = run_pipeline(_night(tmp_path, folder), write=False)
+    said = [n for n in outcome.notes if n.startswith(f"qrels of {folder / 'utility.qrels'}:")]
+    assert (
+        len(said) == 1
+        and "from utility judgments" in said[0]
+        and manifest["provenance"]["created"] in said[0]
+    )
+    assert said[0] in outcome.report.metadata.notes  # rendered in report.md and report.html with the others
+    assert any(f"read from {folder} (nothing sent)" in n for n in outcome.notes)
+    assert any(n.startswith("! utility qrels: run 'weaker':") and "not pooled" in n for n in outcome.notes)
+    assert not any(n.startswith("! utility qrels: run 'pipeline':") for n in outcome.notes)
+    for result in outcome.report.runs:
+        stored = result.metadata.extra["utility_qrels"]
+        assert stored["folder"] == str(folder) and stored["counts"]["requests"] == 0
+        assert stored["qrels"]["utility"]["created"] == manifest["provenance"]["created"]
+        assert stored["qrels"]["by_origin"] == {"utility": manifest["counts"]["relevant"]}
+        assert "utility:ndcg@5" in result.aggregate
+
+
+def test_a_night_refuses_a_damaged_folder_naming_the_field(tmp_path: Path) -> None:
+    folder, _ = _folder(tmp_path)  # also built for questions the night's dataset does not hold
+    data = _manifest(folder)
+    data["provenance"]["k"] = "three"
+    (folder / "utility.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"provenance\.k"):
+        run_pipeline(_night(tmp_path, folder), write=False)
+    data["provenance"]["k"] = 3
+    (folder / "utility.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="is not in the night's dataset"):
+        run_pipeline(_night(tmp_path, folder), write=False)

@@ -27,6 +27,14 @@ def load_runs(paths: list[str]) -> list[Run]:
     ]
 
 
+def _beside_utility_manifest(qrels_path: str) -> bool:
+    """Whether a qrels path is a utility folder or a file in one (its utility.json says where grades came from)."""
+    from pathlib import Path
+
+    given = Path(qrels_path)
+    return ((given if given.is_dir() else given.parent) / "utility.json").is_file()
+
+
 def score_files(
     qrels_path: str,
     run_paths: list[str],
@@ -40,7 +48,6 @@ def score_files(
     intent-aware metric (alpha_ndcg@k, ...) is asked for, the qrels file is read in the TREC diversity format
     (`query subtopic document grade`), and the other metrics are scored on its collapsed form. udcg reads the
     abstention probabilities of `utilities_path` (JSON, JSON Lines or text; docs/utilities.md)."""
-    from ragmetrics.nightly.qrels_provenance import qrels_path_provenance
     from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.evaluate import evaluate
     from ragmetrics.retrieval.metrics import parse_metrics
@@ -53,7 +60,11 @@ def score_files(
         qrels = SubtopicQrels.from_trec(qrels_path)
     else:
         # a utility folder (or its utility.qrels): its grades, and where they came from (utility.json)
-        found = qrels_path_provenance(qrels_path)
+        found = None
+        if _beside_utility_manifest(qrels_path):  # a plain qrels file loads nothing of the nightly job
+            from ragmetrics.nightly.qrels_provenance import qrels_path_provenance
+
+            found = qrels_path_provenance(qrels_path)
         if found is not None:
             qrels_path, provenance = str(found[0]), found[1]
         qrels = Qrels.read(qrels_path)

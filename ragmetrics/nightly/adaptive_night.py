@@ -26,8 +26,8 @@ from ragmetrics.engines.base import JudgeSession
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config import AdaptiveConfig, NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.estimate import question_costs
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.options import lower_is_better
 from ragmetrics.schema import AdaptiveDecision, AdaptiveSummary, NotApplicableScore, Report, RunResult
 

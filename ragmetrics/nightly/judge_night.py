@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.answers import AnsweredRun
 from ragmetrics.nightly.config import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.nightly.runs import judge_plan
 from ragmetrics.schema import AdaptiveSummary, JudgeInfo, Report, RunResult, RunTrust
 

@@ -13,8 +13,8 @@ from ragmetrics.judge.conversation import conversation_clusters
 from ragmetrics.nightly.answers import TargetCalls
 from ragmetrics.nightly.compare_night import compare_runs
 from ragmetrics.nightly.config import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.night_state import Night, Scored, timed
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.nightly.trust_night import attach_human_labels
 from ragmetrics.schema import (
     DatasetSummary,

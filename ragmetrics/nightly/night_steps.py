@@ -22,11 +22,11 @@ from ragmetrics.nightly.attacked import (
     unjudge_attacks,
 )
 from ragmetrics.nightly.config import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.gate import load_baseline
 from ragmetrics.nightly.judge_night import score_judge
 from ragmetrics.nightly.load import load_dataset
 from ragmetrics.nightly.night_state import Baseline, Night, Scored, timed
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.nightly.runs import (  # the night's runs, shared with the dry run
     build_runs,
     generate_for_runs,

@@ -32,7 +32,7 @@ from ragmetrics.nightly.config import (
     RetrieverRunSpec,
     run_name,
 )
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.schema import (
     RunResult,
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragmetrics.nightly.config import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.schema import Report, RunResult
 
 if TYPE_CHECKING:

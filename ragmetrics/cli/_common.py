@@ -50,7 +50,7 @@ def score_files(
     abstention probabilities of `utilities_path` (JSON, JSON Lines or text; docs/utilities.md)."""
     from ragmetrics.retrieval.diversity import SubtopicQrels
     from ragmetrics.retrieval.evaluate import evaluate
-    from ragmetrics.retrieval.metrics import parse_metrics
+    from ragmetrics.retrieval.metric_parse import parse_metrics
     from ragmetrics.retrieval.qrels import Qrels
 
     requests = parse_metrics(metrics)  # reject a bad metric before reading large files

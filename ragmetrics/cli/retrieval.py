@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ragmetrics.cli._common import add_allow_disjoint, add_utilities, print_qrels_provenance, score_files
-from ragmetrics.retrieval.metrics import metric_help
+from ragmetrics.retrieval.metric_reference import metric_help
 
 if TYPE_CHECKING:
     from ragmetrics.schema import RunResult

@@ -49,7 +49,7 @@ def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.dataset import read_qa
     from ragmetrics.retrieval.evaluate import evaluate
-    from ragmetrics.retrieval.metrics import parse_metric
+    from ragmetrics.retrieval.metric_parse import parse_metric
 
     if args.file is None and args.traces is None:
         raise InputError("give the QA file, or --traces with a trace file", field="file")

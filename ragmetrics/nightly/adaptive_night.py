@@ -27,8 +27,8 @@ from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.config_judge import AdaptiveConfig
 from ragmetrics.nightly.config_night import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.estimate import question_costs
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.options import lower_is_better
 from ragmetrics.schema import AdaptiveDecision, AdaptiveSummary, NotApplicableScore, Report, RunResult
 

@@ -24,7 +24,7 @@ from ragmetrics.judge.base import RagSample
 from ragmetrics.nightly.call_identity import CallIdentity, call_identity
 from ragmetrics.nightly.config_calls import CallSettings, GeneratorConfig
 from ragmetrics.nightly.config_runs import PipelineRunSpec
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.nightly.target_calls import CallRecord, OutputCache, call_all, plan_all
 from ragmetrics.nightly.targets import CallableCaller, Caller, Role, TargetOutput, make_caller
 from ragmetrics.options import OPERATIONAL_METRICS

@@ -17,7 +17,7 @@ from ragmetrics.attacks.report import AnsweredAttack
 from ragmetrics.nightly.answers import AnsweredRun
 from ragmetrics.nightly.applicability import mark_not_applicable
 from ragmetrics.nightly.config_night import NightlyConfig
-from ragmetrics.nightly.dataset import ATTACK_REASON, QADataset
+from ragmetrics.nightly.qa_dataset import ATTACK_REASON, QADataset
 from ragmetrics.schema import RunResult
 
 __all__ = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragmetrics.nightly.config_dataset import DatasetConfig
-from ragmetrics.nightly.dataset import QADataset
 from ragmetrics.nightly.dataset import load_dataset as load_qa
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.nightly.traced import attach_traces
 
 __all__ = ["load_dataset"]

@@ -32,7 +32,7 @@ from ragmetrics.nightly.config_runs import (
     RetrieverRunSpec,
     run_name,
 )
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.schema import (
     RunResult,
 )
@@ -327,7 +327,7 @@ def traced_run_names(config: NightlyConfig, dataset: QADataset) -> list[str]:
 
 def passage_lengths(config: NightlyConfig, dataset: QADataset) -> Any:
     """Token counts of the dataset's passages when a token-budget metric is asked for, else None."""
-    from ragmetrics.retrieval.metrics import parse_metrics
+    from ragmetrics.retrieval.metric_parse import parse_metrics
 
     if not any(request.budget for request in parse_metrics(config.retrieval.metrics)):
         return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragmetrics.nightly.config_night import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.retrieval.run import Run
 from ragmetrics.schema import Report, SourceOnlyCheck
 

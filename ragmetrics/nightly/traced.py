@@ -21,7 +21,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.errors import InputError
-from ragmetrics.nightly.dataset import QADataset, read_passages, validate_rows
+from ragmetrics.nightly.qa_dataset import QADataset
+from ragmetrics.nightly.qa_files import read_passages
+from ragmetrics.nightly.qa_rows import validate_rows
 from ragmetrics.nightly.traced_outputs import TracedOutputs
 
 if TYPE_CHECKING:

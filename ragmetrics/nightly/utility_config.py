@@ -93,7 +93,7 @@ class UtilityQrelsConfig(_Section):
     @classmethod
     def _known(cls, value: list[str] | None) -> list[str] | None:
         if value is not None:
-            from ragmetrics.retrieval.metrics import parse_metrics
+            from ragmetrics.retrieval.metric_parse import parse_metrics
 
             parse_metrics(value)  # an unknown metric fails with the config, not after the generator ran
         return value

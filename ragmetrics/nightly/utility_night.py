@@ -25,7 +25,7 @@ from typing import Any
 from ragmetrics.errors import ConfigError
 from ragmetrics.nightly.applicability import mark_missing
 from ragmetrics.nightly.config_night import NightlyConfig
-from ragmetrics.nightly.dataset import QADataset
+from ragmetrics.nightly.qa_dataset import QADataset
 from ragmetrics.retrieval.run import Run
 from ragmetrics.schema import QrelsProvenance, RunResult
 from ragmetrics.utility.result import UtilityJudgments

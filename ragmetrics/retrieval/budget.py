@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
-from ragmetrics.retrieval.metrics import MetricRequest
+from ragmetrics.retrieval.metric_parse import MetricRequest
 from ragmetrics.retrieval.run import Run
 
 __all__ = ["STRADDLE_RULES", "Straddle", "TokenLengths", "budget_depths", "count_tokens"]

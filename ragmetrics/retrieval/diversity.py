@@ -29,7 +29,8 @@ from ragmetrics.retrieval.kernels.diversity import (
     novelty_gains,
     rank_biased,
 )
-from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
+from ragmetrics.retrieval.metric_parse import MetricRequest, parse_metrics
+from ragmetrics.retrieval.registry.spec import Kind
 from ragmetrics.schema import RunMetadata, RunResult
 
 if TYPE_CHECKING:

@@ -18,7 +18,8 @@ from numpy.typing import NDArray
 
 from ragmetrics.errors import InputError
 from ragmetrics.options import QUERY_SETS, QuerySet
-from ragmetrics.retrieval.metrics import Kind, MetricRequest, parse_metrics
+from ragmetrics.retrieval.metric_parse import MetricRequest, parse_metrics
+from ragmetrics.retrieval.registry.spec import Kind
 from ragmetrics.schema import GEOMETRIC_FLOOR, RunMetadata, RunResult
 
 if TYPE_CHECKING:

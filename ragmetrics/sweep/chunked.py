@@ -39,7 +39,7 @@ from ragmetrics.chunking import (
 from ragmetrics.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ragmetrics.nightly.dataset import QADataset
+    from ragmetrics.nightly.qa_dataset import QADataset
     from ragmetrics.sweep.config import SweepConfig
 
 __all__ = ["PASSAGE_QRELS", "SPAN_QRELS", "AxisJudgments", "axis_judgments", "chunked_inputs", "spans_file"]

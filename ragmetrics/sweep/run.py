@@ -18,7 +18,7 @@ from ragmetrics.sweep.stages import Mapper, Stages, build_stages
 
 if TYPE_CHECKING:
     from ragmetrics.nightly.config_night import NightlyConfig
-    from ragmetrics.nightly.dataset import QADataset
+    from ragmetrics.nightly.qa_dataset import QADataset
     from ragmetrics.sweep.config import SweepConfig
 
 __all__ = ["SweepResult", "run_sweep", "sweep_inputs"]

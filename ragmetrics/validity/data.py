@@ -59,7 +59,7 @@ def split_label(name: str) -> tuple[str, str | None]:
 def metric_kind(name: str, default_qrels: str | None = None) -> tuple[str, str | None] | None:
     """('retrieval' | 'udcg' | 'judge context', qrels label) of a metric, or None when it is none of these."""
     from ragmetrics.judge.registry import resolve_judge_metric
-    from ragmetrics.retrieval.metrics import parse_metric
+    from ragmetrics.retrieval.metric_parse import parse_metric
 
     judged = resolve_judge_metric(name)
     if judged is not None:

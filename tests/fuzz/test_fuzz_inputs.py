@@ -68,13 +68,13 @@ def _file(folder: Path, name: str, data: bytes) -> Path:
 @given(data=st.binary(max_size=600) | st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")))
 def test_jsonl_bytes_are_read_or_refused(folder: Path, data: bytes) -> None:
     from ragmetrics._jsonl import read_jsonl
-    from ragmetrics.nightly.dataset import _checked_jsonl
+    from ragmetrics.nightly.qa_files import checked_jsonl
 
     path = _file(folder, "f.jsonl", data)
     for read in (
         lambda: read_jsonl(path),
-        lambda: _checked_jsonl(path, "skip"),
-        lambda: _checked_jsonl(path, "fail"),
+        lambda: checked_jsonl(path, "skip"),
+        lambda: checked_jsonl(path, "fail"),
     ):
         with contextlib.suppress(*OURS):
             read()

@@ -1,8 +1,9 @@
 """The retrieval kernels: one module per metric family (formula and citation beside the code), the
 dispatcher that aligns a ranking with its qrels and calls them (`score`), and vocabulary matching.
 
-Adding a metric family: a `Kind` and a `MetricSpec` in `retrieval.metrics`, a kernel module here, one
-branch in `score.score_query`, and its tests against trec_eval or ranx.
+Adding a metric family: a `Kind` in `retrieval.registry.spec`, its `MetricSpec`s in a family module of
+`retrieval.registry` (listed in its `REGISTRY`), a kernel module here, one branch in `score.score_query`, and
+its tests against trec_eval or ranx.
 """
 
 from __future__ import annotations

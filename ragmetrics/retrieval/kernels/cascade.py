@@ -4,7 +4,7 @@ probability its grade gives.
 err@k = sum_{i <= k} R_i / i prod_{j < i} (1 - R_j), R_i = (2^g_i - 1) / 2^g_max (Chapelle, Metzler, Zhang and
 Grinspan, 'Expected reciprocal rank for graded relevance', CIKM 2009; gdeval's g_max = 4). nerr@k = err@k over
 the err@k of the qrels' ideal ranking. R_i is computed as 2^(g - g_max) - 2^-g_max, which never overflows.
-Grades below the relevance level and negative ones give R = 0. Specs: `retrieval.metrics`.
+Grades below the relevance level and negative ones give R = 0. Specs: `retrieval.registry`.
 """
 
 from __future__ import annotations

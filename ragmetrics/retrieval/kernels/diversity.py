@@ -16,7 +16,7 @@ with at least one relevant document.
 - p_ia@k = sum_{i<k} sum_s rel[i, s] / (k M) (Agrawal et al., WSDM 2009); strec@k = subtopics covered in the top k
   / M (Zhai, Cohen and Lafferty, SIGIR 2003); map_ia = 1/M sum_s AP_s.
 
-Every value is 0 for a query with M = 0. Specs: `retrieval.metrics`.
+Every value is 0 for a query with M = 0. Specs: `retrieval.registry`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ For each judged relevant document d at rank k (1-based): 1 if k = 1, else
 documents above d and P those plus the pooled-but-unjudged ones above it; the sum over R (Yilmaz and Aslam,
 'Estimating average precision with incomplete and imperfect judgments', CIKM 2006; trec_eval's infAP, eps =
 1e-5). A document absent from the qrels is outside the pool and skipped; a negative qrels grade marks one
-pooled but not judged. Specs: `retrieval.metrics`.
+pooled but not judged. Specs: `retrieval.registry`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ iprec@r = max over ranks j at or below the c-th relevant retrieved document of h
 (half away from zero, as trec_eval 10), 0 when fewer than c relevant documents are retrieved; for c = 0 the
 highest precision at any rank. 11pt_avg = the mean of iprec at 0.0, 0.1, ..., 1.0 (Manning, Raghavan and
 Schütze, 'Introduction to Information Retrieval', 2008, ch. 8.4; trec_eval's iprec_at_recall and 11pt_avg).
-Specs: `retrieval.metrics`.
+Specs: `retrieval.registry`.
 """
 
 from __future__ import annotations

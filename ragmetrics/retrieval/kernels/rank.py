@@ -2,7 +2,7 @@
 
 mrr = 1 / rank of the first relevant document in the top k (0 if none); map = sum over relevant documents
 in the top k of precision at their rank, over R (Voorhees, 'The TREC-8 question answering track report',
-1999; Manning et al. 2008, ch. 8). Specs: `retrieval.metrics`.
+1999; Manning et al. 2008, ch. 8). Specs: `retrieval.registry`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Per query the run's ranking (already ordered: score descending, ties by document id descending) is matched
 once against the query's qrels by binary search, giving the grades in rank order; every metric then reads
 that vector through its family's kernel. The dispatch from a metric's kind to its kernel is here and
-nowhere else; the kinds are `retrieval.metrics.Kind`.
+nowhere else; the kinds are `retrieval.registry.spec.Kind`.
 
 Arrays travel in three tuples, the same for every function here:
 - qrels = (offsets, doc codes, grades): the qrels' CSR rows, codes ascending within a row;
@@ -39,7 +39,7 @@ from ragmetrics.retrieval.kernels.sets import (
     set_map,
 )
 from ragmetrics.retrieval.kernels.utility import udcg
-from ragmetrics.retrieval.metrics import Kind
+from ragmetrics.retrieval.registry.spec import Kind
 
 Ints = NDArray[np.int64]
 QrelsArrays = tuple[Ints, Ints, Ints]

@@ -5,7 +5,7 @@ query: hits = rel@k; hit_rate = 1 if rel@k > 0; precision = rel@k / k (without @
 recall = rel@k / R; f1 = 2 P R / (P + R); r-precision = rel@R / R (Manning, Raghavan and Schütze,
 'Introduction to Information Retrieval', 2008, ch. 8); rprec_mult@m = rel@c / c with c = floor(m R + 0.9);
 set_map = rel^2 / (n R) over the whole retrieved set (trec_eval's Rprec_mult and set_map). Specs:
-`retrieval.metrics`.
+`retrieval.registry`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ragmetrics.retrieval._lazy import kernel
-from ragmetrics.retrieval.metrics import Kind
+from ragmetrics.retrieval.registry.spec import Kind
 
 HITS = int(Kind.HITS)
 HIT_RATE = int(Kind.HIT_RATE)

@@ -32,7 +32,7 @@ from pydantic import (
 from ragmetrics._yaml import key_path, read_yaml_file
 from ragmetrics.errors import ConfigError, InputError
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.cascade.config import CascadeKeys
+from ragmetrics.judge.cascade.config import CascadeKeys, check_cascade_combination
 from ragmetrics.judge.own_metrics import (
     CustomMetric,
     entry_point_definition,
@@ -522,8 +522,7 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
         if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
             raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
-        if self.cascade and (self.panel is not None or self.repeats > 1):
-            raise ValueError("judge.cascade: not with judge.panel or judge.repeats > 1 (yet)")
+        check_cascade_combination(self.cascade, self.panel)  # judge.cascade.config
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:

@@ -31,6 +31,7 @@ __all__ = [
     "CalibrationCost",
     "budget_key",
     "calibration_cost",
+    "calibration_estimate",
     "calibration_stopped",
     "check_calibration_budget",
 ]
@@ -127,3 +128,37 @@ def calibration_stopped(judge: JudgeConfig, stopped: int, spent: int) -> ConfigE
         "Thresholds certified on the part of the labels the budget reached would not be the ones the labels "
         f"give, so nothing more is judged; what was judged is cached: raise {key} and rerun"
     )
+
+
+def calibration_estimate(config: NightlyConfig, plan: Plan) -> str | None:
+    """The dry run's line on the calibration under a budget (None without one): its bound, and whether the
+    budget covers it (the night refuses one that does not, before sending anything)."""
+    from ragmetrics.nightly.cascade_night import labelled_items
+
+    judge = config.judge
+    assert judge is not None and judge.cascade is not None
+    adaptive = judge.adaptive
+    caps = [c for c in (judge.max_requests, adaptive.max_calls if adaptive else None) if c is not None]
+    max_cost = adaptive.max_cost if adaptive is not None else None
+    if not caps and max_cost is None:
+        return None
+    _, calibration, _ = labelled_items(config, plan)
+    bound = calibration_cost(config, plan, calibration)
+    cap = min(caps) if caps else None
+    line = (
+        f"the cascade's calibration ({bound.items} labelled items) is judged before the first question and "
+        f"counts against the budget: at most {bound.calls:,} requests (the first judge's {bound.first_calls:,})"
+    )
+    over: list[str] = []
+    if cap is not None:
+        key = budget_key(judge.model_copy(update={"max_requests": cap}))
+        line += f", of {key} {cap:,}"
+        if bound.calls > cap:
+            over.append(f"{key} {cap:,}")
+    if max_cost is not None:
+        line += f", and at most {bound.cost_usd:.4g} USD of judge.adaptive.max_cost {max_cost:g}"
+        if bound.cost_usd > max_cost:
+            over.append(f"judge.adaptive.max_cost {max_cost:g} USD")
+    if over:
+        line += f": MORE than {' and '.join(over)} allows, so the night will refuse it before sending anything"
+    return line

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
     from ragmetrics.trust.labels import HumanLabels
 
-__all__ = ["CascadeSession", "judge_cascade", "split_labels"]
+__all__ = ["CascadeSession", "judge_cascade", "labelled_items", "split_labels"]
 
 Item = tuple[str, str]
 
@@ -139,6 +139,44 @@ def _sessions(
             for r, settings in repeated_views(views, judge.repeats)]  # fmt: skip
 
 
+def labelled_items(
+    config: NightlyConfig, plan: Mapping[str, tuple[list[RagSample], list[str]]]
+) -> tuple[dict[str, dict[Item, float]], dict[str, set[Item]], dict[str, list[tuple[RagSample, float]]]]:
+    """Per metric: the labelled items (run, sample id) with their labels (the annotators' examples left out),
+    the calibration items among them, and the annotators' examples. The labels are read and checked here
+    (known metrics and sample ids, enough of them for the guarantee), before anything is judged."""
+    judge = config.judge
+    assert judge is not None and judge.cascade is not None and judge.labels is not None
+    metrics = sorted({m for _, ms in plan.values() for m in ms})
+    check_confidence_source(judge, metrics, list(judge.custom_metrics))
+    labels = _labels(judge)
+    labels.check_metrics(metrics)
+    labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused
+    by_metric: dict[str, dict[Item, float]] = {}
+    samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
+    for metric in metrics:
+        found: dict[Item, float] = {}
+        for run, (samples, run_metrics) in plan.items():
+            if metric in run_metrics:
+                applying = labels.for_metric(metric, run)
+                found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
+        by_metric[metric] = found
+    pool_size = judge.samples * judge.shots if judge.confidence == "simulated_annotators" else 0
+    counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
+    check_enough_labels(counts, judge, str(judge.labels))
+    splits = {m: split_labels([sid for _, sid in found], judge.held_out, pool_size)
+              for m, found in by_metric.items()}  # fmt: skip
+    label_of = {m: {sid: v for (_, sid), v in found.items()} for m, found in by_metric.items()}
+    examples = {
+        m: [(samples_by_id[sid], label_of[m][sid]) for sid in pool] for m, (pool, _, _) in splits.items()
+    }
+    # the annotators' examples are judged like any item, but neither calibrate nor count as held out
+    labelled = {m: {item: v for item, v in found.items() if item[1] not in splits[m][0]}
+                for m, found in by_metric.items()}  # fmt: skip
+    calibration = {m: {item for item in labelled[m] if item[1] in splits[m][2]} for m in metrics}
+    return labelled, calibration, examples
+
+
 class CascadeSession:
     """A judge session (`engines.base.JudgeSession`) that sends each (sample, metric) up the cascade.
 
@@ -151,32 +189,7 @@ class CascadeSession:
         judge = config.judge
         assert judge is not None and judge.cascade is not None and judge.labels is not None
         metrics = sorted({m for _, ms in plan.values() for m in ms})
-        check_confidence_source(judge, metrics, list(judge.custom_metrics))
-        labels = _labels(judge)
-        labels.check_metrics(metrics)
-        labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused
-        by_metric: dict[str, dict[Item, float]] = {}
-        samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
-        for metric in metrics:
-            found: dict[Item, float] = {}
-            for run, (samples, run_metrics) in plan.items():
-                if metric in run_metrics:
-                    applying = labels.for_metric(metric, run)
-                    found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
-            by_metric[metric] = found
-        pool_size = judge.samples * judge.shots if judge.confidence == "simulated_annotators" else 0
-        counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
-        check_enough_labels(counts, judge, str(judge.labels))
-        splits = {m: split_labels([sid for _, sid in found], judge.held_out, pool_size)
-                  for m, found in by_metric.items()}  # fmt: skip
-        label_of = {m: {sid: v for (_, sid), v in found.items()} for m, found in by_metric.items()}
-        examples = {
-            m: [(samples_by_id[sid], label_of[m][sid]) for sid in pool] for m, (pool, _, _) in splits.items()
-        }
-        # the annotators' examples are judged like any item, but neither calibrate nor count as held out
-        labelled = {m: {item: v for item, v in found.items() if item[1] not in splits[m][0]}
-                    for m, found in by_metric.items()}  # fmt: skip
-        calibration = {m: {item for item in labelled[m] if item[1] in splits[m][2]} for m in metrics}
+        labelled, calibration, examples = labelled_items(config, plan)
         # before anything is sent: the calibration's requests within the night's budget (nightly.cascade_budget)
         self.calibration_bound = check_calibration_budget(config, plan, calibration)
         self.notes: list[str] = []

@@ -69,6 +69,12 @@ def test_a_budget_too_small_for_the_calibration_is_refused_before_anything_is_se
     small, big = servers
     config = _setup(qa_dir, write_config, servers, monkeypatch,
                     adaptive={"batch_size": 20, "seed": 0, "max_calls": BOUND - 1})  # fmt: skip
+    # the dry run prices the calibration against the budget and says the night will refuse it
+    assert main(["run", str(config), "--dry-run", "--no-progress"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (f"the cascade's calibration ({CALIBRATING} labelled items) is judged before the first question and "
+            f"counts against the budget: at most {BOUND} requests (the first judge's {CALIBRATING}), of "
+            f"judge.adaptive.max_calls {BOUND - 1}: MORE than judge.adaptive.max_calls {BOUND - 1} allows") in out  # fmt: skip
     assert main(["run", str(config), "--no-progress"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"judge.adaptive.max_calls: {BOUND - 1} requests cannot cover the cascade's calibration" in err

@@ -518,7 +518,7 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
         unused = sorted({m.name for m in self.custom_metrics} - set(self.metrics))
         if unused:
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
-        if self.adaptive is not None and self.repeats > 1:
+        if self.adaptive is not None and self.repeats > 1 and not self.cascade:  # a cascade votes its repeats
             raise ValueError("judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)")
         if self.adaptive is not None and self.panel is not None and self.panel.combine in ("learned", "dawid_skene"):
             raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")

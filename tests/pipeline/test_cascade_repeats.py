@@ -45,6 +45,27 @@ def _seeds(server: Any) -> dict[str, list[int | None]]:
     return out
 
 
+N = 40
+IDS = [f"c{i:02d}" for i in range(N)]
+
+
+def _two_faced(qa_dir: Path, write_config: ConfigWriter, server: Any, monkeypatch: pytest.MonkeyPatch,
+               **judge: Any) -> Path:  # fmt: skip
+    """The night of the test below: right and sure on c00-c29, two-faced by seed on c30-c39."""
+    rows = _rows()[:N]
+    for i, row in enumerate(rows):
+        truth, wrong = ("yes", "no") if i % 2 == 0 else ("no", "yes")
+        if i < 30:
+            row["style"] = f"[item:{row['id']}] [rating:{truth}] [probs:{SURE[truth]}]"
+        else:
+            row["style"] = (f"[item:{row['id']}] [seeded:{wrong},{truth}] "
+                            f"[seeded-probs:{SURE[wrong]}|{LEANING[truth]}]")  # fmt: skip
+    config = _setup(qa_dir, write_config, (server, server), monkeypatch, labelled=N, repeats=2,
+                    cascade=[{"name": "small", "model": "m", "base_url": server.url}], **judge)  # fmt: skip
+    write_jsonl(qa_dir / "qa.jsonl", rows)
+    return config
+
+
 def test_repeats_are_voted_on_together_before_the_confidence_test(
     qa_dir: Path, write_config: ConfigWriter, server: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
@@ -53,19 +74,7 @@ def test_repeats_are_voted_on_together_before_the_confidence_test(
     together, P(right) = (0.03 + 0.9) / 2, so the combined verdict is the wrong side at confidence 0.535. The
     threshold is certified at 0.97 and c30-c39 are abstained on. Read from one request, the wrong verdicts sat
     at the right ones' 0.97 and the judge earned no threshold at all."""
-    n = 40
-    ids = [f"c{i:02d}" for i in range(n)]
-    rows = _rows()[:n]
-    for i, row in enumerate(rows):
-        truth, wrong = ("yes", "no") if i % 2 == 0 else ("no", "yes")
-        if i < 30:
-            row["style"] = f"[item:{row['id']}] [rating:{truth}] [probs:{SURE[truth]}]"
-        else:
-            row["style"] = (f"[item:{row['id']}] [seeded:{wrong},{truth}] "
-                            f"[seeded-probs:{SURE[wrong]}|{LEANING[truth]}]")  # fmt: skip
-    config = _setup(qa_dir, write_config, (server, server), monkeypatch, labelled=n, repeats=2,
-                    cascade=[{"name": "small", "model": "m", "base_url": server.url}])  # fmt: skip
-    write_jsonl(qa_dir / "qa.jsonl", rows)
+    config = _two_faced(qa_dir, write_config, server, monkeypatch)
 
     assert main(["run", str(config), "--dry-run", "--no-progress"]) == 0
     out = capsys.readouterr().out
@@ -74,18 +83,32 @@ def test_repeats_are_voted_on_together_before_the_confidence_test(
 
     assert main(["run", str(config), "--no-progress"]) == 0
     seeds = _seeds(server)
-    assert sorted(seeds) == ids and all(sorted(s) == [42, 43] for s in seeds.values())  # type: ignore[type-var]
+    assert sorted(seeds) == IDS and all(sorted(s) == [42, 43] for s in seeds.values())  # type: ignore[type-var]
     result = next(r for r in report_of(qa_dir / "out").runs if r.name == "pipeline")
     summary = result.metadata.extra["cascade:helpful"]
     assert summary["judges"][0]["threshold"] == pytest.approx(0.97)
     abstained = sorted(q.query_id for q in result.not_applicable if q.reason.startswith(ABSTAINED))
-    assert abstained == ids[30:]
-    assert all(round(result.per_query[sid]["helpful"] or -1.0) == float(i % 2 == 0) for i, sid in enumerate(ids[:30]))
+    assert abstained == IDS[30:]
+    assert all(round(result.per_query[sid]["helpful"] or -1.0) == float(i % 2 == 0) for i, sid in enumerate(IDS[:30]))
     assert summary["held_out_agreement"] == 1.0
 
     server.reset_records()
     assert main(["run", str(config), "--no-progress"]) == 0
     assert _seeds(server) == {}  # each repeat's verdict cached apart
+
+
+def test_an_adaptive_night_votes_a_cascades_repeats_too(
+    qa_dir: Path, write_config: ConfigWriter, server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _two_faced(qa_dir, write_config, server, monkeypatch, adaptive={"batch_size": 10, "seed": 0})
+    assert main(["run", str(config), "--no-progress"]) == 0
+    seeds = _seeds(server)
+    assert all(sorted(s) == [42, 43] for s in seeds.values())  # type: ignore[type-var]  # each repeat once
+    report = report_of(qa_dir / "out")
+    result = next(r for r in report.runs if r.name == "pipeline")
+    assert result.metadata.extra["cascade:helpful"]["judges"][0]["threshold"] == pytest.approx(0.97)
+    abstained = {q.query_id for q in result.not_applicable if q.reason.startswith(ABSTAINED)}
+    assert abstained == {q for q in seeds if q >= "c30"}  # the two-faced items it judged, and only those
 
 
 def test_a_cascade_beside_a_panel_is_refused_pointing_to_a_panel_step(

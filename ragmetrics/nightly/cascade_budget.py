@@ -17,12 +17,13 @@ what was judged is cached, so a rerun with a larger budget pays only for the res
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragmetrics.errors import ConfigError
 from ragmetrics.judge.base import RagSample
+from ragmetrics.nightly.cascade_labels import labelled_items
 
 if TYPE_CHECKING:
     from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
@@ -38,6 +39,8 @@ __all__ = [
 
 Item = tuple[str, str]
 Plan = Mapping[str, tuple[list[RagSample], list[str]]]
+QuestionCosts = Callable[["NightlyConfig", Plan, list[str]], list[tuple[int, float]]]
+"""(config, plan, question ids) -> (requests, USD) per question: `nightly.estimate.question_costs`"""
 
 
 @dataclass(frozen=True)
@@ -52,12 +55,11 @@ class CalibrationCost:
 
 
 def calibration_cost(
-    config: NightlyConfig, plan: Plan, calibration: Mapping[str, set[Item]]
+    config: NightlyConfig, plan: Plan, calibration: Mapping[str, set[Item]], question_costs: QuestionCosts
 ) -> CalibrationCost:
     """The bound on the calibration's requests and cost: per metric, every view of every judge on each of its
-    calibration items (`nightly.estimate.question_costs`, which prices a cascade so)."""
-    from ragmetrics.nightly.estimate import question_costs
-
+    calibration items (`question_costs`: `nightly.estimate.question_costs`, which prices a cascade so; passed
+    in, as the estimate imports this module)."""
     judge = config.judge
     assert judge is not None and judge.cascade is not None
     first_only = config.model_copy(update={"judge": judge.model_copy(update={"cascade": judge.cascade[:1]})})
@@ -87,7 +89,7 @@ def budget_key(judge: JudgeConfig) -> str:
 
 
 def check_calibration_budget(
-    config: NightlyConfig, plan: Plan, calibration: Mapping[str, set[Item]]
+    config: NightlyConfig, plan: Plan, calibration: Mapping[str, set[Item]], question_costs: QuestionCosts
 ) -> CalibrationCost | None:
     """ConfigError, before anything is sent, when the calibration's bound passes the request cap or the
     adaptive night's max_cost; the bound otherwise (None without a budget)."""
@@ -96,7 +98,7 @@ def check_calibration_budget(
     max_cost = judge.adaptive.max_cost if judge.adaptive is not None else None
     if judge.max_requests is None and max_cost is None:
         return None
-    bound = calibration_cost(config, plan, calibration)
+    bound = calibration_cost(config, plan, calibration, question_costs)
     how = (
         f"certifying the cascade's thresholds on its {bound.items} labelled calibration items may take up to "
         f"{bound.calls:,} requests (the first judge's {bound.first_calls:,}, counted against the cache; each "
@@ -130,11 +132,9 @@ def calibration_stopped(judge: JudgeConfig, stopped: int, spent: int) -> ConfigE
     )
 
 
-def calibration_estimate(config: NightlyConfig, plan: Plan) -> str | None:
+def calibration_estimate(config: NightlyConfig, plan: Plan, question_costs: QuestionCosts) -> str | None:
     """The dry run's line on the calibration under a budget (None without one): its bound, and whether the
     budget covers it (the night refuses one that does not, before sending anything)."""
-    from ragmetrics.nightly.cascade_night import labelled_items
-
     judge = config.judge
     assert judge is not None and judge.cascade is not None
     adaptive = judge.adaptive
@@ -143,7 +143,7 @@ def calibration_estimate(config: NightlyConfig, plan: Plan) -> str | None:
     if not caps and max_cost is None:
         return None
     _, calibration, _ = labelled_items(config, plan)
-    bound = calibration_cost(config, plan, calibration)
+    bound = calibration_cost(config, plan, calibration, question_costs)
     cap = min(caps) if caps else None
     line = (
         f"the cascade's calibration ({bound.items} labelled items) is judged before the first question and "
@@ -160,5 +160,7 @@ def calibration_estimate(config: NightlyConfig, plan: Plan) -> str | None:
         if bound.cost_usd > max_cost:
             over.append(f"judge.adaptive.max_cost {max_cost:g} USD")
     if over:
-        line += f": MORE than {' and '.join(over)} allows, so the night will refuse it before sending anything"
+        line += (
+            f": MORE than {' and '.join(over)} allows, so the night will refuse it before sending anything"
+        )
     return line

@@ -113,7 +113,7 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
         assumptions.append(cascade_bound_note(per_step[0][0], per_step[0][1], per_step[1:]))
         from ragmetrics.nightly.cascade_budget import calibration_estimate
 
-        calibrating = calibration_estimate(config, plan)  # under a budget: the calibration within it
+        calibrating = calibration_estimate(config, plan, question_costs)  # under a budget: the calibration within it
         if calibrating is not None:
             assumptions.append(calibrating)
     if unpriced:  # a partial bill would read as the whole one

@@ -35,6 +35,7 @@ __all__ = [
     "calibration_estimate",
     "calibration_stopped",
     "check_calibration_budget",
+    "check_priced",
 ]
 
 Item = tuple[str, str]
@@ -98,6 +99,8 @@ def check_calibration_budget(
     max_cost = judge.adaptive.max_cost if judge.adaptive is not None else None
     if judge.max_requests is None and max_cost is None:
         return None
+    if max_cost is not None:
+        check_priced(judge)
     bound = calibration_cost(config, plan, calibration, question_costs)
     how = (
         f"certifying the cascade's thresholds on its {bound.items} labelled calibration items may take up to "
@@ -118,6 +121,25 @@ def check_calibration_budget(
             f"{bound.cost_usd:.4g} USD at the judges' prices; nothing was sent: raise judge.adaptive.max_cost"
         )
     return bound
+
+
+def check_priced(judge: JudgeConfig) -> None:
+    """ConfigError naming judge.adaptive.max_cost when a judge of the cascade that sends requests has no
+    price: its tokens could not be turned into USD, so the budget could never be checked. Each judge is
+    priced by its own `price_per_million_tokens` (or the section's, which it overlays)."""
+    from ragmetrics.nightly.cascade_estimate import cascade_views
+
+    unpriced = [
+        name
+        for name, views in cascade_views(judge)
+        if any(v.price_per_million_tokens is None for v, _ in views)
+    ]
+    if unpriced:
+        raise ConfigError(
+            f"judge.adaptive.max_cost needs a price for every judge of the cascade: set price_per_million_tokens "
+            f"on {', '.join(repr(n) for n in unpriced)} (or on judge:), or the budget could never be checked; "
+            "nothing was sent"
+        )
 
 
 def calibration_stopped(judge: JudgeConfig, stopped: int, spent: int) -> ConfigError:

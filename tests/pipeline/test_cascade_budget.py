@@ -82,18 +82,26 @@ def test_a_budget_too_small_for_the_calibration_is_refused_before_anything_is_se
     assert f"the first judge's {CALIBRATING}" in err and f"at least {BOUND}" in err
     assert _requests(small, big) == 0  # refused, not overspent
 
-    def prices() -> dict[str, float]:  # a fresh mapping each time: the config is written without YAML aliases
-        return {"prompt": 1.0, "completion": 1.0}
+    def cascade(big_price: bool = True) -> list[dict[str, Any]]:  # fresh mappings: no YAML aliases written
+        def priced() -> dict[str, Any]:
+            return {"price_per_million_tokens": {"prompt": 1.0, "completion": 1.0}}
 
-    config = _setup(qa_dir, write_config, servers, monkeypatch, price_per_million_tokens=prices(),
-                    cascade=[{"name": "small", "model": "judge-model", "base_url": small.url,
-                              "price_per_million_tokens": prices()},
-                             {"name": "big", "model": "judge-model", "base_url": big.url,
-                              "price_per_million_tokens": prices()}],
+        return [{"name": "small", "model": "judge-model", "base_url": small.url, **priced()},
+                {"name": "big", "model": "judge-model", "base_url": big.url, **(priced() if big_price else {})}]  # fmt: skip
+
+    # each judge priced by its own member keys (none at the top of judge:): the calibration's bound in USD
+    config = _setup(qa_dir, write_config, servers, monkeypatch, cascade=cascade(),
                     adaptive={"batch_size": 20, "seed": 0, "max_cost": 1e-6})  # fmt: skip
     assert main(["run", str(config), "--no-progress"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "judge.adaptive.max_cost: 1e-06 USD cannot cover the cascade's calibration" in err
+    assert _requests(small, big) == 0
+    # a judge without a price: the budget could never be checked, said before anything is sent
+    config = _setup(qa_dir, write_config, servers, monkeypatch, cascade=cascade(big_price=False),
+                    adaptive={"batch_size": 20, "seed": 0, "max_cost": 1.0})  # fmt: skip
+    assert main(["run", str(config), "--no-progress"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "judge.adaptive.max_cost needs a price for every judge of the cascade" in err and "on 'big'" in err
     assert _requests(small, big) == 0
 
     # a budget the calibration fits: it is counted in the night's usage, within the budget, and said so

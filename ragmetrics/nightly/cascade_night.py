@@ -1,8 +1,10 @@
 """A night judged by a cascade (`judge.cascade`): the labels read, split (`cascade_labels`), the calibration
 checked against the budget (`cascade_budget`), and each metric sent up the cascade.
 
-Each judge of the cascade is one session (its own cache keys: its endpoint and model), kept open across metrics and runs so every item
-is asked once per view; a rerun finds every verdict in the cache and sends nothing.
+Each judge of the cascade is one session (its own cache keys: its endpoint and model), kept open across
+metrics and runs so every item is asked once per view; a rerun finds every verdict in the cache and sends
+nothing. Every request of every judge counts against one request budget (`judge.max_requests`, an adaptive
+night's `max_calls`), its calibration's included.
 
 The figures (coverage, guaranteed and reached agreement, requests per judge against the strongest judge
 alone) go into each result's metadata (`cascade:<metric>`) and one note per metric.
@@ -134,9 +136,11 @@ class CascadeSession:
         # one cap over every request of every judge of the cascade: K judges each capped alone could send K x it
         self.budget = RequestBudget(judge.max_requests) if judge.max_requests is not None else None
         self._cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
-        self.judges = [_step(member, judge, self._cache, examples, self.budget) for member in judge.cascade]
+        self.judges: list[_Judge] = []
         self.cascades: dict[str, Cascade] = {}
         try:
+            for member in judge.cascade:  # one by one: a step that cannot be built leaves the others to close
+                self.judges.append(_step(member, judge, self._cache, examples, self.budget))
             for metric in metrics:
                 cascade = Cascade(
                     [Stage(j.name, j.score, spread=j.spread) for j in self.judges],

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from ragmetrics.errors import ConfigError, JudgeError, NotApplicable
 from ragmetrics.judge.base import Judge, MetricOutcome, RagSample
 from ragmetrics.judge.cache import VerdictCache
+from ragmetrics.judge.openai.budget import RequestBudget
 from ragmetrics.schema import CacheStats, JudgeDetail, JudgeInfo, TokenUsage
 
 if TYPE_CHECKING:
@@ -225,6 +226,8 @@ def make_panel(settings: JudgeSettings, *, cache: VerdictCache | None = None) ->
         cache = VerdictCache(settings.cache_path, enabled=settings.use_cache)
     members: list[Member] = []
     seen: dict[str, str] = {}
+    # the panel is one judge: its max_requests (an adaptive night's max_calls) caps its members together
+    shared = RequestBudget(settings.max_requests) if settings.max_requests is not None else None
     for position, spec in enumerate(panel.members):
         own = member_settings(spec, settings)
         who = identity(own)
@@ -236,16 +239,19 @@ def make_panel(settings: JudgeSettings, *, cache: VerdictCache | None = None) ->
                 "(same backend, endpoint, model and sampling); a panel's members must differ"
             )
         seen[signature] = name
-        members.append(Member(name=name, judge=build_member(own, who, cache), identity=who))
+        members.append(Member(name=name, judge=build_member(own, who, cache, budget=shared), identity=who))
     return PanelJudge(members, combine=panel.combine, threshold=panel.threshold)
 
 
-def build_member(settings: JudgeSettings, who: dict[str, Any], cache: VerdictCache | None) -> Judge:
-    """One member judge: the LLM judge with its identity in its cache keys, or the local judge."""
+def build_member(
+    settings: JudgeSettings, who: dict[str, Any], cache: VerdictCache | None, *, budget: RequestBudget | None = None
+) -> Judge:
+    """One member judge: the LLM judge with its identity in its cache keys, or the local judge. `budget`: a
+    request cap it shares with other judges (the local judge sends none)."""
     if who["backend"] == "local":
         from ragmetrics.judge.backends.local import LocalJudge
 
         return LocalJudge(cache=cache, model=settings.local_model)
     from ragmetrics.judge.backends.llm import LLMJudge
 
-    return LLMJudge(settings, cache=cache, identity=who)
+    return LLMJudge(settings, cache=cache, identity=who, budget=budget)

@@ -95,8 +95,9 @@ class JudgeSettings(BaseModel):
     max_requests: int | None = Field(
         default=None,
         ge=0,
-        description="a hard cap on the chat requests this judge sends (an adaptive night's max_calls): a request "
-        "past it is not sent and its verdict fails with cause budget_reached (not recorded in the cache)",
+        description="a hard cap on the chat requests this judge sends (an adaptive night's max_calls; one cap "
+        "shared by a panel's members or a cascade's judges): a request past it is not sent and its verdict fails "
+        "with cause budget_reached (not recorded in the cache)",
     )
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
@@ -131,7 +132,8 @@ class JudgeSettings(BaseModel):
         ge=1,
         le=20,
         description="judge every unit this many times with distinct seeds (seed + repeat) to measure the "
-        "judge's own noise (docs/trust.md); results keep repeat 0's scores, each repeat is cached apart",
+        "judge's own noise (docs/trust.md); results keep repeat 0's scores, each repeat is cached apart (a "
+        "cascade instead votes each step's repeats together before its confidence test: docs/cascade.md)",
     )
     embeddings: EmbeddingSettings | None = Field(
         default=None, description="a separate embedder (default: the judge's endpoint and embedding_model)"

@@ -182,7 +182,8 @@ def judge_adaptively(
     `retrieval`: the night's retrieval results (a retrieval metric as the free signal)."""
     assert config.judge is not None and config.judge.adaptive is not None
     settings = config.judge.adaptive
-    if settings.max_cost is not None and config.judge.price_per_million_tokens is None:
+    # a cascade's judges carry their own prices, checked with its calibration before anything is sent
+    if settings.max_cost is not None and config.judge.price_per_million_tokens is None and not config.judge.cascade:
         from ragmetrics.judge.select import resolve_backend
 
         if resolve_backend(config.judge.settings())[0] != "local":  # the local judge costs nothing

@@ -8,20 +8,37 @@ view. The sum is an upper bound, and the note says so, with the first judge's sh
 
 A view is one request per (sample, metric) per judge: one for `logprobs`, `samples` seeded requests for
 `samples` and `simulated_annotators` (whose prompts carry labelled examples: those are counted as requests
-even where the cache holds them, one more reason the figure is a bound), one per member of a panel step.
+even where the cache holds them, one more reason the figure is a bound), one per member of a panel step; with
+`judge.repeats` = r, each of them r times (`repeated_views`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.nightly.config_judge import JudgeConfig
 
-__all__ = ["cascade_bound_note", "cascade_views"]
+__all__ = ["cascade_bound_note", "cascade_views", "repeated_views"]
 
 View = tuple["JudgeSettings", dict[str, Any] | None]
+
+
+def repeated_views(views: Sequence[JudgeSettings], repeats: int) -> list[tuple[int, JudgeSettings]]:
+    """Each of a step's views asked `repeats` times, as (which view, its settings): repeat j of view v at seed
+    seed_v + j x len(views), so no two requests of the step share a seed (a step's `samples` views are seeds
+    seed, seed + 1, ...: repeated, they are seeds seed ... seed + samples x repeats - 1, each cached apart).
+    Repeat 0 is the view as it is (its cache keys unchanged); every copy has `repeats` 1 (it is one request)."""
+    out: list[tuple[int, JudgeSettings]] = []
+    for j in range(repeats):
+        for v, view in enumerate(views):
+            update: dict[str, Any] = {"repeats": 1}
+            if j:
+                update["seed"] = (view.seed or 0) + j * len(views)
+            out.append((v, view.model_copy(update=update)))
+    return out
 
 
 def cascade_views(judge: JudgeConfig) -> list[tuple[str, list[View]]]:
@@ -34,22 +51,21 @@ def cascade_views(judge: JudgeConfig) -> list[tuple[str, list[View]]]:
     base = judge.settings()
     steps: list[tuple[str, list[View]]] = []
     for step in judge.cascade:
-        views: list[View] = []
         if isinstance(step, CascadePanel):
-            for one in step.panel:
-                own = member_settings(one, base)
-                if own.backend != "local":
-                    views.append((own, identity(own)))
+            members = [member_settings(one, base) for one in step.panel]
+            views: list[View] = [(own, identity(own)) for _, own in repeated_views(members, judge.repeats)
+                     if own.backend != "local"]  # fmt: skip
             steps.append((step.name, views))
             continue
         own = member_settings(step, base)
         name = step.label(base.model, base.base_url)
-        if own.backend != "local":
+        views = []
+        if own.backend != "local":  # the local judge sends no request
             count = 1 if judge.confidence == "logprobs" else judge.samples
             seed = own.seed or 0
             who = identity(own)
-            views = [(own if r == 0 and count == 1 else own.model_copy(update={"seed": seed + r}), who)
-                     for r in range(count)]  # fmt: skip
+            seeded = [own if r == 0 and count == 1 else own.model_copy(update={"seed": seed + r}) for r in range(count)]
+            views = [(view, who) for _, view in repeated_views(seeded, judge.repeats)]
         steps.append((name, views))
     return steps
 

@@ -1,12 +1,10 @@
-"""A night judged by a cascade (`judge.cascade`): the labels read, split, and each metric sent up the cascade.
+"""A night judged by a cascade (`judge.cascade`): the labels read, split (`cascade_labels`), the calibration
+checked against the budget (`cascade_budget`), and each metric sent up the cascade.
 
-The labels (`judge.labels`) are split by sample id, deterministically (a hash, so a sample stays on its side
-night after night and a sample labelled for every run is never calibrated in one run and held out in
-another): with `simulated_annotators`, first a pool of labelled examples the annotators are shown (judged like
-every sample, but neither calibrating nor held out: an annotator may have seen its label), then the held-out
-share, the rest calibrates. Each judge of the cascade
-is one session (its own cache keys: its endpoint and model), kept open across metrics and runs so every item
-is asked once per view; a rerun finds every verdict in the cache and sends nothing.
+Each judge of the cascade is one session (its own cache keys: its endpoint and model), kept open across
+metrics and runs so every item is asked once per view; a rerun finds every verdict in the cache and sends
+nothing. Every request of every judge counts against one request budget (`judge.max_requests`, an adaptive
+night's `max_calls`), its calibration's included.
 
 The figures (coverage, guaranteed and reached agreement, requests per judge against the strongest judge
 alone) go into each result's metadata (`cascade:<metric>`) and one note per metric.
@@ -14,7 +12,6 @@ alone) go into each result's metadata (`cascade:<metric>`) and one note per metr
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,8 +20,17 @@ from ragmetrics.engines.base import InProcessJudgeSession
 from ragmetrics.errors import InputError
 from ragmetrics.judge.base import RagSample
 from ragmetrics.judge.cache import VerdictCache
-from ragmetrics.judge.cascade.config import CascadePanel, check_confidence_source, check_enough_labels
+from ragmetrics.judge.cascade.config import CascadePanel
 from ragmetrics.judge.cascade.run import Cascade, CascadeReport, Stage
+from ragmetrics.judge.openai.budget import RequestBudget
+from ragmetrics.nightly.cascade_budget import (
+    CalibrationCost,
+    budget_key,
+    calibration_stopped,
+    check_calibration_budget,
+)
+from ragmetrics.nightly.cascade_labels import labelled_items, split_labels
+from ragmetrics.nightly.estimate import question_costs
 from ragmetrics.schema import JudgeInfo, RunResult, TokenUsage
 
 if TYPE_CHECKING:
@@ -37,20 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["CascadeSession", "judge_cascade", "split_labels"]
 
 Item = tuple[str, str]
-
-
-def _order(sample_id: str) -> str:
-    return hashlib.sha256(sample_id.encode()).hexdigest()
-
-
-def split_labels(
-    sample_ids: Sequence[str], held_out: float, examples: int
-) -> tuple[list[str], set[str], set[str]]:
-    """(example pool, held-out ids, calibration ids) of the labelled sample ids, by the hash of each id."""
-    ordered = sorted(set(sample_ids), key=_order)
-    pool, rest = ordered[:examples], ordered[examples:]
-    cut = int(len(rest) * held_out)
-    return pool, set(rest[:cut]), set(rest[cut:])
 
 
 @dataclass
@@ -69,13 +61,6 @@ class _Judge:
         return [s.score(samples, [metric], name=run, progress=False) for s in self.sessions]
 
 
-def _labels(judge: JudgeConfig) -> HumanLabels:
-    from ragmetrics.trust import load_labels
-
-    assert judge.labels is not None
-    return load_labels(judge.labels, scale=judge.label_scale)
-
-
 _Session = InProcessJudgeSession  # one judge scoring in this process: a cascade's member or one annotator
 
 
@@ -92,19 +77,22 @@ def _sessions(
     judge: JudgeConfig,
     cache: VerdictCache | None,
     examples: Mapping[str, list[tuple[RagSample, float]]],
+    budget: RequestBudget | None,
 ) -> list[_Session]:
-    """The member's views: one judge (logprobs), `samples` seeds, or `samples` annotators with their examples.
-    Each is cached under the member's identity (endpoint and model), so two members never share a verdict."""
+    """The member's views: one judge (logprobs), `samples` seeds, or `samples` annotators with their examples;
+    each asked `judge.repeats` times (`repeated_views`). Each is cached under the member's identity (endpoint
+    and model), so two members never share a verdict; all send against the cascade's one `budget`."""
     from ragmetrics.judge.panel import build_member, identity, member_settings
+    from ragmetrics.nightly.cascade_estimate import repeated_views
 
     base = member_settings(member, judge.settings())
     who = identity(base)
     if judge.confidence == "logprobs":
-        return [_Session(build_member(base, who, cache))]
+        return [_Session(build_member(s, who, cache, budget=budget)) for _, s in repeated_views([base], judge.repeats)]
     seed = base.seed or 0
     views = [base.model_copy(update={"seed": seed + r}) for r in range(judge.samples)]
     if judge.confidence == "samples":
-        return [_Session(build_member(s, who, cache)) for s in views]
+        return [_Session(build_member(s, who, cache, budget=budget)) for _, s in repeated_views(views, judge.repeats)]
     if who["backend"] != "openai":
         raise InputError(
             "simulated annotators are LLM judges shown labelled examples", field="judge.confidence"
@@ -116,17 +104,18 @@ def _sessions(
     from ragmetrics.judge.rubric import RubricMetric
 
     rubrics = {m.name: m for m in judge.custom_metrics if isinstance(m, RubricMetric)}
-    sessions = []
-    for r, settings in enumerate(views):
+    libraries = []
+    for r in range(len(views)):
         edits: dict[str, PromptEdit] = {}
         for metric, pool in examples.items():
             shots = pool[r * judge.shots : (r + 1) * judge.shots]
             reads = tuple(rubrics[metric].reads) if metric in rubrics else spec(metric).required
             edit = PromptEdit(examples=[example_of(s, label, reads) for s, label in shots])
             edits.update({name: edit for name in _prompt_names(metric)})
-        library = EditedLibrary(default_library(), edits)
-        sessions.append(_Session(LLMJudge(settings, cache=cache, prompts=library, identity=who)))
-    return sessions
+        libraries.append(EditedLibrary(default_library(), edits))
+    # annotator r keeps its own examples in every repeat
+    return [_Session(LLMJudge(settings, cache=cache, prompts=libraries[r], identity=who, budget=budget))
+            for r, settings in repeated_views(views, judge.repeats)]  # fmt: skip
 
 
 class CascadeSession:
@@ -141,48 +130,36 @@ class CascadeSession:
         judge = config.judge
         assert judge is not None and judge.cascade is not None and judge.labels is not None
         metrics = sorted({m for _, ms in plan.values() for m in ms})
-        check_confidence_source(judge, metrics, list(judge.custom_metrics))
-        labels = _labels(judge)
-        labels.check_metrics(metrics)
-        labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused
-        by_metric: dict[str, dict[Item, float]] = {}
-        samples_by_id = {s.id: s for samples, _ in plan.values() for s in samples}
-        for metric in metrics:
-            found: dict[Item, float] = {}
-            for run, (samples, run_metrics) in plan.items():
-                if metric in run_metrics:
-                    applying = labels.for_metric(metric, run)
-                    found.update({(run, s.id): applying[s.id].value for s in samples if s.id in applying})
-            by_metric[metric] = found
-        pool_size = judge.samples * judge.shots if judge.confidence == "simulated_annotators" else 0
-        counts = {m: len({sid for _, sid in found}) - pool_size for m, found in by_metric.items()}
-        check_enough_labels(counts, judge, str(judge.labels))
-        splits = {m: split_labels([sid for _, sid in found], judge.held_out, pool_size)
-                  for m, found in by_metric.items()}  # fmt: skip
-        label_of = {m: {sid: v for (_, sid), v in found.items()} for m, found in by_metric.items()}
-        examples = {
-            m: [(samples_by_id[sid], label_of[m][sid]) for sid in pool] for m, (pool, _, _) in splits.items()
-        }
+        labelled, calibration, examples = labelled_items(config, plan)
+        # before anything is sent: the calibration's requests within the night's budget (nightly.cascade_budget)
+        self.calibration_bound = check_calibration_budget(config, plan, calibration, question_costs)
+        self.notes: list[str] = []
         base = judge.settings()
+        # one cap over every request of every judge of the cascade: K judges each capped alone could send K x it
+        self.budget = RequestBudget(judge.max_requests) if judge.max_requests is not None else None
         self._cache = VerdictCache(base.cache_path, enabled=base.use_cache) if base.cache_path else None
-        self.judges = [_step(member, judge, self._cache, examples) for member in judge.cascade]
+        self.judges: list[_Judge] = []
         self.cascades: dict[str, Cascade] = {}
         try:
+            for member in judge.cascade:  # one by one: a step that cannot be built leaves the others to close
+                self.judges.append(_step(member, judge, self._cache, examples, self.budget))
             for metric in metrics:
-                pool, _, calibrating = splits[metric]
-                # the annotators' examples are judged like any item, but neither calibrate nor count as held out
-                labelled = {item: v for item, v in by_metric[metric].items() if item[1] not in pool}
                 cascade = Cascade(
                     [Stage(j.name, j.score, spread=j.spread) for j in self.judges],
                     metric,
-                    labelled,
-                    {item for item in labelled if item[1] in calibrating},
+                    labelled[metric],
+                    calibration[metric],
                     target=judge.agreement_target,
                     delta=judge.cascade_delta,
                     need_probabilities=judge.confidence == "logprobs",
                 )
                 cascade.calibrate({run: samples for run, (samples, ms) in plan.items() if metric in ms})
                 self.cascades[metric] = cascade
+                stopped = cascade.calibration_failures.get("budget_reached", 0)
+                if stopped:
+                    raise calibration_stopped(judge, stopped, self.info().usage.calls)
+            if self.calibration_bound is not None:
+                self.notes.append(_calibration_note(self.info().usage.calls, self.calibration_bound, judge))
         except BaseException:
             self.close()
             raise
@@ -211,7 +188,7 @@ class CascadeSession:
             for metric, cascade in self.cascades.items():
                 if metric in result.metadata.metrics:
                     result.metadata.extra[f"cascade:{metric}"] = cascade.report.as_dict()
-        return [_note(c.report) for c in self.cascades.values()]
+        return [*self.notes, *(_note(c.report) for c in self.cascades.values())]
 
     def close(self) -> None:
         for j in self.judges:
@@ -227,18 +204,20 @@ def _step(
     judge: JudgeConfig,
     cache: VerdictCache | None,
     examples: Mapping[str, list[tuple[RagSample, float]]],
+    budget: RequestBudget | None,
 ) -> _Judge:
-    """One step of the cascade: a judge (its views by `judge.confidence`), or a panel (one view per member)."""
+    """One step of the cascade: a judge (its views by `judge.confidence`), or a panel (one view per member),
+    each view `judge.repeats` times; every view sends against the cascade's one request `budget`."""
     base = judge.settings()
     if isinstance(member, CascadePanel):
         from ragmetrics.judge.panel import build_member, identity, member_settings
+        from ragmetrics.nightly.cascade_estimate import repeated_views
 
-        views = []
-        for one in member.panel:
-            own = member_settings(one, base)
-            views.append(_Session(build_member(own, identity(own), cache)))
+        members = [member_settings(one, base) for one in member.panel]
+        views = [_Session(build_member(own, identity(own), cache, budget=budget))
+                 for _, own in repeated_views(members, judge.repeats)]  # fmt: skip
         return _Judge(member.name, views, spread=True)
-    return _Judge(member.label(base.model, base.base_url), _sessions(member, judge, cache, examples))
+    return _Judge(member.label(base.model, base.base_url), _sessions(member, judge, cache, examples, budget))
 
 
 def judge_cascade(
@@ -259,6 +238,15 @@ def judge_cascade(
         return results, session.info()
     finally:
         session.close()
+
+
+def _calibration_note(spent: int, bound: CalibrationCost, judge: JudgeConfig) -> str:
+    return (
+        f"cascade calibration: {spent:,} requests to certify the thresholds on {bound.items} labelled items "
+        f"(planned at most {bound.calls:,}), before the first question; counted in the night's usage, within "
+        f"{budget_key(judge)} {judge.max_requests if judge.max_requests is not None else 'unset'}, which every "
+        "judge of the cascade shares"
+    )
 
 
 def _note(report: CascadeReport) -> str:

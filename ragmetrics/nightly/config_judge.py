@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ragmetrics.judge.base import JUDGE_METRICS
-from ragmetrics.judge.cascade.config import CascadeKeys
+from ragmetrics.judge.cascade.config import CascadeKeys, check_cascade_combination
 from ragmetrics.judge.own_metrics import CustomMetric, entry_point_definition, entry_point_names
 from ragmetrics.judge.registry import JudgeMetricSpec, resolve_judge_metric
 from ragmetrics.judge.settings import JudgeSettings
@@ -115,7 +115,7 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
         unused = sorted({m.name for m in self.custom_metrics} - set(self.metrics))
         if unused:
             raise ValueError(f"custom metric {unused[0]!r} is defined but not listed in judge.metrics")
-        if self.adaptive is not None and self.repeats > 1:
+        if self.adaptive is not None and self.repeats > 1 and not self.cascade:  # a cascade votes its repeats
             raise ValueError(
                 "judge.adaptive: judge.repeats > 1 is not supported with an adaptive night (set one)"
             )
@@ -125,8 +125,7 @@ class JudgeConfig(CascadeKeys, JudgeSettings):
             and self.panel.combine in ("learned", "dawid_skene")
         ):
             raise ValueError("judge.panel.combine: an adaptive night combines per unit: use mean or majority")
-        if self.cascade and (self.panel is not None or self.repeats > 1):
-            raise ValueError("judge.cascade: not with judge.panel or judge.repeats > 1 (yet)")
+        check_cascade_combination(self.cascade, self.panel)  # judge.cascade.config
         return self
 
     def metric_specs(self, origin: str, search: Sequence[Path] = ()) -> list[JudgeMetricSpec]:

@@ -111,6 +111,11 @@ def estimate_judge(config: NightlyConfig, plan: JudgePlan) -> tuple[WorkFigures,
         calls = iter(per_view)
         per_step = [(name, sum(next(calls) for _ in views)) for name, views in steps]
         assumptions.append(cascade_bound_note(per_step[0][0], per_step[0][1], per_step[1:]))
+        from ragmetrics.nightly.cascade_budget import calibration_estimate
+
+        calibrating = calibration_estimate(config, plan, question_costs)  # under a budget: the calibration within it
+        if calibrating is not None:
+            assumptions.append(calibrating)
     if unpriced:  # a partial bill would read as the whole one
         figures.cost_usd = figures.cost_usd_batch = None
     assumptions.append(

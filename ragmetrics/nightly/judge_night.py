@@ -67,7 +67,7 @@ def score_judge(
         if config.judge.cascade:
             from ragmetrics.nightly.cascade_night import CascadeSession
 
-            # each of its judges stops at the budget's cap too (the planned trimming counts them all: estimate)
+            # its judges share one request cap, the budget's (the planned trimming counts them all: estimate)
             capped_judge = config.judge.model_copy(update={"max_requests": capped.max_requests})
             cascade = CascadeSession(config.model_copy(update={"judge": capped_judge}), plan)
         session: JudgeSession = cascade or (engine or LocalEngine()).judge_session(capped)

@@ -28,7 +28,8 @@ and answers deterministically from markers in the test data:
 - a rubric metric (``# rubric:<name>``) rates ``[rating:X]`` (else the scale's first level) and meets the
   checks listed in ``[met:1,3]``; asked for logprobs, the rating's alternatives come from ``[probs:1=0.2,...]``;
   a server given a `persona` reads ``[<persona>@rating:X]`` and ``[<persona>@probs:...]`` first (`_persona`);
-  ``[seeded:yes,no,...]`` rates by the request's seed (`_seeded_rating`).
+  ``[seeded:yes,no,...]`` rates by the request's seed (`_seeded_rating`), and ``[seeded-probs:yes=0.9,no=0.1|...]``
+  gives the rating's probabilities by it (`_seeded_probs`): a judge whose confidence varies between requests.
 
 Faults are injected on demand with `inject(kind, times=..., prompt=..., match=...)`; every request is recorded.
 Run as a script (``python loopback.py --latency 0.2``) it serves until killed and prints its URL.
@@ -295,6 +296,16 @@ def _seeded_rating(user: str, seed: int | None) -> str:
         return user
     ratings = m.group(1).split(",")
     return user.replace(m.group(0), f"[rating:{ratings[seed % len(ratings)]}]")
+
+
+def _seeded_probs(user: str, seed: int | None) -> str:
+    """The input with ``[seeded-probs:A|B|...]`` made ``[probs:X]``, X the entry of this request's seed (seed mod
+    the number of entries; the first without a seed)."""
+    m = re.search(r"\[seeded-probs:([^\]]+)\]", user)
+    if m is None:
+        return user
+    entries = m.group(1).split("|")
+    return user.replace(m.group(0), f"[probs:{entries[(seed or 0) % len(entries)]}]")
 
 
 def _aligned_rating(system: str, user: str, raw: str) -> str:
@@ -972,7 +983,7 @@ class _Handler(BaseHTTPRequestHandler):
                     content = "Here is my judgement.\n```json\n" + json.dumps(verdict) + "\n```"
                 else:
                     content = json.dumps(verdict)
-                read = _persona(user, state.persona)
+                read = _seeded_probs(_persona(user, state.persona), body.get("seed"))
                 logprobs = _rating_logprobs(content, read) if body.get("logprobs") else None
                 if body.get("logprobs") and state.refuse_logprobs:
                     status = 400

@@ -29,6 +29,7 @@ from ragmetrics.judge.cache import VerdictCache, cache_key
 from ragmetrics.judge.claim_outcome import JudgedClaim, claim_inputs, claim_outcome
 from ragmetrics.judge.formulas import is_noncommittal
 from ragmetrics.judge.openai.breaker import BreakerOpen
+from ragmetrics.judge.openai.budget import RequestBudget
 from ragmetrics.judge.openai.client import JudgeClient, RetryPolicy, dump_verdict, public_url
 from ragmetrics.judge.openai.embeddings import OpenAIEmbedder
 from ragmetrics.judge.openai.output import MODES, ResponseMode
@@ -123,6 +124,7 @@ class LLMJudge(PlanDispatch):
         retry: RetryPolicy | None = None,
         cache: VerdictCache | None = None,
         identity: Mapping[str, Any] | None = None,
+        budget: RequestBudget | None = None,
     ) -> None:
         self.settings = settings or JudgeSettings()
         # A panel member's identity (endpoint and model, `panel_config.identity`) joins its cache keys, so two
@@ -131,7 +133,8 @@ class LLMJudge(PlanDispatch):
         self.prompts = prompts or default_library()
         self.cache = cache or VerdictCache(self.settings.cache_path, enabled=self.settings.use_cache)
         memory = _CachedModeMemory(self.cache, self.settings.base_url, self.settings.model)
-        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry, mode_memory=memory)
+        # `budget`: a cap shared with other judges (a cascade's, a panel's), beside this judge's max_requests
+        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry, mode_memory=memory, budget=budget)
         self.embedder: Embedder = embedder or make_embedder(self.settings, self.client, self.cache, retry)
         self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0

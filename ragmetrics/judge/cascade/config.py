@@ -35,7 +35,14 @@ from ragmetrics.errors import InputError
 from ragmetrics.judge.cascade.thresholds import minimum_labels, stage_delta
 from ragmetrics.judge.panel_config import PanelMember
 
-__all__ = ["CONFIDENCE_SOURCES", "CascadeKeys", "CascadePanel", "check_enough_labels", "labels_needed"]
+__all__ = [
+    "CONFIDENCE_SOURCES",
+    "CascadeKeys",
+    "CascadePanel",
+    "check_cascade_combination",
+    "check_enough_labels",
+    "labels_needed",
+]
 
 ConfidenceSource = Literal["logprobs", "samples", "simulated_annotators"]
 CONFIDENCE_SOURCES: tuple[str, ...] = ("logprobs", "samples", "simulated_annotators")
@@ -153,6 +160,24 @@ class CascadeKeys(BaseModel):
     @property
     def cascade_delta(self) -> float:
         return DEFAULT_DELTA if self.delta is None else self.delta
+
+
+def check_cascade_combination(cascade: object, panel: object) -> None:
+    """ValueError (at `judge`) for a cascade beside a top-level `judge.panel`, pointing to a panel step.
+
+    A top-level panel combines its members' verdicts after the night; a cascade decides per item whose verdict
+    is kept, by a threshold certified on that verdict's confidence. A panel over the whole cascade would certify
+    nothing about the combination it reports, so the panel goes inside the cascade, as one step, where its
+    members' agreement is the confidence the threshold is certified on. (`judge.repeats` does combine with a
+    cascade: each step's views are asked that many times and voted on together, docs/cascade.md.)
+    """
+    if cascade and panel is not None:
+        raise ValueError(
+            "judge.cascade with judge.panel: a cascade's step can itself be a panel, confident by its members' "
+            "agreement: move the members into a step of judge.cascade, e.g. `cascade: [{name: small, ...}, "
+            "{name: trio, panel: [member, member, member]}]`, and drop judge.panel (a panel around the whole "
+            "cascade would combine verdicts after their thresholds were certified, voiding the guarantee)"
+        )
 
 
 def labels_needed(target: float, delta: float, judges: int, held_out: float) -> int:

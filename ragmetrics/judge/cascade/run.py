@@ -183,6 +183,8 @@ class Cascade:
         self.report.stages = [StageReport(s.name, ThresholdChoice(None, 0, 0, None, 0)) for s in self.stages]
         self._said: list[dict[Item, _Outcome]] = [{} for _ in self.stages]
         self._metadata: dict[str, RunResult] = {}
+        self.calibration_failures: dict[str, int] = {}
+        """calibration verdicts no judge gave, by failure cause (budget_reached: a request cap stopped them)"""
 
     def _ask(self, k: int, samples: Mapping[str, Sequence[RagSample]]) -> dict[Item, _Outcome]:
         """Judge k's outcome on each item, asking it only about the items it has not been asked about yet."""
@@ -219,6 +221,10 @@ class Cascade:
         }
         for k in range(len(self.stages)):
             read = self._ask(k, reaching)
+            for outcome in read.values():
+                if outcome.voted is None and outcome.failure is not None:
+                    cause = outcome.failure.cause
+                    self.calibration_failures[cause] = self.calibration_failures.get(cause, 0) + 1
             # the rule certified is the rule applied (`_kept`): verdicts without a stated confidence are never
             # kept, so they are not among the calibration items a threshold keeps either
             seen = [(o.voted.confidence, o.voted.positive == (self.labels[item] >= self.threshold))

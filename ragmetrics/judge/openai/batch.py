@@ -35,6 +35,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from ragmetrics.errors import JudgeError
+from ragmetrics.judge.openai.budget import RequestBudget
 from ragmetrics.judge.openai.transport import status_cause
 from ragmetrics.judge.openai.usage import CallUsage
 
@@ -105,9 +106,12 @@ class BatchQueue:
         max_poll_s: float = 60.0,
         wait_s: float = 86_400.0,
         max_requests: int | None = None,
+        budget: RequestBudget | None = None,
     ) -> None:
         self._api = api
         self.max_requests = max_requests
+        self.budget = budget
+        """A cap shared with other judges: the gathered requests are reserved against it, counted once answered"""
         """A hard cap on the requests answered and waiting (JudgeSettings.max_requests)."""
         self.ledger = ledger
         self.usage = usage
@@ -127,12 +131,16 @@ class BatchQueue:
         cap = self.max_requests
         if cap is not None and key not in self._waiting and self.usage.calls + len(self._waiting) >= cap:
             raise JudgeError(f"not submitted: the budget of {cap} judge requests is spent", cause="budget_reached")
+        if self.budget is not None and key not in self._waiting:
+            self.budget.check("not submitted", reserved=len(self._waiting))
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, _Waiting(body)).futures.append(future)
         self._arm()
         answer = await future
         call.calls += 1
         self.usage.calls += 1
+        if self.budget is not None:
+            self.budget.spent += 1
         usage = answer.usage
         if usage is not None:
             for counter in (call, self.usage):

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from ragmetrics.errors import ConfigError, JudgeError
 from ragmetrics.judge.openai.batch import BatchLedger, BatchQueue
+from ragmetrics.judge.openai.budget import RequestBudget
 from ragmetrics.judge.openai.logprobs import TokenChoice, token_choices, value_distribution
 from ragmetrics.judge.openai.output import (
     MODES,
@@ -122,7 +123,7 @@ def _batch_queue(settings: JudgeSettings, transport: Transport) -> BatchQueue | 
     options = settings.batch
     return BatchQueue(transport.batch_api, ledger, usage=transport.usage, scrub=transport.scrub, gather_s=options.gather_s,
                       poll_s=options.poll_s, max_poll_s=options.poll_max_s, wait_s=options.wait_s,
-                      max_requests=settings.max_requests)  # fmt: skip
+                      max_requests=settings.max_requests, budget=transport.budget)  # fmt: skip
 
 
 class JudgeClient:
@@ -136,6 +137,7 @@ class JudgeClient:
         retry: RetryPolicy | None = None,
         rng_seed: int | None = None,
         mode_memory: ModeMemory | None = None,
+        budget: RequestBudget | None = None,
     ) -> None:
         self.settings = settings
         self.prompts = prompts
@@ -150,7 +152,8 @@ class JudgeClient:
         self._scrub = Scrubber(
             api_key=None if key == _NO_KEY_PLACEHOLDER else key, base_url=settings.base_url
         )
-        self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed)
+        self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed,
+                                   budget=budget)  # fmt: skip
         self.batch = _batch_queue(settings, self.transport)
         self.modes = ModeNegotiator(mode_memory)
         self._token_field = "max_tokens"

@@ -29,6 +29,7 @@ import openai
 from ragmetrics.errors import FailureCause, JudgeError
 from ragmetrics.judge.interrupt import raise_if_stopped
 from ragmetrics.judge.openai.breaker import Breaker
+from ragmetrics.judge.openai.budget import RequestBudget
 from ragmetrics.judge.openai.limiter import AdaptiveLimit, Signal
 from ragmetrics.judge.openai.scrub import Scrubber, public_url, split_base_url
 from ragmetrics.judge.openai.usage import CallUsage
@@ -154,8 +155,11 @@ class Transport:
         scrub: Scrubber,
         retry: RetryPolicy | None = None,
         rng_seed: int | None = None,
+        budget: RequestBudget | None = None,
     ) -> None:
         self.settings = settings
+        self.budget = budget
+        """A cap shared with other judges (a cascade's, a panel's), checked beside this judge's own"""
         self.retry = retry or RetryPolicy()
         self.scrub = scrub
         self._api_key = api_key
@@ -177,6 +181,8 @@ class Transport:
         cap = self.settings.max_requests
         if cap is not None and self.usage.calls >= cap:
             raise JudgeError(f"{what}: not sent: the budget of {cap} judge requests is spent", cause="budget_reached")
+        if self.budget is not None:
+            self.budget.take(what)
 
     def concurrency(self) -> dict[str, int]:
         """The request limit: its ceiling, its size now and its lowest this run (the report's back-off figures)."""

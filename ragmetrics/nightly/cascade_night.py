@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from ragmetrics.judge.panel_config import PanelMember
     from ragmetrics.nightly.config_judge import JudgeConfig
     from ragmetrics.nightly.config_night import NightlyConfig
-    from ragmetrics.trust.labels import HumanLabels
 
 __all__ = ["CascadeSession", "judge_cascade", "split_labels"]
 

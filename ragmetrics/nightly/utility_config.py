@@ -1,7 +1,7 @@
 """The `utility_qrels:` section of a night's config: build utility judgments (eRAG) for the night's runs and
 score every run's retrieval metrics on them too (docs/utilities.md, "Utility judgments in a night").
 
-Apart from nightly/config.py, which only names the section, so the config module does not grow."""
+Apart from nightly/config_night.py, which only names the section, so the config modules do not grow."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ the answers, docs/validity.md) and with how many bootstrap resamples.
 Why a switch: the study's pair sums grow with the square of (questions x runs) and its work with the number of
 metrics; measured on this machine (1 CPU, t-test): 200 questions x 4 runs x 10 metrics, 1.2 CPU-seconds; 1,000
 questions x 6 runs x 30 metrics, 46 CPU-seconds (68 with Fisher's test). A big night may want it off and run
-`ragmetrics validity NIGHT` when someone asks. Apart from nightly/config.py, which only names the section."""
+`ragmetrics validity NIGHT` when someone asks. Apart from nightly/config_night.py, which only names the section."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ def test_a_bug_outside_the_embedder_is_not_called_an_embedder_error(monkeypatch:
     def broken(*args: object) -> float:
         raise ZeroDivisionError("bug")
 
-    monkeypatch.setattr("ragmetrics.judge.backends.local.split_sentences", broken)
+    monkeypatch.setattr("ragmetrics.judge.backends.local_profile.split_sentences", broken)  # _context_sentences
     judge = LocalJudge(TableEmbedder({"Q?": _unit(0), "Yes a.": _unit(10)}), T)
     sample = RagSample(id="q", question="Q?", contexts=["Yes a."])
     with pytest.raises(ZeroDivisionError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragmetrics.judge.settings import JudgeSettings
-from ragmetrics.testset.build import plan_corpus, round_jobs
+from ragmetrics.testset.build_plan import plan_corpus, round_jobs
 from ragmetrics.testset.settings import TestsetSettings
 
 __all__ = ["estimate_testset"]

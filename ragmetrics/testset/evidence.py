@@ -15,7 +15,7 @@ from pathlib import Path
 from ragmetrics.chunking.derive import spans_from_chunk_qrels
 from ragmetrics.chunking.model import Chunk
 from ragmetrics.chunking.spans import SpanQrels, write_span_qrels
-from ragmetrics.testset.build import TestSet
+from ragmetrics.testset.build_result import TestSet
 from ragmetrics.testset.corpus import Corpus
 
 __all__ = ["SPANS_FILE", "evidence_spans", "write_evidence_spans"]

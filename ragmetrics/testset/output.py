@@ -26,7 +26,7 @@ from ragmetrics._jsonl import validated_jsonl
 from ragmetrics._textfile import read_utf8
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputError, json_fault, json_problem
-from ragmetrics.testset.build import FILTERS, TestSet
+from ragmetrics.testset.build_result import FILTERS, TestSet
 from ragmetrics.testset.duplicates import shared_count
 from ragmetrics.testset.settings import Grade, TestItem
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.testset.build import attach_qrels
+from ragmetrics.testset.build_result import attach_qrels
 from ragmetrics.testset.duplicates import share_duplicate_grades, shared_count
 from ragmetrics.testset.output import (
     read_grades,

@@ -10,7 +10,8 @@ from ragmetrics.errors import InputError
 from ragmetrics.judge.select import make_judge
 from ragmetrics.judge.settings import JudgeSettings
 from ragmetrics.testset import TestSet, TestsetSettings, build_testset
-from ragmetrics.testset.build import _cheap_filters, _cooccurring
+from ragmetrics.testset.build_drafts import _cooccurring
+from ragmetrics.testset.build_filters import _cheap_filters
 from ragmetrics.testset.corpus import Chunk, open_corpus
 from ragmetrics.testset.filters import NearDuplicates, copies_chunk
 from ragmetrics.testset.offline import Draft
@@ -95,7 +96,7 @@ def test_planted_near_duplicates_and_copies_are_filtered_and_counted() -> None:
 
 
 def test_questions_the_source_does_not_answer_are_left_out_by_the_judge_check() -> None:
-    from ragmetrics.testset.build import _judge_filters
+    from ragmetrics.testset.build_filters import _judge_filters
 
     judge = make_judge(JudgeSettings(backend="local"))
 

@@ -133,8 +133,8 @@ def _labels_and_samples(args: argparse.Namespace, config: Any) -> tuple[Any, lis
 
 def run_command(args: argparse.Namespace) -> int:
     from ragmetrics.alignment import align_judge, plan_alignment
+    from ragmetrics.alignment.aligner import LLM_STEPS, LOCAL_STEPS
     from ragmetrics.alignment.labelled import join_labels
-    from ragmetrics.alignment.run import LLM_STEPS, LOCAL_STEPS
     from ragmetrics.judge.base import RagSample
     from ragmetrics.judge.select import resolve_backend
     from ragmetrics.judge.settings import JudgeSettings

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from ragmetrics.live.config import WatchConfig
 from ragmetrics.live.receiver import OtlpReceiver
 from ragmetrics.live.sources import FileCursor
-from ragmetrics.live.watch import receiver_source_key, spool_path
+from ragmetrics.live.watch_base import receiver_source_key, spool_path
 
 __all__ = ["ReceiveOnly"]
 

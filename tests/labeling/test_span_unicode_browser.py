@@ -25,8 +25,13 @@ pytestmark = pytest.mark.browser
 
 # emoji (two UTF-16 code units each) and a decomposed "é" (e + U+0301) before the answering text
 DOCUMENTS = [
-    Document("bridges", "The old 🌉 bridge 🎉🎉 opened in 1901. Cafe\u0301 🚗 is 300 m long. The new bridge opened in 1999."),
-    Document("trains", "The first 🚂 train ran in 1850. Trains now run every ten minutes. Tickets cost two 💶."),
+    Document(
+        "bridges",
+        "The old 🌉 bridge 🎉🎉 opened in 1901. Cafe\u0301 🚗 is 300 m long. The new bridge opened in 1999.",
+    ),
+    Document(
+        "trains", "The first 🚂 train ran in 1850. Trains now run every ten minutes. Tickets cost two 💶."
+    ),
 ]
 TEXTS = {d.id: d.text for d in DOCUMENTS}
 

@@ -197,3 +197,25 @@ def test_a_night_at_a_refusing_server_says_so_in_its_notes(server: Any, tmp_path
         n.startswith("qrels of utility/utility.qrels:") and "refused logprobs" in n for n in outcome.notes
     )
     assert any("udcg uses u = 1" in n for n in outcome.notes)
+
+
+def test_a_first_pair_failing_on_its_own_leaves_the_next_request_alone(server: Any, tmp_path: Path) -> None:
+    """The build's first pair fails for a cause of its own (a 400 with logprobs and without): the server's
+    answer to logprobs is still unknown, so the next request with them goes alone too, and a refusing server
+    still sees one refused request, whatever the concurrency."""
+    server.state.refuse_logprobs = True
+    server.inject("bad_request", times=None, match="Thing number 1 is answer 1.")  # q1-a only: the first pair
+    result = build_utility(
+        QUESTIONS,
+        PASSAGES,
+        runs(),
+        _generator(server),
+        k=3,
+        cache=VerdictCache(tmp_path / "a.db"),
+        concurrency=4,
+    )
+    asked = [r for r in server.records if r.prompt == "rag_answer"]
+    refused = sum(1 for r in asked if r.fault == "refuse_logprobs")
+    assert refused == 1 and result.provenance["logprobs_refused"]
+    assert result.failed == {"bad_request": 1}
+    assert sum(1 for r in asked if r.status == 200 and not r.logprobs) == DISTINCT_PAIRS - 1

@@ -134,6 +134,28 @@ def test_broken_json_and_edited_qrels_are_errors_too(
     assert "field 'counts.scored'" in capsys.readouterr().err
 
 
+def test_a_plain_qrels_file_beside_another_tools_utility_json_is_read_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """utility.json is a common name: a team's own qrels file in a folder that holds one of another tool's (or
+    a damaged one) is plain qrels, as it was before utility folders were read; only the folder itself, or
+    the qrels file its manifest names, is read as utility qrels (strictly)."""
+    folder, run_paths = _folder(tmp_path)
+    own = tmp_path / "team"
+    own.mkdir()
+    (own / "qrels.txt").write_text((folder / "utility.qrels").read_text())
+    for other in ('{"theme": "dark"}', "not json at all", json.dumps({**_manifest(folder), "schema": None})):
+        (own / "utility.json").write_text(other)
+        assert main(["retrieval", str(own / "qrels.txt"), *map(str, run_paths), "-m", "ndcg@3"]) == 0
+        out = capsys.readouterr()
+        assert "utility judgments" not in out.err and "error" not in out.err
+    # the folder given as such, or a file named utility.qrels, is still read strictly
+    assert main(["retrieval", str(own), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    (own / "utility.qrels").write_text((folder / "utility.qrels").read_text())
+    assert main(["retrieval", str(own / "utility.qrels"), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    assert "field 'schema'" in capsys.readouterr().err
+
+
 def _night(tmp_path: Path, folder: Path) -> Path:
     pipeline = load_pipeline_run().to_dict()
     # the pipeline's ranking upside down: its top 5 is the pipeline's bottom 5

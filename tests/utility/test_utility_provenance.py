@@ -67,6 +67,21 @@ def test_retrieval_and_compare_say_where_utility_qrels_came_from(
     assert line in capsys.readouterr().err.splitlines()
 
 
+def test_a_compare_report_in_any_format_says_where_utility_qrels_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The provenance is part of the comparison (its notes), not only a line on stderr: a markdown report
+    pasted into a pull request still says its grades are utility judgments and whose."""
+    folder, run_paths = _folder(tmp_path)
+    for fmt in ("markdown", "latex", "json"):
+        assert main(["compare", str(folder), *map(str, run_paths), "-m", "ndcg@3", "--format", fmt]) == 0
+        out = capsys.readouterr()
+        (line,) = [x for x in out.err.splitlines() if x.startswith("qrels of ")]  # still said on stderr
+        assert line.removeprefix("qrels of ").split(":")[0] == str(folder / "utility.qrels")
+        shown = out.out if fmt != "json" else "\n".join(json.loads(out.out)["metadata"]["notes"])
+        assert "from utility judgments" in shown and "extractive generator" in shown, fmt
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def change(data: dict[str, Any]) -> None:
         *parents, last = path.split(".")

@@ -225,6 +225,35 @@ def test_a_night_on_a_built_utility_folder_reports_its_provenance(tmp_path: Path
         assert "utility:ndcg@5" in result.aggregate
 
 
+def test_a_night_on_a_folder_built_for_some_of_its_questions_says_which_are_left_out(tmp_path: Path) -> None:
+    """A folder built for 5 of the night's questions: the others have no utility grade at all, so their
+    `utility:` scores are not applicable with the reason (never silently left out of the mean), and the
+    unpooled-passages warning counts only the questions the folder judged."""
+    rows = load_qa()
+    questions = {
+        str(r["id"]): UtilityQuestion(str(r["id"]), str(r["question"]), r.get("reference")) for r in rows[:5]
+    }
+    pipeline = load_pipeline_run()
+    some = Run.from_dict({q: d for q, d in pipeline.to_dict().items() if q in questions}, name="pipeline")
+    folder = build_utility(
+        questions, read_passages(passages_path()), [some], ExtractiveGenerator(), k=5
+    ).write(tmp_path / "built")
+    outcome = run_pipeline(_night(tmp_path, folder), write=False)
+    ranked = set(pipeline.to_dict())
+    left_out = ranked - set(questions)
+    assert left_out
+    result = next(r for r in outcome.report.runs if r.name == "pipeline")
+    assert set(result.per_query) >= ranked  # every question the run ranks is there, scored or said why not
+    reasons = {n.query_id: n.reason for n in result.not_applicable if n.metric == "utility:ndcg@5"}
+    assert set(reasons) == left_out and all("no utility judgment" in r for r in reasons.values())
+    said = [n for n in outcome.notes if n.startswith("! utility qrels: run 'pipeline':")]
+    assert len(said) == 1 and f"{len(left_out)} of its questions" in said[0], said
+    weaker = [
+        n for n in outcome.notes if n.startswith("! utility qrels: run 'weaker':") and "not pooled" in n
+    ]
+    assert len(weaker) == 1 and "were not pooled" in weaker[0]
+
+
 def test_a_night_refuses_a_damaged_folder_naming_the_field(tmp_path: Path) -> None:
     folder, _ = _folder(tmp_path)  # also built for questions the night's dataset does not hold
     data = _manifest(folder)

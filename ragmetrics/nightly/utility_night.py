@@ -145,6 +145,14 @@ def utility_for_night(
     )
     if utilities is None and any(m.startswith("udcg") for m in metrics):
         notes.append("utility qrels: the generator gave no probabilities of abstaining, so udcg uses u = 1")
+    lacking = judgments.counts()["without_p_abstain"]
+    if utilities is not None and lacking and any(m.startswith("udcg") for m in metrics):
+        # some answers have a probability (cached from a server that gave them), others not (a refusal since)
+        why = ", ".join(f"{reason}: {count}" for reason, count in sorted(lacking.items()))
+        notes.append(
+            f"utility qrels: {sum(lacking.values())} pairs answered without a probability of abstaining ({why}), "
+            "beside pairs with one: each adds nothing to udcg's sum but counts in its n (the reference code's rule)"
+        )
     qrels = judgments.qrels()
     results = {}
     for name, run in ranked.items():

@@ -139,7 +139,7 @@ class LogprobFallback:
         why = (
             "the server answered HTTP 400 to a request with logprobs and answered it without them; the rest "
             "of the build asks without logprobs, so those pairs have no probability of abstaining "
-            "(p_abstain_missing: logprobs_refused) and udcg uses u = 1 for them"
+            "(p_abstain_missing: logprobs_refused)"
         )
         self.generator.without_logprobs(why)
         logger.warning("utility judgments: %s", why)

@@ -84,20 +84,26 @@ def score_files(
     return results
 
 
-def print_qrels_provenance(results: list[RunResult]) -> None:
-    """Where the qrels' grades came from, once per qrels set, on stderr (`score_files` keeps it per result)."""
-    import sys
-
+def qrels_provenance_lines(results: list[RunResult]) -> list[str]:
+    """Where the qrels' grades came from, one line per qrels set (`score_files` keeps it per result)."""
     from ragmetrics.schema import QrelsProvenance
 
-    said: set[str] = set()
+    lines: list[str] = []
     for result in results:
         stored = result.metadata.extra.get("qrels")
         if isinstance(stored, dict):
             line = QrelsProvenance.model_validate(stored).describe()
-            if line not in said:
-                said.add(line)
-                print(line, file=sys.stderr)
+            if line not in lines:
+                lines.append(line)
+    return lines
+
+
+def print_qrels_provenance(results: list[RunResult]) -> None:
+    """Where the qrels' grades came from, once per qrels set, on stderr."""
+    import sys
+
+    for line in qrels_provenance_lines(results):
+        print(line, file=sys.stderr)
 
 
 def add_utilities(parser: argparse.ArgumentParser) -> None:

@@ -233,12 +233,18 @@ def run_command(args: argparse.Namespace) -> int:
         report.metadata.tukey = tukey_pairs(
             report.runs, report.metrics, alpha=args.alpha, blocked=args.tukey == "blocked"
         )
+    if not args.results:
+        from ragmetrics.cli._common import qrels_provenance_lines
+
+        # where the grades came from belongs to the comparison itself (its notes: every format shows them,
+        # a markdown report pasted elsewhere included), as a night's report carries its qrels provenance
+        said = qrels_provenance_lines(results)
+        report.metadata.notes = [*report.metadata.notes, *said]
     color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     sys.stdout.write(format_report(report, args.format, color=color))
     if not args.results:
-        from ragmetrics.cli._common import print_qrels_provenance
-
-        print_qrels_provenance(results)
+        for line in said:
+            print(line, file=sys.stderr)
     if args.per_query_csv is not None:
         _write(args.per_query_csv, per_query_csv(report))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)

@@ -53,8 +53,10 @@ class Passages:
             known = ", ".join(sorted({p.place[0] for p in placed}))
             raise InputError(f"document {doc_id!r} is not one this item's passages come from ({known})",
                              field="doc_id")  # fmt: skip
-        if not 0 <= start < end:
-            raise InputError(f"a span needs 0 <= start < end, got [{start}, {end})", field="end")
+        if not 0 <= start < end:  # the field at fault: a negative start is the start's, else the end's
+            raise InputError(
+                f"a span needs 0 <= start < end, got [{start}, {end})", field="start" if start < 0 else "end"
+            )
         for passage in same_doc:
             if passage.place[1] <= start and end <= passage.place[2]:
                 return query_id, passage

@@ -145,12 +145,22 @@ def utility_for_night(
     )
     if utilities is None and any(m.startswith("udcg") for m in metrics):
         notes.append("utility qrels: the generator gave no probabilities of abstaining, so udcg uses u = 1")
+    lacking = judgments.counts()["without_p_abstain"]
+    if utilities is not None and lacking and any(m.startswith("udcg") for m in metrics):
+        # some answers have a probability (cached from a server that gave them), others not (a refusal since)
+        why = ", ".join(f"{reason}: {count}" for reason, count in sorted(lacking.items()))
+        notes.append(
+            f"utility qrels: {sum(lacking.values())} pairs answered without a probability of abstaining ({why}), "
+            "beside pairs with one: each adds nothing to udcg's sum but counts in its n (the reference code's rule)"
+        )
     qrels = judgments.qrels()
     results = {}
     for name, run in ranked.items():
         assert run is not None
         result = _renamed(evaluate(qrels, run, metrics, name=name, utilities=utilities))
         _not_applicable_without_reference(result, run, set(judgments.skipped_questions))
+        if section.folder is not None:  # a folder built for other questions holds no grade for some
+            _not_applicable_unjudged(result, run, judgments, section.folder)
         ungraded = _ungraded_in_top(judgments, run, section.k)
         if ungraded:
             mark_missing(result, ungraded)
@@ -272,11 +282,19 @@ def _unpooled_notes(
     from ragmetrics.utility.build import pool_pairs
 
     judged = {(j.query_id, j.doc_id) for j in judgments.judgments}
+    questions = {j.query_id for j in judgments.judgments}
     skipped = set(judgments.skipped_questions)
     pooled_from = ", ".join(map(str, judgments.provenance.get("runs") or [])) or "?"
     for name, run in ranked.items():
         assert run is not None
-        outside = [p for p in pool_pairs([run], k) if p not in judged and p[0] not in skipped]
+        unjudged = [q for q in run.to_dict() if q not in questions and q not in skipped]
+        if unjudged:  # _not_applicable_unjudged marks their scores
+            notes.append(
+                f"! utility qrels: run {name!r}: {len(unjudged)} of its questions have no utility judgment in the "
+                f"folder (built for other questions): their utility: scores are not applicable, left out of the "
+                f"mean (e.g. {', '.join(unjudged[:3])})"
+            )
+        outside = [p for p in pool_pairs([run], k) if p not in judged and p[0] in questions]
         if outside:
             notes.append(
                 f"! utility qrels: run {name!r}: {len(outside)} passages in its top {k} were not pooled by the "
@@ -284,21 +302,33 @@ def _unpooled_notes(
             )
 
 
+def _not_applicable_unjudged(result: RunResult, run: Run, judgments: UtilityJudgments, folder: Path) -> None:
+    """Each question `run` ranks that a folder built before holds no judgment for (nor skipped for want of a
+    reference) gets its `utility:` scores as not applicable, with the reason: its grades are unknown, not 0,
+    and no entry would leave it out of the mean unsaid (or stop the comparisons)."""
+    questions = {j.query_id for j in judgments.judgments} | set(judgments.skipped_questions)
+    reason = f"no utility judgment for the question in {folder} (built for other questions)"
+    _mark_not_applicable(result, [q for q in run.to_dict() if q not in questions], reason)
+
+
 def _not_applicable_without_reference(result: RunResult, run: Run, skipped: set[str]) -> None:
     """Each question `run` ranks whose reference is missing gets its `utility:` scores as not applicable, with
     the reason (no entry at all would leave the question out of the night unsaid, and the comparisons refuse
     a run with a question missing a metric)."""
+    reason = "no reference answer: utility qrels skip the question"
+    _mark_not_applicable(result, [q for q in run.to_dict() if q in skipped], reason)
+
+
+def _mark_not_applicable(result: RunResult, questions: list[str], reason: str) -> None:
+    """`questions` (those `result` has no scores for) get every metric as not applicable, with `reason`."""
     from ragmetrics.schema import NotApplicableScore
 
-    for qid in run.to_dict():
-        if qid not in skipped or qid in result.per_query:
+    for qid in questions:
+        if qid in result.per_query:
             continue
         result.per_query[qid] = dict.fromkeys(result.metadata.metrics)
         result.not_applicable.extend(
-            NotApplicableScore(
-                query_id=qid, metric=m, reason="no reference answer: utility qrels skip the question"
-            )
-            for m in result.metadata.metrics
+            NotApplicableScore(query_id=qid, metric=m, reason=reason) for m in result.metadata.metrics
         )
     result.metadata.num_queries = len(result.per_query)
     result.recompute_aggregate()

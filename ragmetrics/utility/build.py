@@ -259,7 +259,7 @@ async def abuild_utility(
             await ask_pair(key)
         finally:
             if probe:
-                fallback.probed()
+                fallback.probed(answered=key in answers)
 
     async def ask_pair(key: str) -> None:
         question, passage = texts[key]

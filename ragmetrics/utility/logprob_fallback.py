@@ -58,26 +58,30 @@ class LogprobFallback:
         self._read_stored = read_stored
         self.refused_requests = 0
         """Requests with log-probabilities the server answered with HTTP 400 (each then asked without)."""
-        self._probing = False
+        self._probing = False  # a pair asking with log-probabilities is out alone, the others wait for it
+        self._decided = False  # the server's answer to log-probabilities is known: taken, or refused
         self._probed: asyncio.Event | None = None
 
     async def first_request(self) -> bool:
         """Whether this pair's ask is the build's first with log-probabilities (True: call `probed()` when
         its pair is done). The other workers wait for it, so a refusing server sees one refused request per
-        build, not one per worker, before the build knows to ask without."""
-        if not self.enabled or self.active:
-            return False
-        if self._probed is None:
-            self._probed = asyncio.Event()
-        if not self._probing:
-            self._probing = True
-            return True
-        await self._probed.wait()
+        build, not one per worker, before the build knows to ask without. A first pair that fails for a
+        cause of its own (a timeout, a passage too long with log-probabilities and without, the budget)
+        decides nothing: the next pair then goes alone in its turn."""
+        while self.enabled and not self.active and not self._decided:
+            if not self._probing:
+                self._probing = True
+                self._probed = asyncio.Event()
+                return True
+            assert self._probed is not None
+            await self._probed.wait()
         return False
 
-    def probed(self) -> None:
-        """The first pair with log-probabilities is done: answered (the server takes them), answered without
-        (the fallback is on), or failed (the next pairs ask with them again)."""
+    def probed(self, answered: bool) -> None:
+        """The first pair with log-probabilities is done: answered (with them: the server takes them; without
+        them: the fallback is on) or not (failed: the question is still open, the next pair asks alone)."""
+        self._decided = self._decided or answered or self.active
+        self._probing = False
         if self._probed is not None:
             self._probed.set()
 
@@ -135,7 +139,7 @@ class LogprobFallback:
         why = (
             "the server answered HTTP 400 to a request with logprobs and answered it without them; the rest "
             "of the build asks without logprobs, so those pairs have no probability of abstaining "
-            "(p_abstain_missing: logprobs_refused) and udcg uses u = 1 for them"
+            "(p_abstain_missing: logprobs_refused)"
         )
         self.generator.without_logprobs(why)
         logger.warning("utility judgments: %s", why)

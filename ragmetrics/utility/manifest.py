@@ -30,6 +30,7 @@ __all__ = [
 
 SCHEMA = "ragmetrics-utility-1"
 MANIFEST = "utility.json"
+QRELS_FILE = "utility.qrels"  # what a build writes (utility.result.QRELS_FILE)
 ANSWER_METRICS = ("token_f1", "exact_match", "answer_correctness")  # utility.build.AnswerMetric
 RELEVANT_GRADE = 1
 
@@ -214,9 +215,25 @@ def utility_qrels_path(path: str | Path) -> tuple[Path, UtilityManifest] | None:
     folder = given if given.is_dir() else given.parent
     if not (folder / MANIFEST).is_file():
         return None
+    if given.is_file() and given.name != (_named_qrels(folder / MANIFEST) or QRELS_FILE):
+        # another file of the folder (a team's own qrels kept beside it, maybe beside another tool's
+        # utility.json, a common name): plain qrels, not these grades, whatever that utility.json holds
+        return None
     manifest = read_utility_manifest(folder / MANIFEST)
-    if given.is_file() and given.name != manifest.qrels_file:
-        return None  # another file of the folder (a team's own qrels kept beside it): not these grades
     qrels = Qrels.read(manifest.qrels_path)
     check_against_qrels(manifest, qrels.to_dict())
     return manifest.qrels_path, manifest
+
+
+def _named_qrels(manifest: Path) -> str | None:
+    """The qrels file a utility.json names (files.qrels), read leniently; None when it is no such manifest
+    (not JSON, another tool's file) or names no file of its folder: only deciding whether a qrels file given
+    beside it is its own (which is then read strictly)."""
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("files"), dict):
+        return None
+    named = data["files"].get("qrels")
+    return named if isinstance(named, str) and named and Path(named).name == named else None

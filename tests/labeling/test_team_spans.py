@@ -132,7 +132,8 @@ def test_bad_spans_are_refused_naming_the_field_and_never_stored(tmp_path: Path)
         for change, field in [
             ({"end": start}, "end"),  # start == end
             ({"start": end, "end": start}, "end"),  # start > end
-            ({"start": -1}, "end"),
+            ({"start": -1}, "start"),  # a negative start is the start's fault
+            ({"start": -1, "end": -5}, "start"),
             ({"end": end + 10_000}, "end"),  # past the passage and the document
             ({"start": end + 5_000, "end": end + 5_001}, "start"),
             ({"doc_id": "no-such-document"}, "doc_id"),

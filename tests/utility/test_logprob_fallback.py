@@ -197,3 +197,65 @@ def test_a_night_at_a_refusing_server_says_so_in_its_notes(server: Any, tmp_path
         n.startswith("qrels of utility/utility.qrels:") and "refused logprobs" in n for n in outcome.notes
     )
     assert any("udcg uses u = 1" in n for n in outcome.notes)
+
+
+def test_a_first_pair_failing_on_its_own_leaves_the_next_request_alone(server: Any, tmp_path: Path) -> None:
+    """The build's first pair fails for a cause of its own (a 400 with logprobs and without): the server's
+    answer to logprobs is still unknown, so the next request with them goes alone too, and a refusing server
+    still sees one refused request, whatever the concurrency."""
+    server.state.refuse_logprobs = True
+    server.inject("bad_request", times=None, match="Thing number 1 is answer 1.")  # q1-a only: the first pair
+    result = build_utility(
+        QUESTIONS,
+        PASSAGES,
+        runs(),
+        _generator(server),
+        k=3,
+        cache=VerdictCache(tmp_path / "a.db"),
+        concurrency=4,
+    )
+    asked = [r for r in server.records if r.prompt == "rag_answer"]
+    refused = sum(1 for r in asked if r.fault == "refuse_logprobs")
+    assert refused == 1 and result.provenance["logprobs_refused"]
+    assert result.failed == {"bad_request": 1}
+    assert sum(1 for r in asked if r.status == 200 and not r.logprobs) == DISTINCT_PAIRS - 1
+
+
+def test_a_night_mixing_cached_probabilities_with_refused_pairs_says_how_udcg_counts_them(
+    server: Any, tmp_path: Path
+) -> None:
+    """Answers with a probability cached from a server that gave them, beside pairs answered after a refusal:
+    udcg reads the probabilities it has and a pair without one adds nothing to its sum but counts (the
+    reference code's rule); the night says that, never that udcg uses u = 1 for those pairs."""
+    import yaml
+
+    from ragmetrics.nightly.pipeline import run_pipeline
+
+    def night(k: int) -> Path:
+        data = {
+            "name": "utility, probabilities from an earlier night",
+            "dataset": {"builtin": "pydocs", "limit": 3},
+            "retrieval": {"metrics": ["udcg@3"]},
+            "runs": [{"source": "dataset", "name": "pipeline"}],
+            "output": {"dir": "out", "plots": False, "formats": ["json"]},
+            "progress": False,
+            "utility_qrels": {
+                "k": k,
+                "cache": "answers.sqlite",
+                "generator": "openai",
+                "openai": {"model": "test-model", "base_url": server.url, "logprobs": True},
+            },
+        }
+        path = tmp_path / f"night{k}.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        return path
+
+    run_pipeline(night(2), write=False)  # the top 2 answered with their probabilities, cached
+    server.state.refuse_logprobs = True
+    outcome = run_pipeline(night(3), write=False)  # the third passage of each question: refused
+    stored = outcome.report.runs[0].metadata.extra["utility_qrels"]
+    assert stored["with_p_abstain"] is True and stored["counts"]["without_p_abstain"] == {
+        "logprobs_refused": 3
+    }
+    assert not any("u = 1" in n for n in outcome.notes), outcome.notes
+    assert any("adds nothing to udcg's sum" in n and "3 pairs" in n for n in outcome.notes), outcome.notes

@@ -67,6 +67,21 @@ def test_retrieval_and_compare_say_where_utility_qrels_came_from(
     assert line in capsys.readouterr().err.splitlines()
 
 
+def test_a_compare_report_in_any_format_says_where_utility_qrels_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The provenance is part of the comparison (its notes), not only a line on stderr: a markdown report
+    pasted into a pull request still says its grades are utility judgments and whose."""
+    folder, run_paths = _folder(tmp_path)
+    for fmt in ("markdown", "latex", "json"):
+        assert main(["compare", str(folder), *map(str, run_paths), "-m", "ndcg@3", "--format", fmt]) == 0
+        out = capsys.readouterr()
+        (line,) = [x for x in out.err.splitlines() if x.startswith("qrels of ")]  # still said on stderr
+        assert line.removeprefix("qrels of ").split(":")[0] == str(folder / "utility.qrels")
+        shown = out.out if fmt != "json" else "\n".join(json.loads(out.out)["metadata"]["notes"])
+        assert "from utility judgments" in shown and "extractive generator" in shown, fmt
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def change(data: dict[str, Any]) -> None:
         *parents, last = path.split(".")
@@ -134,6 +149,28 @@ def test_broken_json_and_edited_qrels_are_errors_too(
     assert "field 'counts.scored'" in capsys.readouterr().err
 
 
+def test_a_plain_qrels_file_beside_another_tools_utility_json_is_read_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """utility.json is a common name: a team's own qrels file in a folder that holds one of another tool's (or
+    a damaged one) is plain qrels, as it was before utility folders were read; only the folder itself, or
+    the qrels file its manifest names, is read as utility qrels (strictly)."""
+    folder, run_paths = _folder(tmp_path)
+    own = tmp_path / "team"
+    own.mkdir()
+    (own / "qrels.txt").write_text((folder / "utility.qrels").read_text())
+    for other in ('{"theme": "dark"}', "not json at all", json.dumps({**_manifest(folder), "schema": None})):
+        (own / "utility.json").write_text(other)
+        assert main(["retrieval", str(own / "qrels.txt"), *map(str, run_paths), "-m", "ndcg@3"]) == 0
+        out = capsys.readouterr()
+        assert "utility judgments" not in out.err and "error" not in out.err
+    # the folder given as such, or a file named utility.qrels, is still read strictly
+    assert main(["retrieval", str(own), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    (own / "utility.qrels").write_text((folder / "utility.qrels").read_text())
+    assert main(["retrieval", str(own / "utility.qrels"), *map(str, run_paths), "-m", "ndcg@3"]) == 2
+    assert "field 'schema'" in capsys.readouterr().err
+
+
 def _night(tmp_path: Path, folder: Path) -> Path:
     pipeline = load_pipeline_run().to_dict()
     # the pipeline's ranking upside down: its top 5 is the pipeline's bottom 5
@@ -186,6 +223,35 @@ def test_a_night_on_a_built_utility_folder_reports_its_provenance(tmp_path: Path
         assert stored["qrels"]["utility"]["created"] == manifest["provenance"]["created"]
         assert stored["qrels"]["by_origin"] == {"utility": manifest["counts"]["relevant"]}
         assert "utility:ndcg@5" in result.aggregate
+
+
+def test_a_night_on_a_folder_built_for_some_of_its_questions_says_which_are_left_out(tmp_path: Path) -> None:
+    """A folder built for 5 of the night's questions: the others have no utility grade at all, so their
+    `utility:` scores are not applicable with the reason (never silently left out of the mean), and the
+    unpooled-passages warning counts only the questions the folder judged."""
+    rows = load_qa()
+    questions = {
+        str(r["id"]): UtilityQuestion(str(r["id"]), str(r["question"]), r.get("reference")) for r in rows[:5]
+    }
+    pipeline = load_pipeline_run()
+    some = Run.from_dict({q: d for q, d in pipeline.to_dict().items() if q in questions}, name="pipeline")
+    folder = build_utility(
+        questions, read_passages(passages_path()), [some], ExtractiveGenerator(), k=5
+    ).write(tmp_path / "built")
+    outcome = run_pipeline(_night(tmp_path, folder), write=False)
+    ranked = set(pipeline.to_dict())
+    left_out = ranked - set(questions)
+    assert left_out
+    result = next(r for r in outcome.report.runs if r.name == "pipeline")
+    assert set(result.per_query) >= ranked  # every question the run ranks is there, scored or said why not
+    reasons = {n.query_id: n.reason for n in result.not_applicable if n.metric == "utility:ndcg@5"}
+    assert set(reasons) == left_out and all("no utility judgment" in r for r in reasons.values())
+    said = [n for n in outcome.notes if n.startswith("! utility qrels: run 'pipeline':")]
+    assert len(said) == 1 and f"{len(left_out)} of its questions" in said[0], said
+    weaker = [
+        n for n in outcome.notes if n.startswith("! utility qrels: run 'weaker':") and "not pooled" in n
+    ]
+    assert len(weaker) == 1 and "were not pooled" in weaker[0]
 
 
 def test_a_night_refuses_a_damaged_folder_naming_the_field(tmp_path: Path) -> None:

@@ -119,19 +119,28 @@ function passageBoxes() {
   return [...document.querySelectorAll("#fields ol.contexts li .text")];
 }
 
+// Offsets between the page and the server are in characters as Python counts them (code points): a JS
+// string's length and a DOM range's offsets count UTF-16 code units, and an emoji or any character outside
+// the Basic Multilingual Plane is two of them. A string's iterator walks code points, so the page converts
+// both ways through it (codePoints, and slicing the array of a text's code points).
+function codePoints(text) {
+  return [...text].length;
+}
+
 function markSpans(box, spans) {
-  const text = box.textContent;
+  const chars = [...box.textContent];  // one entry per code point: the server's offsets index this
+  const piece = (from, to) => chars.slice(from, to).join("");
   box.replaceChildren();
   let at = 0;
   for (const span of [...spans].sort((a, b) => a.start - b.start)) {
-    if (span.start > at) box.append(document.createTextNode(text.slice(at, span.start)));
+    if (span.start > at) box.append(document.createTextNode(piece(at, span.start)));
     const mark = document.createElement("mark");
-    mark.textContent = text.slice(span.start, span.end);
+    mark.textContent = piece(span.start, span.end);
     mark.title = `selected as answering text, grade ${span.grade}`;
     box.append(mark);
     at = span.end;
   }
-  if (at < text.length) box.append(document.createTextNode(text.slice(at)));
+  if (at < chars.length) box.append(document.createTextNode(piece(at)));
 }
 
 // The spans to mark in each passage box: one list per box, null where the box takes no selection.
@@ -167,8 +176,8 @@ function selectionInPassage() {
   const before = document.createRange();  // characters before the selection, across marks
   before.setStart(passageBoxes()[index], 0);
   before.setEnd(range.startContainer, range.startOffset);
-  const start = before.toString().length;
-  return { index, start, end: start + range.toString().length };
+  const start = codePoints(before.toString());  // code points, as the server counts (codePoints above)
+  return { index, start, end: start + codePoints(range.toString()) };
 }
 
 async function markSelection(grade) {

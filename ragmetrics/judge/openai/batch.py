@@ -111,7 +111,7 @@ class BatchQueue:
         self._api = api
         self.max_requests = max_requests
         self.budget = budget
-        """A cap shared with other judges: the gathered requests are reserved against it, counted once answered"""
+        """A cap shared with other judges: a gathered request is held against it until answered (counted then)"""
         """A hard cap on the requests answered and waiting (JudgeSettings.max_requests)."""
         self.ledger = ledger
         self.usage = usage
@@ -131,16 +131,27 @@ class BatchQueue:
         cap = self.max_requests
         if cap is not None and key not in self._waiting and self.usage.calls + len(self._waiting) >= cap:
             raise JudgeError(f"not submitted: the budget of {cap} judge requests is spent", cause="budget_reached")
-        if self.budget is not None and key not in self._waiting:
-            self.budget.check("not submitted", reserved=len(self._waiting))
+        # the asker that adds the request to a batch holds it against the shared budget until it is answered
+        # (one hold per batch line, however many askers wait on it; `budget.RequestBudget`)
+        holds = self.budget is not None and key not in self._waiting
+        if holds:
+            assert self.budget is not None
+            self.budget.hold("not submitted")
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, _Waiting(body)).futures.append(future)
         self._arm()
-        answer = await future
+        try:
+            answer = await future
+        except BaseException:
+            if holds:
+                assert self.budget is not None
+                self.budget.settle(answered=False)
+            raise
+        if holds:
+            assert self.budget is not None
+            self.budget.settle(answered=True)
         call.calls += 1
         self.usage.calls += 1
-        if self.budget is not None:
-            self.budget.spent += 1
         usage = answer.usage
         if usage is not None:
             for counter in (call, self.usage):

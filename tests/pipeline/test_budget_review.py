@@ -52,3 +52,26 @@ def test_a_held_batch_request_counts_against_every_sharer_until_answered_and_is_
     assert (budget.spent, budget.held, budget.left()) == (2, 0, 1)
     with pytest.raises(RuntimeError):
         budget.settle(answered=True)  # never released twice
+
+
+def test_a_batch_panels_ledger_records_every_members_batches(
+    tmp_path: Path, loopback: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The members' queues keep one ledger file beside the shared cache: each save must keep the others'
+    batches, or a run killed while they are in progress finds only the last saver's and submits the rest
+    again (paid twice)."""
+    import json
+
+    monkeypatch.setenv(KEY_ENV, "sk-panel-night")
+    _data(tmp_path)
+    for model in ("judge-a", "judge-b", "judge-c"):
+        loopback.persona(model, 0.9)
+    path = _config(tmp_path, loopback, "ledger", combine="mean")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["judge"]["batch"] = FAST
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["run", str(path), "--no-progress"]) == 0
+    created = [r for r in loopback.records if r.path == "/v1/batches" and r.status == 200]
+    ledger = json.loads((tmp_path / "cache" / "v.batches.json").read_text(encoding="utf-8"))["batches"]
+    assert len(created) == 3 and len(ledger) == 3  # one batch per member
+    assert {e["batch_id"] for e in ledger} == set(loopback.state.batches)

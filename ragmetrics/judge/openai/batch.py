@@ -75,10 +75,26 @@ class BatchLedger:
             self.entries = data["batches"]
 
     def save(self) -> None:
+        # Several queues keep one ledger beside one cache (a panel's members, a cascade's views), each with
+        # its own entries: a save keeps the file's batches this ledger does not hold (by input file), so no
+        # queue erases another's record and a killed run resumes every batch it had in progress.
+        mine = {e.get("input_file_id") for e in self.entries}
+        others = [e for e in self._on_disk() if isinstance(e, dict) and e.get("input_file_id") not in mine]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"batches": self.entries}, indent=1), encoding="utf-8")
+        temporary.write_text(json.dumps({"batches": [*others, *self.entries]}, indent=1), encoding="utf-8")
         os.replace(temporary, self.path)
+
+    def _on_disk(self) -> list[Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, json.JSONDecodeError) as exc:
+            raise JudgeError(f"{self.path}: the batch ledger cannot be read ({exc}); move it aside to start afresh",
+                             cause="internal_error") from None  # fmt: skip
+        batches = data.get("batches") if isinstance(data, dict) else None
+        return batches if isinstance(batches, list) else []
 
     def running_for(self, ids: set[str]) -> list[dict[str, Any]]:
         """Entries not known to have ended that carry any of `ids` (their answers are on the way)."""

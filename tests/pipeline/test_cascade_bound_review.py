@@ -53,3 +53,19 @@ def test_simulated_annotators_are_counted_whatever_the_plain_judges_cache_holds(
     assert main(["run", str(config), "--no-progress"]) == 0
     sent = len(_items(small, status=None))
     assert sent > 0 and bound >= sent
+
+
+def test_embedding_requests_count_in_the_calibrations_bound_as_the_cap_counts_them(
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any  # noqa: F811
+) -> None:
+    """answer_similarity asks the judge's endpoint for embeddings, no chat: the cap counts those requests (they
+    go through the judge's transport), so the calibration's bound must too. Before, the bound was 0 requests:
+    a cap of 10 was let through, and the night stopped mid-calibration after sending 10."""
+    small, big = servers
+    config = _setup(qa_dir, write_config, servers, monkeypatch, metrics=["answer_similarity"], metric_files=[],
+                    confidence="samples", samples=2, max_requests=10)  # fmt: skip
+    lines = ["sample_id,metric,label"] + [f"c{i:02d},answer_similarity,{1 - i % 2}" for i in range(80)]
+    (qa_dir / "labels.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["run", str(config), "--no-progress"]) == 2
+    assert "requests cannot cover the cascade's calibration" in " ".join(capsys.readouterr().err.split())
+    assert small.count() == 0 and big.count() == 0  # refused before anything was sent

@@ -75,3 +75,42 @@ def test_a_batch_panels_ledger_records_every_members_batches(
     ledger = json.loads((tmp_path / "cache" / "v.batches.json").read_text(encoding="utf-8"))["batches"]
     assert len(created) == 3 and len(ledger) == 3  # one batch per member
     assert {e["batch_id"] for e in ledger} == set(loopback.state.batches)
+
+
+def test_a_judges_own_cap_counts_the_batch_requests_in_flight(tmp_path: Path, loopback: Any) -> None:
+    """One judge's queue (no shared budget): a batch is flushed and runs while more requests gather for the
+    next. Its requests are in flight, not answered: the cap must count them, or each batch may fill it."""
+    import asyncio
+
+    import openai
+
+    from ragmetrics.errors import JudgeError
+    from ragmetrics.judge.openai.batch import BatchLedger, BatchQueue
+    from ragmetrics.judge.openai.usage import CallUsage
+
+    def body(i: int) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "system", "content": "# context_precision"},
+                                           {"role": "user", "content": f"question {i}"}]}  # fmt: skip
+
+    async def scenario() -> list[Any]:
+        client = openai.AsyncOpenAI(base_url=loopback.url, api_key="sk-test", max_retries=0)
+        queue = BatchQueue(lambda: client, BatchLedger(tmp_path / "ledger.json"), usage=CallUsage(), scrub=str,
+                           gather_s=0.01, poll_s=0.02, max_poll_s=0.05, max_requests=30)  # fmt: skip
+        loopback.state.batch_hold.set()  # batches stay in progress until released
+        first = [asyncio.create_task(queue.ask(CallUsage(), body(i))) for i in range(20)]
+        while len(loopback.state.batches) < 1:  # the first batch is created and running
+            await asyncio.sleep(0.01)
+        second = [asyncio.create_task(queue.ask(CallUsage(), body(i))) for i in range(20, 40)]
+        await asyncio.sleep(0)
+        while len(loopback.state.batch_lines) < 30 and not all(t.done() for t in second):
+            await asyncio.sleep(0.01)
+        loopback.state.batch_hold.clear()
+        out = await asyncio.gather(*first, *second, return_exceptions=True)
+        await queue.aclose()
+        await client.close()
+        return out
+
+    outcomes = asyncio.run(scenario())
+    assert len(loopback.state.batch_lines) == 30  # 20 in the running batch, 10 more; before, 40
+    stopped = [o for o in outcomes if isinstance(o, JudgeError)]
+    assert len(stopped) == 10 and {e.cause for e in stopped} == {"budget_reached"}, stopped[:3]

@@ -138,6 +138,8 @@ class BatchQueue:
         self.max_poll_s = max_poll_s
         self.wait_s = wait_s
         self._waiting: dict[str, _Waiting] = {}
+        self._pending = 0
+        """requests gathered or in a running batch, not answered yet (counted against max_requests)"""
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Task[None]] = set()
 
@@ -145,27 +147,30 @@ class BatchQueue:
         """The answer to one /chat/completions body, from the batch it joins (or the running one holding it)."""
         key = custom_id(body)
         cap = self.max_requests
-        if cap is not None and key not in self._waiting and self.usage.calls + len(self._waiting) >= cap:
+        # the asker that adds the request to a batch holds it against the caps until it is answered (one hold
+        # per batch line, however many askers wait on it): gathered, or submitted in a batch still running,
+        # it is promised, and a batch gathering beside a running one must not count it as free
+        holds = key not in self._waiting
+        if cap is not None and holds and self.usage.calls + self._pending >= cap:
             raise JudgeError(f"not submitted: the budget of {cap} judge requests is spent", cause="budget_reached")
-        # the asker that adds the request to a batch holds it against the shared budget until it is answered
-        # (one hold per batch line, however many askers wait on it; `budget.RequestBudget`)
-        holds = self.budget is not None and key not in self._waiting
-        if holds:
-            assert self.budget is not None
+        if holds and self.budget is not None:  # a cap shared with other judges (`budget.RequestBudget`)
             self.budget.hold("not submitted")
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, _Waiting(body)).futures.append(future)
+        self._pending += int(holds)
         self._arm()
         try:
             answer = await future
         except BaseException:
             if holds:
-                assert self.budget is not None
-                self.budget.settle(answered=False)
+                self._pending -= 1
+                if self.budget is not None:
+                    self.budget.settle(answered=False)
             raise
         if holds:
-            assert self.budget is not None
-            self.budget.settle(answered=True)
+            self._pending -= 1
+            if self.budget is not None:
+                self.budget.settle(answered=True)
         call.calls += 1
         self.usage.calls += 1
         usage = answer.usage

@@ -64,6 +64,11 @@ def cascade_views(judge: JudgeConfig) -> list[tuple[str, list[View]]]:
             count = 1 if judge.confidence == "logprobs" else judge.samples
             seed = own.seed or 0
             who = identity(own)
+            if judge.confidence == "simulated_annotators":
+                # an annotator's prompt carries its labelled examples, which the planner does not render: keyed
+                # apart, its requests are counted whatever the cache holds (the plain judge's verdicts at the
+                # same seeds are not its verdicts), so the figure stays an upper bound
+                who = {**who, "planned": "simulated annotator, prompts with labelled examples"}
             seeded = [own if r == 0 and count == 1 else own.model_copy(update={"seed": seed + r}) for r in range(count)]
             views = [(view, who) for _, view in repeated_views(seeded, judge.repeats)]
         steps.append((name, views))

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ragmetrics.nightly.config import JudgeConfig, NightlyConfig
     from ragmetrics.trust.labels import HumanLabels
 
-__all__ = ["labelled_items", "split_labels"]
+__all__ = ["check_unit_scores", "labelled_items", "split_labels"]
 
 Item = tuple[str, str]
 
@@ -48,6 +48,38 @@ def _labels(judge: JudgeConfig) -> HumanLabels:
     return load_labels(judge.labels, scale=judge.label_scale)
 
 
+def check_unit_scores(judge: JudgeConfig, metrics: Sequence[str]) -> None:
+    """A ConfigError naming where a metric is defined when it scores outside [0, 1]: the cascade cuts verdicts
+    and people's labels (in [0, 1]) at one threshold, 0.5, so a rubric scored 1 to 5 would say "yes" to every
+    item and the agreement certified would be that of two different questions."""
+    from ragmetrics.errors import ConfigError
+    from ragmetrics.judge.registry import resolve_judge_metric, spec
+    from ragmetrics.judge.rubric import RubricMetric
+
+    defined = {m.name: m for m in judge.custom_metrics}
+    origins = getattr(judge, "_metric_origins", None) or {}
+    for metric in metrics:
+        own = defined.get(metric)
+        high: float | None
+        if isinstance(own, RubricMetric):
+            low, high = own.value_range()
+            key = "scale" if own.scale is not None else "checklist"
+        else:
+            if resolve_judge_metric(metric) is None:
+                continue  # an unknown metric is named where the metrics are checked
+            (low, high), key = spec(metric).value_range, "range"
+        if high is None or low < 0 or high > 1:
+            shown = "inf" if high is None else f"{high:g}"
+            cut = f"metric {metric!r} scores {low:g} to {shown}, but a cascade cuts its verdicts and people's labels at 0.5 on [0, 1]"
+            if own is None:  # a built-in metric
+                raise ConfigError(f"judge.metrics: {cut}: leave it out of the cascade")
+            where = origins.get(metric) or "judge.custom_metrics"
+            raise ConfigError(
+                f"{where}: {key}: {cut}: score its levels within [0, 1] (for five levels: 0, 0.25, 0.5, 0.75, 1), "
+                "or leave the metric out of the cascade"
+            )
+
+
 def labelled_items(
     config: NightlyConfig, plan: Mapping[str, tuple[list[RagSample], list[str]]]
 ) -> tuple[dict[str, dict[Item, float]], dict[str, set[Item]], dict[str, list[tuple[RagSample, float]]]]:
@@ -58,6 +90,7 @@ def labelled_items(
     assert judge is not None and judge.cascade is not None and judge.labels is not None
     metrics = sorted({m for _, ms in plan.values() for m in ms})
     check_confidence_source(judge, metrics, list(judge.custom_metrics))
+    check_unit_scores(judge, metrics)
     labels = _labels(judge)
     labels.check_metrics(metrics)
     labels.check_ids({s.id for samples, _ in plan.values() for s in samples})  # none silently unused

@@ -5,6 +5,7 @@ sent costs nothing). Its threshold is certified on the labelled calibration item
 then applied to every item that reached it, labelled or not: the rule that routes an item is the same for
 both, so the calibration items are exactly a sample of what judge k sees. A verdict whose judge failed
 (a timeout, invalid output) is no verdict: the item goes on up; only the last judge's failure is recorded.
+A judge of several views (repeats, samples, annotators, members) gives one only when every view answers.
 An item no judge was confident on is abstained on: not applicable, with the reason, never scored, so a mean,
 a test or the gate reads only decided items.
 
@@ -149,8 +150,14 @@ def _read(
         failure = failure or next(
             (f for f in result.failures if f.query_id == qid and f.metric == metric), None
         )
-    if not views:
-        return _Outcome(failure=failure)
+    if len(views) < len(results):
+        # A step's verdict is the vote of all its views (repeats, samples, annotators, members): the rule its
+        # threshold is certified on. The vote of the views that happened to answer is another rule, with other
+        # confidences (one view of a `samples` step is always unanimous), so the item goes up, as a failed one.
+        return _Outcome(failure=failure or SampleFailure(
+            query_id=qid, metric=metric, cause="internal_error",
+            message=f"{len(results) - len(views)} of the step's {len(results)} views gave no verdict and no failure",
+        ))  # fmt: skip
     return _Outcome(voted=vote(views, threshold, need_probabilities=need_probabilities))
 
 

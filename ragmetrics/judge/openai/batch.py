@@ -75,10 +75,26 @@ class BatchLedger:
             self.entries = data["batches"]
 
     def save(self) -> None:
+        # Several queues keep one ledger beside one cache (a panel's members, a cascade's views), each with
+        # its own entries: a save keeps the file's batches this ledger does not hold (by input file), so no
+        # queue erases another's record and a killed run resumes every batch it had in progress.
+        mine = {e.get("input_file_id") for e in self.entries}
+        others = [e for e in self._on_disk() if isinstance(e, dict) and e.get("input_file_id") not in mine]
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"batches": self.entries}, indent=1), encoding="utf-8")
+        temporary.write_text(json.dumps({"batches": [*others, *self.entries]}, indent=1), encoding="utf-8")
         os.replace(temporary, self.path)
+
+    def _on_disk(self) -> list[Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return []
+        except (OSError, json.JSONDecodeError) as exc:
+            raise JudgeError(f"{self.path}: the batch ledger cannot be read ({exc}); move it aside to start afresh",
+                             cause="internal_error") from None  # fmt: skip
+        batches = data.get("batches") if isinstance(data, dict) else None
+        return batches if isinstance(batches, list) else []
 
     def running_for(self, ids: set[str]) -> list[dict[str, Any]]:
         """Entries not known to have ended that carry any of `ids` (their answers are on the way)."""
@@ -111,7 +127,7 @@ class BatchQueue:
         self._api = api
         self.max_requests = max_requests
         self.budget = budget
-        """A cap shared with other judges: the gathered requests are reserved against it, counted once answered"""
+        """A cap shared with other judges: a gathered request is held against it until answered (counted then)"""
         """A hard cap on the requests answered and waiting (JudgeSettings.max_requests)."""
         self.ledger = ledger
         self.usage = usage
@@ -122,6 +138,8 @@ class BatchQueue:
         self.max_poll_s = max_poll_s
         self.wait_s = wait_s
         self._waiting: dict[str, _Waiting] = {}
+        self._pending = 0
+        """requests gathered or in a running batch, not answered yet (counted against max_requests)"""
         self._timer: asyncio.TimerHandle | None = None
         self._flushes: set[asyncio.Task[None]] = set()
 
@@ -129,18 +147,32 @@ class BatchQueue:
         """The answer to one /chat/completions body, from the batch it joins (or the running one holding it)."""
         key = custom_id(body)
         cap = self.max_requests
-        if cap is not None and key not in self._waiting and self.usage.calls + len(self._waiting) >= cap:
+        # the asker that adds the request to a batch holds it against the caps until it is answered (one hold
+        # per batch line, however many askers wait on it): gathered, or submitted in a batch still running,
+        # it is promised, and a batch gathering beside a running one must not count it as free
+        holds = key not in self._waiting
+        if cap is not None and holds and self.usage.calls + self._pending >= cap:
             raise JudgeError(f"not submitted: the budget of {cap} judge requests is spent", cause="budget_reached")
-        if self.budget is not None and key not in self._waiting:
-            self.budget.check("not submitted", reserved=len(self._waiting))
+        if holds and self.budget is not None:  # a cap shared with other judges (`budget.RequestBudget`)
+            self.budget.hold("not submitted")
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(key, _Waiting(body)).futures.append(future)
+        self._pending += int(holds)
         self._arm()
-        answer = await future
+        try:
+            answer = await future
+        except BaseException:
+            if holds:
+                self._pending -= 1
+                if self.budget is not None:
+                    self.budget.settle(answered=False)
+            raise
+        if holds:
+            self._pending -= 1
+            if self.budget is not None:
+                self.budget.settle(answered=True)
         call.calls += 1
         self.usage.calls += 1
-        if self.budget is not None:
-            self.budget.spent += 1
         usage = answer.usage
         if usage is not None:
             for counter in (call, self.usage):

@@ -7,13 +7,17 @@ K times it. A `RequestBudget` is handed to every judge that shares it; a request
 is sent (each attempt: a retry or a repair is a request the server receives), and one past the limit is not
 sent and fails with cause budget_reached, as a judge's own cap does.
 
-Counting and checking happen without an `await` between them, so requests in flight on one event loop never
-take the last unit twice. The Batch API queue reserves its gathered requests against the budget of its own
-judge only (`BatchQueue`); judges sharing a budget score one after another (a cascade's views do), so no two
-queues gather at once.
+A Batch API request is answered long after it is gathered, so it is held against the budget from the moment
+it joins a batch until its answer (`hold`, then `settle`): a panel's members judge side by side, so their
+queues gather and wait at once, and each must see the others' requests, not only its own.
+
+Counting and checking happen without an `await` between them, under a lock, so requests in flight on one
+event loop, or judges on loops in other threads, never take the last unit twice.
 """
 
 from __future__ import annotations
+
+import threading
 
 from ragmetrics.errors import JudgeError
 
@@ -28,18 +32,38 @@ class RequestBudget:
             raise ValueError(f"a request budget must be >= 0, got {limit}")
         self.limit = limit
         self.spent = 0
+        """requests sent (each attempt), and batch requests answered"""
+        self.held = 0
+        """batch requests gathered or submitted and not answered yet: promised, so no one else may take them"""
+        self._lock = threading.Lock()
 
     def left(self) -> int | None:
-        return None if self.limit is None else max(self.limit - self.spent, 0)
+        return None if self.limit is None else max(self.limit - self.spent - self.held, 0)
 
-    def take(self, what: str, *, reserved: int = 0) -> None:
-        """Count one request about to be sent, or raise JudgeError (budget_reached) when the budget, less
-        `reserved` requests promised elsewhere (a batch's gathered ones), has none left."""
-        self.check(what, reserved=reserved)
-        self.spent += 1
+    def take(self, what: str) -> None:
+        """Count one request about to be sent, or raise JudgeError (budget_reached) when none is left."""
+        with self._lock:
+            self._check(what)
+            self.spent += 1
 
-    def check(self, what: str, *, reserved: int = 0) -> None:
-        if self.limit is not None and self.spent + reserved >= self.limit:
+    def hold(self, what: str) -> None:
+        """Hold one unit for a batch request about to be gathered (JudgeError when none is left); `settle`
+        ends the hold when the batch answers it or gives up on it."""
+        with self._lock:
+            self._check(what)
+            self.held += 1
+
+    def settle(self, *, answered: bool) -> None:
+        """End one hold: counted as spent when the request was answered, given back when it was not."""
+        with self._lock:
+            if self.held <= 0:
+                raise RuntimeError("a request budget settled more holds than it gave")
+            self.held -= 1
+            if answered:
+                self.spent += 1
+
+    def _check(self, what: str) -> None:
+        if self.limit is not None and self.spent + self.held >= self.limit:
             raise JudgeError(
                 f"{what}: not sent: the shared budget of {self.limit} judge requests is spent",
                 cause="budget_reached",

@@ -1,12 +1,19 @@
 """Reading a JSONL file of objects, shared by the dataset loader and the built-in collection.
 
-Every problem (unreadable file, bytes that are not UTF-8, a line that is not JSON or not an object) is an
-InputError naming the file and the 1-based line, so it surfaces as exit code 2, never as a traceback.
+Every problem (unreadable file, bytes that are not UTF-8, a line that is not JSON or not an object, a string
+holding a lone surrogate) is an InputError naming the file and the 1-based line, so it surfaces as exit
+code 2, never as a traceback.
+
+A lone surrogate ("\\ud800" escaped in JSON) passes `json.loads` but is not text: no UTF-8 file, cache or
+HTTP answer can hold it, so it failed later and far from its cause (the labelling page's reply could not be
+encoded mid-session). It is refused here, at the line and field it is on, as the bytes that are not UTF-8
+are (docs/robustness.md, "Every persisted text is valid UTF-8").
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -43,9 +50,43 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     raise InputError(json_problem(exc), source=source, line=line_no) from None
                 if not isinstance(row, dict):
                     raise InputError("expected a JSON object", source=source, line=line_no)
+                found = lone_surrogate(row) if _MAY_ESCAPE_SURROGATE.search(raw) else None
+                if found is not None:
+                    raise InputError(found[1], source=source, line=line_no, field=found[0])
                 yield line_no, row
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+
+
+_MAY_ESCAPE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A line that can hold a surrogate: only a JSON escape can (their UTF-8 bytes are refused as not UTF-8)."""
+
+
+def lone_surrogate(value: Any, where: str = "") -> tuple[str, str] | None:
+    """(field path, problem) of the first string or key in `value` holding a lone surrogate, else None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(value[exc.start])
+            return where, f"character {exc.start} is a lone surrogate (U+{code:04X}), not text"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            shown = key.encode("utf-8", "backslashreplace").decode("utf-8")
+            path = f"{where}.{shown}" if where else shown
+            found = lone_surrogate(key, path)
+            if found is not None:
+                return path, f"the key's {found[1]}"
+            found = lone_surrogate(item, f"{where}.{key}" if where else key)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = lone_surrogate(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def validated_jsonl(path: Path, model: type[ModelT], what: str) -> Iterator[tuple[int, ModelT]]:

@@ -235,7 +235,11 @@ def _handler(server: LabelServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
         def _json(self, status: int, payload: Any) -> None:
-            self._send(status, json.dumps(payload, ensure_ascii=False).encode("utf-8"), "application/json")
+            try:
+                body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: the file readers refuse them (_jsonl), so a bug here
+                status, body = 500, b'{"error": "internal error (a text holding a lone surrogate)"}'
+            self._send(status, body, "application/json")
 
         def _dispatch(self, method: str) -> None:
             if not self._host_ok():

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from ragmetrics._jsonl import numbered_jsonl
+from ragmetrics._jsonl import lone_surrogate, numbered_jsonl
 from ragmetrics._textfile import check_regular_file, open_regular, read_utf8
 from ragmetrics.errors import InputError, json_problem
 from ragmetrics.nightly.qa_cells import type_name
@@ -50,6 +50,13 @@ def _non_finite(value: object, where: str = "") -> str | None:
     return None
 
 
+def _surrogate(value: object) -> str | None:
+    """Where a row holds a lone surrogate ("\\ud800"), named by its field path, else None: `datasets` refused
+    it only as "JSON parse error ... in row 0", without the line or field."""
+    found = lone_surrogate(value)
+    return None if found is None else f"field {found[0]!r}: {found[1]}"
+
+
 def checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None, list[BadRow]]:
     """Parse a JSONL file line by line before `datasets` reads it, so a broken line is named by its own
     1-based line (not the reader's 0-based count) and `on_bad_row: skip` can skip it: then the good rows go
@@ -71,7 +78,7 @@ def checked_jsonl(path: Path, on_bad_row: str) -> tuple[Path, list[int] | None, 
                     if not isinstance(value, dict):
                         problem = f"expected a JSON object, got {type(value).__name__}"
                     else:
-                        problem = _non_finite(value)
+                        problem = _non_finite(value) or _surrogate(value)
                 except UnicodeDecodeError as exc:
                     problem = f"not UTF-8 text: {exc.reason}"
                 except json.JSONDecodeError as exc:

@@ -206,3 +206,49 @@ def test_bad_label_arguments_exit_2_with_the_field(
     assert main([*base, *[a for a in argv if a != "--metric"]]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_a_lone_surrogate_in_the_samples_is_refused_at_load_naming_file_line_and_field(tmp_path: Path) -> None:
+    """A sample text holding "\\ud800" (a JSON escape that parses, but is not text) is refused when the session
+    loads, naming judged_samples.jsonl, its line and field: before, it loaded, and the page's reply for that
+    item could not be encoded mid-session (the connection dropped, a traceback on the terminal)."""
+    from ragmetrics.errors import InputError
+    from ragmetrics.nightly.judged_samples import FILENAME
+
+    make_report(tmp_path / "report")
+    path = tmp_path / "report" / FILENAME
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows[2]["contexts"][1] = "half of a pair: \ud800"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")  # escaped: "\\ud800"
+    with pytest.raises(InputError) as caught:
+        LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl", target=5)
+    assert (caught.value.source, caught.value.line, caught.value.field) == (str(path), 3, "contexts[1]")
+    assert "lone surrogate (U+D800)" in str(caught.value)
+
+
+def test_a_reply_that_cannot_be_encoded_is_a_500_not_a_dropped_connection(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Had a lone surrogate reached a reply some other way (a session built in Python), the page gets a 500
+    JSON answer saying so, and the terminal no traceback."""
+
+    class Surrogate:
+        def status(self) -> dict[str, Any]:
+            return {"labelled": 0}
+
+        def next_position(self, after: int = -1) -> int | None:
+            return 0
+
+        def item(self, position: int) -> dict[str, Any]:
+            return {"position": position, "question": "\udfff"}
+
+        def label(self, position: int, value: float, *, labeller: str | None = None) -> Any:
+            raise AssertionError("not called")
+
+    running = LabelServer(Surrogate()).start()
+    try:
+        status, payload = _call(running, "GET", "/api/item/0")
+    finally:
+        running.stop()
+    assert status == 500 and "lone surrogate" in payload["error"]
+    assert "Traceback" not in capfd.readouterr().err

@@ -193,6 +193,8 @@ def test_a_night_with_keep_and_a_pinned_baseline_keeps_it(
          "line 2: field 'retrieved_scores[0]': a number too large for a float"),
         ('{"question": "q?", "answer": "a", "contexts": ["c"], "score": NaN}',
          "line 2: NaN is not a number JSON allows"),
+        ('{"question": "q?", "answer": "a", "contexts": ["c", "x\\udc00"]}',
+         "line 2: field 'contexts[1]': character 1 is a lone surrogate (U+DC00), not text"),
     ],
 )  # fmt: skip
 def test_a_number_json_cannot_hold_is_named_by_line_and_field(

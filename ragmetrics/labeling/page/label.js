@@ -194,11 +194,17 @@ async function markSelection(grade) {
   }
   try {
     const result = await api("POST", "/api/span", body);
+    // The person may have moved on while the span was stored: its reply marks the item it was sent for,
+    // never the one shown now (its spans drawn over another item's passages, and that item's state taken).
+    const current = state.item;
+    const stale = state.position !== body.position || !current || current.sample_id !== item.sample_id;
+    document.body.dataset.spanReplies = String(Number(document.body.dataset.spanReplies || 0) + 1);
+    if (stale) return;
     window.getSelection().removeAllRanges();
-    if (Array.isArray(item.passages)) {
-      renderSpans({ ...item, passage_spans: result.passage_spans });
+    if (Array.isArray(current.passages)) {
+      renderSpans({ ...current, passage_spans: result.passage_spans });
     } else {
-      renderSpans({ ...item, spans: result.spans });
+      renderSpans({ ...current, spans: result.spans });
     }
   } catch (error) { showError(error); }
 }

@@ -141,6 +141,35 @@ def _as_results(data: Any, source: str) -> list[RunResult]:
     )
 
 
+def _check_provenance(result: RunResult, source: str) -> None:
+    """A result's qrels provenance (`metadata.extra.qrels`, which `ragmetrics retrieval`/`compare`/`score`
+    keep): a valid record, so the comparison can say where its grades came from; a malformed one is an error
+    naming the file and the field, never dropped. Results scored without one (plain qrels, older versions)
+    have none: nothing to say."""
+    from ragmetrics.schema import QrelsProvenance
+
+    if "qrels" not in result.metadata.extra:
+        return
+    stored = result.metadata.extra["qrels"]
+    field = "metadata.extra.qrels"
+    if not isinstance(stored, dict):
+        raise InputError(
+            f"run {result.name!r}: the qrels provenance must be an object, got {type(stored).__name__}",
+            source=source,
+            field=field,
+        )
+    try:
+        QrelsProvenance.model_validate(stored)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise InputError(
+            f"run {result.name!r}: not a qrels provenance record: {first['msg']}",
+            source=source,
+            field=f"{field}.{where}" if where else field,
+        ) from None
+
+
 def parse_selector(spec: str) -> tuple[str, list[tuple[str, str]] | None]:
     """`PATH[:RUN[=ALIAS][,RUN[=ALIAS]...]]` -> (path, [(run, alias), ...] or None for every run)."""
     if Path(spec).exists() or ":" not in spec:
@@ -169,6 +198,8 @@ def load_results(paths: list[str]) -> list[RunResult]:
         except json.JSONDecodeError as exc:
             raise InputError(json_problem(exc), source=path, line=json_fault(exc)[0]) from exc
         results = _as_results(data, path)
+        for result in results:
+            _check_provenance(result, path)
         if chosen is not None:
             by_name = {r.name: r for r in results}
             picked = []
@@ -233,18 +264,17 @@ def run_command(args: argparse.Namespace) -> int:
         report.metadata.tukey = tukey_pairs(
             report.runs, report.metrics, alpha=args.alpha, blocked=args.tukey == "blocked"
         )
-    if not args.results:
-        from ragmetrics.cli._common import qrels_provenance_lines
+    from ragmetrics.cli._common import qrels_provenance_lines
 
-        # where the grades came from belongs to the comparison itself (its notes: every format shows them,
-        # a markdown report pasted elsewhere included), as a night's report carries its qrels provenance
-        said = qrels_provenance_lines(results)
-        report.metadata.notes = [*report.metadata.notes, *said]
+    # where the grades came from belongs to the comparison itself (its notes: every format shows them, a
+    # markdown report pasted elsewhere included), as a night's report carries its qrels provenance; results
+    # scored earlier carry theirs in metadata.extra.qrels (checked as they were loaded)
+    said = qrels_provenance_lines(results)
+    report.metadata.notes = [*report.metadata.notes, *said]
     color = args.format == "table" and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     sys.stdout.write(format_report(report, args.format, color=color))
-    if not args.results:
-        for line in said:
-            print(line, file=sys.stderr)
+    for line in said:
+        print(line, file=sys.stderr)
     if args.per_query_csv is not None:
         _write(args.per_query_csv, per_query_csv(report))
         print(f"per-query scores: {args.per_query_csv}", file=sys.stderr)

@@ -82,6 +82,58 @@ def test_a_compare_report_in_any_format_says_where_utility_qrels_came_from(
         assert "from utility judgments" in shown and "extractive generator" in shown, fmt
 
 
+def test_compare_of_results_files_says_where_their_qrels_came_from(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Results scored on utility qrels keep their provenance (metadata.extra.qrels); `compare --results` of
+    them says it in the report's notes and on stderr, as `compare QRELS RUN RUN` does."""
+    folder, run_paths = _folder(tmp_path)
+    assert main(["retrieval", str(folder), *map(str, run_paths), "-m", "ndcg@3", "--format", "json"]) == 0
+    scoring = capsys.readouterr()
+    (line,) = [x for x in scoring.err.splitlines() if x.startswith("qrels of ")]
+    scored = tmp_path / "scored.json"
+    scored.write_text(scoring.out)
+    for fmt in ("markdown", "json"):
+        assert main(["compare", "--results", str(scored), "--format", fmt]) == 0
+        out = capsys.readouterr()
+        notes = out.out if fmt != "json" else "\n".join(json.loads(out.out)["metadata"]["notes"])
+        assert line in notes, fmt
+        assert line in out.err.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("damage", "field"),
+    [
+        (lambda q: q.update(relevant="many"), "metadata.extra.qrels.relevant"),
+        (lambda q: q.pop("by_origin"), "metadata.extra.qrels.by_origin"),
+        (lambda q: q.update(utility={"k": "three"}), "metadata.extra.qrels.utility.manifest"),
+        (lambda q: q.clear() or q.update(bogus=1), "metadata.extra.qrels.source"),
+    ],
+    ids=["relevant not a number", "by_origin missing", "utility damaged", "not a record"],
+)
+def test_compare_of_a_results_file_with_a_malformed_provenance_names_the_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: Callable[[dict[str, Any]], Any], field: str
+) -> None:
+    folder, run_paths = _folder(tmp_path)
+    assert main(["retrieval", str(folder), *map(str, run_paths), "-m", "ndcg@3", "--format", "json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    damage(results[1]["metadata"]["extra"]["qrels"])
+    scored = tmp_path / "scored.json"
+    scored.write_text(json.dumps(results))
+    assert main(["compare", "--results", str(scored)]) == 2
+    err = capsys.readouterr().err
+    assert str(scored) in err and f"field {field!r}" in err and repr(results[1]["name"]) in err
+    results[1]["metadata"]["extra"]["qrels"] = "utility"  # not an object at all
+    scored.write_text(json.dumps(results))
+    assert main(["compare", "--results", str(scored)]) == 2
+    assert "field 'metadata.extra.qrels': run" in capsys.readouterr().err
+    for result in results:  # results without one (plain qrels, older versions) are compared as before
+        del result["metadata"]["extra"]["qrels"]
+    scored.write_text(json.dumps(results))
+    assert main(["compare", "--results", str(scored)]) == 0
+    assert "qrels of " not in capsys.readouterr().err
+
+
 def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def change(data: dict[str, Any]) -> None:
         *parents, last = path.split(".")

@@ -135,7 +135,13 @@ def run_command(args: argparse.Namespace) -> int:
         print(json.dumps(plan.to_json(), indent=2))
         print(
             f"dry run: {plan.pairs} pairs, {plan.cached} cached, {plan.requests} requests to send "
-            f"(cost at most {plan.cost_bound:.6f} USD); the budget pays for {plan.within_budget}; "
+            + (
+                "at most (one of them the request a server refusing logprobs answers with HTTP 400, the pair then "
+                "asked again without) "
+                if plan.refused_request
+                else ""
+            )
+            + f"(cost at most {plan.cost_bound:.6f} USD); the budget pays for {plan.within_budget}; "
             f"{len(plan.skipped_questions)} questions skipped (no reference)"
             + (
                 f"; {plan.cached_without_logprobs} of those requests were answered without logprobs by a build "

@@ -423,6 +423,7 @@ def utility_plan_notes(
             cache.close()
     return [
         f"utility qrels: {plan.pairs} pooled pairs, {plan.cached} cached, {plan.requests} generator requests to "
-        f"send (cost at most {plan.cost_bound:.4f} USD); the budget pays for {plan.within_budget}; "
+        f"send{' at most (one a server refusing logprobs may refuse)' if plan.refused_request else ''} "
+        f"(cost at most {plan.cost_bound:.4f} USD); the budget pays for {plan.within_budget}; "
         f"{len(plan.skipped_questions)} questions without a reference skipped ({plan.skipped_pairs} pairs)"
     ]

@@ -189,14 +189,19 @@ def plan_utility(
             1 for key in plain_keys if _stored_answer(getattr(held.get(key), "value", None)) is not None
         )
     costs = [generator.reservation(question, passage) for question, passage in todo.values()]
+    # With logprobs, a server that refuses them answers the build's first request with HTTP 400 and that
+    # pair is asked again without (logprob_fallback): one request more than the pairs, taken from the budget
+    # first. Counted at the largest pair's bound, so the plan is an upper bound whichever pair goes first.
+    refused = [max(costs)] if fallback.enabled and costs else []
     trial = Budget(budget.max_requests, budget.max_cost) if budget is not None else Budget()
-    fits = sum(1 for c in costs if trial.take(c))  # each at its bound: no call settles lower in a plan
+    fits = sum(1 for c in [*refused, *costs] if trial.take(c))  # each at its bound: none settles lower in a plan
     return UtilityPlan(
         pairs=len(work.pairs),
         cached=sum(1 for key in keys if key not in todo),
-        requests=len(todo),
-        cost_bound=sum(costs),
+        requests=len(todo) + len(refused),
+        cost_bound=sum(costs) + sum(refused),
         within_budget=fits,
+        refused_request=len(refused),
         skipped_questions=work.skipped_questions,
         skipped_pairs=work.skipped_pairs,
         generator=generator.identity,

@@ -63,7 +63,8 @@ class PairJudgment:
 
 @dataclass(frozen=True)
 class UtilityPlan:
-    """The dry run: what a build would send and what it could cost (a bound), nothing sent."""
+    """The dry run: what a build would send and what it could cost (upper bounds: `requests` and `cost_bound`
+    count the possible refused logprobs request, `refused_request`), nothing sent."""
 
     pairs: int
     cached: int
@@ -76,6 +77,10 @@ class UtilityPlan:
     cached_without_logprobs: int = 0
     """Of `requests`, pairs a build answered without logprobs after the server refused them: at a server that
     still refuses, one refused request confirms it and these are read from the cache, not sent."""
+    refused_request: int = 0
+    """1 when the generator asks for logprobs (and there is a pair to ask): counted in `requests`, `cost_bound`
+    and `within_budget` as the one request a server refusing logprobs answers with HTTP 400 before the pair is
+    asked again without them (taken from the budget first, as the build takes it), else 0."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

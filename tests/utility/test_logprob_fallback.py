@@ -76,7 +76,10 @@ def test_a_refusing_server_falls_back_once_and_every_pair_says_why(
     # the dry run says which requests a build answered without logprobs (sending nothing)
     server.reset_records()
     plan = plan_utility(QUESTIONS, PASSAGES, runs(), _generator(server), k=3, cache=VerdictCache(cache))
-    assert (plan.requests, plan.cached_without_logprobs) == (DISTINCT_PAIRS, DISTINCT_PAIRS)
+    # every pair to ask again (the server may return logprobs by now), and the one refused request at most
+    assert (plan.requests, plan.cached_without_logprobs, plan.refused_request) == (
+        DISTINCT_PAIRS + 1, DISTINCT_PAIRS, 1
+    )
     assert _sent(server) == (0, 0, 0)
     # a rerun at the same refusing server: one refused probe, confirmed by the cached answer, nothing repeated
     again = build_utility(QUESTIONS, PASSAGES, runs(), _generator(server), k=3, cache=VerdictCache(cache))
@@ -99,6 +102,40 @@ def test_a_refusing_server_falls_back_once_and_every_pair_says_why(
     )
     assert _sent(server) == (0, 0, 0) and all(j.cached for j in plain.judgments)
     assert plain.counts()["without_p_abstain"] == {"not_asked": DISTINCT_PAIRS}
+
+
+def test_a_budget_sized_to_the_dry_run_pays_for_every_pair_at_a_refusing_server(
+    server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dry run is an upper bound: with logprobs asked it counts the one request a refusing server answers
+    with HTTP 400 (before, it counted the pairs only, and a budget of exactly that many requests, or of exactly
+    its cost bound, left one pair `budget_reached` at a refusing server)."""
+    server.state.refuse_logprobs = True
+    priced = {"price_in": 1.0, "price_out": 2.0}
+    plan = plan_utility(QUESTIONS, PASSAGES, runs(),
+                        OpenAIGenerator(model="test-model", base_url=server.url, logprobs=True, **priced), k=3)  # fmt: skip
+    assert (plan.requests, plan.within_budget, plan.refused_request) == (DISTINCT_PAIRS + 1, DISTINCT_PAIRS + 1, 1)
+    for budget in (Budget(max_requests=plan.requests), Budget(max_cost=plan.cost_bound)):
+        server.reset_records()
+        generator = OpenAIGenerator(model="test-model", base_url=server.url, logprobs=True, **priced)
+        built = build_utility(QUESTIONS, PASSAGES, runs(), generator, k=3, budget=budget, concurrency=1)
+        assert not built.failed and _sent(server) == (1, 0, DISTINCT_PAIRS), budget
+    # a generator that never asks for logprobs has no such request to count
+    plain = plan_utility(QUESTIONS, PASSAGES, runs(), _generator(server, logprobs=False), k=3)
+    assert (plain.requests, plain.refused_request) == (DISTINCT_PAIRS, 0)
+    # and the command's dry run says what it counted
+    paths = write_inputs(tmp_path / "in")
+    base = [
+        "utility", str(paths["first"]), str(paths["second"]), "--questions", str(paths["questions"]),
+        "--passages", str(paths["passages"]), "-o", str(tmp_path / "out"), "--k", "3",
+        "--generator", "openai", "--model", "test-model", "--base-url", server.url, "--dry-run",
+    ]  # fmt: skip
+    assert main([*base, "--logprobs", "--max-requests", str(DISTINCT_PAIRS)]) == 0
+    err = capsys.readouterr().err
+    assert f"{DISTINCT_PAIRS + 1} requests to send at most (one of them the request a server refusing logprobs" in err
+    assert f"the budget pays for {DISTINCT_PAIRS};" in err
+    assert main(base) == 0
+    assert f"{DISTINCT_PAIRS} requests to send (cost" in capsys.readouterr().err
 
 
 def test_resume_after_the_fallback_asks_only_what_is_missing(server: Any, tmp_path: Path) -> None:

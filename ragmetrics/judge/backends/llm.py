@@ -375,7 +375,8 @@ class LLMJudge(PlanDispatch):
         judged = await self.judged(prompt, rubric.values(sample), probe)
         why = ""
         if probe is not None and judged.probabilities is None:
-            why = "the server returned no log-probabilities usable for it: the sampled level's score"
+            why = ("the server returned no log-probabilities usable for it (none, or only the sampled token's with no "
+                   "alternative): the sampled level's score")
         value, detail = rubric.outcome(
             judged.verdict, judged.probabilities, cached=judged.cached, why_sampled=why
         )

@@ -86,6 +86,8 @@ def test_the_planner_counts_the_second_endpoints_requests(tmp_path: Path) -> Non
         },
         "output": {"dir": str(tmp_path / "out"), "history": False},
     })  # fmt: skip
-    samples = [RagSample(id=f"q{i}", question=f"q {i}?", answer=f"a {i}", reference=f"r {i}") for i in range(3)]
+    samples = [
+        RagSample(id=f"q{i}", question=f"q {i}?", answer=f"a {i}", reference=f"r {i}") for i in range(3)
+    ]
     costs = question_costs(config, {"run": (samples, ["answer_similarity"])}, ["q0", "q1", "q2"])
     assert [calls for calls, _ in costs] == [1, 1, 1]

@@ -71,10 +71,14 @@ def test_a_shipped_conversation_rubric_named_by_the_labels_is_judged_as_a_night_
     numbers = json.loads((tmp_path / "out" / "judges.json").read_text(encoding="utf-8"))
     rows = {r["name"]: r for r in numbers["candidates"]}
     assert rows["good"]["accuracy"]["value"] == 1.0 and numbers["chosen"] == "good"
-    assert rows["poor"]["accuracy"]["value"] == pytest.approx(1 - 5 / N)  # 'forgets' for 'retains' on k2, k8, ...
+    assert rows["poor"]["accuracy"]["value"] == pytest.approx(
+        1 - 5 / N
+    )  # 'forgets' for 'retains' on k2, k8, ...
     # the snippet lists it as a night does, defining nothing: the night loads the shipped rubric by its name
     snippet = yaml.safe_load((tmp_path / "out" / "chosen_judge.yaml").read_text(encoding="utf-8"))["judge"]
-    assert snippet["metrics"] == [METRIC] and "metric_files" not in snippet and "custom_metrics" not in snippet
+    assert (
+        snippet["metrics"] == [METRIC] and "metric_files" not in snippet and "custom_metrics" not in snippet
+    )
     night, _ = with_metric_files({"judge": snippet}, tmp_path / "elsewhere", "night.yaml")
     assert [m.name for m in JudgeConfig.model_validate(night["judge"]).custom_metrics] == [METRIC]
 
@@ -88,16 +92,22 @@ def shouting(sample):
 """
 
 
-def test_an_installed_packages_metric_resolves_as_in_a_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_installed_packages_metric_resolves_as_in_a_night(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     site = tmp_path / "site"
     (site / "teamshout").mkdir(parents=True)
     (site / "teamshout" / "__init__.py").write_text(ENTRY_MODULE, encoding="utf-8")
     dist = site / "teamshout-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: teamshout\nVersion: 0.1\n", encoding="utf-8")
-    (dist / "entry_points.txt").write_text("[ragmetrics.metrics]\nshouting = teamshout:shouting\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(
+        "[ragmetrics.metrics]\nshouting = teamshout:shouting\n", encoding="utf-8"
+    )
     monkeypatch.syspath_prepend(str(site))
     data = {"judge": {"cache_path": "v.sqlite"}, "candidates": [{"name": "a"}]}
     rest, own = load_own_metrics(data, tmp_path / "candidates.yaml", ["shouting", "faithfulness", "no_such"])
-    assert [(m.name, m.by_name) for m in own] == [("shouting", True)]  # built-ins and unknown names left alone
+    assert [(m.name, m.by_name) for m in own] == [
+        ("shouting", True)
+    ]  # built-ins and unknown names left alone
     assert rest == data

@@ -43,14 +43,20 @@ def _rows() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("sent", [0, 1])
 def test_a_server_sending_only_the_sampled_tokens_logprob_states_no_confidence(
-    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, sent: int  # noqa: F811
+    qa_dir: Path,
+    write_config: ConfigWriter,
+    servers: Any,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    sent: int,
 ) -> None:
     small, big = servers
     small.state.top_logprobs_sent = sent
     config = _setup(qa_dir, write_config, servers, monkeypatch)
     write_jsonl(qa_dir / "qa.jsonl", _rows())
     assert main(["run", str(config), "--no-progress"]) == 0
-    summary = next(r for r in report_of(qa_dir / "out").runs if r.name == "pipeline").metadata.extra["cascade:helpful"]
+    summary = next(r for r in report_of(qa_dir / "out").runs if r.name == "pipeline").metadata.extra[
+        "cascade:helpful"
+    ]
     first, second = summary["judges"]
     assert first["threshold"] is None and first["decided"] == 0  # never certified nor kept on a fake 1.0
     assert first["without_logprobs"] == N

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +44,18 @@ def _key(loc: tuple[int | str, ...]) -> str:
     return ".".join(parts)
 
 
-def load_candidates(path: Path) -> tuple[Any, list[Any]]:
+def load_candidates(path: Path, named: Sequence[str] = ()) -> tuple[Any, list[Any]]:
     """The candidates file and the metrics of the team's own it defines (`judge.metric_files`,
-    `judge.custom_metrics`, as in a night's config), every problem a ConfigError naming the file and the key."""
+    `judge.custom_metrics`, as in a night's config) or names (`judge.metrics`, and `named`: the metrics to
+    score) that a night resolves by name (a shipped conversation rubric, an installed package's metric), every
+    problem a ConfigError naming the file and the key."""
     from pydantic import ValidationError
 
     from ragmetrics._yaml import read_yaml_file
     from ragmetrics.judge.panel_config import CandidatesFile
     from ragmetrics.nightly.candidate_metrics import load_own_metrics
 
-    data, own = load_own_metrics(read_yaml_file(path, what="candidates"), path)
+    data, own = load_own_metrics(read_yaml_file(path, what="candidates"), path, named)
     try:
         return CandidatesFile.model_validate(data), own
     except ValidationError as exc:
@@ -81,8 +84,9 @@ def _handle(args: argparse.Namespace) -> int:
     from ragmetrics.trust.labels import load_labels
 
     _check_numbers(args)
-    candidates, own = load_candidates(args.candidates)
     human = load_labels(args.labels, scale=args.scale)
+    # the metrics to score resolve as a night's judge.metrics would (a shipped rubric, a package's metric)
+    candidates, own = load_candidates(args.candidates, args.metric or human.metrics())
     dataset = read_qa(args.samples)
     # a sample carries its other columns, as in a night: a rubric of the team's may read them
     samples = [s.model_copy(update={"extra": dict(dataset.extras[s.id])})

@@ -95,9 +95,10 @@ class JudgeSettings(BaseModel):
     max_requests: int | None = Field(
         default=None,
         ge=0,
-        description="a hard cap on the chat requests this judge sends (an adaptive night's max_calls; one cap "
-        "shared by a panel's members or a cascade's judges): a request past it is not sent and its verdict fails "
-        "with cause budget_reached (not recorded in the cache)",
+        description="a hard cap on the requests this judge sends, chat and embeddings, to its endpoint and to "
+        "judge.embeddings' (an adaptive night's max_calls; one cap shared by a panel's members or a cascade's "
+        "judges): a request past it is not sent and its verdict fails with cause budget_reached (not recorded in "
+        "the cache)",
     )
     timeout_s: float = Field(default=60.0, gt=0)
     max_retries: int = Field(default=5, ge=0)

@@ -259,6 +259,10 @@ def _note(report: CascadeReport) -> str:
     per_judge = ", ".join(
         f"{s.judge}: asked about {s.asked} items, {s.decided} decided"
         + (f", {s.failed} failed (sent up the cascade)" if s.failed else "")
+        # a verdict whose server sent no log-probabilities, or only the sampled token's (normalised, a fake
+        # certainty of 1), states no confidence: never kept on it, and said here
+        + (f", {s.unstated} stated no confidence (no log-probabilities, or only the sampled token's with no "
+           "alternative: sent up the cascade)" if s.unstated else "")
         + f" (threshold {'none certified' if s.threshold.threshold is None else f'{s.threshold.threshold:.4g}'})"
         for s in report.stages
     )

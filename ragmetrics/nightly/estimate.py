@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from ragmetrics.nightly.config_night import NightlyConfig
 from ragmetrics.schema import NightWork, Report, WorkFigures
 
 if TYPE_CHECKING:
-    from ragmetrics.judge.backends.planning import PlannedWork, PlanningJudge
+    from ragmetrics.judge.backends.planning import PlanningJudge
     from ragmetrics.judge.settings import JudgeSettings
     from ragmetrics.retrievers import RetrieverTiming
 
@@ -203,7 +203,6 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
     try:
         for member, identity in judges:
             factor = member.batch.price_factor if member.batch is not None else 1.0
-            capped = _capped_requests(member)
             for repeat in range(member.repeats):
                 seeded = member if repeat == 0 else member.model_copy(update={"seed": (member.seed or 0) + repeat})
                 judge = PlanningJudge(seeded, cache=cache, identity=identity)
@@ -213,7 +212,9 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
                     before = CallUsage(prompt_tokens=judge.work.prompt_tokens,
                                        completion_tokens=judge.work.completion_tokens,
                                        embedding_tokens=judge.work.embedding_tokens)  # fmt: skip
-                    calls = capped(judge.work)
+                    # every request counts against the cap and budget, chat and embeddings, to either endpoint
+                    # (`backends.llm.make_embedder`); a local embedder plans none
+                    calls = judge.work.calls
                     run_sync(_plan_units(judge, {run: part for run, part in one.items() if part[0]}))
                     spent = CallUsage(prompt_tokens=judge.work.prompt_tokens - before.prompt_tokens,
                                       completion_tokens=judge.work.completion_tokens - before.completion_tokens,
@@ -222,21 +223,11 @@ def question_costs(config: NightlyConfig, plan: JudgePlan, questions: list[str])
                         spent.batch_prompt_tokens = spent.prompt_tokens
                         spent.batch_completion_tokens = spent.completion_tokens
                     cost = token_usage(spent, member.price_per_million_tokens, batch_factor=factor).cost_usd
-                    costs[i][0] += capped(judge.work) - calls
+                    costs[i][0] += judge.work.calls - calls
                     costs[i][1] += cost or 0.0
     finally:
         cache.close()
     return [(int(c), float(u)) for c, u in costs]
-
-
-def _capped_requests(settings: JudgeSettings) -> Callable[[PlannedWork], int]:
-    """The planned requests the judge's request cap counts: its chat requests, and its embedding requests when
-    they go through its own client (no `judge.embeddings`, or one naming no other endpoint or key), as the
-    transport counts every request it sends against the cap; a local embedder sends none, a second endpoint's
-    client has its own cap."""
-    chosen = settings.embeddings
-    shared = chosen is None or (chosen.backend != "local" and chosen.base_url is None and chosen.api_key_env is None)
-    return (lambda work: work.chat_calls + work.embedding_calls) if shared else (lambda work: work.chat_calls)
 
 
 async def _plan_units(judge: PlanningJudge, plan: JudgePlan) -> None:

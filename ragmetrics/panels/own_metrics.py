@@ -39,6 +39,9 @@ class OwnMetric:
     """the metric file (absolute), None when defined inline"""
     definition: dict[str, Any]
     """the definition as JSON (what the snippet writes for an inline one)"""
+    by_name: bool = False
+    """a night resolves it by its name alone (a shipped conversation rubric, an installed package's metric):
+    the snippet lists it in `metrics` and defines nothing"""
 
     @property
     def name(self) -> str:
@@ -111,8 +114,8 @@ def snippet_keys(own: Iterable[OwnMetric], metrics: Sequence[str]) -> dict[str, 
     if not scored:
         return {}
     keys: dict[str, Any] = {"metrics": list(metrics)}
-    files = [str(m.file) for m in scored if m.file is not None]
-    inline = [m.definition for m in scored if m.file is None]
+    files = [str(m.file) for m in scored if m.file is not None and not m.by_name]
+    inline = [m.definition for m in scored if m.file is None and not m.by_name]
     if files:
         keys["metric_files"] = files
     if inline:

@@ -168,6 +168,9 @@ class State:
     slots: threading.Semaphore | None = None
     redirect_to: str = ""
     refuse_logprobs: bool = False  # a server that answers 400 to `logprobs` (as some gateways do)
+    # A server that sends at most this many `top_logprobs` per token (None: all it has): 0 sends none, 1 only the
+    # sampled token's own, as servers that ignore `top_logprobs` do
+    top_logprobs_sent: int | None = None
     persona: str = ""  # a judge of its own: reads ``[<persona>@rating:X]`` first (`_persona`)
     personas: dict[str, Persona] = field(default_factory=dict)  # model name -> simulated judge (Persona)
     # The Batch API (files and batches): what was uploaded and created, and how batches behave.
@@ -339,9 +342,10 @@ def _guidance_candidates(user: str) -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
+def _rating_logprobs(content: str, user: str, sent: int | None = None) -> dict[str, Any] | None:
     """Token log-probabilities for a rubric answer, as OpenAI sends them: the rating's value one token whose
-    alternatives come from ``[probs:1=0.2,2=0.8]`` in the input; every other token certain."""
+    alternatives come from ``[probs:1=0.2,2=0.8]`` in the input; every other token certain. `sent` (a server's
+    `top_logprobs_sent`): at most that many alternatives, the sampled token's own first."""
     m = re.search(r"\[probs:([^\]]+)\]", user)
     found = re.search(r'"rating": "?', content)
     if m is None or found is None:
@@ -354,6 +358,9 @@ def _rating_logprobs(content: str, user: str) -> dict[str, Any] | None:
     sampled = content[start:end]
     alternatives = [{"token": k, "logprob": math.log(p), "bytes": None} for k, p in probs if p > 0]
     chosen = next((a["logprob"] for a in alternatives if a["token"] == sampled), math.log(1e-6))
+    if sent is not None:
+        own = {"token": sampled, "logprob": chosen, "bytes": None}
+        alternatives = [own, *(a for a in alternatives if a["token"] != sampled)][:sent]
     pieces = [(content[:start], 0.0, []), (sampled, chosen, alternatives), (content[end:], 0.0, [])]
     return {
         "content": [
@@ -984,7 +991,7 @@ class _Handler(BaseHTTPRequestHandler):
                 else:
                     content = json.dumps(verdict)
                 read = _seeded_probs(_persona(user, state.persona), body.get("seed"))
-                logprobs = _rating_logprobs(content, read) if body.get("logprobs") else None
+                logprobs = _rating_logprobs(content, read, state.top_logprobs_sent) if body.get("logprobs") else None
                 if body.get("logprobs") and state.refuse_logprobs:
                     status = 400
                     self._error(400, "logprobs is not supported by this server (test)")

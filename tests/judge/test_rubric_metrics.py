@@ -243,8 +243,14 @@ def test_value_distribution_reads_the_rating_token() -> None:
     assert value_distribution(content + " ", tokens, "rating", ("yes", "no")) is None
     quoted = '{"reason": "the \\"rating\\": 1 was wrong", "rating": 2}'
     cut = quoted.rindex("2")
-    tokens = [TokenChoice(quoted[:cut], 0.0, ()), TokenChoice("2", 0.0, ()), TokenChoice("}", 0.0, ())]
-    assert value_distribution(quoted, tokens, "rating", ("1", "2")) == {"2": 1.0}
+    sure = TokenChoice("2", 0.0, (("2", 0.0), ("1", -20.0)))
+    tokens = [TokenChoice(quoted[:cut], 0.0, ()), sure, TokenChoice("}", 0.0, ())]
+    assert value_distribution(quoted, tokens, "rating", ("1", "2")) == pytest.approx({"2": 1.0, "1": math.exp(-20)})
+    # only the sampled token's own log-probability (top_logprobs empty, or that token alone): no distribution,
+    # or the rating would read as certain whatever the model thought
+    for alone in ((), (("2", math.log(0.6)),)):
+        tokens = [TokenChoice(quoted[:cut], 0.0, ()), TokenChoice("2", math.log(0.6), alone), TokenChoice("}", 0.0, ())]
+        assert value_distribution(quoted, tokens, "rating", ("1", "2")) is None
 
 
 # -- through the loopback server -------------------------------------------------------------------------

@@ -375,7 +375,8 @@ class LLMJudge(PlanDispatch):
         judged = await self.judged(prompt, rubric.values(sample), probe)
         why = ""
         if probe is not None and judged.probabilities is None:
-            why = "the server returned no log-probabilities usable for it: the sampled level's score"
+            why = ("the server returned no log-probabilities usable for it (none, or only the sampled token's with no "
+                   "alternative): the sampled level's score")
         value, detail = rubric.outcome(
             judged.verdict, judged.probabilities, cached=judged.cached, why_sampled=why
         )
@@ -656,7 +657,9 @@ def make_embedder(
     settings: JudgeSettings, client: JudgeClient, cache: VerdictCache, retry: RetryPolicy | None = None
 ) -> Embedder:
     """The embedder `settings.embeddings` asks for: the judge's own endpoint by default, the built-in local
-    model, or a second OpenAI-compatible endpoint with its own base_url, model and key variable."""
+    model, or a second OpenAI-compatible endpoint with its own base_url, model and key variable. The second
+    endpoint's requests are the judge's too: counted with its chat client's (its `max_requests`, the night's
+    shared budget, its usage and cost), or a budget would bound only half of what the night sends."""
     chosen = settings.embeddings
     if chosen is None:
         return OpenAIEmbedder(client, cache=cache)
@@ -675,5 +678,5 @@ def make_embedder(
             "embedding_model": model,
         }
     )
-    second = JudgeClient(own, prompts=client.prompts, retry=retry)
+    second = JudgeClient(own, prompts=client.prompts, retry=retry, counted_with=client)
     return OpenAIEmbedder(second, model, cache=cache, pooling=chosen.pooling, owns_client=True)

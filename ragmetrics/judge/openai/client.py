@@ -138,7 +138,11 @@ class JudgeClient:
         rng_seed: int | None = None,
         mode_memory: ModeMemory | None = None,
         budget: RequestBudget | None = None,
+        counted_with: JudgeClient | None = None,
     ) -> None:
+        """`budget`: a cap shared with other judges. `counted_with`: the judge's chat client when this one is its
+        second endpoint (judge.embeddings.base_url): its requests count in that client's usage, so against the
+        judge's `max_requests`, and against the same shared budget."""
         self.settings = settings
         self.prompts = prompts
         key = os.environ.get(settings.api_key_env, "").strip()
@@ -152,8 +156,11 @@ class JudgeClient:
         self._scrub = Scrubber(
             api_key=None if key == _NO_KEY_PLACEHOLDER else key, base_url=settings.base_url
         )
-        self.transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry, rng_seed=rng_seed,
-                                   budget=budget)  # fmt: skip
+        usage: CallUsage | None = None
+        if counted_with is not None:
+            budget, usage = counted_with.transport.budget, counted_with.transport.usage
+        self.transport: Transport = Transport(settings, api_key=key, scrub=self._scrub, retry=retry,
+                                              rng_seed=rng_seed, budget=budget, usage=usage)  # fmt: skip
         self.batch = _batch_queue(settings, self.transport)
         self.modes = ModeNegotiator(mode_memory)
         self._token_field = "max_tokens"

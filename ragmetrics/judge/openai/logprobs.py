@@ -7,6 +7,11 @@ adjacent levels become fractional scores and reruns stop flipping. An OpenAI-com
 The rating's value is found in the answer's text (after its key), the token that starts it located, and each
 alternative at that position mapped to the allowed value it begins; what maps to no value, or to more than
 one, is left out, and the rest renormalised by the caller.
+
+Some servers send only the sampled token's own log-probability (`top_logprobs` empty, or holding that token
+alone). Renormalised over the one value it names, that is a probability of 1 whatever the model thought: no
+distribution at all, so it is read as none (the rating keeps its sampled level, and a cascade reading its
+confidence from log-probabilities sees a verdict that states none, `cascade.confidence`).
 """
 
 from __future__ import annotations
@@ -72,8 +77,9 @@ def value_distribution(
 ) -> dict[str, float] | None:
     """Probability per allowed value of `key`'s value in the JSON `content` (not normalised), or None.
 
-    None when the tokens do not spell `content`, the key is not found, or the sampled token at the value's
-    start maps to no allowed value (the caller then keeps the sampled value alone).
+    None when the tokens do not spell `content`, the key is not found, the sampled token at the value's
+    start maps to no allowed value, or the server gave no alternative to that token (only its own
+    log-probability: nothing to weigh it against); the caller then keeps the sampled value alone.
     """
     if "".join(t.token for t in tokens) != content:
         return None
@@ -91,7 +97,7 @@ def value_distribution(
         return None
     prefix = content[start:position]  # what the token holds before the value: a quote, a space
     sampled = _value_for(choice.token[len(prefix) :], values)
-    if sampled is None:
+    if sampled is None or not any(alt != choice.token for alt, _ in choice.alternatives):
         return None
     probabilities: dict[str, float] = {}
     seen: set[str] = set()

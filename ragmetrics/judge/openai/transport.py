@@ -156,6 +156,7 @@ class Transport:
         retry: RetryPolicy | None = None,
         rng_seed: int | None = None,
         budget: RequestBudget | None = None,
+        usage: CallUsage | None = None,
     ) -> None:
         self.settings = settings
         self.budget = budget
@@ -172,7 +173,9 @@ class Transport:
         self._batch_loop: asyncio.AbstractEventLoop | None = None
         self._limit: AdaptiveLimit | None = None
         self._lowest_limit = settings.max_concurrency
-        self.usage = CallUsage()
+        self.usage = usage if usage is not None else CallUsage()
+        """What this endpoint sent; shared with the judge's chat client when this is its second (embeddings)
+        endpoint, so `max_requests` counts both endpoints' requests and the judge's usage holds them"""
         self.breaker = Breaker(failures=settings.breaker_failures, min_outage_s=settings.breaker_outage_s)
 
     def _within_budget(self, what: str) -> None:

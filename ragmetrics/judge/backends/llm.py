@@ -72,6 +72,12 @@ repeat. Rate limits, connection errors, auth and server faults are about the end
 are always tried again."""
 
 
+PROBABILITIES_READ = 2
+"""How a rating's probabilities are read from the server's logprobs, in the key of a verdict stored with them:
+2 stores none when the server gave no alternative to the sampled token (1 stored a certain 1.0 for it, which a
+cascade would route on), so verdicts read the old way are asked again rather than trusted."""
+
+
 class _CachedModeMemory:
     """The response mode an endpoint+model accepted, kept in the verdict cache's meta table."""
 
@@ -134,7 +140,9 @@ class LLMJudge(PlanDispatch):
         self.cache = cache or VerdictCache(self.settings.cache_path, enabled=self.settings.use_cache)
         memory = _CachedModeMemory(self.cache, self.settings.base_url, self.settings.model)
         # `budget`: a cap shared with other judges (a cascade's, a panel's), beside this judge's max_requests
-        self.client = JudgeClient(self.settings, prompts=self.prompts, retry=retry, mode_memory=memory, budget=budget)
+        self.client = JudgeClient(
+            self.settings, prompts=self.prompts, retry=retry, mode_memory=memory, budget=budget
+        )
         self.embedder: Embedder = embedder or make_embedder(self.settings, self.client, self.cache, retry)
         self._retry_after_s = retry_failed_delay_s(self.settings.retry_failed)
         self._failures = 0
@@ -222,6 +230,7 @@ class LLMJudge(PlanDispatch):
         }
         if probe is not None:  # a verdict with its rating's probabilities is another request than one without
             parts["probabilities_of"] = [probe.key, list(probe.values)]
+            parts["probabilities_read"] = PROBABILITIES_READ
         identity = getattr(self, "identity", None)  # a planning judge (dry run) has none
         if identity is not None:
             parts["judge"] = identity
@@ -375,8 +384,10 @@ class LLMJudge(PlanDispatch):
         judged = await self.judged(prompt, rubric.values(sample), probe)
         why = ""
         if probe is not None and judged.probabilities is None:
-            why = ("the server returned no log-probabilities usable for it (none, or only the sampled token's with no "
-                   "alternative): the sampled level's score")
+            why = (
+                "the server returned no log-probabilities usable for it (none, or only the sampled token's with no "
+                "alternative): the sampled level's score"
+            )
         value, detail = rubric.outcome(
             judged.verdict, judged.probabilities, cached=judged.cached, why_sampled=why
         )

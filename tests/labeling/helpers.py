@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from ragmetrics.chunking import Chunk
+from ragmetrics.chunking import Chunk, ChunkingConfig, Document, chunk_documents, write_chunks
 from ragmetrics.judge.base import RagSample
+from ragmetrics.labeling.passages import Passages
+from ragmetrics.labeling.session import LabelSession
+from ragmetrics.labeling.team import Overlap, TeamQueue
 from ragmetrics.nightly.judged_samples import FILENAME, judged_samples_jsonl
 from ragmetrics.schema import ComparisonSettings, JudgeDetail, Report, RunMetadata, RunResult
 
@@ -47,3 +52,33 @@ def make_report(
     (folder / "report.json").write_text(report.model_dump_json(), encoding="utf-8")
     (folder / FILENAME).write_text(judged_samples_jsonl({run: samples}), encoding="utf-8")
     return scores
+
+
+def team_queue_over(
+    tmp_path: Path,
+    documents: Sequence[Document],
+    names: list[str],
+    overlap: Overlap,
+    *,
+    sentences: int = 2,
+    count: int | None = None,
+    queue: type[TeamQueue] = TeamQueue,
+    **kw: Any,
+) -> TeamQueue:
+    """A team queue over a report whose contexts are chunks of `documents` (`sentences` per chunk, written to
+    tmp_path/corpus.jsonl with their offsets), so its labellers can mark spans in the documents' characters.
+    `count` samples (default: one per chunk)."""
+    chunks = chunk_documents(documents, ChunkingConfig(method="sentences", size=sentences, overlap=0))
+    write_chunks(tmp_path / "corpus.jsonl", chunks)
+    make_report(tmp_path / "report", count=len(chunks) if count is None else count, chunks=chunks)
+    session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
+    passages = Passages.of_samples(session.samples, tmp_path / "corpus.jsonl")
+    return queue(session, names, overlap=overlap, passages=passages, **kw)
+
+
+def wait_on_page(condition: Callable[[], object], driver: Any, seconds: float = 15.0) -> None:
+    """Poll `condition` until it holds; on timeout, fail with what the page's error line says."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, driver.find_element("id", "error").text
+        time.sleep(0.05)

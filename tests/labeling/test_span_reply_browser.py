@@ -4,26 +4,25 @@ old item's spans over the new item's passages (nor take the old item back as the
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ragmetrics.chunking import ChunkingConfig, Document, chunk_documents, write_chunks
-from ragmetrics.labeling.passages import Passages
+from ragmetrics.chunking import Document
 from ragmetrics.labeling.server import LabelServer
-from ragmetrics.labeling.session import LabelSession
 from ragmetrics.labeling.team import Overlap, TeamQueue
 
-from .helpers import make_report
+from .helpers import team_queue_over, wait_on_page
 
 pytestmark = pytest.mark.browser
 
 DOCUMENTS = [
     Document("bridges", "The old bridge opened in 1901. It is 300 m long. The new bridge opened in 1999."),
-    Document("trains", "The first train ran in 1850. Trains now run every ten minutes. Tickets cost two euros."),
+    Document(
+        "trains", "The first train ran in 1850. Trains now run every ten minutes. Tickets cost two euros."
+    ),
 ]
 
 
@@ -43,28 +42,16 @@ class HeldSpans(TeamQueue):
         return reply
 
 
-def _wait(condition: Callable[[], object], driver: Any, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, driver.find_element("id", "error").text
-        time.sleep(0.05)
-
-
 def test_a_span_reply_for_an_item_no_longer_shown_is_not_drawn(
     chromium_driver: Callable[[int, int], Any], tmp_path: Path
 ) -> None:
-    chunks = chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=1, overlap=0))
-    write_chunks(tmp_path / "corpus.jsonl", chunks)
-    make_report(tmp_path / "report", count=len(chunks), chunks=chunks)
-    session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
-    queue = HeldSpans(session, ["ann"], overlap=Overlap(1, 1.0),
-                      passages=Passages.of_samples(session.samples, tmp_path / "corpus.jsonl"))  # fmt: skip
-    server = LabelServer(session, team=queue).start()
+    queue = team_queue_over(tmp_path, DOCUMENTS, ["ann"], Overlap(1, 1.0), sentences=1, queue=HeldSpans)
+    server = LabelServer(queue.session, team=queue).start()
     driver = chromium_driver(1200, 1000)
     try:
         driver.get(queue.link(server.url, "ann"))
         body = driver.find_element("tag name", "body")
-        _wait(lambda: body.get_attribute("data-ready") == "true", driver)
+        wait_on_page(lambda: body.get_attribute("data-ready") == "true", driver)
         first = body.get_attribute("data-position")
         # select the first context's first word and mark it: the server stores it and holds the reply
         driver.execute_script(
@@ -77,12 +64,12 @@ def test_a_span_reply_for_an_item_no_longer_shown_is_not_drawn(
         # meanwhile the person labels this item and moves to the next one
         key = queue.status("ann")["choices"][0]["key"]
         body.send_keys(key)
-        _wait(lambda: body.get_attribute("data-labelled") == "1", driver)
+        wait_on_page(lambda: body.get_attribute("data-labelled") == "1", driver)
         body.send_keys("\n")
-        _wait(lambda: body.get_attribute("data-position") not in (None, first), driver)
+        wait_on_page(lambda: body.get_attribute("data-position") not in (None, first), driver)
         assert body.get_attribute("data-spans") == "0"
         queue.release.set()  # the old item's reply arrives now
-        _wait(lambda: body.get_attribute("data-span-replies") == "1" or body.get_attribute("data-spans") != "0",
+        wait_on_page(lambda: body.get_attribute("data-span-replies") == "1" or body.get_attribute("data-spans") != "0",
               driver)  # fmt: skip
         assert body.get_attribute("data-spans") == "0"
         assert driver.find_elements("css selector", "#fields mark") == []

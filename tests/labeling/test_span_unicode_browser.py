@@ -5,21 +5,18 @@ characters (code points), so the page must convert both ways (selecting, and mar
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ragmetrics.chunking import ChunkingConfig, Document, chunk_documents, write_chunks
-from ragmetrics.labeling.passages import Passages
+from ragmetrics.chunking import Document
 from ragmetrics.labeling.server import LabelServer
-from ragmetrics.labeling.session import LabelSession
 from ragmetrics.labeling.team import Overlap, TeamQueue
 from ragmetrics.labeling.team_spans import team_spans_path
 
-from .helpers import make_report
+from .helpers import team_queue_over, wait_on_page
 
 pytestmark = pytest.mark.browser
 
@@ -36,28 +33,16 @@ DOCUMENTS = [
 TEXTS = {d.id: d.text for d in DOCUMENTS}
 
 
-def _wait(condition: Callable[[], object], driver: Any, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, driver.find_element("id", "error").text
-        time.sleep(0.05)
-
-
 def test_a_selection_after_emoji_is_stored_and_marked_in_characters(
     chromium_driver: Callable[[int, int], Any], tmp_path: Path
 ) -> None:
-    chunks = chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=2, overlap=0))
-    write_chunks(tmp_path / "corpus.jsonl", chunks)
-    make_report(tmp_path / "report", count=len(chunks), chunks=chunks)
-    session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
-    queue = TeamQueue(session, ["ann"], overlap=Overlap(1, 1.0),
-                      passages=Passages.of_samples(session.samples, tmp_path / "corpus.jsonl"))  # fmt: skip
-    server = LabelServer(session, team=queue).start()
+    queue = team_queue_over(tmp_path, DOCUMENTS, ["ann"], Overlap(1, 1.0), sentences=2, queue=TeamQueue)
+    server = LabelServer(queue.session, team=queue).start()
     driver = chromium_driver(1200, 1000)
     try:
         driver.get(queue.link(server.url, "ann"))
         body = driver.find_element("tag name", "body")
-        _wait(lambda: body.get_attribute("data-ready") == "true", driver)
+        wait_on_page(lambda: body.get_attribute("data-ready") == "true", driver)
         position = int(body.get_attribute("data-position"))
         item = queue.item("ann", position)
         # the first context with an emoji before a word to select
@@ -79,7 +64,7 @@ def test_a_selection_after_emoji_is_stored_and_marked_in_characters(
             target,
         )
         driver.find_element("css selector", "#span-tools button[data-grade='2']").click()
-        _wait(lambda: body.get_attribute("data-spans") == "1", driver)
+        wait_on_page(lambda: body.get_attribute("data-spans") == "1", driver)
         marked = driver.find_element("css selector", f"#fields li:nth-child({index + 1}) mark").text
         assert marked == target, (marked, target)
     finally:

@@ -31,7 +31,7 @@ from ragmetrics.labeling.session import LabelSession
 from ragmetrics.labeling.team import Overlap, TeamQueue
 from ragmetrics.labeling.team_spans import TeamSpans, team_spans_path
 
-from .helpers import make_report
+from .helpers import make_report, team_queue_over
 
 DOCUMENTS = [
     Document("bridges", "The old bridge opened in 1901. It is 300 m long. The new bridge opened in 1999. It is wide."),
@@ -41,12 +41,7 @@ TEXTS = {d.id: d.text for d in DOCUMENTS}
 
 
 def _queue(tmp_path: Path, names: list[str], overlap: Overlap, **kw: Any) -> TeamQueue:
-    chunks = chunk_documents(DOCUMENTS, ChunkingConfig(method="sentences", size=2, overlap=0))
-    write_chunks(tmp_path / "corpus.jsonl", chunks)
-    make_report(tmp_path / "report", count=6, chunks=chunks)
-    session = LabelSession(tmp_path / "report", "faithfulness", tmp_path / "labels.jsonl")
-    passages = Passages.of_samples(session.samples, tmp_path / "corpus.jsonl")
-    return TeamQueue(session, names, overlap=overlap, passages=passages, **kw)
+    return team_queue_over(tmp_path, DOCUMENTS, names, overlap, count=6, **kw)
 
 
 def _call(server: LabelServer, path: str, token: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:

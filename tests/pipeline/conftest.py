@@ -74,3 +74,16 @@ def loopback() -> Iterator[Any]:
     server = module.LoopbackServer(latency_s=0.0).start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[Any, Any]]:
+    """Two loopback servers judging as the personas "small" and "big": a cascade's cheap and strong judge."""
+    module = _load_loopback()
+    if module is None:
+        pytest.skip("tests/judge/loopback.py (the loopback OpenAI server) is not in this checkout")
+    small, big = module.LoopbackServer().start(), module.LoopbackServer().start()
+    small.state.persona, big.state.persona = "small", "big"
+    yield small, big
+    small.stop()
+    big.stop()

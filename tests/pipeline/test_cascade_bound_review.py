@@ -16,7 +16,7 @@ import pytest
 from ragmetrics.cli.main import main
 
 from .conftest import ConfigWriter
-from .test_cascade_night import _items, _setup, servers  # noqa: F401  (the servers fixture)
+from .test_cascade_night import _items, _setup
 
 
 def _first_judge_bound(out: str) -> int:
@@ -26,7 +26,7 @@ def _first_judge_bound(out: str) -> int:
 
 
 def test_simulated_annotators_are_counted_whatever_the_plain_judges_cache_holds(
-    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any  # noqa: F811
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     """A team first ran the cascade with `samples` confidence (three seeds), then switched to simulated
     annotators (the same three seeds, each shown labelled examples). The annotators' prompts differ from the
@@ -56,7 +56,7 @@ def test_simulated_annotators_are_counted_whatever_the_plain_judges_cache_holds(
 
 
 def test_embedding_requests_count_in_the_calibrations_bound_as_the_cap_counts_them(
-    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any  # noqa: F811
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
     """answer_similarity asks the judge's endpoint for embeddings, no chat: the cap counts those requests (they
     go through the judge's transport), so the calibration's bound must too. Before, the bound was 0 requests:

@@ -17,24 +17,12 @@ import pytest
 from ragmetrics.cli.main import main
 from ragmetrics.judge.cascade.run import ABSTAINED
 
-from .conftest import ConfigWriter, _load_loopback
+from .conftest import ConfigWriter
 from .helpers import report_of
 from .test_cascade_night import N, _setup
 
 CALIBRATING = 60  # 80 labelled items, a quarter held out
 BOUND = 2 * CALIBRATING  # both judges counted on every calibration item
-
-
-@pytest.fixture
-def servers() -> Any:
-    module = _load_loopback()
-    if module is None:
-        pytest.skip("tests/judge/loopback.py is not in this checkout")
-    small, big = module.LoopbackServer().start(), module.LoopbackServer().start()
-    small.state.persona, big.state.persona = "small", "big"
-    yield small, big
-    small.stop()
-    big.stop()
 
 
 def _requests(*servers: Any) -> int:

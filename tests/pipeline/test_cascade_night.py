@@ -24,7 +24,7 @@ from ragmetrics.judge.cascade.run import ABSTAINED
 from ragmetrics.nightly.gate import check_regressions
 from ragmetrics.schema import ComparisonSettings, NotApplicableScore, Report, RunMetadata, RunResult
 
-from .conftest import ConfigWriter, _load_loopback
+from .conftest import ConfigWriter
 from .helpers import qa_rows, report_of, write_jsonl
 
 KEY_ENV = "RAGMETRICS_CASCADE_TEST_KEY"
@@ -65,18 +65,6 @@ def _rows() -> list[dict[str, Any]]:
         row["style"] = _markers(i)
         rows.append(row)
     return rows
-
-
-@pytest.fixture
-def servers() -> Any:
-    module = _load_loopback()
-    if module is None:
-        pytest.skip("tests/judge/loopback.py is not in this checkout")
-    small, big = module.LoopbackServer().start(), module.LoopbackServer().start()
-    small.state.persona, big.state.persona = "small", "big"
-    yield small, big
-    small.stop()
-    big.stop()
 
 
 def _setup(qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch,

@@ -22,7 +22,7 @@ from ragmetrics.judge.cascade.confidence import View, probability_of_positive, v
 from ragmetrics.judge.cascade.run import ABSTAINED
 from ragmetrics.schema import JudgeDetail
 
-from .conftest import ConfigWriter, _load_loopback
+from .conftest import ConfigWriter
 from .helpers import qa_rows, report_of, write_jsonl
 
 KEY_ENV = "RAGMETRICS_CASCADE_TEST_KEY"
@@ -83,18 +83,6 @@ def _markers(i: int) -> str:
         wrong, other = (4, 2) if right == 1 else (2, 4)
         big = f"[big@rating:{wrong}] [big@probs:{wrong}=0.55,{other}=0.45]"
     return f"[item:c{i:02d}] {small} {big}"
-
-
-@pytest.fixture
-def servers() -> Any:
-    module = _load_loopback()
-    if module is None:
-        pytest.skip("tests/judge/loopback.py is not in this checkout")
-    small, big = module.LoopbackServer().start(), module.LoopbackServer().start()
-    small.state.persona, big.state.persona = "small", "big"
-    yield small, big
-    small.stop()
-    big.stop()
 
 
 def _items(server: Any) -> list[str]:

@@ -18,7 +18,7 @@ from ragmetrics.cli.main import main
 
 from .conftest import ConfigWriter
 from .helpers import qa_rows, report_of, write_jsonl
-from .test_cascade_night import N, _items, _setup, servers  # noqa: F401  (the servers fixture)
+from .test_cascade_night import N, _items, _setup
 
 WRONG_FROM = 76
 """The first judge is right on c00-c75 and wrong on the rest: 95 %, enough to be certified at a fake 1.0."""
@@ -45,7 +45,7 @@ def _rows() -> list[dict[str, Any]]:
 def test_a_server_sending_only_the_sampled_tokens_logprob_states_no_confidence(
     qa_dir: Path,
     write_config: ConfigWriter,
-    servers: Any,  # noqa: F811
+    servers: Any,
     monkeypatch: pytest.MonkeyPatch,
     sent: int,
 ) -> None:

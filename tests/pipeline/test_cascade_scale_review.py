@@ -14,12 +14,12 @@ from ragmetrics.cli.main import main
 
 from .conftest import ConfigWriter
 from .helpers import qa_rows, write_jsonl
-from .test_cascade_ordinal import KEY_ENV, LEVELS, QUALITY, N, _markers, servers  # noqa: F401
+from .test_cascade_ordinal import KEY_ENV, LEVELS, QUALITY, N, _markers
 
 
 @pytest.mark.parametrize("scores", [[1, 2, 3, 4, 5], [-1.0, -0.5, 0.0, 0.5, 1.0]])
 def test_a_cascade_on_a_rubric_scored_outside_0_1_is_refused_naming_its_scale(
-    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any,  # noqa: F811
+    qa_dir: Path, write_config: ConfigWriter, servers: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any,
     scores: list[float],
 ) -> None:  # fmt: skip
     monkeypatch.setenv(KEY_ENV, "sk-test-not-a-secret")
